@@ -1,0 +1,1 @@
+"""Agent runs, Celery tasks and schedules."""

@@ -1,0 +1,1 @@
+"""The graph: concepts, relation types, sources, edges; their services and selectors."""

@@ -1,0 +1,343 @@
+"""The graph: concepts and their names, the relation vocabulary, sources, and edges.
+
+Every write goes through ``kgreview.graph.services``; these classes hold fields,
+choices and the database constraints that keep the graph honest even when a service
+has a bug.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from django.db.models.functions import Greatest, Least, Lower
+
+from kgreview.core.nodelete import AppendOnlyModel, NoDeleteModel
+
+EVIDENCE_CONSISTENT = Q(
+    evidence_revision__isnull=True,
+    evidence_start__isnull=True,
+    evidence_end__isnull=True,
+    evidence_quote="",
+) | Q(
+    evidence_revision__isnull=False,
+    evidence_start__isnull=False,
+    evidence_end__isnull=False,
+    evidence_start__lt=F("evidence_end"),
+)
+
+
+class RelationType(NoDeleteModel):
+    """A term of the closed relation vocabulary a curator controls."""
+
+    DELETE_HINT = "retire it instead (retired types stay for history)"
+
+    key = models.SlugField(max_length=64, unique=True)
+    label = models.CharField(max_length=100)
+    verb = models.CharField(
+        max_length=100,
+        help_text='How "source <verb> target" reads in English, e.g. "is a prerequisite for".',
+    )
+    description = models.TextField(blank=True)
+    directed = models.BooleanField(default=True)
+    symmetric = models.BooleanField(default=False)
+    acyclic = models.BooleanField(default=False)
+    active = models.BooleanField(default=True)
+    retired_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["key"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(directed=True, symmetric=False) | Q(directed=False, symmetric=True),
+                name="relationtype_directed_xor_symmetric",
+                violation_error_message="A relation is either directed or symmetric.",
+            ),
+            models.CheckConstraint(
+                condition=~Q(acyclic=True, directed=False),
+                name="relationtype_acyclic_needs_direction",
+                violation_error_message="Only a directed relation can be acyclic.",
+            ),
+            models.CheckConstraint(
+                condition=Q(active=True, retired_at__isnull=True)
+                | Q(active=False, retired_at__isnull=False),
+                name="relationtype_retired_has_time",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class Concept(NoDeleteModel):
+    """A node of the graph. A merged concept stays, pointing at its survivor."""
+
+    DELETE_HINT = "merge it into another concept instead"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        MERGED = "merged", "Merged"
+
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    merged_into = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="merged_from"
+    )
+    merged_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                Lower("name"),
+                name="concept_name_unique_ci",
+                violation_error_message="A concept with this name already exists.",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="active", merged_into__isnull=True, merged_at__isnull=True)
+                | Q(status="merged", merged_into__isnull=False, merged_at__isnull=False),
+                name="concept_merged_iff_has_survivor",
+            ),
+            models.CheckConstraint(
+                condition=~Q(merged_into=F("id")), name="concept_not_merged_into_itself"
+            ),
+            models.CheckConstraint(condition=~Q(name=""), name="concept_name_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_active(self) -> bool:
+        return self.status == self.Status.ACTIVE
+
+
+class ConceptAlias(models.Model):
+    """Every name a concept answers to, its canonical name included.
+
+    Keeping canonical names here too lets one case-insensitive unique index guard the
+    whole name space: no alias can shadow another concept's name, and resolving a name
+    is a single index lookup.
+    """
+
+    class Kind(models.TextChoices):
+        CANONICAL = "canonical", "Canonical name"
+        ALIAS = "alias", "Alias"
+        MERGED = "merged", "Name of a merged concept"
+
+    concept = models.ForeignKey(Concept, on_delete=models.PROTECT, related_name="aliases")
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.ALIAS)
+    merged_from = models.ForeignKey(
+        Concept,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="Set when a merge moved this name from another concept.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "concept aliases"
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                Lower("name"),
+                name="conceptalias_name_unique_ci",
+                violation_error_message="This name already belongs to a concept.",
+            ),
+            models.UniqueConstraint(
+                fields=["concept"],
+                condition=Q(kind="canonical"),
+                name="conceptalias_one_canonical_per_concept",
+            ),
+            models.CheckConstraint(condition=~Q(name=""), name="conceptalias_name_not_empty"),
+            models.CheckConstraint(
+                condition=Q(kind="merged", merged_from__isnull=False)
+                | (~Q(kind="merged") & Q(merged_from__isnull=True)),
+                name="conceptalias_merged_has_origin",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Source(NoDeleteModel):
+    """A document the agents read (a lesson). Its text lives in revisions."""
+
+    DELETE_HINT = "retire it instead; its revisions back the evidence of edges"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        RETIRED = "retired", "Retired"
+
+    slug = models.SlugField(max_length=200, unique=True)
+    title = models.CharField(max_length=300)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    current_revision = models.ForeignKey(
+        "SourceRevision", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    origin = models.CharField(max_length=1000, blank=True, help_text="Where it was imported from.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.title or self.slug
+
+
+class SourceRevision(AppendOnlyModel):
+    """One immutable version of a source's text; evidence offsets point into it."""
+
+    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="revisions")
+    number = models.PositiveIntegerField()
+    title = models.CharField(max_length=300)
+    text = models.TextField()
+    sha256 = models.CharField(max_length=64)
+    word_count = models.PositiveIntegerField(default=0)
+    origin = models.CharField(max_length=1000, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["source_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "number"], name="sourcerevision_number"),
+            models.CheckConstraint(condition=Q(number__gte=1), name="sourcerevision_number_gte_1"),
+        ]
+        indexes = [models.Index(fields=["sha256"], name="sourcerevision_sha256")]
+
+    def __str__(self) -> str:
+        return f"{self.source_id}@{self.number}"
+
+
+class SourceConcept(models.Model):
+    """A concept a source grounds: mentioned in, or drafted from, that source."""
+
+    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="concept_links")
+    concept = models.ForeignKey(Concept, on_delete=models.PROTECT, related_name="source_links")
+    revision = models.ForeignKey(
+        SourceRevision, on_delete=models.PROTECT, related_name="+", help_text="Last seen in."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["source", "concept"], name="sourceconcept_unique")
+        ]
+
+
+class Edge(NoDeleteModel):
+    """A typed, bi-temporal fact ``source --relation--> target`` with its provenance.
+
+    Rows are never edited in substance: an update is a new row that ``supersedes`` the
+    old one, a retraction sets ``invalid_at`` and the status. ``valid_at`` is when the
+    fact holds from, ``recorded_at`` when the graph learned it.
+    """
+
+    DELETE_HINT = "invalidate it instead"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        SUPERSEDED = "superseded", "Superseded"
+        INVALIDATED = "invalidated", "Invalidated"
+
+    source = models.ForeignKey(Concept, on_delete=models.PROTECT, related_name="outgoing_edges")
+    target = models.ForeignKey(Concept, on_delete=models.PROTECT, related_name="incoming_edges")
+    relation = models.ForeignKey(RelationType, on_delete=models.PROTECT, related_name="edges")
+    is_symmetric = models.BooleanField(
+        default=False, help_text="Copied from the relation type so the database can enforce it."
+    )
+    weight = models.FloatField(default=1.0)
+    confidence = models.FloatField()
+    reason = models.TextField()
+    evidence_revision = models.ForeignKey(
+        SourceRevision, null=True, blank=True, on_delete=models.PROTECT, related_name="edges"
+    )
+    evidence_start = models.PositiveIntegerField(null=True, blank=True)
+    evidence_end = models.PositiveIntegerField(null=True, blank=True)
+    evidence_quote = models.TextField(blank=True)
+    valid_at = models.DateTimeField()
+    recorded_at = models.DateTimeField()
+    invalid_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    supersedes = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="superseded_by"
+    )
+    proposal = models.ForeignKey(
+        "review.Proposal", null=True, blank=True, on_delete=models.PROTECT, related_name="edges"
+    )
+    decision = models.ForeignKey(
+        "review.Decision", null=True, blank=True, on_delete=models.PROTECT, related_name="edges"
+    )
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="decided_edges",
+    )
+    invalidated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="invalidated_edges",
+    )
+    invalidation_decision = models.ForeignKey(
+        "review.Decision", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    invalidation_reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-recorded_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source", "relation", "target"],
+                condition=Q(status="active"),
+                name="edge_one_active_per_triple",
+                violation_error_message="This edge is already active in the graph.",
+            ),
+            models.UniqueConstraint(
+                Least("source", "target"),
+                Greatest("source", "target"),
+                "relation",
+                condition=Q(status="active", is_symmetric=True),
+                name="edge_one_active_per_symmetric_pair",
+                violation_error_message="This symmetric edge is already active in the graph.",
+            ),
+            models.CheckConstraint(condition=~Q(source=F("target")), name="edge_no_self_loop"),
+            models.CheckConstraint(
+                condition=Q(confidence__gte=0.0, confidence__lte=1.0),
+                name="edge_confidence_0_1",
+            ),
+            models.CheckConstraint(condition=Q(weight__gte=0.0), name="edge_weight_non_negative"),
+            models.CheckConstraint(condition=EVIDENCE_CONSISTENT, name="edge_evidence_consistent"),
+            models.CheckConstraint(
+                condition=Q(status="active", invalid_at__isnull=True)
+                | (~Q(status="active") & Q(invalid_at__isnull=False)),
+                name="edge_retired_iff_invalid_at",
+            ),
+            models.CheckConstraint(condition=~Q(reason=""), name="edge_reason_not_empty"),
+        ]
+        indexes = [
+            models.Index(fields=["source", "status"], name="edge_source_status"),
+            models.Index(fields=["target", "status"], name="edge_target_status"),
+            models.Index(fields=["relation", "status"], name="edge_relation_status"),
+            models.Index(fields=["recorded_at"], name="edge_recorded_at"),
+            models.Index(fields=["invalid_at"], name="edge_invalid_at"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} -{self.relation_id}-> {self.target_id}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status == self.Status.ACTIVE

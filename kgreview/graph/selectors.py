@@ -1,0 +1,147 @@
+"""Reads of the graph. Nothing here writes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from django.db import connection
+from django.db.models import Count, Q, QuerySet
+from django.db.models.functions import Lower
+
+from .models import Concept, ConceptAlias, Edge, RelationType, Source
+
+
+def clean_name(name: str) -> str:
+    """The display form of a name: runs of whitespace collapsed, ends trimmed."""
+    return " ".join(str(name).split())
+
+
+def concept_by_name(*, name: str) -> Concept | None:
+    """The concept a name (canonical, alias or merged-away name) resolves to, if any.
+
+    Aliases always point at an active concept: a merge moves them to the survivor.
+    """
+    alias = (
+        ConceptAlias.objects.select_related("concept")
+        .annotate(lname=Lower("name"))
+        .filter(lname=clean_name(name).lower())
+        .first()
+    )
+    return alias.concept if alias else None
+
+
+def name_owner(*, name: str) -> ConceptAlias | None:
+    return (
+        ConceptAlias.objects.select_related("concept")
+        .annotate(lname=Lower("name"))
+        .filter(lname=clean_name(name).lower())
+        .first()
+    )
+
+
+def edges_active() -> QuerySet[Edge]:
+    return Edge.objects.filter(status=Edge.Status.ACTIVE)
+
+
+def edges_as_of(*, at: datetime) -> QuerySet[Edge]:
+    """The edges the graph asserted at time ``at``.
+
+    An edge counts when the graph had recorded it by ``at``, the fact already held at
+    ``at`` (``valid_at``), and it had not been retired (``invalid_at``) by then.
+    Superseded and invalidated rows therefore still answer questions about the past.
+    """
+    return Edge.objects.filter(recorded_at__lte=at, valid_at__lte=at).filter(
+        Q(invalid_at__isnull=True) | Q(invalid_at__gt=at)
+    )
+
+
+def active_edge_between(*, source_id: int, target_id: int, relation: RelationType) -> Edge | None:
+    """The active edge holding this fact, in either direction for a symmetric relation."""
+    pair = Q(source_id=source_id, target_id=target_id)
+    if relation.symmetric:
+        pair |= Q(source_id=target_id, target_id=source_id)
+    return edges_active().filter(pair, relation=relation).first()
+
+
+def _reachable_sql() -> str:
+    edge = Edge._meta.db_table
+    # UNION (not UNION ALL) on a single column visits each concept once, so the query
+    # terminates on any graph, cyclic or not.
+    return f"""
+        WITH RECURSIVE reach(node) AS (
+            SELECT %s
+            UNION
+            SELECT e.target_id FROM {edge} e JOIN reach r ON e.source_id = r.node
+            WHERE e.relation_id = %s AND e.status = 'active'
+        )
+        SELECT 1 FROM reach WHERE node = %s LIMIT 1
+    """
+
+
+def relation_reaches(*, relation: RelationType, start_id: int, goal_id: int) -> bool:
+    """Whether active edges of ``relation`` lead from ``start_id`` to ``goal_id``."""
+    with connection.cursor() as cursor:
+        cursor.execute(_reachable_sql(), [start_id, relation.pk, goal_id])
+        return cursor.fetchone() is not None
+
+
+def relation_path(*, relation: RelationType, start_id: int, goal_id: int) -> list[int] | None:
+    """The shortest chain of concept ids from start to goal along active edges, or None.
+
+    A recursive query decides reachability in one round trip; the path itself is only
+    rebuilt (breadth first, one query per level) when there is one, which is the rare,
+    error-reporting case.
+    """
+    if start_id == goal_id:
+        return [start_id]
+    if not relation_reaches(relation=relation, start_id=start_id, goal_id=goal_id):
+        return None
+    parents: dict[int, int] = {}
+    frontier = {start_id}
+    seen = {start_id}
+    while frontier:
+        rows = edges_active().filter(relation=relation, source_id__in=frontier)
+        next_frontier: set[int] = set()
+        for src, dst in rows.values_list("source_id", "target_id"):
+            if dst in seen:
+                continue
+            seen.add(dst)
+            parents[dst] = src
+            if dst == goal_id:
+                path = [dst]
+                while path[-1] != start_id:
+                    path.append(parents[path[-1]])
+                return list(reversed(path))
+            next_frontier.add(dst)
+        frontier = next_frontier
+    return None  # pragma: no cover - reachability said yes; a concurrent change said no
+
+
+def concept_names(ids: Iterable[int]) -> dict[int, str]:
+    return dict(Concept.objects.filter(pk__in=list(ids)).values_list("pk", "name"))
+
+
+def source_list() -> QuerySet:
+    """Sources with their revision count, newest text length, for the curriculum page."""
+    return (
+        Source.objects.select_related("current_revision")
+        .defer("current_revision__text")
+        .annotate(n_revisions=Count("revisions"))
+        .order_by("slug")
+    )
+
+
+def graph_totals() -> dict[str, int]:
+    from kgreview.review.models import Proposal
+
+    by_status = dict(
+        Proposal.objects.values_list("status").annotate(n=Count("id")).values_list("status", "n")
+    )
+    return {
+        "sources": Source.objects.count(),
+        "concepts": Concept.objects.filter(status=Concept.Status.ACTIVE).count(),
+        "edges": edges_active().count(),
+        "pending": by_status.get("pending", 0),
+        "held": by_status.get("held", 0),
+    }

@@ -1,0 +1,714 @@
+"""Every write to the graph. One transaction per call; callers never touch rows directly.
+
+Locking rules: a service locks (``select_for_update``) the rows it changes before it
+checks their state. Edges of an acyclic relation are serialised per relation by locking
+its ``RelationType`` row, so two concurrent inserts cannot close a cycle between them.
+Concepts are locked in id order so concurrent merges cannot deadlock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_slug
+from django.db import IntegrityError, transaction
+from django.db.models import Max, Q
+from django.utils import timezone
+
+from kgreview.core.errors import (
+    ConceptNotActive,
+    CycleDetected,
+    DuplicateEdge,
+    EvidenceMismatch,
+    InactiveRelation,
+    NameTaken,
+    SelfLoop,
+    StateConflict,
+    ValidationFailed,
+)
+
+from . import selectors
+from .models import Concept, ConceptAlias, Edge, RelationType, Source, SourceRevision
+
+NAME_MAX = 200
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A verbatim quote of a source revision: ``revision.text[start:end] == quote``."""
+
+    revision: SourceRevision
+    start: int
+    end: int
+    quote: str
+
+    def check(self) -> None:
+        text = self.revision.text
+        if not 0 <= self.start < self.end <= len(text):
+            raise EvidenceMismatch(
+                f"Evidence offsets {self.start}..{self.end} fall outside revision "
+                f"{self.revision.number} of {self.revision.source.slug} "
+                f"({len(text)} characters)."
+            )
+        if text[self.start : self.end] != self.quote:
+            raise EvidenceMismatch(
+                f"The quoted evidence does not match revision {self.revision.number} of "
+                f"{self.revision.source.slug} at {self.start}..{self.end}."
+            )
+
+
+def _user(user: AbstractBaseUser | None):
+    return user if user is not None and user.is_authenticated else None
+
+
+# --- Concepts ---------------------------------------------------------------------------
+
+
+def _checked_name(name: str) -> str:
+    cleaned = selectors.clean_name(name)
+    if not cleaned:
+        raise ValidationFailed("A concept name cannot be empty.")
+    if len(cleaned) > NAME_MAX:
+        raise ValidationFailed(f"A concept name is at most {NAME_MAX} characters.")
+    return cleaned
+
+
+def _claim_name(*, concept: Concept, name: str, kind: str) -> ConceptAlias:
+    owner = selectors.name_owner(name=name)
+    if owner is not None:
+        if owner.concept_id == concept.pk:
+            return owner
+        raise NameTaken(
+            f'The name "{name}" already belongs to the concept "{owner.concept.name}".',
+            concept_id=owner.concept_id,
+        )
+    try:
+        with transaction.atomic():
+            return ConceptAlias.objects.create(concept=concept, name=name, kind=kind)
+    except IntegrityError:
+        raise NameTaken(f'The name "{name}" was just taken by another concept.') from None
+
+
+@transaction.atomic
+def concept_create(*, name: str, description: str = "", aliases: Iterable[str] = ()) -> Concept:
+    """Create an active concept with its canonical name and aliases registered."""
+    name = _checked_name(name)
+    owner = selectors.name_owner(name=name)
+    if owner is not None:
+        raise NameTaken(
+            f'The name "{name}" already belongs to the concept "{owner.concept.name}".',
+            concept_id=owner.concept_id,
+        )
+    try:
+        with transaction.atomic():
+            concept = Concept.objects.create(name=name, description=description.strip())
+    except IntegrityError:
+        raise NameTaken(f'A concept named "{name}" already exists.') from None
+    _claim_name(concept=concept, name=name, kind=ConceptAlias.Kind.CANONICAL)
+    seen = {name.lower()}
+    for alias in aliases:
+        alias = _checked_name(alias)
+        if alias.lower() in seen:
+            continue
+        seen.add(alias.lower())
+        _claim_name(concept=concept, name=alias, kind=ConceptAlias.Kind.ALIAS)
+    return concept
+
+
+@transaction.atomic
+def concept_add_alias(*, concept: Concept, name: str) -> ConceptAlias:
+    """Register another name for an active concept."""
+    concept = Concept.objects.select_for_update().get(pk=concept.pk)
+    if not concept.is_active:
+        raise ConceptNotActive(
+            f'"{concept.name}" was merged into "{concept.merged_into.name}"; '
+            "add the alias there instead."
+        )
+    return _claim_name(concept=concept, name=_checked_name(name), kind=ConceptAlias.Kind.ALIAS)
+
+
+@dataclass
+class MergeOutcome:
+    survivor: Concept
+    loser: Concept
+    superseded: list[tuple[Edge, Edge]] = field(default_factory=list)
+    invalidated: list[Edge] = field(default_factory=list)
+    moved_names: list[str] = field(default_factory=list)
+
+
+def _lock_concepts(*ids: int) -> dict[int, Concept]:
+    rows = Concept.objects.select_for_update().filter(pk__in=ids).order_by("pk")
+    return {c.pk: c for c in rows}
+
+
+@transaction.atomic
+def concept_merge(
+    *,
+    loser: Concept,
+    survivor: Concept,
+    user: AbstractBaseUser | None = None,
+    reason: str = "",
+    proposal=None,
+    decision=None,
+) -> MergeOutcome:
+    """Merge ``loser`` into ``survivor``; nothing is deleted.
+
+    The loser becomes a merged concept pointing at the survivor, all its names become
+    names of the survivor, and each of its active edges is superseded by a copy on the
+    survivor. A copy that would be a self-loop or repeat a fact the survivor already
+    holds is invalidated instead, with the reason. A merge that would close a cycle in an
+    acyclic relation is refused as a whole.
+    """
+    if loser.pk == survivor.pk:
+        raise ValidationFailed("A concept cannot be merged into itself.")
+    locked = _lock_concepts(loser.pk, survivor.pk)
+    loser, survivor = locked[loser.pk], locked[survivor.pk]
+    for concept in (loser, survivor):
+        if not concept.is_active:
+            raise ConceptNotActive(
+                f'"{concept.name}" was already merged into "{concept.merged_into.name}".'
+            )
+    now = timezone.now()
+    who = _user(user)
+    outcome = MergeOutcome(survivor=survivor, loser=loser)
+    why = reason or f'"{loser.name}" merged into "{survivor.name}"'
+
+    edges = list(
+        selectors.edges_active()
+        .select_for_update()
+        .filter(Q(source=loser) | Q(target=loser))
+        .select_related("relation", "evidence_revision")
+        .order_by("pk")
+    )
+    acyclic_new: list[Edge] = []
+    for old in edges:
+        src = survivor.pk if old.source_id == loser.pk else old.source_id
+        dst = survivor.pk if old.target_id == loser.pk else old.target_id
+        _retire(old, status=Edge.Status.SUPERSEDED, at=now, user=who, decision=decision, reason=why)
+        if src == dst:
+            _set_retired_status(
+                old,
+                Edge.Status.INVALIDATED,
+                f'{why}: the edge would join "{survivor.name}" to itself.',
+            )
+            outcome.invalidated.append(old)
+            continue
+        existing = selectors.active_edge_between(
+            source_id=src, target_id=dst, relation=old.relation
+        )
+        if existing is not None:
+            _set_retired_status(
+                old,
+                Edge.Status.INVALIDATED,
+                f"{why}: the same fact is already held by edge #{existing.pk}.",
+            )
+            outcome.invalidated.append(old)
+            continue
+        new = _insert_edge(
+            source_id=src,
+            target_id=dst,
+            relation=old.relation,
+            weight=old.weight,
+            confidence=old.confidence,
+            reason=old.reason,
+            evidence=_evidence_of(old),
+            valid_at=old.valid_at,
+            recorded_at=now,
+            supersedes=old,
+            proposal=proposal or old.proposal,
+            decision=decision or old.decision,
+            decided_by=who or old.decided_by,
+        )
+        outcome.superseded.append((old, new))
+        if old.relation.acyclic:
+            acyclic_new.append(new)
+
+    for new in acyclic_new:
+        path = selectors.relation_path(
+            relation=new.relation, start_id=new.target_id, goal_id=new.source_id
+        )
+        if path is not None:
+            raise CycleDetected(
+                f'Merging "{loser.name}" into "{survivor.name}" would create a '
+                f"{new.relation.key} cycle: {_path_words(path + [path[0]])}. "
+                "Invalidate one of those edges first.",
+                path=path,
+            )
+
+    for alias in ConceptAlias.objects.select_for_update().filter(concept=loser):
+        alias.concept = survivor
+        alias.kind = ConceptAlias.Kind.MERGED
+        alias.merged_from = loser
+        alias.save(update_fields=["concept", "kind", "merged_from"])
+        outcome.moved_names.append(alias.name)
+
+    loser.status = Concept.Status.MERGED
+    loser.merged_into = survivor
+    loser.merged_at = now
+    loser.save(update_fields=["status", "merged_into", "merged_at", "updated_at"])
+    return outcome
+
+
+def _path_words(ids: Sequence[int]) -> str:
+    names = selectors.concept_names(ids)
+    return " → ".join(names.get(i, f"#{i}") for i in ids)
+
+
+# --- Edges ------------------------------------------------------------------------------
+
+
+def _evidence_of(edge: Edge) -> Evidence | None:
+    if edge.evidence_revision_id is None:
+        return None
+    return Evidence(
+        revision=edge.evidence_revision,
+        start=edge.evidence_start,
+        end=edge.evidence_end,
+        quote=edge.evidence_quote,
+    )
+
+
+def _retire(edge: Edge, *, status: str, at: datetime, user, decision, reason: str) -> None:
+    edge.status = status
+    edge.invalid_at = at
+    edge.invalidated_by = user
+    edge.invalidation_decision = decision
+    edge.invalidation_reason = reason
+    edge.save(
+        update_fields=[
+            "status",
+            "invalid_at",
+            "invalidated_by",
+            "invalidation_decision",
+            "invalidation_reason",
+        ]
+    )
+
+
+def _set_retired_status(edge: Edge, status: str, reason: str) -> None:
+    edge.status = status
+    edge.invalidation_reason = reason
+    edge.save(update_fields=["status", "invalidation_reason"])
+
+
+def _insert_edge(
+    *,
+    source_id: int,
+    target_id: int,
+    relation: RelationType,
+    weight: float,
+    confidence: float,
+    reason: str,
+    evidence: Evidence | None,
+    valid_at: datetime,
+    recorded_at: datetime,
+    supersedes: Edge | None = None,
+    proposal=None,
+    decision=None,
+    decided_by=None,
+) -> Edge:
+    try:
+        with transaction.atomic():
+            return Edge.objects.create(
+                source_id=source_id,
+                target_id=target_id,
+                relation=relation,
+                is_symmetric=relation.symmetric,
+                weight=weight,
+                confidence=confidence,
+                reason=reason,
+                evidence_revision=evidence.revision if evidence else None,
+                evidence_start=evidence.start if evidence else None,
+                evidence_end=evidence.end if evidence else None,
+                evidence_quote=evidence.quote if evidence else "",
+                valid_at=valid_at,
+                recorded_at=recorded_at,
+                supersedes=supersedes,
+                proposal=proposal,
+                decision=decision,
+                decided_by=decided_by,
+            )
+    except IntegrityError as exc:
+        # The checks ran first, so this is a concurrent writer winning the race.
+        raise DuplicateEdge(
+            "The same edge was just added by someone else; it is already in the graph."
+        ) from exc
+
+
+def _check_edge(
+    *,
+    source: Concept,
+    target: Concept,
+    relation: RelationType,
+    confidence: float,
+    weight: float,
+    reason: str,
+    evidence: Evidence | None,
+) -> None:
+    if not relation.active:
+        raise InactiveRelation(
+            f'The relation "{relation.key}" was retired; choose an active relation.'
+        )
+    for concept in (source, target):
+        if not concept.is_active:
+            raise ConceptNotActive(
+                f'"{concept.name}" was merged into "{concept.merged_into.name}"; '
+                "use the surviving concept."
+            )
+    if source.pk == target.pk:
+        raise SelfLoop(f'An edge cannot join "{source.name}" to itself.')
+    if not 0.0 <= confidence <= 1.0:
+        raise ValidationFailed(f"Confidence must lie between 0 and 1, not {confidence}.")
+    if weight < 0:
+        raise ValidationFailed(f"Weight cannot be negative ({weight}).")
+    if not reason.strip():
+        raise ValidationFailed("Every edge needs a reason: say why it exists.")
+    if evidence is not None:
+        evidence.check()
+    existing = selectors.active_edge_between(
+        source_id=source.pk, target_id=target.pk, relation=relation
+    )
+    if existing is not None:
+        raise DuplicateEdge(
+            f'"{source.name}" {relation.verb} "{target.name}" is already in the graph '
+            f"(edge #{existing.pk}).",
+            edge_id=existing.pk,
+        )
+    if relation.acyclic:
+        path = selectors.relation_path(relation=relation, start_id=target.pk, goal_id=source.pk)
+        if path is not None:
+            raise CycleDetected(
+                f'"{source.name}" {relation.verb} "{target.name}" would close a cycle: '
+                f"{_path_words(path + [target.pk])}.",
+                path=path,
+            )
+
+
+def _lock_relation(relation: RelationType) -> RelationType:
+    return RelationType.objects.select_for_update().get(pk=relation.pk)
+
+
+@transaction.atomic
+def edge_create(
+    *,
+    source: Concept,
+    target: Concept,
+    relation: RelationType,
+    confidence: float,
+    reason: str,
+    evidence: Evidence | None = None,
+    weight: float = 1.0,
+    valid_at: datetime | None = None,
+    proposal=None,
+    decision=None,
+    decided_by: AbstractBaseUser | None = None,
+) -> Edge:
+    """Add an active edge after checking vocabulary, endpoints, evidence, duplicates, cycles."""
+    relation = _lock_relation(relation)
+    locked = _lock_concepts(source.pk, target.pk)
+    source, target = locked[source.pk], locked[target.pk]
+    _check_edge(
+        source=source,
+        target=target,
+        relation=relation,
+        confidence=confidence,
+        weight=weight,
+        reason=reason,
+        evidence=evidence,
+    )
+    now = timezone.now()
+    return _insert_edge(
+        source_id=source.pk,
+        target_id=target.pk,
+        relation=relation,
+        weight=weight,
+        confidence=confidence,
+        reason=reason.strip(),
+        evidence=evidence,
+        valid_at=valid_at or now,
+        recorded_at=now,
+        proposal=proposal,
+        decision=decision,
+        decided_by=_user(decided_by),
+    )
+
+
+def _lock_active_edge(edge: Edge) -> Edge:
+    edge = Edge.objects.select_for_update().select_related("relation").get(pk=edge.pk)
+    if not edge.is_active:
+        who = f" by {edge.invalidated_by}" if edge.invalidated_by_id else ""
+        raise StateConflict(
+            f"Edge #{edge.pk} is no longer active: it was {edge.status}{who} "
+            f"on {edge.invalid_at:%Y-%m-%d %H:%M} UTC.",
+            edge_id=edge.pk,
+        )
+    return edge
+
+
+@transaction.atomic
+def edge_invalidate(
+    *,
+    edge: Edge,
+    reason: str,
+    user: AbstractBaseUser | None = None,
+    decision=None,
+    at: datetime | None = None,
+) -> Edge:
+    """Retire an active edge. The row stays, with when, why and by whom."""
+    if not reason.strip():
+        raise ValidationFailed("Say why the edge is invalidated.")
+    edge = _lock_active_edge(edge)
+    at = at or timezone.now()
+    if at < edge.valid_at:
+        raise ValidationFailed("An edge cannot be retired before the time it holds from.")
+    _retire(
+        edge,
+        status=Edge.Status.INVALIDATED,
+        at=at,
+        user=_user(user),
+        decision=decision,
+        reason=reason.strip(),
+    )
+    return edge
+
+
+_UNSET = object()
+
+
+@transaction.atomic
+def edge_supersede(
+    *,
+    edge: Edge,
+    user: AbstractBaseUser | None = None,
+    why: str = "",
+    decision=None,
+    proposal=None,
+    source: Concept | None = None,
+    target: Concept | None = None,
+    relation: RelationType | None = None,
+    confidence: float | None = None,
+    weight: float | None = None,
+    reason: str | None = None,
+    evidence: Evidence | None | object = _UNSET,
+    valid_at: datetime | None = None,
+) -> Edge:
+    """Replace an active edge by a new row carrying the changes; the old row is kept.
+
+    The new row is checked like a new edge (vocabulary, endpoints, evidence, duplicates,
+    cycles) against the graph without the old row; if it fails, nothing changes.
+    """
+    old = _lock_active_edge(edge)
+    new_relation = _lock_relation(relation or old.relation)
+    src_id = source.pk if source else old.source_id
+    dst_id = target.pk if target else old.target_id
+    locked = _lock_concepts(src_id, dst_id)
+    new_evidence = _evidence_of(old) if evidence is _UNSET else evidence
+    values = dict(
+        source=locked[src_id],
+        target=locked[dst_id],
+        relation=new_relation,
+        confidence=old.confidence if confidence is None else confidence,
+        weight=old.weight if weight is None else weight,
+        reason=(old.reason if reason is None else reason).strip(),
+        evidence=new_evidence,
+    )
+    if (
+        values["source"].pk == old.source_id
+        and values["target"].pk == old.target_id
+        and new_relation.pk == old.relation_id
+        and values["confidence"] == old.confidence
+        and values["weight"] == old.weight
+        and values["reason"] == old.reason
+        and new_evidence == _evidence_of(old)
+        and (valid_at is None or valid_at == old.valid_at)
+    ):
+        raise ValidationFailed("Nothing would change: the update is the same as the edge.")
+    now = timezone.now()
+    _retire(
+        old,
+        status=Edge.Status.SUPERSEDED,
+        at=now,
+        user=_user(user),
+        decision=decision,
+        reason=why.strip() or "Updated.",
+    )
+    _check_edge(**values)
+    return _insert_edge(
+        source_id=values["source"].pk,
+        target_id=values["target"].pk,
+        relation=new_relation,
+        weight=values["weight"],
+        confidence=values["confidence"],
+        reason=values["reason"],
+        evidence=new_evidence,
+        valid_at=valid_at or old.valid_at,
+        recorded_at=now,
+        supersedes=old,
+        proposal=proposal,
+        decision=decision,
+        decided_by=_user(user),
+    )
+
+
+# --- Relation types ---------------------------------------------------------------------
+
+
+@transaction.atomic
+def relation_type_retire(*, relation: RelationType) -> RelationType:
+    """Take a relation out of the active vocabulary; its edges and history stay."""
+    relation = _lock_relation(relation)
+    if not relation.active:
+        raise StateConflict(f'The relation "{relation.key}" is already retired.')
+    relation.active = False
+    relation.retired_at = timezone.now()
+    relation.save(update_fields=["active", "retired_at"])
+    return relation
+
+
+@transaction.atomic
+def relation_type_reactivate(*, relation: RelationType) -> RelationType:
+    relation = _lock_relation(relation)
+    if relation.active:
+        raise StateConflict(f'The relation "{relation.key}" is already active.')
+    relation.active = True
+    relation.retired_at = None
+    relation.save(update_fields=["active", "retired_at"])
+    return relation
+
+
+# --- Sources ----------------------------------------------------------------------------
+
+
+def text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class SourceImportResult:
+    source: Source
+    revision: SourceRevision
+    outcome: Literal["created", "revised", "unchanged"]
+
+
+@transaction.atomic
+def source_import(*, slug: str, title: str, text: str, origin: str = "") -> SourceImportResult:
+    """Store a source's text: a new source, a new revision, or nothing if unchanged.
+
+    Revisions are immutable, so evidence quoted from an older text stays checkable after
+    the lesson is rewritten. A changed title alone is updated in place.
+    """
+    try:
+        validate_slug(slug)
+    except ValidationError:
+        raise ValidationFailed(
+            f'"{slug}" is not a valid slug: use letters, digits, hyphens and underscores.'
+        ) from None
+    if len(slug) > 200:
+        raise ValidationFailed("A slug is at most 200 characters.")
+    if not text.strip():
+        raise ValidationFailed(f'Source "{slug}" has no text.')
+    title = " ".join(title.split())[:300] or slug
+    digest = text_sha256(text)
+    source = Source.objects.select_for_update().filter(slug=slug).first()
+    if source is None:
+        try:
+            with transaction.atomic():
+                source = Source.objects.create(slug=slug, title=title, origin=origin)
+        except IntegrityError:
+            # Another import created it a moment ago; continue as a re-import.
+            source = Source.objects.select_for_update().get(slug=slug)
+        else:
+            revision = SourceRevision.objects.create(
+                source=source,
+                number=1,
+                title=title,
+                text=text,
+                sha256=digest,
+                word_count=len(text.split()),
+                origin=origin,
+            )
+            source.current_revision = revision
+            source.save(update_fields=["current_revision", "updated_at"])
+            return SourceImportResult(source, revision, "created")
+
+    current = source.current_revision
+    if current is not None and current.sha256 == digest and current.text == text:
+        if source.title != title or source.origin != origin:
+            source.title = title
+            source.origin = origin
+            source.save(update_fields=["title", "origin", "updated_at"])
+        return SourceImportResult(source, current, "unchanged")
+    number = (source.revisions.aggregate(n=Max("number"))["n"] or 0) + 1
+    revision = SourceRevision.objects.create(
+        source=source,
+        number=number,
+        title=title,
+        text=text,
+        sha256=digest,
+        word_count=len(text.split()),
+        origin=origin,
+    )
+    source.current_revision = revision
+    source.title = title
+    source.origin = origin
+    source.save(update_fields=["current_revision", "title", "origin", "updated_at"])
+    return SourceImportResult(source, revision, "revised")
+
+
+@transaction.atomic
+def relation_type_create(
+    *,
+    key: str,
+    label: str,
+    verb: str,
+    description: str = "",
+    directed: bool = True,
+    symmetric: bool = False,
+    acyclic: bool = False,
+) -> RelationType:
+    """Add a term to the vocabulary. Its shape (direction, symmetry, acyclicity) is fixed."""
+    if RelationType.objects.filter(key=key).exists():
+        raise NameTaken(f'The relation "{key}" already exists.')
+    relation = RelationType(
+        key=key,
+        label=label.strip(),
+        verb=verb.strip(),
+        description=description.strip(),
+        directed=directed,
+        symmetric=symmetric,
+        acyclic=acyclic,
+    )
+    try:
+        relation.full_clean()
+    except ValidationError as exc:
+        raise ValidationFailed(
+            "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
+        ) from None
+    relation.save()
+    return relation
+
+
+@transaction.atomic
+def relation_type_describe(
+    *,
+    relation: RelationType,
+    label: str | None = None,
+    verb: str | None = None,
+    description: str | None = None,
+) -> RelationType:
+    """Change how a relation is named and explained; never what it means structurally."""
+    relation = _lock_relation(relation)
+    if label is not None:
+        relation.label = label.strip()
+    if verb is not None:
+        relation.verb = verb.strip()
+    if description is not None:
+        relation.description = description.strip()
+    relation.save(update_fields=["label", "verb", "description"])
+    return relation

@@ -1,0 +1,1 @@
+"""The proposal queue, decisions and the reviewer workspace."""

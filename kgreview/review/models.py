@@ -1,0 +1,161 @@
+"""The proposal queue and the append-only decision log."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from kgreview.core.nodelete import AppendOnlyModel, NoDeleteModel
+from kgreview.graph.models import EVIDENCE_CONSISTENT
+
+OPEN_STATUSES = ("pending", "held")
+
+
+class Proposal(NoDeleteModel):
+    """A change an agent (or a person) wants made to the graph, waiting for a decision."""
+
+    DELETE_HINT = "reject or supersede it instead"
+
+    class Kind(models.TextChoices):
+        ADD_CONCEPT = "add_concept", "Add concept"
+        ADD_EDGE = "add_edge", "Add edge"
+        UPDATE_EDGE = "update_edge", "Update edge"
+        INVALIDATE_EDGE = "invalidate_edge", "Invalidate edge"
+        MERGE_CONCEPTS = "merge_concepts", "Merge concepts"
+        ADD_RELATION_TYPE = "add_relation_type", "Add relation type"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        HELD = "held", "Held (below the confidence gate)"
+        ACCEPTED = "accepted", "Accepted"
+        REJECTED = "rejected", "Rejected"
+        SUPERSEDED = "superseded", "Superseded"
+
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    payload = models.JSONField(help_text="Kind-specific content, validated by review.payloads.")
+    confidence = models.FloatField()
+    reason = models.TextField(blank=True)
+    evidence_revision = models.ForeignKey(
+        "graph.SourceRevision",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="proposals",
+    )
+    evidence_start = models.PositiveIntegerField(null=True, blank=True)
+    evidence_end = models.PositiveIntegerField(null=True, blank=True)
+    evidence_quote = models.TextField(blank=True)
+    flags = models.JSONField(default=list, blank=True)
+    dedup_key = models.CharField(max_length=255)
+    priority = models.IntegerField(default=0)
+    agent_run = models.ForeignKey(
+        "agents.AgentRun",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="proposals",
+    )
+    version = models.PositiveIntegerField(
+        default=1, help_text="Bumped on every change; a decision names the version it saw."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="created_proposals",
+    )
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="decided_proposals",
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-priority", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dedup_key"],
+                condition=Q(status__in=OPEN_STATUSES),
+                name="proposal_dedup_key_unique_while_open",
+                violation_error_message="The same proposal is already waiting for review.",
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__gte=0.0, confidence__lte=1.0),
+                name="proposal_confidence_0_1",
+            ),
+            models.CheckConstraint(
+                condition=EVIDENCE_CONSISTENT, name="proposal_evidence_consistent"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=OPEN_STATUSES, decided_at__isnull=True)
+                | (~Q(status__in=OPEN_STATUSES) & Q(decided_at__isnull=False)),
+                name="proposal_decided_iff_closed",
+            ),
+            models.CheckConstraint(condition=~Q(dedup_key=""), name="proposal_dedup_key_set"),
+            models.CheckConstraint(condition=Q(version__gte=1), name="proposal_version_gte_1"),
+        ]
+        indexes = [
+            models.Index(fields=["status", "-priority", "-id"], name="proposal_queue"),
+            models.Index(fields=["kind", "status"], name="proposal_kind_status"),
+            models.Index(fields=["dedup_key"], name="proposal_dedup_key"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.kind} ({self.status})"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in OPEN_STATUSES
+
+
+class Decision(AppendOnlyModel):
+    """One person's (or the system's) decision on a proposal. Never edited, never deleted."""
+
+    class Action(models.TextChoices):
+        ACCEPT = "accept", "Accepted"
+        REJECT = "reject", "Rejected"
+        EDIT_ACCEPT = "edit_accept", "Edited and accepted"
+        UNDO = "undo", "Undone"
+        SUPERSEDE = "supersede", "Superseded"
+        HOLD = "hold", "Held"
+        RELEASE = "release", "Released from hold"
+
+    proposal = models.ForeignKey(Proposal, on_delete=models.PROTECT, related_name="decisions")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="decisions",
+        help_text="Empty for decisions the system took (e.g. superseding a stale proposal).",
+    )
+    action = models.CharField(max_length=16, choices=Action.choices)
+    reason_code = models.CharField(max_length=64, blank=True)
+    note = models.TextField(blank=True)
+    before = models.JSONField(default=dict, blank=True)
+    after = models.JSONField(default=dict, blank=True)
+    proposal_version = models.PositiveIntegerField(
+        help_text="The proposal version this decision was taken on."
+    )
+    undoes = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="undone_by"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["user", "-created_at"], name="decision_user_time"),
+            models.Index(fields=["-created_at"], name="decision_time"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} #{self.proposal_id} by {self.user_id or 'system'}"

@@ -1,0 +1,12 @@
+"""Settings for the test suite: the real settings with fast hashing and plain static files."""
+
+from .settings import *  # noqa: F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# No manifest under live_server/the test client: tests must not depend on collectstatic.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+WHITENOISE_AUTOREFRESH = True
+CELERY_BEAT_SCHEDULE = {}

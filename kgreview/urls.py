@@ -1,0 +1,21 @@
+"""URL map. Every page but login and the health check needs a signed-in user."""
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from kgreview.graph import views as graph_views
+
+urlpatterns = [
+    path("", graph_views.home, name="home"),
+    path("sources/<slug:slug>/", graph_views.source_detail, name="source-detail"),
+    path("status/worker/", graph_views.worker_badge, name="worker-status"),
+    path("healthz", graph_views.healthz, name="healthz"),
+    path(
+        "login/",
+        auth_views.LoginView.as_view(template_name="login.html", redirect_authenticated_user=True),
+        name="login",
+    ),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+]
