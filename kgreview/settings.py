@@ -219,7 +219,10 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TASK_ALWAYS_EAGER = env_bool("KG_CELERY_EAGER", False)
 CELERY_BEAT_SCHEDULE = {
     # Proves the whole broker -> worker -> database path works; the page header shows it.
-    "worker-heartbeat": {"task": "agents.worker_heartbeat", "schedule": 30.0},
+    "worker-heartbeat": {
+        "task": "agents.worker_heartbeat",
+        "schedule": float(env_int("KG_HEARTBEAT_SECONDS", 30, minimum=1)),
+    },
 }
 DJANGO_CELERY_BEAT_TZ_AWARE = True
 

@@ -88,11 +88,12 @@ def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
     lines = text.split("\n")
     if not lines or lines[0].strip() != "---":
         return {}, text
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() in {"---", "..."}), None)
+    if end is None:
+        raise BadSourceFile("front matter opened with '---' on line 1 is never closed")
     meta: dict[str, str] = {}
-    for index in range(1, len(lines)):
+    for index in range(1, end):
         line = lines[index]
-        if line.strip() in {"---", "..."}:
-            return meta, "\n".join(lines[index + 1 :])
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         match = FRONT_MATTER_KEY.match(line)
@@ -101,7 +102,7 @@ def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
                 f"front matter line {index + 1} is not a 'key: value' pair: {line.strip()[:60]!r}"
             )
         meta[match.group(1).lower()] = _unquote(match.group(2))
-    raise BadSourceFile("front matter opened with '---' on line 1 is never closed")
+    return meta, "\n".join(lines[end + 1 :])
 
 
 def parse_source(*, raw: bytes, path: Path, max_bytes: int) -> ParsedSource:

@@ -70,7 +70,7 @@ def _reachable_sql() -> str:
     # terminates on any graph, cyclic or not.
     return f"""
         WITH RECURSIVE reach(node) AS (
-            SELECT %s
+            SELECT CAST(%s AS BIGINT)
             UNION
             SELECT e.target_id FROM {edge} e JOIN reach r ON e.source_id = r.node
             WHERE e.relation_id = %s AND e.status = 'active'

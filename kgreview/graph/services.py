@@ -181,7 +181,7 @@ def concept_merge(
 
     edges = list(
         selectors.edges_active()
-        .select_for_update()
+        .select_for_update(of=("self",))
         .filter(Q(source=loser) | Q(target=loser))
         .select_related("relation", "evidence_revision")
         .order_by("pk")

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from kgreview.core.errors import DuplicateProposal, ValidationFailed
+from kgreview.graph.models import RelationType
 from kgreview.graph.services import Evidence
 
 from .models import Proposal
@@ -30,7 +31,7 @@ def _endpoint_key(endpoint: dict) -> str:
     return f"n:{_name_key(endpoint['name'])}"
 
 
-def proposal_dedup_key(*, kind: str, payload: dict) -> str:
+def proposal_dedup_key(*, kind: str, payload: dict, symmetric: bool | None = None) -> str:
     """A key that is equal for two proposals asking for the same change.
 
     Endpoints count by concept when resolved and by normalised name when new; a
@@ -40,7 +41,11 @@ def proposal_dedup_key(*, kind: str, payload: dict) -> str:
         return f"add_concept:{_name_key(payload['name'])}"
     if kind == "add_edge":
         src, dst = _endpoint_key(payload["source"]), _endpoint_key(payload["target"])
-        if payload.get("symmetric"):
+        if symmetric is None:
+            symmetric = RelationType.objects.filter(
+                key=payload["relation"], symmetric=True
+            ).exists()
+        if symmetric:
             src, dst = sorted((src, dst))
         return f"add_edge:{src}|{payload['relation']}|{dst}"
     if kind == "invalidate_edge":

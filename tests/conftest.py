@@ -1,0 +1,50 @@
+"""Fixtures shared by the whole suite."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from django.db import connection
+
+from tests import factories
+
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def require(condition: bool, reason: str) -> None:
+    """Skip when a service is missing on a laptop; fail in CI, where it must be there."""
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail(f"CI=true but {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _database_is_the_one_asked_for(django_db_setup, django_db_blocker):
+    """CI names the database it means to test; running on another one is a failure."""
+    wanted = os.environ.get("KG_TEST_DATABASE", "")
+    if wanted and connection.vendor != wanted:
+        pytest.exit(f"KG_TEST_DATABASE={wanted} but the suite runs on {connection.vendor}", 2)
+
+
+@pytest.fixture
+def on_postgres(db):
+    """Row locks, partial indexes and triggers behave differently on SQLite."""
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL: run with DATABASE_URL=postgres://...")
+
+
+@pytest.fixture
+def chromium_path() -> str:
+    path = shutil.which("chromium") or "/usr/bin/chromium"
+    require(os.path.exists(path), "Chromium is not installed (apt-get install -y chromium)")
+    return path
+
+
+@pytest.fixture
+def f():
+    """The factories module, as a fixture so tests read ``f.concept("RAG")``."""
+    return factories

@@ -1,0 +1,74 @@
+"""Settings come from the environment, with defaults that work and errors that explain."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_settings(tmp_path, **env) -> subprocess.CompletedProcess:
+    clean = {
+        k: v for k, v in os.environ.items() if not k.startswith(("KG_", "DATABASE_URL", "CELERY_"))
+    }
+    clean.update(
+        {"DJANGO_SETTINGS_MODULE": "kgreview.settings", "KG_VAR_DIR": str(tmp_path), **env}
+    )
+    code = (
+        "import django; django.setup(); from django.conf import settings as s; "
+        "print(s.DATABASES['default']['ENGINE'], s.CELERY_BROKER_URL, s.KG_CONFIDENCE_GATE, "
+        "s.KG_MAX_EDGES_PER_SOURCE, s.KG_LLM_PROVIDER)"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True
+    )
+
+
+def test_defaults_need_no_environment(tmp_path):
+    """With nothing set: SQLite, the filesystem broker, the offline extractor, gate 0.6."""
+    out = load_settings(tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [
+        "django.db.backends.sqlite3",
+        "filesystem://",
+        "0.6",
+        "8",
+        "offline",
+    ]
+    assert (tmp_path / "broker" / "queue").is_dir()
+    assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0
+
+
+def test_postgres_url_selects_psycopg(tmp_path):
+    """A postgres:// DATABASE_URL selects the PostgreSQL backend."""
+    out = load_settings(
+        tmp_path,
+        DATABASE_URL="postgres://u@db.example:5432/kg",
+        CELERY_BROKER_URL="redis://r:6379/0",
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[:2] == ["django.db.backends.postgresql", "redis://r:6379/0"]
+
+
+@pytest.mark.parametrize(
+    "env,words",
+    [
+        ({"KG_CONFIDENCE_GATE": "1.5"}, "must lie between 0.0 and 1.0"),
+        ({"KG_CONFIDENCE_GATE": "high"}, "is not a number"),
+        ({"KG_MAX_EDGES_PER_SOURCE": "0"}, "must be at least 1"),
+        ({"KG_LLM_PROVIDER": "magic"}, "use offline or openai"),
+        ({"DATABASE_URL": "mysql://u@h/db"}, "must point at SQLite or PostgreSQL"),
+        ({"DJANGO_DEBUG": "maybe"}, "is not a boolean"),
+    ],
+)
+def test_bad_values_fail_at_start_with_the_variable_named(tmp_path, env, words):
+    """A misconfigured variable stops start-up with a sentence naming it."""
+    out = load_settings(tmp_path, **env)
+    assert out.returncode != 0
+    assert words in out.stderr
+    assert next(iter(env)) in out.stderr
