@@ -1,4 +1,4 @@
-"""manage.py import_sources: folders, front matter, revisions, and bad files that do not stop the batch."""
+"""manage.py import_sources: folders, front matter, revisions; bad files never stop the batch."""
 
 from __future__ import annotations
 

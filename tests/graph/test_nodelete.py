@@ -87,13 +87,19 @@ def test_append_only_rows_cannot_be_changed(rows, model):
 )
 def test_postgres_trigger_refuses_raw_sql_delete(rows, on_postgres, table):
     """On PostgreSQL even raw SQL cannot delete history rows."""
-    with pytest.raises(DatabaseError, match="never deletes"), transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(f"DELETE FROM {table}")
+    with (
+        pytest.raises(DatabaseError, match="never deletes"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(f"DELETE FROM {table}")
 
 
 def test_postgres_trigger_refuses_raw_update_of_revision_text(rows, on_postgres):
     """A revision's text cannot be rewritten behind the ORM's back."""
-    with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("UPDATE graph_sourcerevision SET text = 'rewritten'")
+    with (
+        pytest.raises(DatabaseError, match="append-only"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute("UPDATE graph_sourcerevision SET text = 'rewritten'")
