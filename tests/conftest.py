@@ -45,6 +45,22 @@ def chromium_path() -> str:
 
 
 @pytest.fixture
+def reference_data(transactional_db):
+    """Re-create what data migrations seed (groups, vocabulary) after a flush.
+
+    Transactional tests flush every table, migration data included. Django's
+    serialized_rollback cannot help under Playwright: its event loop gives the test a
+    different connection object than the one that holds the serialized copy.
+    """
+    from importlib import import_module
+
+    from django.apps import apps
+
+    import_module("kgreview.graph.migrations.0003_seed_relation_types").seed(apps, None)
+    import_module("kgreview.review.migrations.0002_groups").forwards(apps, None)
+
+
+@pytest.fixture
 def f():
     """The factories module, as a fixture so tests read ``f.concept("RAG")``."""
     return factories

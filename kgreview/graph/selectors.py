@@ -123,12 +123,12 @@ def concept_names(ids: Iterable[int]) -> dict[int, str]:
 
 
 def source_list() -> QuerySet:
-    """Sources with their revision count, newest text length, for the curriculum page."""
+    """Sources by title with their revision count, for the curriculum page."""
     return (
         Source.objects.select_related("current_revision")
         .defer("current_revision__text")
-        .annotate(n_revisions=Count("revisions"))
-        .order_by("slug")
+        .annotate(n_revisions=Count("revisions"), ltitle=Lower("title"))
+        .order_by("ltitle", "slug")
     )
 
 

@@ -44,9 +44,10 @@ def forwards(apps, schema_editor):
     # Permissions are normally created after migrate; groups need them now.
     for label in APPS:
         config = apps.get_app_config(label)
-        config.models_module = True
+        original = getattr(config, "models_module", None)
+        config.models_module = original or True  # historical app configs have none
         create_permissions(config, apps=apps, verbosity=0)
-        config.models_module = None
+        config.models_module = original
     Group = apps.get_model("auth", "Group")
     Permission = apps.get_model("auth", "Permission")
 

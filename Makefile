@@ -1,0 +1,47 @@
+# kgreview — two commands on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.requirements-installed
+PORT   ?= 8000
+
+.PHONY: setup run test lint format migrate corpus accounts serve clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $(STAMP)
+
+migrate: setup
+	$(BIN)/python manage.py migrate --noinput
+
+corpus: migrate
+	$(BIN)/python manage.py import_sources corpus
+
+accounts: migrate
+	$(BIN)/python manage.py demo_accounts
+
+## The embedded default: SQLite, the filesystem broker, the sample curriculum, web + worker + beat.
+run: migrate
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	$(BIN)/python manage.py import_sources corpus
+	$(BIN)/python manage.py demo_accounts
+	@echo "Open http://127.0.0.1:$(PORT)/ and log in as one of the accounts above."
+	$(BIN)/python manage.py serve --port $(PORT)
+
+## The whole suite: lint, then every test (PostgreSQL when DATABASE_URL points at it).
+test: setup lint
+	$(BIN)/python -m pytest
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: setup
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+clean:
+	rm -rf $(VENV) var staticfiles test-results .pytest_cache .ruff_cache
