@@ -1,0 +1,67 @@
+"""The loop's edges: what it needs from the outside world, as Protocols.
+
+The Django side implements ``ConceptIndex`` and ``GraphView`` over the database; tests
+implement them in memory. ``Extractor`` has two implementations here: offline rules and
+an OpenAI-compatible model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+from .types import Extraction, IndexEntry, Link, RelationSpec, SourceDoc
+
+
+class ConceptIndex(Protocol):
+    """Every name the graph and the open queue know, for resolving endpoint names."""
+
+    def exact(self, key: str) -> IndexEntry | None:
+        """The entry whose normalised name key is ``key``."""
+
+    def fuzzy(self, key: str) -> tuple[IndexEntry, float] | None:
+        """The closest entry above the index's threshold, with its score (0..100)."""
+
+    def add(self, entry: IndexEntry, *, keys: Iterable[str]) -> None:
+        """Make a concept proposed earlier in this run findable by later sources."""
+
+
+class Lexicon(Protocol):
+    """Known names an extractor may look for in a text (a view of the index)."""
+
+    def lookup(self, key: str) -> IndexEntry | None: ...
+
+    @property
+    def max_words(self) -> int: ...
+
+
+class GraphView(Protocol):
+    """Read-only questions about active edges and open proposals."""
+
+    def successors(self, relation: str, keys: Sequence[str]) -> list[Link]:
+        """Active edges and open add_edge proposals of ``relation`` leaving ``keys``."""
+
+    def between(self, a: str, b: str) -> list[Link]:
+        """Active edges and open add_edge proposals joining a and b, either direction."""
+
+    def open_proposal(self, dedup_key: str) -> int | None:
+        """The open proposal with this dedup key, if any."""
+
+    def rejected_quotes(self, dedup_key: str) -> set[str]:
+        """Normalised evidence quotes of rejected proposals with this dedup key."""
+
+
+class Extractor(Protocol):
+    """READ: drafts concepts and candidate edges for one source revision."""
+
+    name: str
+    model: str
+
+    def extract(
+        self,
+        doc: SourceDoc,
+        *,
+        vocabulary: Sequence[RelationSpec],
+        lexicon: Lexicon,
+        max_edges: int,
+    ) -> Extraction: ...

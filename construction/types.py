@@ -1,0 +1,328 @@
+"""The values that flow between the stages. All frozen: a stage never edits its input."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+# --- Input ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SourceDoc:
+    """One source revision as the agent reads it."""
+
+    slug: str
+    revision_id: int
+    revision_number: int
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class RelationSpec:
+    """A term of the active vocabulary, as the agent needs to know it."""
+
+    key: str
+    label: str
+    verb: str
+    description: str
+    symmetric: bool
+    acyclic: bool
+
+
+# --- READ -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConceptMention:
+    """A concept the extractor found: a name, other names for it, a short description."""
+
+    name: str
+    aliases: tuple[str, ...] = ()
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A drafted edge, exactly as the extractor produced it (names, not concepts yet)."""
+
+    source: str
+    target: str
+    relation: str
+    confidence: float
+    reason: str
+    evidence: str
+
+    def as_json(self) -> dict:
+        return {
+            "source": self.source,
+            "target": self.target,
+            "relation": self.relation,
+            "confidence": self.confidence,
+            "reason": self.reason,
+            "evidence": self.evidence,
+        }
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """Something the extractor produced that could not even be read as a candidate."""
+
+    raw: dict
+    error: str
+
+
+@dataclass(frozen=True)
+class LLMUsage:
+    calls: int = 0
+    retries: int = 0
+    validation_retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: LLMUsage) -> LLMUsage:
+        return LLMUsage(
+            *(getattr(self, f) + getattr(other, f) for f in self.__dataclass_fields__)
+        )
+
+    def as_json(self) -> dict[str, int]:
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """What READ returns for one source revision."""
+
+    concepts: tuple[ConceptMention, ...]
+    candidates: tuple[Candidate, ...]
+    rejected: tuple[Rejected, ...] = ()
+    usage: LLMUsage = field(default_factory=LLMUsage)
+    extractor: str = ""
+    model: str = ""
+
+    def as_json(self) -> dict:
+        return {
+            "concepts": [
+                {"name": c.name, "aliases": list(c.aliases), "description": c.description}
+                for c in self.concepts
+            ],
+            "edges": [c.as_json() for c in self.candidates],
+            "rejected": [{"raw": r.raw, "error": r.error} for r in self.rejected],
+            "usage": self.usage.as_json(),
+            "extractor": self.extractor,
+            "model": self.model,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> Extraction:
+        return cls(
+            concepts=tuple(
+                ConceptMention(
+                    name=c["name"],
+                    aliases=tuple(c.get("aliases") or ()),
+                    description=c.get("description") or "",
+                )
+                for c in data.get("concepts", ())
+            ),
+            candidates=tuple(Candidate(**e) for e in data.get("edges", ())),
+            rejected=tuple(Rejected(raw=r["raw"], error=r["error"]) for r in data.get("rejected", ())),
+            usage=LLMUsage(**data.get("usage", {})),
+            extractor=data.get("extractor", ""),
+            model=data.get("model", ""),
+        )
+
+
+# --- SEARCH -----------------------------------------------------------------------------
+
+MatchKind = Literal["exact", "alias", "fuzzy", "new"]
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """A name the graph (or the queue) already knows, and what it points at.
+
+    ``key`` identifies the endpoint across stages: ``c<id>`` for a concept,
+    ``n:<name key>`` for a concept that is only proposed so far.
+    """
+
+    name: str
+    canonical: str
+    key: str
+    concept_id: int | None = None
+    proposal_id: int | None = None
+    is_canonical: bool = True
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """How one endpoint name was resolved: to a known concept, or to a new one."""
+
+    name: str
+    key: str
+    canonical: str
+    match: MatchKind
+    score: float | None = None
+    concept_id: int | None = None
+    proposal_id: int | None = None
+    matched_name: str | None = None
+    aliases: tuple[str, ...] = ()
+    description: str = ""
+
+    @property
+    def is_new(self) -> bool:
+        return self.concept_id is None and self.proposal_id is None
+
+
+# --- VERIFY -----------------------------------------------------------------------------
+
+DropReason = Literal[
+    "unknown_relation",
+    "self_loop",
+    "evidence_not_found",
+    "duplicate",
+    "existing_edge",
+    "previously_rejected",
+    "unresolvable",
+    "invalid",
+]
+DROP_REASONS: tuple[str, ...] = (
+    "unknown_relation",
+    "self_loop",
+    "evidence_not_found",
+    "duplicate",
+    "existing_edge",
+    "previously_rejected",
+    "unresolvable",
+    "invalid",
+)
+
+
+@dataclass(frozen=True)
+class Span:
+    """Offsets into the original revision text; ``text[start:end] == quote``."""
+
+    start: int
+    end: int
+    quote: str
+
+
+@dataclass(frozen=True)
+class Link:
+    """An edge-like fact the graph or the queue holds: an active edge or an open proposal."""
+
+    kind: Literal["edge", "proposal", "draft"]
+    id: int
+    source_key: str
+    relation: str
+    target_key: str
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Why a candidate contradicts something, and what it contradicts."""
+
+    rule: Literal["cycle", "opposed_relation"]
+    links: tuple[Link, ...]
+    explanation: str
+
+    def as_json(self) -> dict:
+        return {
+            "rule": self.rule,
+            "explanation": self.explanation,
+            "links": [
+                {
+                    "kind": link.kind,
+                    "id": link.id,
+                    "source": link.source_key,
+                    "relation": link.relation,
+                    "target": link.target_key,
+                }
+                for link in self.links
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A candidate that will not reach the queue, with exactly one reason code."""
+
+    candidate: dict
+    reason: DropReason
+    detail: str = ""
+
+    def as_json(self, source_slug: str) -> dict:
+        return {
+            "source_slug": source_slug,
+            "candidate": self.candidate,
+            "reason": self.reason,
+            "detail": self.detail,
+        }
+
+
+# --- CONSTRUCT --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConceptDraft:
+    """An ``add_concept`` proposal to be written."""
+
+    key: str
+    name: str
+    aliases: tuple[str, ...]
+    description: str
+    confidence: float
+    reason: str
+    evidence: Span | None
+    dedup_key: str
+
+
+@dataclass(frozen=True)
+class EdgeDraft:
+    """An ``add_edge`` proposal to be written."""
+
+    source: Resolution
+    target: Resolution
+    relation: str
+    confidence: float
+    reason: str
+    evidence: Span
+    flags: tuple[str, ...]
+    conflicts: tuple[Conflict, ...]
+    dedup_key: str
+    candidate: Candidate
+
+
+@dataclass(frozen=True)
+class InvalidationDraft:
+    """An ``invalidate_edge`` proposal: the edge's quote vanished from its source."""
+
+    edge_id: int
+    reason: str
+    confidence: float
+    dedup_key: str
+
+
+@dataclass(frozen=True)
+class ActiveEvidence:
+    """An active edge whose evidence quotes an older revision of the source being read."""
+
+    edge_id: int
+    quote: str
+    revision_number: int
+    description: str
+
+
+@dataclass(frozen=True)
+class SourceResult:
+    """Everything CONSTRUCT decided for one source revision."""
+
+    concepts: tuple[ConceptDraft, ...]
+    edges: tuple[EdgeDraft, ...]
+    invalidations: tuple[InvalidationDraft, ...]
+    dropped: tuple[Dropped, ...]
+    # Existing open proposals a new draft contradicts: id -> conflicts to attach to them.
+    flag_existing: dict[int, tuple[Conflict, ...]] = field(default_factory=dict)
+    # Existing concepts the source grounds (resolved endpoints).
+    grounded_concepts: tuple[int, ...] = ()
