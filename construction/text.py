@@ -198,7 +198,9 @@ def find_quote(text: str, quote: str) -> Span | None:
     Returns offsets into the original text and the original substring, or None. Typographic
     quotes and dashes count as their ASCII forms; Markdown emphasis markers are ignored.
     """
-    probe, _ = _normalised_with_map(quote.strip().strip("\"'"), drop_emphasis=True)
+    probe, _ = _normalised_with_map(
+        quote.translate(TYPOGRAPHIC).strip().strip("\"'").strip(), drop_emphasis=True
+    )
     if not probe.strip():
         return None
     haystack, where = _normalised_with_map(text, drop_emphasis=True)
