@@ -322,7 +322,8 @@ class SourceResult:
     edges: tuple[EdgeDraft, ...]
     invalidations: tuple[InvalidationDraft, ...]
     dropped: tuple[Dropped, ...]
-    # Existing open proposals a new draft contradicts: id -> conflicts to attach to them.
-    flag_existing: dict[int, tuple[Conflict, ...]] = field(default_factory=dict)
+    # Open proposals a new draft contradicts, to be flagged too and linked back to it:
+    # (existing proposal id, dedup key of the new draft, explanation).
+    flag_existing: tuple[tuple[int, str, str], ...] = ()
     # Existing concepts the source grounds (resolved endpoints).
     grounded_concepts: tuple[int, ...] = ()

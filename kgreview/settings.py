@@ -236,6 +236,16 @@ KG_LLM_MODEL = env_str("KG_LLM_MODEL", "gpt-4o-mini")
 KG_CONFIDENCE_GATE = env_float("KG_CONFIDENCE_GATE", 0.6, low=0.0, high=1.0)
 KG_MAX_EDGES_PER_SOURCE = env_int("KG_MAX_EDGES_PER_SOURCE", 8, minimum=1)
 KG_MAX_SOURCE_BYTES = env_int("KG_MAX_SOURCE_BYTES", 1_000_000, minimum=1)
+KG_LLM_TIMEOUT = env_float("KG_LLM_TIMEOUT", 60.0, low=0.1, high=3600.0)
+KG_LLM_MAX_RETRIES = env_int("KG_LLM_MAX_RETRIES", 3)
+KG_LLM_VALIDATION_RETRIES = env_int("KG_LLM_VALIDATION_RETRIES", 2)
+KG_LLM_JSON_MODE = env_str("KG_LLM_JSON_MODE", "auto")
+if KG_LLM_JSON_MODE not in {"auto", "json_schema", "json_object"}:
+    raise ImproperlyConfigured(
+        f"KG_LLM_JSON_MODE={KG_LLM_JSON_MODE!r}: use auto, json_schema or json_object"
+    )
+KG_FUZZY_THRESHOLD = env_float("KG_FUZZY_THRESHOLD", 90.0, low=50.0, high=100.0)
+KG_TASK_RETRIES = env_int("KG_TASK_RETRIES", 2)
 KG_WORKER_STALE_SECONDS = env_int("KG_WORKER_STALE_SECONDS", 120, minimum=1)
 
 LOGGING = {

@@ -100,3 +100,104 @@ class WorkerHeartbeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.hostname} @ {self.last_seen:%Y-%m-%d %H:%M:%S}"
+
+
+class AgentRunItem(models.Model):
+    """One source's part of a run: its outcome, error in words, and numbers."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        UNCHANGED = "unchanged", "Unchanged since it was last read"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    FINISHED = (Status.DONE, Status.UNCHANGED, Status.FAILED, Status.CANCELLED)
+
+    run = models.ForeignKey(AgentRun, on_delete=models.PROTECT, related_name="items")
+    source = models.ForeignKey("graph.Source", on_delete=models.PROTECT, related_name="+")
+    revision = models.ForeignKey(
+        "graph.SourceRevision", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    claimed_by = models.CharField(
+        max_length=255, blank=True, help_text="The task (or process) working on it now."
+    )
+    error = models.TextField(blank=True)
+    stats = models.JSONField(default=dict, blank=True)
+    llm_usage = models.JSONField(default=dict, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "source"], name="agentrunitem_once_per_run")
+        ]
+        indexes = [models.Index(fields=["run", "status"], name="agentrunitem_run_status")]
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED
+
+
+class ExtractionRecord(models.Model):
+    """What an extractor read from one source revision, kept so it is never paid twice.
+
+    ``extracted``: READ is done (the LLM was paid), the rest of the loop is not yet.
+    ``done``: proposals were written. An unchanged revision with a done record costs no
+    LLM call on the next run.
+    """
+
+    class Status(models.TextChoices):
+        EXTRACTED = "extracted", "Extracted"
+        DONE = "done", "Done"
+
+    revision = models.ForeignKey(
+        "graph.SourceRevision", on_delete=models.PROTECT, related_name="extractions"
+    )
+    extractor = models.CharField(max_length=200, help_text="provider:model:prompt version")
+    status = models.CharField(max_length=16, choices=Status.choices)
+    output = models.JSONField()
+    llm_usage = models.JSONField(default=dict, blank=True)
+    run = models.ForeignKey(
+        AgentRun, null=True, blank=True, on_delete=models.PROTECT, related_name="extractions"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["revision", "extractor"], name="extractionrecord_once_per_extractor"
+            )
+        ]
+
+
+class DroppedCandidate(models.Model):
+    """A candidate the loop refused, with its reason; unknown relations feed discovery."""
+
+    run = models.ForeignKey(AgentRun, on_delete=models.PROTECT, related_name="dropped")
+    revision = models.ForeignKey(
+        "graph.SourceRevision", on_delete=models.PROTECT, related_name="dropped_candidates"
+    )
+    reason = models.CharField(max_length=32)
+    relation_label = models.CharField(max_length=100, blank=True)
+    detail = models.CharField(max_length=500, blank=True)
+    candidate = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            models.Index(fields=["reason", "relation_label"], name="dropped_reason_label"),
+            models.Index(fields=["run"], name="dropped_run"),
+        ]
+
+
+class Mutex(models.Model):
+    """A named row to lock: writers that must not interleave take it with select_for_update."""
+
+    name = models.CharField(max_length=64, primary_key=True)

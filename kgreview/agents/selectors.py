@@ -1,4 +1,4 @@
-"""Reads for agent runs and worker liveness."""
+"""Reads for agent runs, their results, and worker liveness."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from .models import WorkerHeartbeat
+from kgreview.graph.models import ConceptAlias, Edge
+from kgreview.review.models import Proposal
+
+from .models import AgentRun, DroppedCandidate, WorkerHeartbeat
 
 
 @dataclass(frozen=True)
@@ -31,3 +34,102 @@ def worker_status() -> WorkerStatus:
         return WorkerStatus(alive=False, last_seen=None, hostname="")
     fresh = timezone.now() - beat.last_seen <= timedelta(seconds=settings.KG_WORKER_STALE_SECONDS)
     return WorkerStatus(alive=fresh, last_seen=beat.last_seen, hostname=beat.hostname)
+
+
+def _endpoint_name(endpoint: dict | None) -> str | None:
+    return endpoint.get("name") if endpoint else None
+
+
+def proposal_json(proposal: Proposal, edges: dict[int, Edge]) -> dict:
+    """A proposal in the command-line contract's shape."""
+    payload = proposal.payload
+    source = target = relation = None
+    if proposal.kind == "add_edge":
+        source, target = _endpoint_name(payload["source"]), _endpoint_name(payload["target"])
+        relation = payload["relation"]
+    elif proposal.kind == "add_concept":
+        source = payload["name"]
+    elif proposal.kind in ("invalidate_edge", "update_edge"):
+        edge = edges.get(payload["edge_id"])
+        if edge is not None:
+            source, target, relation = edge.source.name, edge.target.name, edge.relation.key
+    evidence = None
+    if proposal.evidence_revision_id:
+        evidence = {
+            "source": proposal.evidence_revision.source.slug,
+            "revision": proposal.evidence_revision.number,
+            "start": proposal.evidence_start,
+            "end": proposal.evidence_end,
+            "quote": proposal.evidence_quote,
+        }
+    return {
+        "id": proposal.pk,
+        "kind": proposal.kind,
+        "status": proposal.status,
+        "source": source,
+        "target": target,
+        "relation": relation,
+        "confidence": proposal.confidence,
+        "reason": proposal.reason,
+        "evidence": evidence,
+        "flags": proposal.flags,
+    }
+
+
+def run_report(run: AgentRun) -> dict:
+    """What a run did, in the shape ``manage.py construct --json`` prints."""
+    proposals = list(
+        Proposal.objects.filter(agent_run=run)
+        .select_related("evidence_revision__source")
+        .order_by("pk")
+    )
+    edge_ids = [
+        p.payload["edge_id"] for p in proposals if p.kind in ("invalidate_edge", "update_edge")
+    ]
+    edges = {
+        e.pk: e
+        for e in Edge.objects.filter(pk__in=edge_ids).select_related("source", "target", "relation")
+    }
+    dropped = (
+        DroppedCandidate.objects.filter(run=run).select_related("revision__source").order_by("pk")
+    )
+    items = run.items.select_related("source").order_by("pk")
+    return {
+        "run": {
+            "id": run.pk,
+            "agent": run.agent,
+            "trigger": run.trigger,
+            "status": run.status,
+            "provider": run.provider,
+            "model": run.model,
+            "progress": {"done": run.progress_done, "total": run.progress_total},
+            "started_at": run.started_at.isoformat() if run.started_at else None,
+            "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+            **run.stats,
+            "llm": run.llm_usage,
+            "errors": [
+                {"source": i.source.slug, "error": i.error}
+                for i in items
+                if i.status == "failed"
+            ],
+        },
+        "proposals": [proposal_json(p, edges) for p in proposals],
+        "dropped": [
+            {
+                "source_slug": d.revision.source.slug,
+                "candidate": d.candidate,
+                "reason": d.reason,
+                "detail": d.detail,
+            }
+            for d in dropped
+        ],
+    }
+
+
+def concept_names_for_evaluation() -> dict[int, tuple[str, ...]]:
+    """Every name of every concept (merged names included), for matching gold edges."""
+    names: dict[int, list[str]] = {}
+    for concept_id, name in ConceptAlias.objects.values_list("concept_id", "name"):
+        names.setdefault(concept_id, []).append(name)
+    return {k: tuple(v) for k, v in names.items()}
+

@@ -1,10 +1,48 @@
-"""Writes for agent runs and worker liveness."""
+"""Writes for agent runs: start a run, process one source of it, finish it.
+
+Locking rules: an item is claimed under a row lock before any work, so a source is
+processed by one worker at a time; a redelivered task (same claim) may take over an item
+its dead predecessor left running. All proposal writes for one source happen in one
+transaction that holds the ``construct`` mutex, so two workers never interleave their
+checks and writes. Run counters are updated under a lock on the run row.
+"""
 
 from __future__ import annotations
 
+import logging
+import time
+from collections import Counter
+from collections.abc import Iterable
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
-from .models import WorkerHeartbeat
+from construction import keys
+from construction.errors import ExtractionFailed, LLMTransientError
+from construction.pipeline import process_source
+from construction.types import EdgeDraft, Extraction, LLMUsage, Resolution, Span
+from kgreview.core.errors import DuplicateProposal
+from kgreview.graph.models import Source, SourceConcept, SourceRevision
+from kgreview.graph.services import Evidence
+from kgreview.review.models import Proposal
+from kgreview.review.services import proposal_create, proposal_flag_conflict
+
+from . import adapters
+from .models import (
+    AgentRun,
+    AgentRunItem,
+    DroppedCandidate,
+    ExtractionRecord,
+    Mutex,
+    WorkerHeartbeat,
+)
+
+log = logging.getLogger(__name__)
+
+ITEM_LEASE = timedelta(minutes=15)
 
 
 def worker_heartbeat_record(*, hostname: str, pid: int) -> WorkerHeartbeat:
@@ -13,3 +51,477 @@ def worker_heartbeat_record(*, hostname: str, pid: int) -> WorkerHeartbeat:
         hostname=hostname[:255], defaults={"last_seen": timezone.now(), "pid": pid}
     )
     return beat
+
+
+# --- Runs -------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def construct_run_create(
+    *,
+    sources: Iterable[Source] | None = None,
+    provider: str | None = None,
+    trigger: str = AgentRun.Trigger.CLI,
+    user=None,
+    params: dict | None = None,
+) -> AgentRun:
+    """A queued construction run with one item per source that has text.
+
+    ``sources=None`` means every active source. The extractor is built now so a bad
+    provider fails here, before anything is queued.
+    """
+    extractor = adapters.extractor_for(provider)
+    if sources is None:
+        chosen = list(
+            Source.objects.filter(status=Source.Status.ACTIVE, current_revision__isnull=False)
+            .order_by("slug")
+            .only("pk", "current_revision_id")
+        )
+    else:
+        chosen = [s for s in sources if s.current_revision_id is not None]
+    run = AgentRun.objects.create(
+        agent=AgentRun.Agent.CONSTRUCT,
+        trigger=trigger,
+        provider=extractor.name,
+        model=extractor.model,
+        params=params or {},
+        requested_by=user if user is not None and user.is_authenticated else None,
+        progress_total=len(chosen),
+        stats=_empty_stats(len(chosen)),
+        llm_usage=LLMUsage().as_json(),
+    )
+    AgentRunItem.objects.bulk_create(
+        [AgentRunItem(run=run, source=s, revision_id=s.current_revision_id) for s in chosen]
+    )
+    if not chosen:
+        _finish_run(run)
+    return run
+
+
+def _empty_stats(total: int) -> dict:
+    return {
+        "sources": total,
+        "processed": 0,
+        "unchanged": 0,
+        "failed": 0,
+        "cancelled": 0,
+        "candidates": 0,
+        "proposals": {},
+        "dropped": {},
+        "flagged_existing": 0,
+        "duration_s": 0.0,
+    }
+
+
+def _merge_stats(total: dict, part: dict) -> dict:
+    merged = dict(total)
+    for key in ("candidates", "flagged_existing"):
+        merged[key] = merged.get(key, 0) + part.get(key, 0)
+    proposals = {k: dict(v) for k, v in merged.get("proposals", {}).items()}
+    for kind, by_status in part.get("proposals", {}).items():
+        slot = proposals.setdefault(kind, {})
+        for status, n in by_status.items():
+            slot[status] = slot.get(status, 0) + n
+    merged["proposals"] = proposals
+    dropped = dict(merged.get("dropped", {}))
+    for reason, n in part.get("dropped", {}).items():
+        dropped[reason] = dropped.get(reason, 0) + n
+    merged["dropped"] = dropped
+    return merged
+
+
+def _finish_run(run: AgentRun) -> None:
+    counts = Counter(run.items.values_list("status", flat=True))
+    finished = sum(counts[s] for s in AgentRunItem.FINISHED)
+    if finished < run.progress_total:
+        return
+    if counts[AgentRunItem.Status.CANCELLED]:
+        status = AgentRun.Status.CANCELLED
+    elif counts[AgentRunItem.Status.FAILED] and counts[AgentRunItem.Status.FAILED] == finished:
+        status = AgentRun.Status.FAILED
+    elif counts[AgentRunItem.Status.FAILED]:
+        status = AgentRun.Status.PARTIAL
+    else:
+        status = AgentRun.Status.SUCCEEDED
+    now = timezone.now()
+    run.status = status
+    run.finished_at = now
+    run.started_at = run.started_at or now
+    stats = dict(run.stats)
+    stats["duration_s"] = round((now - run.started_at).total_seconds(), 3)
+    run.stats = stats
+    failed = list(
+        run.items.filter(status=AgentRunItem.Status.FAILED)
+        .select_related("source")
+        .values_list("source__slug", "error")[:20]
+    )
+    if failed:
+        run.error = "\n".join(f"{slug}: {error}" for slug, error in failed)
+    run.save(update_fields=["status", "finished_at", "started_at", "stats", "error", "updated_at"])
+
+
+def _record_item(item: AgentRunItem, *, status: str, stats=None, usage=None, error="") -> None:
+    """Finish one item and add its numbers to the run, under a lock on the run row."""
+    run = AgentRun.objects.select_for_update().get(pk=item.run_id)
+    fresh = AgentRunItem.objects.select_for_update().get(pk=item.pk)
+    if fresh.is_finished:
+        return
+    now = timezone.now()
+    fresh.status = status
+    fresh.error = error
+    fresh.stats = stats or {}
+    fresh.llm_usage = usage or {}
+    fresh.finished_at = now
+    fresh.claimed_by = ""
+    fresh.save(update_fields=["status", "error", "stats", "llm_usage", "finished_at", "claimed_by"])
+    item.status = status
+    run_stats = _merge_stats(run.stats or _empty_stats(run.progress_total), fresh.stats)
+    bucket = {
+        AgentRunItem.Status.DONE: "processed",
+        AgentRunItem.Status.UNCHANGED: "unchanged",
+        AgentRunItem.Status.FAILED: "failed",
+        AgentRunItem.Status.CANCELLED: "cancelled",
+    }[status]
+    run_stats[bucket] = run_stats.get(bucket, 0) + 1
+    run.stats = run_stats
+    total_usage = LLMUsage(**(run.llm_usage or {})) + LLMUsage(**(usage or {}))
+    run.llm_usage = total_usage.as_json()
+    run.progress_done = F("progress_done") + 1
+    run.save(update_fields=["stats", "llm_usage", "progress_done", "updated_at"])
+    run.refresh_from_db()
+    _finish_run(run)
+
+
+def _claim(item_id: int, claim: str) -> AgentRunItem | None:
+    """Take an item for this worker, or None if it is finished or another worker has it."""
+    with transaction.atomic():
+        item = (
+            AgentRunItem.objects.select_for_update()
+            .select_related("run", "source")
+            .filter(pk=item_id)
+            .first()
+        )
+        if item is None or item.is_finished:
+            return None
+        now = timezone.now()
+        held_by_other = (
+            item.status == AgentRunItem.Status.RUNNING
+            and item.claimed_by
+            and item.claimed_by != claim
+            and item.started_at is not None
+            and now - item.started_at < ITEM_LEASE
+        )
+        if held_by_other:
+            return None
+        item.status = AgentRunItem.Status.RUNNING
+        item.claimed_by = claim[:255]
+        item.attempts += 1
+        item.started_at = now
+        item.save(update_fields=["status", "claimed_by", "attempts", "started_at"])
+        run = AgentRun.objects.select_for_update().get(pk=item.run_id)
+        if run.status == AgentRun.Status.QUEUED:
+            run.status = AgentRun.Status.RUNNING
+            run.started_at = now
+            run.save(update_fields=["status", "started_at", "updated_at"])
+        item.run = run
+        return item
+
+
+def _release(item: AgentRunItem, error: str) -> None:
+    """Hand an item back (a transient failure that will be retried)."""
+    AgentRunItem.objects.filter(pk=item.pk, claimed_by=item.claimed_by).update(
+        status=AgentRunItem.Status.PENDING, claimed_by="", error=error
+    )
+
+
+def construct_item_run(
+    *,
+    item_id: int,
+    claim: str,
+    extractor=None,
+    reverify: bool = False,
+    final_attempt: bool = True,
+) -> AgentRunItem:
+    """Read one source of a run and queue what survives, in one transaction.
+
+    READ happens outside any transaction (it may call a model for seconds) and its
+    output is stored at once, so a crash afterwards never pays for the same call twice.
+    A revision already read by this extractor costs nothing: the item is ``unchanged``.
+    A failed READ fails this item with the error in words; nothing is written for it.
+    ``LLMTransientError`` is re-raised for a retry unless this is the final attempt.
+    """
+    item = _claim(item_id, claim)
+    if item is None:
+        return AgentRunItem.objects.get(pk=item_id)
+    run = item.run
+    if run.cancel_requested:
+        with transaction.atomic():
+            _record_item(item, status=AgentRunItem.Status.CANCELLED, error="Run was cancelled.")
+        return item
+    try:
+        return _construct_item(item, run, extractor, reverify, final_attempt)
+    except LLMTransientError:
+        raise
+    except Exception as exc:  # any bug or outage fails this source, not the whole run
+        log.exception("construct failed for %s in run %s", item.source.slug, run.pk)
+        with transaction.atomic():
+            _record_item(
+                item,
+                status=AgentRunItem.Status.FAILED,
+                error=f"Internal error ({exc.__class__.__name__}): {exc}",
+            )
+        return item
+
+
+def _construct_item(item, run, extractor, reverify, final_attempt) -> AgentRunItem:
+    started = time.perf_counter()
+    extractor = extractor or adapters.extractor_for(run.provider)
+    xkey = adapters.extractor_key(extractor)
+    revision = SourceRevision.objects.select_related("source").get(
+        pk=item.source.current_revision_id
+    )
+    if item.revision_id != revision.pk:
+        AgentRunItem.objects.filter(pk=item.pk).update(revision=revision)
+    record = ExtractionRecord.objects.filter(revision=revision, extractor=xkey).first()
+    if record is not None and record.status == ExtractionRecord.Status.DONE and not reverify:
+        with transaction.atomic():
+            _record_item(item, status=AgentRunItem.Status.UNCHANGED, stats={}, usage={})
+        return item
+
+    doc = adapters.source_doc(revision)
+    usage = LLMUsage()
+    if record is None:
+        try:
+            extraction = extractor.extract(
+                doc,
+                vocabulary=adapters.vocabulary(),
+                lexicon=adapters.INDEX_CACHE.get(),
+                max_edges=settings.KG_MAX_EDGES_PER_SOURCE,
+            )
+        except LLMTransientError as exc:
+            if not final_attempt:
+                _release(item, str(exc))
+                raise
+            with transaction.atomic():
+                _record_item(item, status=AgentRunItem.Status.FAILED, error=str(exc))
+            return item
+        except ExtractionFailed as exc:
+            with transaction.atomic():
+                _record_item(item, status=AgentRunItem.Status.FAILED, error=str(exc))
+            return item
+        usage = extraction.usage
+        try:
+            record = ExtractionRecord.objects.create(
+                revision=revision,
+                extractor=xkey,
+                status=ExtractionRecord.Status.EXTRACTED,
+                output=extraction.as_json(),
+                llm_usage=usage.as_json(),
+                run=run,
+            )
+        except IntegrityError:
+            record = ExtractionRecord.objects.get(revision=revision, extractor=xkey)
+    else:
+        extraction = Extraction.from_json(record.output)
+
+    with transaction.atomic():
+        Mutex.objects.select_for_update().get_or_create(name="construct")
+        result = process_source(
+            doc=doc,
+            extraction=extraction,
+            vocabulary=adapters.vocabulary(),
+            index=adapters.INDEX_CACHE.get(),
+            graph=adapters.DbGraphView(),
+            gate=settings.KG_CONFIDENCE_GATE,
+            active_evidence=adapters.active_evidence(revision),
+        )
+        stats = _persist(run=run, revision=revision, result=result)
+        stats["candidates"] = len(extraction.candidates) + len(extraction.rejected)
+        stats["duration_s"] = round(time.perf_counter() - started, 4)
+        ExtractionRecord.objects.filter(pk=record.pk).update(
+            status=ExtractionRecord.Status.DONE, updated_at=timezone.now()
+        )
+        _record_item(item, status=AgentRunItem.Status.DONE, stats=stats, usage=usage.as_json())
+    return item
+
+
+# --- Persisting one source's result ------------------------------------------------------
+
+
+def _evidence(revision: SourceRevision, span: Span | None) -> Evidence | None:
+    if span is None:
+        return None
+    return Evidence(revision=revision, start=span.start, end=span.end, quote=span.quote)
+
+
+def _endpoint(res: Resolution, created: dict[str, Proposal]) -> dict:
+    endpoint = {
+        "name": res.canonical,
+        "concept_id": res.concept_id,
+        "proposal_id": res.proposal_id,
+        "match": res.match,
+        "score": res.score,
+        "matched_name": res.matched_name,
+    }
+    if res.is_new and res.key in created:
+        endpoint["proposal_id"] = created[res.key].pk
+    return endpoint
+
+
+def _conflicts_json(draft: EdgeDraft) -> list[dict]:
+    out = []
+    for conflict in draft.conflicts:
+        for link in conflict.links:
+            out.append(
+                {
+                    "kind": link.kind,
+                    "id": link.id,
+                    "source": link.source_key,
+                    "relation": link.relation,
+                    "target": link.target_key,
+                    "rule": conflict.rule,
+                    "explanation": conflict.explanation,
+                }
+            )
+    return out
+
+
+def _priority(confidence: float, flags: Iterable[str]) -> int:
+    # Contradictions first: they need a person most, and they block other decisions.
+    return round(confidence * 100) + (100 if "contradiction" in flags else 0)
+
+
+def _tally(stats: dict, proposal: Proposal) -> None:
+    slot = stats["proposals"].setdefault(proposal.kind, {})
+    slot[proposal.status] = slot.get(proposal.status, 0) + 1
+
+
+def _persist(*, run: AgentRun, revision: SourceRevision, result) -> dict:
+    source = revision.source
+    stats: dict = {"proposals": {}, "dropped": {}, "flagged_existing": 0}
+    created: dict[str, Proposal] = {}
+    for draft in result.concepts:
+        try:
+            proposal = proposal_create(
+                kind="add_concept",
+                payload={
+                    "name": draft.name,
+                    "aliases": list(draft.aliases),
+                    "description": draft.description,
+                },
+                confidence=draft.confidence,
+                reason=draft.reason,
+                evidence=_evidence(revision, draft.evidence),
+                flags=["new_concept"],
+                dedup_key=draft.dedup_key,
+                priority=_priority(draft.confidence, ()),
+                agent_run=run,
+                document=source,
+            )
+        except DuplicateProposal as exc:
+            proposal = Proposal.objects.get(pk=exc.details["proposal_id"])
+        else:
+            _tally(stats, proposal)
+        created[draft.key] = proposal
+
+    edge_proposals: list[Proposal] = []
+    for draft in result.edges:
+        proposal = proposal_create(
+            kind="add_edge",
+            payload={
+                "source": _endpoint(draft.source, created),
+                "target": _endpoint(draft.target, created),
+                "relation": draft.relation,
+                "weight": 1.0,
+                "conflicts": _conflicts_json(draft),
+            },
+            confidence=draft.confidence,
+            reason=draft.reason,
+            evidence=_evidence(revision, draft.evidence),
+            flags=draft.flags,
+            dedup_key=draft.dedup_key,
+            priority=_priority(draft.confidence, draft.flags),
+            agent_run=run,
+            document=source,
+        )
+        edge_proposals.append(proposal)
+        _tally(stats, proposal)
+
+    # Links between drafts of this source pointed at draft positions; now they have ids.
+    for proposal in edge_proposals:
+        conflicts = proposal.payload.get("conflicts") or []
+        if not any(c["kind"] == "draft" for c in conflicts):
+            continue
+        for conflict in conflicts:
+            if conflict["kind"] == "draft":
+                conflict["kind"] = "proposal"
+                conflict["id"] = edge_proposals[conflict["id"]].pk
+        proposal.save(update_fields=["payload"])
+
+    by_dedup = {p.dedup_key: p for p in edge_proposals}
+    for other_id, dedup, explanation in result.flag_existing:
+        new = by_dedup.get(dedup)
+        if new is None:
+            continue
+        flagged = proposal_flag_conflict(
+            proposal_id=other_id,
+            other={
+                "kind": "proposal",
+                "id": new.pk,
+                "rule": "contradiction",
+                "explanation": explanation,
+            },
+        )
+        stats["flagged_existing"] += flagged is not None
+
+    for draft in result.invalidations:
+        try:
+            proposal = proposal_create(
+                kind="invalidate_edge",
+                payload={"edge_id": draft.edge_id, "reason_code": "evidence_gone"},
+                confidence=draft.confidence,
+                reason=draft.reason,
+                dedup_key=draft.dedup_key,
+                priority=_priority(draft.confidence, ()),
+                agent_run=run,
+                document=source,
+            )
+        except DuplicateProposal:
+            continue
+        _tally(stats, proposal)
+
+    DroppedCandidate.objects.bulk_create(
+        [
+            DroppedCandidate(
+                run=run,
+                revision=revision,
+                reason=d.reason,
+                relation_label=(
+                    keys.relation_key(str(d.candidate.get("relation", "")))[:100]
+                    if d.reason == "unknown_relation"
+                    else ""
+                ),
+                detail=d.detail[:500],
+                candidate=d.candidate,
+            )
+            for d in result.dropped
+        ]
+    )
+    for d in result.dropped:
+        stats["dropped"][d.reason] = stats["dropped"].get(d.reason, 0) + 1
+
+    if result.grounded_concepts:
+        known = set(
+            SourceConcept.objects.filter(
+                source=source, concept_id__in=result.grounded_concepts
+            ).values_list("concept_id", flat=True)
+        )
+        SourceConcept.objects.filter(source=source, concept_id__in=known).update(revision=revision)
+        SourceConcept.objects.bulk_create(
+            [
+                SourceConcept(source=source, concept_id=cid, revision=revision)
+                for cid in result.grounded_concepts
+                if cid not in known
+            ]
+        )
+    return stats

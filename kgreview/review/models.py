@@ -57,6 +57,19 @@ class Proposal(NoDeleteModel):
         on_delete=models.PROTECT,
         related_name="proposals",
     )
+    document = models.ForeignKey(
+        "graph.Source",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="proposals",
+        help_text="The source the proposal was drafted from.",
+    )
+    # For add_edge: the endpoints and relation as keys ("c<id>" for a concept, "n:<name>"
+    # for a proposed one), so contradictions and queue filters are plain indexed lookups.
+    relation_key = models.CharField(max_length=64, blank=True)
+    source_key = models.CharField(max_length=255, blank=True)
+    target_key = models.CharField(max_length=255, blank=True)
     version = models.PositiveIntegerField(
         default=1, help_text="Bumped on every change; a decision names the version it saw."
     )
@@ -106,6 +119,17 @@ class Proposal(NoDeleteModel):
             models.Index(fields=["status", "-priority", "-id"], name="proposal_queue"),
             models.Index(fields=["kind", "status"], name="proposal_kind_status"),
             models.Index(fields=["dedup_key"], name="proposal_dedup_key"),
+            models.Index(
+                fields=["relation_key", "source_key"],
+                condition=Q(kind="add_edge", status__in=OPEN_STATUSES),
+                name="proposal_open_edge_out",
+            ),
+            models.Index(
+                fields=["source_key", "target_key"],
+                condition=Q(kind="add_edge", status__in=OPEN_STATUSES),
+                name="proposal_open_edge_pair",
+            ),
+            models.Index(fields=["document", "status"], name="proposal_document_status"),
         ]
 
     def __str__(self) -> str:

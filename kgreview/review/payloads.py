@@ -38,8 +38,13 @@ class Endpoint(_Strict):
     def _resolved_consistently(self) -> Endpoint:
         if self.match == "new" and self.concept_id is not None:
             raise ValueError("a new concept cannot already have a concept_id")
-        if self.match in {"exact", "alias", "fuzzy"} and self.concept_id is None:
-            raise ValueError(f"a {self.match} match must name the concept_id it matched")
+        if self.match in {"exact", "alias", "fuzzy"} and (
+            self.concept_id is None and self.proposal_id is None
+        ):
+            raise ValueError(
+                f"a {self.match} match must name the concept_id (or the open add_concept "
+                "proposal_id) it matched"
+            )
         if self.match == "fuzzy" and self.score is None:
             raise ValueError("a fuzzy match must carry its score")
         return self

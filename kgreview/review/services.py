@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from construction import keys
 from kgreview.core.errors import DuplicateProposal, ValidationFailed
 from kgreview.graph.models import RelationType
 from kgreview.graph.services import Evidence
@@ -21,35 +22,33 @@ from .models import Proposal
 from .payloads import payload_validate
 
 
-def _name_key(name: str) -> str:
-    return " ".join(name.casefold().split())
-
-
 def _endpoint_key(endpoint: dict) -> str:
     if endpoint.get("concept_id"):
-        return f"c{endpoint['concept_id']}"
-    return f"n:{_name_key(endpoint['name'])}"
+        return keys.concept_key(endpoint["concept_id"])
+    return keys.new_concept_key(endpoint["name"])
 
 
 def proposal_dedup_key(*, kind: str, payload: dict, symmetric: bool | None = None) -> str:
     """A key that is equal for two proposals asking for the same change.
 
-    Endpoints count by concept when resolved and by normalised name when new; a
-    symmetric relation's ends are ordered so "A contrasts with B" equals "B ... A".
+    Endpoints count by concept when resolved and by name key when new (the same keys the
+    construction loop uses); a symmetric relation's ends are ordered.
     """
     if kind == "add_concept":
-        return f"add_concept:{_name_key(payload['name'])}"
+        return keys.concept_dedup_key(payload["name"])
     if kind == "add_edge":
-        src, dst = _endpoint_key(payload["source"]), _endpoint_key(payload["target"])
         if symmetric is None:
             symmetric = RelationType.objects.filter(
                 key=payload["relation"], symmetric=True
             ).exists()
-        if symmetric:
-            src, dst = sorted((src, dst))
-        return f"add_edge:{src}|{payload['relation']}|{dst}"
+        return keys.edge_dedup_key(
+            _endpoint_key(payload["source"]),
+            payload["relation"],
+            _endpoint_key(payload["target"]),
+            symmetric=symmetric,
+        )
     if kind == "invalidate_edge":
-        return f"invalidate_edge:{payload['edge_id']}"
+        return keys.invalidation_dedup_key(payload["edge_id"])
     if kind == "merge_concepts":
         pair = sorted((payload["survivor_id"], payload["loser_id"]))
         return f"merge_concepts:{pair[0]}|{pair[1]}"
@@ -72,6 +71,7 @@ def proposal_create(
     priority: int = 0,
     agent_run=None,
     created_by=None,
+    document=None,
     gate: float | None = None,
 ) -> Proposal:
     """Queue a proposal: ``held`` below the confidence gate, ``pending`` otherwise.
@@ -91,6 +91,10 @@ def proposal_create(
         if "below_gate" not in flag_list:
             flag_list.append("below_gate")
     key = dedup_key or proposal_dedup_key(kind=kind, payload=clean)
+    endpoints = {}
+    if kind == "add_edge":
+        src, dst = _endpoint_key(clean["source"]), _endpoint_key(clean["target"])
+        endpoints = {"relation_key": clean["relation"], "source_key": src, "target_key": dst}
     try:
         with transaction.atomic():
             return Proposal.objects.create(
@@ -108,6 +112,8 @@ def proposal_create(
                 priority=priority,
                 agent_run=agent_run,
                 created_by=created_by,
+                document=document,
+                **endpoints,
             )
     except IntegrityError:
         existing = Proposal.objects.filter(
@@ -118,3 +124,30 @@ def proposal_create(
             + (f" (proposal #{existing.pk})." if existing else "."),
             proposal_id=existing.pk if existing else None,
         ) from None
+
+
+@transaction.atomic
+def proposal_flag_conflict(*, proposal_id: int, other: dict) -> Proposal | None:
+    """Mark an open proposal as contradicted by another fact, linking to it.
+
+    Locks the proposal; a decided proposal is left alone (its contradiction no longer
+    matters for review). The version is bumped so a reviewer looking at the old card is
+    told it changed.
+    """
+    proposal = Proposal.objects.select_for_update().filter(pk=proposal_id).first()
+    if proposal is None or not proposal.is_open:
+        return None
+    payload = dict(proposal.payload)
+    conflicts = list(payload.get("conflicts") or [])
+    if other not in conflicts:
+        conflicts.append(other)
+    if proposal.kind == "add_edge":
+        payload["conflicts"] = conflicts
+    flags = sorted(set(proposal.flags) | {"contradiction"})
+    if flags == proposal.flags and payload == proposal.payload:
+        return proposal
+    proposal.payload = payload
+    proposal.flags = flags
+    proposal.version += 1
+    proposal.save(update_fields=["payload", "flags", "version", "updated_at"])
+    return proposal

@@ -1,0 +1,46 @@
+"""Identity keys shared by the loop and the Django side, so both agree what "the same" is.
+
+An endpoint key is ``c<id>`` for a concept in the graph and ``n:<name key>`` for a
+concept that is only proposed. Two proposals with the same dedup key ask for the same
+change; the queue holds at most one of them open.
+"""
+
+from __future__ import annotations
+
+from .text import name_key
+
+
+def concept_key(concept_id: int) -> str:
+    return f"c{concept_id}"
+
+
+def new_concept_key(name: str) -> str:
+    return f"n:{name_key(name)}"
+
+
+def concept_id_of(key: str) -> int | None:
+    if key.startswith("c") and key[1:].isdigit():
+        return int(key[1:])
+    return None
+
+
+def edge_dedup_key(source_key: str, relation: str, target_key: str, *, symmetric: bool) -> str:
+    if symmetric and target_key < source_key:
+        source_key, target_key = target_key, source_key
+    return f"add_edge:{source_key}|{relation}|{target_key}"
+
+
+def concept_dedup_key(name: str) -> str:
+    return f"add_concept:{name_key(name)}"
+
+
+def invalidation_dedup_key(edge_id: int) -> str:
+    return f"invalidate_edge:{edge_id}"
+
+
+def relation_key(label: str) -> str:
+    """A free-form relation label as a snake_case key ("Is Part Of" -> "is_part_of")."""
+    out = []
+    for ch in label.strip().casefold():
+        out.append(ch if ch.isalnum() else "_")
+    return "_".join(part for part in "".join(out).split("_") if part)

@@ -1,0 +1,237 @@
+"""SEARCH: resolve endpoint names to known concepts, or decide they are new.
+
+Exact name and alias keys first, then rapidfuzz over a blocked candidate set, so a
+lookup against 50,000 concepts compares a few dozen strings rather than all of them.
+Names that differ only in a number or identifier ("GPT-3", "GPT-4") never fuzzy-match.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from rapidfuzz import fuzz, process
+
+from .keys import new_concept_key
+from .text import clean_display, identifiers, name_key, split_abbreviation
+from .types import ConceptMention, IndexEntry, Resolution
+
+DEFAULT_THRESHOLD = 90.0
+MIN_FUZZY_LENGTH = 5
+MAX_BLOCK_CANDIDATES = 4000
+NAME_MAX = 200
+STOPWORDS = frozenset(
+    {
+        "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at",
+        "from", "as", "is", "are", "be", "it", "its", "this", "that", "these", "those",
+        "they", "them", "which", "who", "what", "we", "you", "i", "he", "she", "their",
+        "our", "your", "his", "her", "there", "here", "not", "no", "but", "so", "if",
+    }
+)
+
+
+def _block_keys(key: str) -> set[str]:
+    """Blocking keys: shared word prefixes, or the prefix of the spaceless name."""
+    blocks = {"#" + key.replace(" ", "")[:4]}
+    for word in key.split():
+        if len(word) >= 3 and word not in STOPWORDS:
+            blocks.add(word[:3])
+    return blocks
+
+
+class InMemoryConceptIndex:
+    """A ``ConceptIndex`` held in memory: a dict for exact keys, blocks for fuzzy ones."""
+
+    def __init__(self, *, threshold: float = DEFAULT_THRESHOLD) -> None:
+        self.threshold = threshold
+        self._exact: dict[str, IndexEntry] = {}
+        self._blocks: dict[str, list[str]] = defaultdict(list)
+        self._max_words = 1
+
+    def __len__(self) -> int:
+        return len(self._exact)
+
+    @property
+    def max_words(self) -> int:
+        return self._max_words
+
+    def add(self, entry: IndexEntry, *, keys: Iterable[str]) -> None:
+        for key in keys:
+            if not key:
+                continue
+            current = self._exact.get(key)
+            # Canonical names win over aliases; otherwise the first registration stays,
+            # so the same graph always resolves the same way.
+            if current is not None and (current.is_canonical or not entry.is_canonical):
+                continue
+            if current is None:
+                for block in _block_keys(key):
+                    self._blocks[block].append(key)
+            self._exact[key] = entry
+            self._max_words = max(self._max_words, min(8, key.count(" ") + 1))
+
+    def add_name(self, entry: IndexEntry) -> None:
+        """Register an entry under the key of its name (and of its abbreviation, if any)."""
+        long, short = split_abbreviation(entry.name)
+        self.add(entry, keys=[name_key(long)] + ([name_key(short)] if short else []))
+
+    def exact(self, key: str) -> IndexEntry | None:
+        return self._exact.get(key)
+
+    def lookup(self, key: str) -> IndexEntry | None:
+        return self._exact.get(key)
+
+    def fuzzy(self, key: str) -> tuple[IndexEntry, float] | None:
+        if len(key) < MIN_FUZZY_LENGTH:
+            return None
+        pool: set[str] = set()
+        for block in _block_keys(key):
+            pool.update(self._blocks.get(block, ()))
+            if len(pool) > MAX_BLOCK_CANDIDATES:
+                break
+        if not pool:
+            return None
+        wanted_ids = identifiers(key)
+        best = None
+        for candidate, score, _ in process.extract(
+            key,
+            list(pool),
+            scorer=fuzz.token_sort_ratio,
+            score_cutoff=self.threshold,
+            limit=5,
+        ):
+            if len(candidate) < MIN_FUZZY_LENGTH or identifiers(candidate) != wanted_ids:
+                continue
+            if best is None or score > best[1]:
+                best = (candidate, score)
+        if best is None:
+            return None
+        return self._exact[best[0]], round(float(best[1]), 1)
+
+
+def _usable(key: str) -> bool:
+    if not key or len(key) > NAME_MAX:
+        return False
+    meaningful = [w for w in key.split() if w not in STOPWORDS]
+    return bool(meaningful) and any(ch.isalpha() for ch in key)
+
+
+def _display(name: str) -> str:
+    if name and name[0].islower() and not any(c.isupper() for c in name.split()[0][1:]):
+        return name[0].upper() + name[1:]
+    return name
+
+
+def resolve_name(
+    name: str,
+    index,
+    *,
+    mention: ConceptMention | None = None,
+) -> Resolution | None:
+    """Resolve one endpoint name. None means nothing usable is left of the name.
+
+    ``mention`` carries what the extractor knows about the concept (a definitional
+    name, aliases, a description) and is used for new concepts and for extra keys.
+    """
+    display = clean_display(name)
+    long, short = split_abbreviation(display)
+    names = [long] + ([short] if short else [])
+    if mention is not None:
+        m_long, m_short = split_abbreviation(clean_display(mention.name))
+        names += [m_long] + ([m_short] if m_short else [])
+        names += [clean_display(a) for a in mention.aliases]
+    keys: list[str] = []
+    for item in names:
+        key = name_key(item)
+        if key and key not in keys:
+            keys.append(key)
+    if not keys or not _usable(keys[0]) or len(display) > NAME_MAX:
+        return None
+
+    for key in keys:
+        entry = index.exact(key)
+        if entry is not None:
+            canonical_key = name_key(split_abbreviation(entry.canonical)[0])
+            return Resolution(
+                name=display,
+                key=entry.key,
+                canonical=entry.canonical,
+                match="exact" if key == canonical_key else "alias",
+                score=100.0,
+                concept_id=entry.concept_id,
+                proposal_id=entry.proposal_id,
+                matched_name=entry.name,
+            )
+    for key in keys:
+        found = index.fuzzy(key)
+        if found is not None:
+            entry, score = found
+            return Resolution(
+                name=display,
+                key=entry.key,
+                canonical=entry.canonical,
+                match="fuzzy",
+                score=score,
+                concept_id=entry.concept_id,
+                proposal_id=entry.proposal_id,
+                matched_name=entry.name,
+            )
+
+    canonical = _display(long)
+    aliases: list[str] = []
+    description = ""
+    if mention is not None:
+        m_long, m_short = split_abbreviation(clean_display(mention.name))
+        if _usable(name_key(m_long)):
+            canonical = _display(m_long)
+        extra = [m_short] if m_short else []
+        extra += [clean_display(a) for a in mention.aliases]
+        aliases += [a for a in extra if a]
+        description = mention.description.strip()
+    if short:
+        aliases.append(short)
+    if long != canonical and name_key(long) != name_key(canonical):
+        aliases.append(long)
+    seen = {name_key(canonical)}
+    unique_aliases = []
+    for alias in aliases:
+        key = name_key(alias)
+        if key and key not in seen and len(alias) <= NAME_MAX:
+            seen.add(key)
+            unique_aliases.append(alias)
+    return Resolution(
+        name=display,
+        key=new_concept_key(canonical),
+        canonical=canonical,
+        match="new",
+        aliases=tuple(unique_aliases),
+        description=description[:2000],
+    )
+
+
+class OverlayIndex:
+    """A per-source view over a shared index: additions stay local until committed.
+
+    The shared index lives as long as a worker process; a source whose proposals are
+    never written (an error, a rollback) must not leave its new concepts behind in it.
+    """
+
+    def __init__(self, base) -> None:
+        self.base = base
+        self.local = InMemoryConceptIndex(threshold=getattr(base, "threshold", DEFAULT_THRESHOLD))
+
+    @property
+    def max_words(self) -> int:
+        return max(self.base.max_words, self.local.max_words)
+
+    def exact(self, key: str) -> IndexEntry | None:
+        return self.local.exact(key) or self.base.exact(key)
+
+    lookup = exact
+
+    def fuzzy(self, key: str) -> tuple[IndexEntry, float] | None:
+        found = [f for f in (self.local.fuzzy(key), self.base.fuzzy(key)) if f is not None]
+        return max(found, key=lambda f: f[1]) if found else None
+
+    def add(self, entry: IndexEntry, *, keys: Iterable[str]) -> None:
+        self.local.add(entry, keys=keys)

@@ -1,0 +1,179 @@
+"""VERIFY: vocabulary, self-loops, evidence, gate, duplicates, contradictions.
+
+Every check either lets a candidate through (with flags) or drops it with exactly one
+reason code. Contradictions are looked for in active edges, in open proposals, and in
+what this source already drafted, so a cycle closed across two lessons is caught.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .keys import edge_dedup_key, relation_key
+from .protocols import GraphView
+from .text import name_key
+from .types import Conflict, Link, RelationSpec
+
+MAX_CYCLE_DEPTH = 12
+
+# Pairs of relations that cannot both hold between the same two concepts.
+# (relation_a, relation_b, same_direction_only): builds_on and contrasts_with contradict
+# in any direction; "A is a prerequisite for B" contradicts "A builds on B" (which puts B
+# before A) only in the same direction.
+OPPOSED: tuple[tuple[str, str, bool], ...] = (
+    ("builds_on", "contrasts_with", False),
+    ("part_of", "contrasts_with", False),
+    ("prerequisite", "builds_on", True),
+)
+
+
+def vocabulary_lookup(vocabulary: Sequence[RelationSpec]) -> dict[str, RelationSpec]:
+    """Every way a relation may be named (key, label, verb) mapped to its spec."""
+    table: dict[str, RelationSpec] = {}
+    for spec in vocabulary:
+        for label in (spec.key, spec.label, spec.verb):
+            key = relation_key(label)
+            if key:
+                table.setdefault(key, spec)
+    return table
+
+
+def match_relation(label: str, table: dict[str, RelationSpec]) -> RelationSpec | None:
+    key = relation_key(label)
+    if key in table:
+        return table[key]
+    # "is_prerequisite_for" / "prerequisite_of" and similar phrasings of a known key.
+    trimmed = key
+    for prefix in ("is_a_", "is_an_", "is_", "are_"):
+        if trimmed.startswith(prefix):
+            trimmed = trimmed[len(prefix) :]
+            break
+    for suffix in ("_for", "_of", "_to", "_with", "_on"):
+        if trimmed.endswith(suffix) and trimmed[: -len(suffix)] in table:
+            return table[trimmed[: -len(suffix)]]
+    return table.get(trimmed)
+
+
+@dataclass
+class SourceState:
+    """What this source has drafted so far, consulted by later candidates of it."""
+
+    links: list[Link] = field(default_factory=list)
+    seen_keys: set[str] = field(default_factory=set)
+
+    def successors(self, relation: str, keys: set[str]) -> list[Link]:
+        return [x for x in self.links if x.relation == relation and x.source_key in keys]
+
+    def between(self, a: str, b: str) -> list[Link]:
+        return [x for x in self.links if {x.source_key, x.target_key} == {a, b}]
+
+
+def find_cycle(
+    *,
+    graph: GraphView,
+    state: SourceState,
+    relation: str,
+    source_key: str,
+    target_key: str,
+) -> list[Link] | None:
+    """The chain target -> ... -> source that the candidate source -> target would close."""
+    parents: dict[str, Link] = {}
+    frontier = {target_key}
+    seen = {target_key}
+    for _ in range(MAX_CYCLE_DEPTH):
+        if not frontier:
+            return None
+        ordered = sorted(frontier)
+        step = graph.successors(relation, ordered) + state.successors(relation, frontier)
+        next_frontier: set[str] = set()
+        for link in sorted(step, key=lambda x: (x.source_key, x.target_key, x.kind, x.id)):
+            if link.target_key in seen:
+                continue
+            seen.add(link.target_key)
+            parents[link.target_key] = link
+            if link.target_key == source_key:
+                chain = [link]
+                while chain[-1].source_key != target_key:
+                    chain.append(parents[chain[-1].source_key])
+                return list(reversed(chain))
+            next_frontier.add(link.target_key)
+        frontier = next_frontier
+    return None
+
+
+def find_conflicts(
+    *,
+    graph: GraphView,
+    state: SourceState,
+    spec: RelationSpec,
+    source_key: str,
+    target_key: str,
+    names: dict[str, str],
+) -> tuple[Conflict, ...]:
+    """Contradictions of ``source --spec--> target`` with the graph, the queue and this source."""
+    conflicts: list[Conflict] = []
+    if spec.acyclic:
+        chain = find_cycle(
+            graph=graph,
+            state=state,
+            relation=spec.key,
+            source_key=source_key,
+            target_key=target_key,
+        )
+        if chain is not None:
+            path = [names.get(chain[0].source_key, chain[0].source_key)]
+            path += [names.get(link.target_key, link.target_key) for link in chain]
+            conflicts.append(
+                Conflict(
+                    rule="cycle",
+                    links=tuple(chain),
+                    explanation=(
+                        f"Together with {len(chain)} existing or proposed {spec.key} "
+                        f"link(s) this closes a cycle: {' → '.join(path)} → "
+                        f"{names.get(target_key, target_key)}."
+                    ),
+                )
+            )
+    pair = graph.between(source_key, target_key) + state.between(source_key, target_key)
+    for rel_a, rel_b, same_direction in OPPOSED:
+        if spec.key not in (rel_a, rel_b):
+            continue
+        other = rel_b if spec.key == rel_a else rel_a
+        for link in pair:
+            if link.relation != other:
+                continue
+            if same_direction and (link.source_key, link.target_key) != (source_key, target_key):
+                continue
+            a = names.get(link.source_key, link.source_key)
+            b = names.get(link.target_key, link.target_key)
+            conflicts.append(
+                Conflict(
+                    rule="opposed_relation",
+                    links=(link,),
+                    explanation=(
+                        f'"{a}" {other} "{b}" ({link.kind} #{link.id}) contradicts '
+                        f"{spec.key} between the same concepts."
+                    ),
+                )
+            )
+    return tuple(conflicts)
+
+
+def dedup_key_for(spec: RelationSpec, source_key: str, target_key: str) -> str:
+    return edge_dedup_key(source_key, spec.key, target_key, symmetric=spec.symmetric)
+
+
+def is_existing_edge(
+    *, graph: GraphView, spec: RelationSpec, source_key: str, target_key: str
+) -> Link | None:
+    for link in graph.between(source_key, target_key):
+        if link.kind != "edge" or link.relation != spec.key:
+            continue
+        if spec.symmetric or (link.source_key, link.target_key) == (source_key, target_key):
+            return link
+    return None
+
+
+def same_name(a: str, b: str) -> bool:
+    return name_key(a) == name_key(b)

@@ -1,0 +1,303 @@
+"""The database seen through the construction loop's Protocols.
+
+``construction/`` knows nothing of Django; this module builds what it needs (a concept
+index, a graph view, the vocabulary, a source document) from the database. Everything
+here reads; nothing writes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db.models import Count, Max, Q
+
+from construction import keys
+from construction.resolve import InMemoryConceptIndex
+from construction.text import name_key, quote_key, split_abbreviation
+from construction.types import ActiveEvidence, IndexEntry, Link, RelationSpec, SourceDoc
+from kgreview.graph.models import Concept, ConceptAlias, Edge, RelationType, SourceRevision
+from kgreview.review.models import OPEN_STATUSES, Proposal
+
+PROMPT_VERSION = "p1"
+
+
+def vocabulary() -> list[RelationSpec]:
+    return [
+        RelationSpec(
+            key=r.key,
+            label=r.label,
+            verb=r.verb,
+            description=r.description,
+            symmetric=r.symmetric,
+            acyclic=r.acyclic,
+        )
+        for r in RelationType.objects.filter(active=True).order_by("key")
+    ]
+
+
+def source_doc(revision: SourceRevision) -> SourceDoc:
+    return SourceDoc(
+        slug=revision.source.slug,
+        revision_id=revision.pk,
+        revision_number=revision.number,
+        title=revision.title or revision.source.title,
+        text=revision.text,
+    )
+
+
+def active_evidence(revision: SourceRevision) -> list[ActiveEvidence]:
+    """Active edges quoting an older revision of this revision's source."""
+    rows = (
+        Edge.objects.filter(
+            status=Edge.Status.ACTIVE,
+            evidence_revision__source_id=revision.source_id,
+            evidence_revision__number__lt=revision.number,
+        )
+        .select_related("source", "target", "relation", "evidence_revision")
+        .order_by("pk")
+    )
+    return [
+        ActiveEvidence(
+            edge_id=e.pk,
+            quote=e.evidence_quote,
+            revision_number=e.evidence_revision.number,
+            description=f'"{e.source.name}" {e.relation.verb} "{e.target.name}"',
+        )
+        for e in rows
+    ]
+
+
+# --- Extractors -------------------------------------------------------------------------
+
+
+def extractor_for(provider: str | None = None):
+    """The extractor a run uses, and the key under which its output is cached."""
+    provider = provider or settings.KG_LLM_PROVIDER
+    if provider == "offline":
+        from construction.extract_offline import OfflineExtractor
+
+        extractor = OfflineExtractor()
+    elif provider == "openai":
+        from construction.llm import OpenAIExtractor
+
+        extractor = OpenAIExtractor(
+            api_key=settings.OPENAI_API_KEY,
+            base_url=settings.OPENAI_BASE_URL or None,
+            model=settings.KG_LLM_MODEL,
+            timeout=settings.KG_LLM_TIMEOUT,
+            max_retries=settings.KG_LLM_MAX_RETRIES,
+            validation_retries=settings.KG_LLM_VALIDATION_RETRIES,
+            json_mode=settings.KG_LLM_JSON_MODE,
+        )
+    else:
+        raise ValueError(f"unknown provider {provider!r}: use offline or openai")
+    return extractor
+
+
+def extractor_key(extractor) -> str:
+    version = PROMPT_VERSION if extractor.name == "openai" else "rules"
+    return f"{extractor.name}:{extractor.model}:{version}"[:200]
+
+
+# --- Concept index ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Signature:
+    alias_count: int
+    alias_max: int
+    merged: int
+    open_concepts: int
+    open_concept_max: int
+
+
+def _signature() -> _Signature:
+    aliases = ConceptAlias.objects.aggregate(n=Count("id"), top=Max("id"))
+    merged = Concept.objects.filter(status=Concept.Status.MERGED).count()
+    proposals = Proposal.objects.filter(kind="add_concept", status__in=OPEN_STATUSES).aggregate(
+        n=Count("id"), top=Max("id")
+    )
+    return _Signature(
+        alias_count=aliases["n"],
+        alias_max=aliases["top"] or 0,
+        merged=merged,
+        open_concepts=proposals["n"],
+        open_concept_max=proposals["top"] or 0,
+    )
+
+
+def _alias_entries(rows) -> list[tuple[IndexEntry, list[str]]]:
+    out = []
+    for name, kind, concept_id, canonical in rows:
+        entry = IndexEntry(
+            name=name,
+            canonical=canonical,
+            key=keys.concept_key(concept_id),
+            concept_id=concept_id,
+            is_canonical=kind == ConceptAlias.Kind.CANONICAL,
+        )
+        long, short = split_abbreviation(name)
+        out.append((entry, [name_key(long)] + ([name_key(short)] if short else [])))
+    return out
+
+
+def _proposal_entries(rows) -> list[tuple[IndexEntry, list[str]]]:
+    out = []
+    for pk, payload in rows:
+        canonical = payload.get("name", "")
+        entry = IndexEntry(
+            name=canonical,
+            canonical=canonical,
+            key=keys.new_concept_key(canonical),
+            proposal_id=pk,
+            is_canonical=False,
+        )
+        names = [canonical, *(payload.get("aliases") or [])]
+        found = []
+        for item in names:
+            long, short = split_abbreviation(item)
+            found += [name_key(long)] + ([name_key(short)] if short else [])
+        out.append((entry, found))
+    return out
+
+
+class IndexCache:
+    """One concept index per process, kept in step with the database cheaply.
+
+    New aliases and new open add_concept proposals are appended; anything else (a merge,
+    a decided proposal, a removed row) rebuilds the index from scratch.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._index: InMemoryConceptIndex | None = None
+        self._signature: _Signature | None = None
+
+    def clear(self) -> None:
+        with self._lock:
+            self._index = None
+            self._signature = None
+
+    def get(self) -> InMemoryConceptIndex:
+        with self._lock:
+            signature = _signature()
+            old = self._signature
+            if self._index is not None and old == signature:
+                return self._index
+            if (
+                self._index is not None
+                and old is not None
+                and signature.merged == old.merged
+                and signature.alias_count - old.alias_count
+                == ConceptAlias.objects.filter(id__gt=old.alias_max).count()
+                and signature.open_concepts - old.open_concepts
+                == Proposal.objects.filter(
+                    kind="add_concept", status__in=OPEN_STATUSES, id__gt=old.open_concept_max
+                ).count()
+            ):
+                self._extend(
+                    self._index, alias_after=old.alias_max, proposal_after=old.open_concept_max
+                )
+            else:
+                self._index = InMemoryConceptIndex(threshold=settings.KG_FUZZY_THRESHOLD)
+                self._extend(self._index, alias_after=0, proposal_after=0)
+            self._signature = signature
+            return self._index
+
+    @staticmethod
+    def _extend(index: InMemoryConceptIndex, *, alias_after: int, proposal_after: int) -> None:
+        aliases = (
+            ConceptAlias.objects.filter(id__gt=alias_after)
+            .order_by("id")
+            .values_list("name", "kind", "concept_id", "concept__name")
+        )
+        for entry, found in _alias_entries(aliases.iterator(chunk_size=5000)):
+            index.add(entry, keys=found)
+        proposals = (
+            Proposal.objects.filter(
+                kind="add_concept", status__in=OPEN_STATUSES, id__gt=proposal_after
+            )
+            .order_by("id")
+            .values_list("id", "payload")
+        )
+        for entry, found in _proposal_entries(proposals.iterator(chunk_size=5000)):
+            index.add(entry, keys=found)
+
+
+INDEX_CACHE = IndexCache()
+
+
+# --- Graph view -------------------------------------------------------------------------
+
+
+def _concept_ids(node_keys: Sequence[str]) -> list[int]:
+    return [cid for cid in (keys.concept_id_of(k) for k in node_keys) if cid is not None]
+
+
+class DbGraphView:
+    """Active edges and open add_edge proposals, as the loop's ``GraphView``."""
+
+    def __init__(self) -> None:
+        self._relations = dict(RelationType.objects.values_list("key", "id"))
+        self._relation_keys = {v: k for k, v in self._relations.items()}
+
+    def _edge_links(self, rows) -> list[Link]:
+        return [
+            Link("edge", pk, keys.concept_key(s), self._relation_keys[r], keys.concept_key(t))
+            for pk, s, r, t in rows
+        ]
+
+    @staticmethod
+    def _proposal_links(rows) -> list[Link]:
+        return [Link("proposal", pk, s, r, t) for pk, s, r, t in rows]
+
+    def successors(self, relation: str, node_keys: Sequence[str]) -> list[Link]:
+        rel_id = self._relations.get(relation)
+        links: list[Link] = []
+        ids = _concept_ids(node_keys)
+        if rel_id is not None and ids:
+            rows = Edge.objects.filter(
+                status=Edge.Status.ACTIVE, relation_id=rel_id, source_id__in=ids
+            ).values_list("pk", "source_id", "relation_id", "target_id")
+            links += self._edge_links(rows)
+        rows = Proposal.objects.filter(
+            kind="add_edge",
+            status__in=OPEN_STATUSES,
+            relation_key=relation,
+            source_key__in=list(node_keys),
+        ).values_list("pk", "source_key", "relation_key", "target_key")
+        links += self._proposal_links(rows)
+        return links
+
+    def between(self, a: str, b: str) -> list[Link]:
+        links: list[Link] = []
+        ids = _concept_ids([a, b])
+        if len(ids) == 2:
+            rows = Edge.objects.filter(
+                Q(source_id=ids[0], target_id=ids[1]) | Q(source_id=ids[1], target_id=ids[0]),
+                status=Edge.Status.ACTIVE,
+            ).values_list("pk", "source_id", "relation_id", "target_id")
+            links += self._edge_links(rows)
+        rows = Proposal.objects.filter(
+            Q(source_key=a, target_key=b) | Q(source_key=b, target_key=a),
+            kind="add_edge",
+            status__in=OPEN_STATUSES,
+        ).values_list("pk", "source_key", "relation_key", "target_key")
+        links += self._proposal_links(rows)
+        return links
+
+    def open_proposal(self, dedup_key: str) -> int | None:
+        return (
+            Proposal.objects.filter(dedup_key=dedup_key, status__in=OPEN_STATUSES)
+            .values_list("pk", flat=True)
+            .first()
+        )
+
+    def rejected_quotes(self, dedup_key: str) -> set[str]:
+        quotes = Proposal.objects.filter(
+            dedup_key=dedup_key, status=Proposal.Status.REJECTED
+        ).values_list("evidence_quote", flat=True)
+        return {quote_key(q) for q in quotes if q}
