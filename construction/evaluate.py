@@ -115,8 +115,7 @@ class Report:
                 for p in self.false_positives
             ],
             "misses": [
-                {"lesson": g.lesson, "source": g.source, "relation": g.relation,
-                 "target": g.target}
+                {"lesson": g.lesson, "source": g.source, "relation": g.relation, "target": g.target}
                 for g in self.misses
             ],
         }

@@ -342,4 +342,3 @@ def _invalidations(doc: SourceDoc, graph: GraphView, active: Sequence[ActiveEvid
             confidence=0.9,
             dedup_key=dedup,
         )
-

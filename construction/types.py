@@ -83,9 +83,7 @@ class LLMUsage:
     total_tokens: int = 0
 
     def __add__(self, other: LLMUsage) -> LLMUsage:
-        return LLMUsage(
-            *(getattr(self, f) + getattr(other, f) for f in self.__dataclass_fields__)
-        )
+        return LLMUsage(*(getattr(self, f) + getattr(other, f) for f in self.__dataclass_fields__))
 
     def as_json(self) -> dict[str, int]:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
@@ -127,7 +125,9 @@ class Extraction:
                 for c in data.get("concepts", ())
             ),
             candidates=tuple(Candidate(**e) for e in data.get("edges", ())),
-            rejected=tuple(Rejected(raw=r["raw"], error=r["error"]) for r in data.get("rejected", ())),
+            rejected=tuple(
+                Rejected(raw=r["raw"], error=r["error"]) for r in data.get("rejected", ())
+            ),
             usage=LLMUsage(**data.get("usage", {})),
             extractor=data.get("extractor", ""),
             model=data.get("model", ""),

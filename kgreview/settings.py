@@ -239,6 +239,8 @@ KG_MAX_SOURCE_BYTES = env_int("KG_MAX_SOURCE_BYTES", 1_000_000, minimum=1)
 KG_LLM_TIMEOUT = env_float("KG_LLM_TIMEOUT", 60.0, low=0.1, high=3600.0)
 KG_LLM_MAX_RETRIES = env_int("KG_LLM_MAX_RETRIES", 3)
 KG_LLM_VALIDATION_RETRIES = env_int("KG_LLM_VALIDATION_RETRIES", 2)
+KG_LLM_BACKOFF_BASE = env_float("KG_LLM_BACKOFF_BASE", 0.5, low=0.0, high=60.0)
+KG_LLM_BACKOFF_MAX = env_float("KG_LLM_BACKOFF_MAX", 8.0, low=0.0, high=600.0)
 KG_LLM_JSON_MODE = env_str("KG_LLM_JSON_MODE", "auto")
 if KG_LLM_JSON_MODE not in {"auto", "json_schema", "json_object"}:
     raise ImproperlyConfigured(

@@ -91,6 +91,8 @@ def extractor_for(provider: str | None = None):
             max_retries=settings.KG_LLM_MAX_RETRIES,
             validation_retries=settings.KG_LLM_VALIDATION_RETRIES,
             json_mode=settings.KG_LLM_JSON_MODE,
+            backoff_base=settings.KG_LLM_BACKOFF_BASE,
+            backoff_max=settings.KG_LLM_BACKOFF_MAX,
         )
     else:
         raise ValueError(f"unknown provider {provider!r}: use offline or openai")

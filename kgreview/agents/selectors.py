@@ -108,9 +108,7 @@ def run_report(run: AgentRun) -> dict:
             **run.stats,
             "llm": run.llm_usage,
             "errors": [
-                {"source": i.source.slug, "error": i.error}
-                for i in items
-                if i.status == "failed"
+                {"source": i.source.slug, "error": i.error} for i in items if i.status == "failed"
             ],
         },
         "proposals": [proposal_json(p, edges) for p in proposals],
@@ -119,7 +117,6 @@ def run_report(run: AgentRun) -> dict:
                 "source_slug": d.revision.source.slug,
                 "candidate": d.candidate,
                 "reason": d.reason,
-                "detail": d.detail,
             }
             for d in dropped
         ],
@@ -132,4 +129,3 @@ def concept_names_for_evaluation() -> dict[int, tuple[str, ...]]:
     for concept_id, name in ConceptAlias.objects.values_list("concept_id", "name"):
         names.setdefault(concept_id, []).append(name)
     return {k: tuple(v) for k, v in names.items()}
-

@@ -6,45 +6,59 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents', '0002_construction_records'),
-        ('graph', '0004_forbid_delete_triggers'),
-        ('review', '0002_groups'),
+        ("agents", "0002_construction_records"),
+        ("graph", "0004_forbid_delete_triggers"),
+        ("review", "0002_groups"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='proposal',
-            name='document',
-            field=models.ForeignKey(blank=True, help_text='The source the proposal was drafted from.', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='proposals', to='graph.source'),
+            model_name="proposal",
+            name="document",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="The source the proposal was drafted from.",
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="proposals",
+                to="graph.source",
+            ),
         ),
         migrations.AddField(
-            model_name='proposal',
-            name='relation_key',
+            model_name="proposal",
+            name="relation_key",
             field=models.CharField(blank=True, max_length=64),
         ),
         migrations.AddField(
-            model_name='proposal',
-            name='source_key',
+            model_name="proposal",
+            name="source_key",
             field=models.CharField(blank=True, max_length=255),
         ),
         migrations.AddField(
-            model_name='proposal',
-            name='target_key',
+            model_name="proposal",
+            name="target_key",
             field=models.CharField(blank=True, max_length=255),
         ),
         migrations.AddIndex(
-            model_name='proposal',
-            index=models.Index(condition=models.Q(('kind', 'add_edge'), ('status__in', ('pending', 'held'))), fields=['relation_key', 'source_key'], name='proposal_open_edge_out'),
+            model_name="proposal",
+            index=models.Index(
+                condition=models.Q(("kind", "add_edge"), ("status__in", ("pending", "held"))),
+                fields=["relation_key", "source_key"],
+                name="proposal_open_edge_out",
+            ),
         ),
         migrations.AddIndex(
-            model_name='proposal',
-            index=models.Index(condition=models.Q(('kind', 'add_edge'), ('status__in', ('pending', 'held'))), fields=['source_key', 'target_key'], name='proposal_open_edge_pair'),
+            model_name="proposal",
+            index=models.Index(
+                condition=models.Q(("kind", "add_edge"), ("status__in", ("pending", "held"))),
+                fields=["source_key", "target_key"],
+                name="proposal_open_edge_pair",
+            ),
         ),
         migrations.AddIndex(
-            model_name='proposal',
-            index=models.Index(fields=['document', 'status'], name='proposal_document_status'),
+            model_name="proposal",
+            index=models.Index(fields=["document", "status"], name="proposal_document_status"),
         ),
     ]
