@@ -263,7 +263,7 @@ def test_reverify_reuses_the_stored_extraction_without_calling_the_model(openai_
 def test_a_new_revision_is_read_again_and_a_vanished_quote_proposes_invalidation(
     openai_settings, rag, f
 ):
-    """Revision 2 costs one call; an active edge quoting a sentence now gone is proposed for retirement."""
+    """Revision 2 costs one call; an edge quoting a sentence now gone is proposed for retirement."""
     rev1 = rag.current_revision
     rag_c = f.concept("RAG")
     quote = "Chunking is part of RAG."

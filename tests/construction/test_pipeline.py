@@ -296,7 +296,7 @@ def test_items_the_extractor_could_not_read_are_dropped_as_invalid():
 
 
 def test_vanished_quote_of_an_active_edge_proposes_its_invalidation():
-    """An edge quoting revision 1 whose sentence is gone from revision 2 is proposed for retirement."""
+    """An edge quoting a sentence that revision 2 dropped is proposed for invalidation."""
     active = [
         ActiveEvidence(
             edge_id=5,
