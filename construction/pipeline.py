@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from .keys import concept_dedup_key, invalidation_dedup_key, relation_key
 from .protocols import GraphView
 from .resolve import OverlayIndex, resolve_name
-from .text import find_quote, name_key, quote_key, sentences, split_abbreviation
+from .text import QuoteFinder, name_key, quote_key, sentences, split_abbreviation
 from .types import (
     ActiveEvidence,
     Candidate,
@@ -84,13 +84,21 @@ def _mention_for(name: str, table: dict[str, ConceptMention]) -> ConceptMention 
     return None
 
 
-def _first_sentence_naming(doc: SourceDoc, names: Sequence[str]) -> Span | None:
+def _first_sentence_naming(
+    doc: SourceDoc, spans: Sequence[tuple[int, int, bool]], names: Sequence[str]
+) -> Span | None:
     """The first sentence of the text that names the concept, as evidence for adding it."""
-    patterns = [
-        re.compile(r"(?<!\w)" + re.escape(n) + r"(?!\w)", re.IGNORECASE) for n in names if n
-    ]
-    for start, end, _ in sentences(doc.text):
+    lowered = [n.casefold() for n in names if n]
+    patterns = None
+    for start, end, _ in spans:
         chunk = doc.text[start:end]
+        folded = chunk.casefold()
+        if not any(n in folded for n in lowered):
+            continue
+        if patterns is None:
+            patterns = [
+                re.compile(r"(?<!\w)" + re.escape(n) + r"(?!\w)", re.IGNORECASE) for n in names if n
+            ]
         if any(p.search(chunk) for p in patterns):
             return Span(start=start, end=end, quote=chunk)
     return None
@@ -132,6 +140,8 @@ def process_source(
             overlay.add(entry, keys=keys)
         return resolution
 
+    finder = QuoteFinder(doc.text)
+    resolved: list[tuple[Candidate, dict, RelationSpec, Span, Resolution, Resolution, str]] = []
     for candidate in extraction.candidates:
         raw = candidate.as_json()
         spec = match_relation(candidate.relation, table)
@@ -153,7 +163,7 @@ def process_source(
                 Dropped(candidate=raw, reason="invalid", detail=f"confidence {confidence}")
             )
             continue
-        span = find_quote(doc.text, candidate.evidence)
+        span = finder.find(candidate.evidence)
         if span is None:
             dropped.append(
                 Dropped(
@@ -185,6 +195,16 @@ def process_source(
         names.setdefault(source.key, source.canonical)
         names.setdefault(target.key, target.canonical)
         dedup = dedup_key_for(spec, source.key, target.key)
+        resolved.append((candidate, raw, spec, span, source, target, dedup))
+
+    # Every remaining question is about these endpoints and keys: let the graph view
+    # answer them from a few batched reads.
+    graph.prepare(
+        node_keys={k for item in resolved for k in (item[4].key, item[5].key)},
+        dedup_keys={item[6] for item in resolved},
+    )
+    for candidate, raw, spec, span, source, target, dedup in resolved:
+        confidence = candidate.confidence
         if dedup in state.seen_keys:
             dropped.append(
                 Dropped(candidate=raw, reason="duplicate", detail="repeated in this source")
@@ -272,7 +292,8 @@ def process_source(
                 record.confidence = max(record.confidence, confidence)
                 record.uses += 1
 
-    concepts = tuple(_concept_draft(doc, record) for record in new_concepts.values())
+    spans = sentences(doc.text) if new_concepts else []
+    concepts = tuple(_concept_draft(doc, spans, record) for record in new_concepts.values())
     edges = tuple(
         EdgeDraft(
             source=p.source,
@@ -299,14 +320,14 @@ def process_source(
     )
 
 
-def _concept_draft(doc: SourceDoc, record: _NewConcept) -> ConceptDraft:
+def _concept_draft(doc: SourceDoc, spans, record: _NewConcept) -> ConceptDraft:
     res = record.resolution
     canonical_key = name_key(res.canonical)
     aliases = []
     for alias in record.aliases:
         if name_key(alias) != canonical_key and alias not in aliases:
             aliases.append(alias)
-    span = _first_sentence_naming(doc, [res.canonical, *aliases])
+    span = _first_sentence_naming(doc, spans, [res.canonical, *aliases])
     uses = "edge" if record.uses == 1 else "edges"
     return ConceptDraft(
         key=res.key,
@@ -324,10 +345,11 @@ def _concept_draft(doc: SourceDoc, record: _NewConcept) -> ConceptDraft:
 
 
 def _invalidations(doc: SourceDoc, graph: GraphView, active: Sequence[ActiveEvidence]):
+    finder = QuoteFinder(doc.text)
     for item in active:
         if item.revision_number >= doc.revision_number:
             continue
-        if find_quote(doc.text, item.quote) is not None:
+        if finder.find(item.quote) is not None:
             continue
         dedup = invalidation_dedup_key(item.edge_id)
         if graph.open_proposal(dedup) is not None:

@@ -38,6 +38,12 @@ class Lexicon(Protocol):
 class GraphView(Protocol):
     """Read-only questions about active edges and open proposals."""
 
+    def prepare(self, *, node_keys: Iterable[str], dedup_keys: Iterable[str]) -> None:
+        """A hint: the questions that follow are about these endpoints and dedup keys.
+
+        A database-backed view loads them in a few queries instead of one per question.
+        """
+
     def successors(self, relation: str, keys: Sequence[str]) -> list[Link]:
         """Active edges and open add_edge proposals of ``relation`` leaving ``keys``."""
 

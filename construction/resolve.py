@@ -18,7 +18,6 @@ from .types import ConceptMention, IndexEntry, Resolution
 
 DEFAULT_THRESHOLD = 90.0
 MIN_FUZZY_LENGTH = 5
-MAX_BLOCK_CANDIDATES = 4000
 NAME_MAX = 200
 STOPWORDS = frozenset(
     {
@@ -72,6 +71,10 @@ STOPWORDS = frozenset(
 )
 
 
+def _sorted_words(key: str) -> str:
+    return " ".join(sorted(key.split()))
+
+
 def _block_keys(key: str) -> set[str]:
     """Blocking keys: shared word prefixes, or the prefix of the spaceless name."""
     blocks = {"#" + key.replace(" ", "")[:4]}
@@ -88,6 +91,7 @@ class InMemoryConceptIndex:
         self.threshold = threshold
         self._exact: dict[str, IndexEntry] = {}
         self._blocks: dict[str, list[str]] = defaultdict(list)
+        self._sorted_to_key: dict[str, str] = {}
         self._max_words = 1
 
     def __len__(self) -> int:
@@ -107,8 +111,11 @@ class InMemoryConceptIndex:
             if current is not None and (current.is_canonical or not entry.is_canonical):
                 continue
             if current is None:
-                for block in _block_keys(key):
-                    self._blocks[block].append(key)
+                sorted_form = _sorted_words(key)
+                if sorted_form not in self._sorted_to_key:
+                    self._sorted_to_key[sorted_form] = key
+                    for block in _block_keys(key):
+                        self._blocks[block].append(sorted_form)
             self._exact[key] = entry
             self._max_words = max(self._max_words, min(8, key.count(" ") + 1))
 
@@ -129,22 +136,23 @@ class InMemoryConceptIndex:
         pool: set[str] = set()
         for block in _block_keys(key):
             pool.update(self._blocks.get(block, ()))
-            if len(pool) > MAX_BLOCK_CANDIDATES:
-                break
         if not pool:
             return None
         wanted_ids = identifiers(key)
-        best = None
-        for candidate, score, _ in process.extract(
-            key,
-            list(pool),
-            scorer=fuzz.token_sort_ratio,
+        # Blocks hold keys with their words pre-sorted, so plain ratio here equals
+        # token_sort_ratio on the keys without re-sorting thousands of strings per lookup.
+        best: tuple[str, float] | None = None
+        for sorted_form, score, _ in process.extract(
+            _sorted_words(key),
+            pool,
+            scorer=fuzz.ratio,
             score_cutoff=self.threshold,
             limit=5,
         ):
+            candidate = self._sorted_to_key[sorted_form]
             if len(candidate) < MIN_FUZZY_LENGTH or identifiers(candidate) != wanted_ids:
                 continue
-            if best is None or score > best[1]:
+            if best is None or score > best[1] or (score == best[1] and candidate < best[0]):
                 best = (candidate, score)
         if best is None:
             return None

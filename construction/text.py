@@ -42,12 +42,57 @@ EMPHASIS = frozenset("*_`")
 # Words that end in "s" but are not plurals of a shorter word we would want to match.
 SINGULAR_S = frozenset(
     {
-        "analysis", "basis", "bias", "business", "calculus", "chaos", "class", "consensus",
-        "corpus", "diagnosis", "focus", "gas", "hypothesis", "lens", "loss", "mass", "news",
-        "process", "progress", "series", "species", "status", "success", "synthesis",
-        "thesis", "virus", "axis", "cross", "access", "less", "plus", "bus", "atlas",
-        "its", "this", "has", "was", "is", "us", "yes", "always", "perhaps", "whereas",
-        "ollama", "pandas", "keras", "redis", "kubernetes", "postgres", "aws", "glass",
+        "analysis",
+        "basis",
+        "bias",
+        "business",
+        "calculus",
+        "chaos",
+        "class",
+        "consensus",
+        "corpus",
+        "diagnosis",
+        "focus",
+        "gas",
+        "hypothesis",
+        "lens",
+        "loss",
+        "mass",
+        "news",
+        "process",
+        "progress",
+        "series",
+        "species",
+        "status",
+        "success",
+        "synthesis",
+        "thesis",
+        "virus",
+        "axis",
+        "cross",
+        "access",
+        "less",
+        "plus",
+        "bus",
+        "atlas",
+        "its",
+        "this",
+        "has",
+        "was",
+        "is",
+        "us",
+        "yes",
+        "always",
+        "perhaps",
+        "whereas",
+        "ollama",
+        "pandas",
+        "keras",
+        "redis",
+        "kubernetes",
+        "postgres",
+        "aws",
+        "glass",
     }
 )
 NAME_PUNCT = re.compile(r"[^\w\s+#.]")
@@ -166,51 +211,78 @@ def words(key: str) -> list[str]:
 # --- Quotes -----------------------------------------------------------------------------
 
 
+_NON_SPACE = re.compile(r"\S+")
+_SPECIAL = re.compile("[" + re.escape("".join(chr(c) for c in TYPOGRAPHIC)) + "]")
+_SPECIAL_OR_EMPHASIS = re.compile(
+    "[" + re.escape("".join(chr(c) for c in TYPOGRAPHIC) + "".join(EMPHASIS)) + "]"
+)
+
+
 def _normalised_with_map(text: str, *, drop_emphasis: bool) -> tuple[str, list[int]]:
-    """The comparison form of ``text`` and, per character of it, its offset in ``text``."""
-    out: list[str] = []
+    """The comparison form of ``text`` and, per character of it, its offset in ``text``.
+
+    Whitespace runs become one space, typographic characters their ASCII forms, and
+    (optionally) Markdown emphasis markers disappear. Words without such characters are
+    copied whole, which keeps this fast on long texts.
+    """
+    special = _SPECIAL_OR_EMPHASIS if drop_emphasis else _SPECIAL
+    pieces: list[str] = []
     where: list[int] = []
-    in_space = False
-    for i, ch in enumerate(text):
-        mapped = ch.translate(TYPOGRAPHIC)
-        if drop_emphasis and ch in EMPHASIS:
-            continue
-        for piece in mapped:
-            if piece.isspace():
-                if in_space or not out:
+    for match in _NON_SPACE.finditer(text):
+        token, base = match.group(), match.start()
+        if special.search(token) is None:
+            piece, offsets = token, range(base, base + len(token))
+        else:
+            chars: list[str] = []
+            offsets = []
+            for i, ch in enumerate(token):
+                if drop_emphasis and ch in EMPHASIS:
                     continue
-                in_space = True
-                out.append(" ")
-                where.append(i)
-            else:
-                in_space = False
-                out.append(piece)
-                where.append(i)
-    if out and out[-1] == " ":
-        out.pop()
-        where.pop()
-    return "".join(out), where
+                for out in ch.translate(TYPOGRAPHIC):
+                    chars.append(out)
+                    offsets.append(base + i)
+            piece = "".join(chars)
+            if not piece:
+                continue
+        if pieces:
+            pieces.append(" ")
+            where.append(base - 1)
+        pieces.append(piece)
+        where.extend(offsets)
+    return "".join(pieces), where
+
+
+class QuoteFinder:
+    """Finds quotes in one text, normalising the text once for many quotes."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._haystack, self._where = _normalised_with_map(text, drop_emphasis=True)
+
+    def find(self, quote: str) -> Span | None:
+        """Where ``quote`` occurs, compared with whitespace runs collapsed.
+
+        Returns offsets into the original text and the original substring, or None.
+        Typographic quotes and dashes count as their ASCII forms; Markdown emphasis
+        markers are ignored.
+        """
+        probe, _ = _normalised_with_map(
+            quote.translate(TYPOGRAPHIC).strip().strip("\"'").strip(), drop_emphasis=True
+        )
+        if not probe.strip():
+            return None
+        at = self._haystack.find(probe)
+        if at == -1:
+            return None
+        start = self._where[at]
+        end = self._where[at + len(probe) - 1] + 1
+        start, end = _balance_emphasis(self.text, start, end)
+        return Span(start=start, end=end, quote=self.text[start:end])
 
 
 def find_quote(text: str, quote: str) -> Span | None:
-    """Where ``quote`` occurs in ``text``, compared with whitespace runs collapsed.
-
-    Returns offsets into the original text and the original substring, or None. Typographic
-    quotes and dashes count as their ASCII forms; Markdown emphasis markers are ignored.
-    """
-    probe, _ = _normalised_with_map(
-        quote.translate(TYPOGRAPHIC).strip().strip("\"'").strip(), drop_emphasis=True
-    )
-    if not probe.strip():
-        return None
-    haystack, where = _normalised_with_map(text, drop_emphasis=True)
-    at = haystack.find(probe)
-    if at == -1:
-        return None
-    start = where[at]
-    end = where[at + len(probe) - 1] + 1
-    start, end = _balance_emphasis(text, start, end)
-    return Span(start=start, end=end, quote=text[start:end])
+    """Where ``quote`` occurs in ``text`` (see ``QuoteFinder.find``)."""
+    return QuoteFinder(text).find(quote)
 
 
 def _balance_emphasis(text: str, start: int, end: int) -> tuple[int, int]:
@@ -238,8 +310,25 @@ def quote_key(quote: str) -> str:
 # --- Sentences --------------------------------------------------------------------------
 
 ABBREVIATIONS = frozenset(
-    {"e.g", "i.e", "vs", "etc", "cf", "dr", "mr", "mrs", "ms", "fig", "al", "approx", "no",
-     "vol", "eq", "resp", "incl"}
+    {
+        "e.g",
+        "i.e",
+        "vs",
+        "etc",
+        "cf",
+        "dr",
+        "mr",
+        "mrs",
+        "ms",
+        "fig",
+        "al",
+        "approx",
+        "no",
+        "vol",
+        "eq",
+        "resp",
+        "incl",
+    }
 )
 SENTENCE_END = re.compile(r"[.!?]+[\"')\]*_]*(?=\s)")
 LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")

@@ -12,30 +12,55 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db.models import Count, Max, Q
+from django.db import connection
+from django.db.models import Q
 
 from construction import keys
 from construction.resolve import InMemoryConceptIndex
 from construction.text import name_key, quote_key, split_abbreviation
 from construction.types import ActiveEvidence, IndexEntry, Link, RelationSpec, SourceDoc
-from kgreview.graph.models import Concept, ConceptAlias, Edge, RelationType, SourceRevision
+from kgreview.graph.models import (
+    ConceptAlias,
+    Edge,
+    NameIndexVersion,
+    RelationType,
+    SourceRevision,
+)
 from kgreview.review.models import OPEN_STATUSES, Proposal
 
 PROMPT_VERSION = "p1"
 
 
-def vocabulary() -> list[RelationSpec]:
+@dataclass(frozen=True)
+class RelationRow:
+    id: int
+    active: bool
+    spec: RelationSpec
+
+
+def relation_table() -> list[RelationRow]:
+    """Every relation type (retired ones too: their edges still exist), in one query."""
     return [
-        RelationSpec(
-            key=r.key,
-            label=r.label,
-            verb=r.verb,
-            description=r.description,
-            symmetric=r.symmetric,
-            acyclic=r.acyclic,
+        RelationRow(
+            id=r.pk,
+            active=r.active,
+            spec=RelationSpec(
+                key=r.key,
+                label=r.label,
+                verb=r.verb,
+                description=r.description,
+                symmetric=r.symmetric,
+                acyclic=r.acyclic,
+            ),
         )
-        for r in RelationType.objects.filter(active=True).order_by("key")
+        for r in RelationType.objects.order_by("key")
     ]
+
+
+def vocabulary(relations: list[RelationRow] | None = None) -> list[RelationSpec]:
+    """The active vocabulary, the only relations the loop may propose."""
+    rows = relation_table() if relations is None else relations
+    return [row.spec for row in rows if row.active]
 
 
 def source_doc(revision: SourceRevision) -> SourceDoc:
@@ -50,6 +75,8 @@ def source_doc(revision: SourceRevision) -> SourceDoc:
 
 def active_evidence(revision: SourceRevision) -> list[ActiveEvidence]:
     """Active edges quoting an older revision of this revision's source."""
+    if revision.number <= 1:
+        return []
     rows = (
         Edge.objects.filter(
             status=Edge.Status.ACTIVE,
@@ -109,26 +136,28 @@ def extractor_key(extractor) -> str:
 
 @dataclass(frozen=True)
 class _Signature:
-    alias_count: int
+    """What the index depends on: new rows (by id) and the name-index version, which
+    services bump when an existing name changes meaning (a merge, a decided proposal)."""
+
+    version: int
     alias_max: int
-    merged: int
-    open_concepts: int
-    open_concept_max: int
+    concept_proposal_max: int
 
 
 def _signature() -> _Signature:
-    aliases = ConceptAlias.objects.aggregate(n=Count("id"), top=Max("id"))
-    merged = Concept.objects.filter(status=Concept.Status.MERGED).count()
-    proposals = Proposal.objects.filter(kind="add_concept", status__in=OPEN_STATUSES).aggregate(
-        n=Count("id"), top=Max("id")
-    )
-    return _Signature(
-        alias_count=aliases["n"],
-        alias_max=aliases["top"] or 0,
-        merged=merged,
-        open_concepts=proposals["n"],
-        open_concept_max=proposals["top"] or 0,
-    )
+    alias = ConceptAlias._meta.db_table
+    proposal = Proposal._meta.db_table
+    version = NameIndexVersion._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT
+              (SELECT COALESCE(MAX(version), 0) FROM {version}),
+              (SELECT COALESCE(MAX(id), 0) FROM {alias}),
+              (SELECT COALESCE(MAX(id), 0) FROM {proposal} WHERE kind = 'add_concept')
+            """
+        )
+        return _Signature(*cursor.fetchone())
 
 
 def _alias_entries(rows) -> list[tuple[IndexEntry, list[str]]]:
@@ -189,19 +218,11 @@ class IndexCache:
             old = self._signature
             if self._index is not None and old == signature:
                 return self._index
-            if (
-                self._index is not None
-                and old is not None
-                and signature.merged == old.merged
-                and signature.alias_count - old.alias_count
-                == ConceptAlias.objects.filter(id__gt=old.alias_max).count()
-                and signature.open_concepts - old.open_concepts
-                == Proposal.objects.filter(
-                    kind="add_concept", status__in=OPEN_STATUSES, id__gt=old.open_concept_max
-                ).count()
-            ):
+            if self._index is not None and old is not None and signature.version == old.version:
                 self._extend(
-                    self._index, alias_after=old.alias_max, proposal_after=old.open_concept_max
+                    self._index,
+                    alias_after=old.alias_max,
+                    proposal_after=old.concept_proposal_max,
                 )
             else:
                 self._index = InMemoryConceptIndex(threshold=settings.KG_FUZZY_THRESHOLD)
@@ -240,11 +261,23 @@ def _concept_ids(node_keys: Sequence[str]) -> list[int]:
 
 
 class DbGraphView:
-    """Active edges and open add_edge proposals, as the loop's ``GraphView``."""
+    """Active edges and open add_edge proposals, as the loop's ``GraphView``.
 
-    def __init__(self) -> None:
-        self._relations = dict(RelationType.objects.values_list("key", "id"))
+    ``prepare`` loads every edge and open proposal touching the named endpoints, and the
+    open and rejected proposals with the named dedup keys, in four queries; questions
+    about prepared keys are then answered from memory. Anything else (a cycle search
+    walking beyond them) falls back to a query.
+    """
+
+    def __init__(self, relations: list[RelationRow] | None = None) -> None:
+        rows = relation_table() if relations is None else relations
+        self._relations = {row.spec.key: row.id for row in rows}
         self._relation_keys = {v: k for k, v in self._relations.items()}
+        self._nodes: set[str] = set()
+        self._links: list[Link] = []
+        self._dedups: set[str] = set()
+        self._open: dict[str, int] = {}
+        self._rejected: dict[str, set[str]] = {}
 
     def _edge_links(self, rows) -> list[Link]:
         return [
@@ -256,10 +289,43 @@ class DbGraphView:
     def _proposal_links(rows) -> list[Link]:
         return [Link("proposal", pk, s, r, t) for pk, s, r, t in rows]
 
+    def prepare(self, *, node_keys, dedup_keys) -> None:
+        nodes = set(node_keys) - self._nodes
+        if nodes:
+            ids = _concept_ids(sorted(nodes))
+            if ids:
+                rows = Edge.objects.filter(
+                    Q(source_id__in=ids) | Q(target_id__in=ids), status=Edge.Status.ACTIVE
+                ).values_list("pk", "source_id", "relation_id", "target_id")
+                self._links += self._edge_links(rows)
+            rows = Proposal.objects.filter(
+                Q(source_key__in=nodes) | Q(target_key__in=nodes),
+                kind="add_edge",
+                status__in=OPEN_STATUSES,
+            ).values_list("pk", "source_key", "relation_key", "target_key")
+            self._links += self._proposal_links(rows)
+            self._links = list(dict.fromkeys(self._links))
+            self._nodes |= nodes
+        dedups = set(dedup_keys) - self._dedups
+        if dedups:
+            for pk, key, status, quote in Proposal.objects.filter(
+                dedup_key__in=dedups, status__in=(*OPEN_STATUSES, Proposal.Status.REJECTED)
+            ).values_list("pk", "dedup_key", "status", "evidence_quote"):
+                if status == Proposal.Status.REJECTED:
+                    if quote:
+                        self._rejected.setdefault(key, set()).add(quote_key(quote))
+                else:
+                    self._open[key] = pk
+            self._dedups |= dedups
+
     def successors(self, relation: str, node_keys: Sequence[str]) -> list[Link]:
+        known = [k for k in node_keys if k in self._nodes]
+        links = [x for x in self._links if x.relation == relation and x.source_key in known]
+        unknown = [k for k in node_keys if k not in self._nodes]
+        if not unknown:
+            return links
         rel_id = self._relations.get(relation)
-        links: list[Link] = []
-        ids = _concept_ids(node_keys)
+        ids = _concept_ids(unknown)
         if rel_id is not None and ids:
             rows = Edge.objects.filter(
                 status=Edge.Status.ACTIVE, relation_id=rel_id, source_id__in=ids
@@ -269,12 +335,14 @@ class DbGraphView:
             kind="add_edge",
             status__in=OPEN_STATUSES,
             relation_key=relation,
-            source_key__in=list(node_keys),
+            source_key__in=unknown,
         ).values_list("pk", "source_key", "relation_key", "target_key")
         links += self._proposal_links(rows)
         return links
 
     def between(self, a: str, b: str) -> list[Link]:
+        if a in self._nodes or b in self._nodes:
+            return [x for x in self._links if {x.source_key, x.target_key} == {a, b}]
         links: list[Link] = []
         ids = _concept_ids([a, b])
         if len(ids) == 2:
@@ -292,6 +360,8 @@ class DbGraphView:
         return links
 
     def open_proposal(self, dedup_key: str) -> int | None:
+        if dedup_key in self._dedups:
+            return self._open.get(dedup_key)
         return (
             Proposal.objects.filter(dedup_key=dedup_key, status__in=OPEN_STATUSES)
             .values_list("pk", flat=True)
@@ -299,6 +369,8 @@ class DbGraphView:
         )
 
     def rejected_quotes(self, dedup_key: str) -> set[str]:
+        if dedup_key in self._dedups:
+            return self._rejected.get(dedup_key, set())
         quotes = Proposal.objects.filter(
             dedup_key=dedup_key, status=Proposal.Status.REJECTED
         ).values_list("evidence_quote", flat=True)

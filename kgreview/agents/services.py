@@ -17,7 +17,6 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from construction import keys
@@ -28,7 +27,11 @@ from kgreview.core.errors import DuplicateProposal
 from kgreview.graph.models import Source, SourceConcept, SourceRevision
 from kgreview.graph.services import Evidence
 from kgreview.review.models import Proposal
-from kgreview.review.services import proposal_create, proposal_flag_conflict
+from kgreview.review.services import (
+    ProposalSpec,
+    proposal_flag_conflict,
+    proposals_create_many,
+)
 
 from . import adapters
 from .models import (
@@ -161,21 +164,29 @@ def _finish_run(run: AgentRun) -> None:
 
 
 def _record_item(item: AgentRunItem, *, status: str, stats=None, usage=None, error="") -> None:
-    """Finish one item and add its numbers to the run, under a lock on the run row."""
+    """Finish one item and add its numbers to the run, under a lock on the run row.
+
+    The item's update is conditional on it not being finished yet, so a second worker
+    that somehow got here too adds nothing to the run's counters.
+    """
     run = AgentRun.objects.select_for_update().get(pk=item.run_id)
-    fresh = AgentRunItem.objects.select_for_update().get(pk=item.pk)
-    if fresh.is_finished:
-        return
     now = timezone.now()
-    fresh.status = status
-    fresh.error = error
-    fresh.stats = stats or {}
-    fresh.llm_usage = usage or {}
-    fresh.finished_at = now
-    fresh.claimed_by = ""
-    fresh.save(update_fields=["status", "error", "stats", "llm_usage", "finished_at", "claimed_by"])
+    changed = (
+        AgentRunItem.objects.filter(pk=item.pk)
+        .exclude(status__in=AgentRunItem.FINISHED)
+        .update(
+            status=status,
+            error=error,
+            stats=stats or {},
+            llm_usage=usage or {},
+            finished_at=now,
+            claimed_by="",
+        )
+    )
+    if not changed:
+        return
     item.status = status
-    run_stats = _merge_stats(run.stats or _empty_stats(run.progress_total), fresh.stats)
+    run_stats = _merge_stats(run.stats or _empty_stats(run.progress_total), stats or {})
     bucket = {
         AgentRunItem.Status.DONE: "processed",
         AgentRunItem.Status.UNCHANGED: "unchanged",
@@ -186,17 +197,17 @@ def _record_item(item: AgentRunItem, *, status: str, stats=None, usage=None, err
     run.stats = run_stats
     total_usage = LLMUsage(**(run.llm_usage or {})) + LLMUsage(**(usage or {}))
     run.llm_usage = total_usage.as_json()
-    run.progress_done = F("progress_done") + 1
+    run.progress_done += 1  # the run row is locked, so this read-modify-write is safe
     run.save(update_fields=["stats", "llm_usage", "progress_done", "updated_at"])
-    run.refresh_from_db()
-    _finish_run(run)
+    if run.progress_done >= run.progress_total:
+        _finish_run(run)
 
 
 def _claim(item_id: int, claim: str) -> AgentRunItem | None:
     """Take an item for this worker, or None if it is finished or another worker has it."""
     with transaction.atomic():
         item = (
-            AgentRunItem.objects.select_for_update()
+            AgentRunItem.objects.select_for_update(of=("self",))
             .select_related("run", "source")
             .filter(pk=item_id)
             .first()
@@ -218,12 +229,13 @@ def _claim(item_id: int, claim: str) -> AgentRunItem | None:
         item.attempts += 1
         item.started_at = now
         item.save(update_fields=["status", "claimed_by", "attempts", "started_at"])
-        run = AgentRun.objects.select_for_update().get(pk=item.run_id)
-        if run.status == AgentRun.Status.QUEUED:
-            run.status = AgentRun.Status.RUNNING
-            run.started_at = now
-            run.save(update_fields=["status", "started_at", "updated_at"])
-        item.run = run
+        if item.run.status == AgentRun.Status.QUEUED:
+            run = AgentRun.objects.select_for_update().get(pk=item.run_id)
+            if run.status == AgentRun.Status.QUEUED:
+                run.status = AgentRun.Status.RUNNING
+                run.started_at = now
+                run.save(update_fields=["status", "started_at", "updated_at"])
+            item.run = run
         return item
 
 
@@ -288,13 +300,15 @@ def _construct_item(item, run, extractor, reverify, final_attempt) -> AgentRunIt
             _record_item(item, status=AgentRunItem.Status.UNCHANGED, stats={}, usage={})
         return item
 
+    relations = adapters.relation_table()
+    vocabulary = adapters.vocabulary(relations)
     doc = adapters.source_doc(revision)
     usage = LLMUsage()
     if record is None:
         try:
             extraction = extractor.extract(
                 doc,
-                vocabulary=adapters.vocabulary(),
+                vocabulary=vocabulary,
                 lexicon=adapters.INDEX_CACHE.get(),
                 max_edges=settings.KG_MAX_EDGES_PER_SOURCE,
             )
@@ -310,17 +324,9 @@ def _construct_item(item, run, extractor, reverify, final_attempt) -> AgentRunIt
                 _record_item(item, status=AgentRunItem.Status.FAILED, error=str(exc))
             return item
         usage = extraction.usage
-        try:
-            record = ExtractionRecord.objects.create(
-                revision=revision,
-                extractor=xkey,
-                status=ExtractionRecord.Status.EXTRACTED,
-                output=extraction.as_json(),
-                llm_usage=usage.as_json(),
-                run=run,
-            )
-        except IntegrityError:
-            record = ExtractionRecord.objects.get(revision=revision, extractor=xkey)
+        if usage.calls:
+            # A paid answer is kept at once: a crash after this point never pays twice.
+            record = _store_extraction(revision, xkey, extraction, run)
     else:
         extraction = Extraction.from_json(record.output)
 
@@ -329,20 +335,42 @@ def _construct_item(item, run, extractor, reverify, final_attempt) -> AgentRunIt
         result = process_source(
             doc=doc,
             extraction=extraction,
-            vocabulary=adapters.vocabulary(),
+            vocabulary=vocabulary,
             index=adapters.INDEX_CACHE.get(),
-            graph=adapters.DbGraphView(),
+            graph=adapters.DbGraphView(relations),
             gate=settings.KG_CONFIDENCE_GATE,
             active_evidence=adapters.active_evidence(revision),
         )
         stats = _persist(run=run, revision=revision, result=result)
         stats["candidates"] = len(extraction.candidates) + len(extraction.rejected)
         stats["duration_s"] = round(time.perf_counter() - started, 4)
-        ExtractionRecord.objects.filter(pk=record.pk).update(
-            status=ExtractionRecord.Status.DONE, updated_at=timezone.now()
-        )
+        if record is None:
+            _store_extraction(revision, xkey, extraction, run, done=True)
+        elif record.status != ExtractionRecord.Status.DONE:
+            ExtractionRecord.objects.filter(pk=record.pk).update(
+                status=ExtractionRecord.Status.DONE, updated_at=timezone.now()
+            )
         _record_item(item, status=AgentRunItem.Status.DONE, stats=stats, usage=usage.as_json())
     return item
+
+
+def _store_extraction(revision, xkey, extraction, run, *, done=False) -> ExtractionRecord:
+    status = ExtractionRecord.Status.DONE if done else ExtractionRecord.Status.EXTRACTED
+    try:
+        with transaction.atomic():
+            return ExtractionRecord.objects.create(
+                revision=revision,
+                extractor=xkey,
+                status=status,
+                output=extraction.as_json(),
+                llm_usage=extraction.usage.as_json(),
+                run=run,
+            )
+    except IntegrityError:
+        record = ExtractionRecord.objects.get(revision=revision, extractor=xkey)
+        if done and record.status != status:
+            ExtractionRecord.objects.filter(pk=record.pk).update(status=status)
+        return record
 
 
 # --- Persisting one source's result ------------------------------------------------------
@@ -399,34 +427,35 @@ def _tally(stats: dict, proposal: Proposal) -> None:
 def _persist(*, run: AgentRun, revision: SourceRevision, result) -> dict:
     source = revision.source
     stats: dict = {"proposals": {}, "dropped": {}, "flagged_existing": 0}
+    concept_specs = [
+        ProposalSpec(
+            kind="add_concept",
+            payload={
+                "name": draft.name,
+                "aliases": list(draft.aliases),
+                "description": draft.description,
+            },
+            confidence=draft.confidence,
+            reason=draft.reason,
+            evidence=_evidence(revision, draft.evidence),
+            flags=("new_concept",),
+            dedup_key=draft.dedup_key,
+            priority=_priority(draft.confidence, ()),
+            agent_run=run,
+            document=source,
+        )
+        for draft in result.concepts
+    ]
     created: dict[str, Proposal] = {}
-    for draft in result.concepts:
-        try:
-            proposal = proposal_create(
-                kind="add_concept",
-                payload={
-                    "name": draft.name,
-                    "aliases": list(draft.aliases),
-                    "description": draft.description,
-                },
-                confidence=draft.confidence,
-                reason=draft.reason,
-                evidence=_evidence(revision, draft.evidence),
-                flags=["new_concept"],
-                dedup_key=draft.dedup_key,
-                priority=_priority(draft.confidence, ()),
-                agent_run=run,
-                document=source,
-            )
-        except DuplicateProposal as exc:
-            proposal = Proposal.objects.get(pk=exc.details["proposal_id"])
+    for draft, outcome in zip(result.concepts, proposals_create_many(concept_specs), strict=True):
+        if isinstance(outcome, DuplicateProposal):
+            outcome = Proposal.objects.get(pk=outcome.details["proposal_id"])
         else:
-            _tally(stats, proposal)
-        created[draft.key] = proposal
+            _tally(stats, outcome)
+        created[draft.key] = outcome
 
-    edge_proposals: list[Proposal] = []
-    for draft in result.edges:
-        proposal = proposal_create(
+    edge_specs = [
+        ProposalSpec(
             kind="add_edge",
             payload={
                 "source": _endpoint(draft.source, created),
@@ -444,21 +473,51 @@ def _persist(*, run: AgentRun, revision: SourceRevision, result) -> dict:
             agent_run=run,
             document=source,
         )
-        edge_proposals.append(proposal)
-        _tally(stats, proposal)
+        for draft in result.edges
+    ]
+    invalidation_specs = [
+        ProposalSpec(
+            kind="invalidate_edge",
+            payload={"edge_id": draft.edge_id, "reason_code": "evidence_gone"},
+            confidence=draft.confidence,
+            reason=draft.reason,
+            dedup_key=draft.dedup_key,
+            priority=_priority(draft.confidence, ()),
+            agent_run=run,
+            document=source,
+        )
+        for draft in result.invalidations
+    ]
+    outcomes = proposals_create_many(edge_specs + invalidation_specs)
+    edge_proposals: list[Proposal | None] = []
+    for index, outcome in enumerate(outcomes):
+        if isinstance(outcome, DuplicateProposal):
+            if index < len(edge_specs):
+                edge_proposals.append(None)
+            continue
+        _tally(stats, outcome)
+        if index < len(edge_specs):
+            edge_proposals.append(outcome)
 
     # Links between drafts of this source pointed at draft positions; now they have ids.
     for proposal in edge_proposals:
+        if proposal is None:
+            continue
         conflicts = proposal.payload.get("conflicts") or []
         if not any(c["kind"] == "draft" for c in conflicts):
             continue
+        kept = []
         for conflict in conflicts:
             if conflict["kind"] == "draft":
-                conflict["kind"] = "proposal"
-                conflict["id"] = edge_proposals[conflict["id"]].pk
+                other = edge_proposals[conflict["id"]]
+                if other is None:
+                    continue
+                conflict = {**conflict, "kind": "proposal", "id": other.pk}
+            kept.append(conflict)
+        proposal.payload = {**proposal.payload, "conflicts": kept}
         proposal.save(update_fields=["payload"])
 
-    by_dedup = {p.dedup_key: p for p in edge_proposals}
+    by_dedup = {p.dedup_key: p for p in edge_proposals if p is not None}
     for other_id, dedup, explanation in result.flag_existing:
         new = by_dedup.get(dedup)
         if new is None:
@@ -473,22 +532,6 @@ def _persist(*, run: AgentRun, revision: SourceRevision, result) -> dict:
             },
         )
         stats["flagged_existing"] += flagged is not None
-
-    for draft in result.invalidations:
-        try:
-            proposal = proposal_create(
-                kind="invalidate_edge",
-                payload={"edge_id": draft.edge_id, "reason_code": "evidence_gone"},
-                confidence=draft.confidence,
-                reason=draft.reason,
-                dedup_key=draft.dedup_key,
-                priority=_priority(draft.confidence, ()),
-                agent_run=run,
-                document=source,
-            )
-        except DuplicateProposal:
-            continue
-        _tally(stats, proposal)
 
     DroppedCandidate.objects.bulk_create(
         [

@@ -341,3 +341,18 @@ class Edge(NoDeleteModel):
     @property
     def is_active(self) -> bool:
         return self.status == self.Status.ACTIVE
+
+
+class NameIndexVersion(models.Model):
+    """A counter bumped whenever a concept name stops meaning what it meant.
+
+    Workers keep an in-memory index of every name. New names only ever add rows, which
+    workers pick up by id; a merge, or a decided add_concept proposal, changes what
+    existing names point at, and bumping this single row tells every worker to rebuild.
+    """
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    version = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(id=1), name="nameindexversion_singleton")]

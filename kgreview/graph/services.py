@@ -18,7 +18,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
-from django.db.models import Max, Q
+from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from kgreview.core.errors import (
@@ -34,7 +34,15 @@ from kgreview.core.errors import (
 )
 
 from . import selectors
-from .models import Concept, ConceptAlias, Edge, RelationType, Source, SourceRevision
+from .models import (
+    Concept,
+    ConceptAlias,
+    Edge,
+    NameIndexVersion,
+    RelationType,
+    Source,
+    SourceRevision,
+)
 
 NAME_MAX = 200
 
@@ -68,6 +76,14 @@ def _user(user: AbstractBaseUser | None):
 
 
 # --- Concepts ---------------------------------------------------------------------------
+
+
+def name_index_changed() -> None:
+    """Tell every worker's name index that existing names changed meaning (call in the
+    same transaction as the change)."""
+    updated = NameIndexVersion.objects.filter(pk=1).update(version=F("version") + 1)
+    if not updated:
+        NameIndexVersion.objects.get_or_create(pk=1, defaults={"version": 1})
 
 
 def _checked_name(name: str) -> str:
@@ -252,6 +268,7 @@ def concept_merge(
     loser.merged_into = survivor
     loser.merged_at = now
     loser.save(update_fields=["status", "merged_into", "merged_at", "updated_at"])
+    name_index_changed()
     return outcome
 
 

@@ -118,6 +118,7 @@ class Proposal(NoDeleteModel):
         indexes = [
             models.Index(fields=["status", "-priority", "-id"], name="proposal_queue"),
             models.Index(fields=["kind", "status"], name="proposal_kind_status"),
+            models.Index(fields=["kind", "id"], name="proposal_kind_id"),
             models.Index(fields=["dedup_key"], name="proposal_dedup_key"),
             models.Index(
                 fields=["relation_key", "source_key"],
@@ -128,6 +129,11 @@ class Proposal(NoDeleteModel):
                 fields=["source_key", "target_key"],
                 condition=Q(kind="add_edge", status__in=OPEN_STATUSES),
                 name="proposal_open_edge_pair",
+            ),
+            models.Index(
+                fields=["target_key"],
+                condition=Q(kind="add_edge", status__in=OPEN_STATUSES),
+                name="proposal_open_edge_in",
             ),
             models.Index(fields=["document", "status"], name="proposal_document_status"),
         ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -58,6 +59,71 @@ def proposal_dedup_key(*, kind: str, payload: dict, symmetric: bool | None = Non
     return f"{kind}:{digest}"
 
 
+@dataclass(frozen=True)
+class ProposalSpec:
+    """Everything needed to queue one proposal; see ``proposal_create``."""
+
+    kind: str
+    payload: dict
+    confidence: float
+    reason: str = ""
+    evidence: Evidence | None = None
+    flags: tuple[str, ...] = ()
+    dedup_key: str | None = None
+    priority: int = 0
+    agent_run: object = None
+    created_by: object = None
+    document: object = None
+
+
+def _build(spec: ProposalSpec, *, gate: float) -> Proposal:
+    """An unsaved, validated proposal: held below the gate, pending otherwise."""
+    clean = payload_validate(kind=spec.kind, payload=spec.payload)
+    confidence = spec.confidence
+    if not 0.0 <= confidence <= 1.0:
+        raise ValidationFailed(f"Confidence must lie between 0 and 1, not {confidence}.")
+    evidence = spec.evidence
+    if evidence is not None:
+        evidence.check()
+    flags = set(spec.flags)
+    status = Proposal.Status.PENDING
+    if confidence < gate:
+        status = Proposal.Status.HELD
+        flags.add("below_gate")
+    key = (spec.dedup_key or proposal_dedup_key(kind=spec.kind, payload=clean))[:255]
+    endpoints = {}
+    if spec.kind == "add_edge":
+        src, dst = _endpoint_key(clean["source"]), _endpoint_key(clean["target"])
+        endpoints = {"relation_key": clean["relation"], "source_key": src, "target_key": dst}
+    return Proposal(
+        kind=spec.kind,
+        status=status,
+        payload=clean,
+        confidence=confidence,
+        reason=spec.reason.strip(),
+        evidence_revision=evidence.revision if evidence else None,
+        evidence_start=evidence.start if evidence else None,
+        evidence_end=evidence.end if evidence else None,
+        evidence_quote=evidence.quote if evidence else "",
+        flags=sorted(flags),
+        dedup_key=key,
+        priority=spec.priority,
+        agent_run=spec.agent_run,
+        created_by=spec.created_by,
+        document=spec.document,
+        **endpoints,
+    )
+
+
+def _duplicate(key: str) -> DuplicateProposal:
+    existing = Proposal.objects.filter(dedup_key=key, status__in=("pending", "held")).first()
+    return DuplicateProposal(
+        "The same change is already waiting for review"
+        + (f" (proposal #{existing.pk})." if existing else "."),
+        proposal_id=existing.pk if existing else None,
+    )
+
+
 @transaction.atomic
 def proposal_create(
     *,
@@ -78,52 +144,61 @@ def proposal_create(
 
     Raises ``DuplicateProposal`` when the same change is already open.
     """
-    clean = payload_validate(kind=kind, payload=payload)
-    if not 0.0 <= confidence <= 1.0:
-        raise ValidationFailed(f"Confidence must lie between 0 and 1, not {confidence}.")
-    if evidence is not None:
-        evidence.check()
-    gate = settings.KG_CONFIDENCE_GATE if gate is None else gate
-    flag_list = sorted(set(flags))
-    status = Proposal.Status.PENDING
-    if confidence < gate:
-        status = Proposal.Status.HELD
-        if "below_gate" not in flag_list:
-            flag_list.append("below_gate")
-    key = dedup_key or proposal_dedup_key(kind=kind, payload=clean)
-    endpoints = {}
-    if kind == "add_edge":
-        src, dst = _endpoint_key(clean["source"]), _endpoint_key(clean["target"])
-        endpoints = {"relation_key": clean["relation"], "source_key": src, "target_key": dst}
+    spec = ProposalSpec(
+        kind=kind,
+        payload=payload,
+        confidence=confidence,
+        reason=reason,
+        evidence=evidence,
+        flags=tuple(flags),
+        dedup_key=dedup_key,
+        priority=priority,
+        agent_run=agent_run,
+        created_by=created_by,
+        document=document,
+    )
+    proposal = _build(spec, gate=settings.KG_CONFIDENCE_GATE if gate is None else gate)
     try:
         with transaction.atomic():
-            return Proposal.objects.create(
-                kind=kind,
-                status=status,
-                payload=clean,
-                confidence=confidence,
-                reason=reason.strip(),
-                evidence_revision=evidence.revision if evidence else None,
-                evidence_start=evidence.start if evidence else None,
-                evidence_end=evidence.end if evidence else None,
-                evidence_quote=evidence.quote if evidence else "",
-                flags=sorted(flag_list),
-                dedup_key=key[:255],
-                priority=priority,
-                agent_run=agent_run,
-                created_by=created_by,
-                document=document,
-                **endpoints,
-            )
+            proposal.save(force_insert=True)
     except IntegrityError:
-        existing = Proposal.objects.filter(
-            dedup_key=key[:255], status__in=("pending", "held")
-        ).first()
-        raise DuplicateProposal(
-            "The same change is already waiting for review"
-            + (f" (proposal #{existing.pk})." if existing else "."),
-            proposal_id=existing.pk if existing else None,
-        ) from None
+        raise _duplicate(proposal.dedup_key) from None
+    return proposal
+
+
+@transaction.atomic
+def proposals_create_many(
+    specs: list[ProposalSpec], *, gate: float | None = None
+) -> list[Proposal | DuplicateProposal]:
+    """Queue many proposals with one INSERT; used by agents writing a source's results.
+
+    Every spec is validated first (any invalid one raises before anything is written).
+    If the batch collides with an open proposal (someone queued the same change a moment
+    ago), it is retried one by one and the colliding specs come back as
+    ``DuplicateProposal`` in their place.
+    """
+    gate = settings.KG_CONFIDENCE_GATE if gate is None else gate
+    built = [_build(spec, gate=gate) for spec in specs]
+    if not built:
+        return []
+    try:
+        with transaction.atomic():
+            created = Proposal.objects.bulk_create(built)
+        if any(p.pk is None for p in created):  # a backend that returns no ids
+            raise IntegrityError("ids not returned")
+        return list(created)
+    except IntegrityError:
+        out: list[Proposal | DuplicateProposal] = []
+        for proposal in built:
+            proposal.pk = None
+            proposal._state.adding = True
+            try:
+                with transaction.atomic():
+                    proposal.save(force_insert=True)
+                out.append(proposal)
+            except IntegrityError:
+                out.append(_duplicate(proposal.dedup_key))
+        return out
 
 
 @transaction.atomic

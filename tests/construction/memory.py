@@ -26,6 +26,9 @@ class MemoryGraph:
     open: dict[str, int] = field(default_factory=dict)
     rejected: dict[str, set[str]] = field(default_factory=dict)
 
+    def prepare(self, *, node_keys, dedup_keys) -> None:
+        self.prepared = (set(node_keys), set(dedup_keys))
+
     def successors(self, relation: str, keys: Sequence[str]) -> list[Link]:
         wanted = set(keys)
         return [x for x in self.links if x.relation == relation and x.source_key in wanted]

@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,43 +14,118 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='WorkerHeartbeat',
+            name="WorkerHeartbeat",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('hostname', models.CharField(max_length=255, unique=True)),
-                ('last_seen', models.DateTimeField()),
-                ('pid', models.PositiveIntegerField(default=0)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("hostname", models.CharField(max_length=255, unique=True)),
+                ("last_seen", models.DateTimeField()),
+                ("pid", models.PositiveIntegerField(default=0)),
             ],
             options={
-                'ordering': ['-last_seen'],
+                "ordering": ["-last_seen"],
             },
         ),
         migrations.CreateModel(
-            name='AgentRun',
+            name="AgentRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('agent', models.CharField(choices=[('construct', 'Construction'), ('heal', 'Self-healing'), ('discover', 'Ontology discovery')], max_length=16)),
-                ('trigger', models.CharField(choices=[('manual', 'Run now (web)'), ('schedule', 'Schedule'), ('cli', 'Command line'), ('import', 'After import')], default='manual', max_length=16)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('partial', 'Finished with errors'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='queued', max_length=16)),
-                ('provider', models.CharField(blank=True, max_length=32)),
-                ('model', models.CharField(blank=True, max_length=200)),
-                ('params', models.JSONField(blank=True, default=dict)),
-                ('progress_done', models.PositiveIntegerField(default=0)),
-                ('progress_total', models.PositiveIntegerField(default=0)),
-                ('stats', models.JSONField(blank=True, default=dict)),
-                ('llm_usage', models.JSONField(blank=True, default=dict)),
-                ('error', models.TextField(blank=True)),
-                ('cancel_requested', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('requested_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='agent_runs', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "agent",
+                    models.CharField(
+                        choices=[
+                            ("construct", "Construction"),
+                            ("heal", "Self-healing"),
+                            ("discover", "Ontology discovery"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "trigger",
+                    models.CharField(
+                        choices=[
+                            ("manual", "Run now (web)"),
+                            ("schedule", "Schedule"),
+                            ("cli", "Command line"),
+                            ("import", "After import"),
+                        ],
+                        default="manual",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("succeeded", "Succeeded"),
+                            ("partial", "Finished with errors"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        default="queued",
+                        max_length=16,
+                    ),
+                ),
+                ("provider", models.CharField(blank=True, max_length=32)),
+                ("model", models.CharField(blank=True, max_length=200)),
+                ("params", models.JSONField(blank=True, default=dict)),
+                ("progress_done", models.PositiveIntegerField(default=0)),
+                ("progress_total", models.PositiveIntegerField(default=0)),
+                ("stats", models.JSONField(blank=True, default=dict)),
+                ("llm_usage", models.JSONField(blank=True, default=dict)),
+                ("error", models.TextField(blank=True)),
+                ("cancel_requested", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "requested_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="agent_runs",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
-                'indexes': [models.Index(fields=['agent', '-created_at'], name='agentrun_agent_time')],
-                'constraints': [models.CheckConstraint(condition=models.Q(('progress_done__lte', models.F('progress_total'))), name='agentrun_progress_within_total'), models.CheckConstraint(condition=models.Q(models.Q(('finished_at__isnull', True), ('status__in', ['queued', 'running'])), models.Q(models.Q(('status__in', ['queued', 'running']), _negated=True), ('finished_at__isnull', False)), _connector='OR'), name='agentrun_finished_iff_final')],
+                "ordering": ["-created_at", "-id"],
+                "indexes": [
+                    models.Index(fields=["agent", "-created_at"], name="agentrun_agent_time")
+                ],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("progress_done__lte", models.F("progress_total"))),
+                        name="agentrun_progress_within_total",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(
+                                ("finished_at__isnull", True), ("status__in", ["queued", "running"])
+                            ),
+                            models.Q(
+                                models.Q(("status__in", ["queued", "running"]), _negated=True),
+                                ("finished_at__isnull", False),
+                            ),
+                            _connector="OR",
+                        ),
+                        name="agentrun_finished_iff_final",
+                    ),
+                ],
             },
         ),
     ]

@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,113 +14,236 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='RelationType',
+            name="RelationType",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.SlugField(max_length=64, unique=True)),
-                ('label', models.CharField(max_length=100)),
-                ('verb', models.CharField(help_text='How "source <verb> target" reads in English, e.g. "is a prerequisite for".', max_length=100)),
-                ('description', models.TextField(blank=True)),
-                ('directed', models.BooleanField(default=True)),
-                ('symmetric', models.BooleanField(default=False)),
-                ('acyclic', models.BooleanField(default=False)),
-                ('active', models.BooleanField(default=True)),
-                ('retired_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("key", models.SlugField(max_length=64, unique=True)),
+                ("label", models.CharField(max_length=100)),
+                (
+                    "verb",
+                    models.CharField(
+                        help_text='How "source <verb> target" reads in English, e.g. "is a prerequisite for".',
+                        max_length=100,
+                    ),
+                ),
+                ("description", models.TextField(blank=True)),
+                ("directed", models.BooleanField(default=True)),
+                ("symmetric", models.BooleanField(default=False)),
+                ("acyclic", models.BooleanField(default=False)),
+                ("active", models.BooleanField(default=True)),
+                ("retired_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['key'],
+                "ordering": ["key"],
             },
         ),
         migrations.CreateModel(
-            name='Source',
+            name="Source",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=200, unique=True)),
-                ('title', models.CharField(max_length=300)),
-                ('status', models.CharField(choices=[('active', 'Active'), ('retired', 'Retired')], default='active', max_length=16)),
-                ('origin', models.CharField(blank=True, help_text='Where it was imported from.', max_length=1000)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(max_length=200, unique=True)),
+                ("title", models.CharField(max_length=300)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("active", "Active"), ("retired", "Retired")],
+                        default="active",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "origin",
+                    models.CharField(
+                        blank=True, help_text="Where it was imported from.", max_length=1000
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ['slug'],
+                "ordering": ["slug"],
             },
         ),
         migrations.CreateModel(
-            name='SourceConcept',
+            name="SourceConcept",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
         ),
         migrations.CreateModel(
-            name='SourceRevision',
+            name="SourceRevision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField()),
-                ('title', models.CharField(max_length=300)),
-                ('text', models.TextField()),
-                ('sha256', models.CharField(max_length=64)),
-                ('word_count', models.PositiveIntegerField(default=0)),
-                ('origin', models.CharField(blank=True, max_length=1000)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("number", models.PositiveIntegerField()),
+                ("title", models.CharField(max_length=300)),
+                ("text", models.TextField()),
+                ("sha256", models.CharField(max_length=64)),
+                ("word_count", models.PositiveIntegerField(default=0)),
+                ("origin", models.CharField(blank=True, max_length=1000)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['source_id', 'number'],
+                "ordering": ["source_id", "number"],
             },
         ),
         migrations.CreateModel(
-            name='Concept',
+            name="Concept",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('description', models.TextField(blank=True)),
-                ('status', models.CharField(choices=[('active', 'Active'), ('merged', 'Merged')], default='active', max_length=16)),
-                ('merged_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('merged_into', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='merged_from', to='graph.concept')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                ("description", models.TextField(blank=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("active", "Active"), ("merged", "Merged")],
+                        default="active",
+                        max_length=16,
+                    ),
+                ),
+                ("merged_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "merged_into",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="merged_from",
+                        to="graph.concept",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='ConceptAlias',
+            name="ConceptAlias",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('kind', models.CharField(choices=[('canonical', 'Canonical name'), ('alias', 'Alias'), ('merged', 'Name of a merged concept')], default='alias', max_length=16)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('concept', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='aliases', to='graph.concept')),
-                ('merged_from', models.ForeignKey(blank=True, help_text='Set when a merge moved this name from another concept.', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='graph.concept')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("canonical", "Canonical name"),
+                            ("alias", "Alias"),
+                            ("merged", "Name of a merged concept"),
+                        ],
+                        default="alias",
+                        max_length=16,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "concept",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="aliases",
+                        to="graph.concept",
+                    ),
+                ),
+                (
+                    "merged_from",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="Set when a merge moved this name from another concept.",
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="graph.concept",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'concept aliases',
-                'ordering': ['name'],
+                "verbose_name_plural": "concept aliases",
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='Edge',
+            name="Edge",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('is_symmetric', models.BooleanField(default=False, help_text='Copied from the relation type so the database can enforce it.')),
-                ('weight', models.FloatField(default=1.0)),
-                ('confidence', models.FloatField()),
-                ('reason', models.TextField()),
-                ('evidence_start', models.PositiveIntegerField(blank=True, null=True)),
-                ('evidence_end', models.PositiveIntegerField(blank=True, null=True)),
-                ('evidence_quote', models.TextField(blank=True)),
-                ('valid_at', models.DateTimeField()),
-                ('recorded_at', models.DateTimeField()),
-                ('invalid_at', models.DateTimeField(blank=True, null=True)),
-                ('status', models.CharField(choices=[('active', 'Active'), ('superseded', 'Superseded'), ('invalidated', 'Invalidated')], default='active', max_length=16)),
-                ('invalidation_reason', models.TextField(blank=True)),
-                ('decided_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='decided_edges', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "is_symmetric",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Copied from the relation type so the database can enforce it.",
+                    ),
+                ),
+                ("weight", models.FloatField(default=1.0)),
+                ("confidence", models.FloatField()),
+                ("reason", models.TextField()),
+                ("evidence_start", models.PositiveIntegerField(blank=True, null=True)),
+                ("evidence_end", models.PositiveIntegerField(blank=True, null=True)),
+                ("evidence_quote", models.TextField(blank=True)),
+                ("valid_at", models.DateTimeField()),
+                ("recorded_at", models.DateTimeField()),
+                ("invalid_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("active", "Active"),
+                            ("superseded", "Superseded"),
+                            ("invalidated", "Invalidated"),
+                        ],
+                        default="active",
+                        max_length=16,
+                    ),
+                ),
+                ("invalidation_reason", models.TextField(blank=True)),
+                (
+                    "decided_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="decided_edges",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-recorded_at', '-id'],
+                "ordering": ["-recorded_at", "-id"],
             },
         ),
     ]

@@ -8,196 +8,382 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('graph', '0001_initial'),
-        ('review', '0001_initial'),
+        ("graph", "0001_initial"),
+        ("review", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='edge',
-            name='decision',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='edges', to='review.decision'),
+            model_name="edge",
+            name="decision",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="edges",
+                to="review.decision",
+            ),
         ),
         migrations.AddField(
-            model_name='edge',
-            name='invalidated_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='invalidated_edges', to=settings.AUTH_USER_MODEL),
+            model_name="edge",
+            name="invalidated_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="invalidated_edges",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='edge',
-            name='invalidation_decision',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='review.decision'),
+            model_name="edge",
+            name="invalidation_decision",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="review.decision",
+            ),
         ),
         migrations.AddField(
-            model_name='edge',
-            name='proposal',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='edges', to='review.proposal'),
+            model_name="edge",
+            name="proposal",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="edges",
+                to="review.proposal",
+            ),
         ),
         migrations.AddField(
-            model_name='edge',
-            name='source',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='outgoing_edges', to='graph.concept'),
+            model_name="edge",
+            name="source",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="outgoing_edges",
+                to="graph.concept",
+            ),
         ),
         migrations.AddField(
-            model_name='edge',
-            name='supersedes',
-            field=models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='superseded_by', to='graph.edge'),
+            model_name="edge",
+            name="supersedes",
+            field=models.OneToOneField(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="superseded_by",
+                to="graph.edge",
+            ),
         ),
         migrations.AddField(
-            model_name='edge',
-            name='target',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='incoming_edges', to='graph.concept'),
+            model_name="edge",
+            name="target",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="incoming_edges",
+                to="graph.concept",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='relationtype',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('directed', True), ('symmetric', False)), models.Q(('directed', False), ('symmetric', True)), _connector='OR'), name='relationtype_directed_xor_symmetric', violation_error_message='A relation is either directed or symmetric.'),
+            model_name="relationtype",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("directed", True), ("symmetric", False)),
+                    models.Q(("directed", False), ("symmetric", True)),
+                    _connector="OR",
+                ),
+                name="relationtype_directed_xor_symmetric",
+                violation_error_message="A relation is either directed or symmetric.",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='relationtype',
-            constraint=models.CheckConstraint(condition=models.Q(('acyclic', True), ('directed', False), _negated=True), name='relationtype_acyclic_needs_direction', violation_error_message='Only a directed relation can be acyclic.'),
+            model_name="relationtype",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("acyclic", True), ("directed", False), _negated=True),
+                name="relationtype_acyclic_needs_direction",
+                violation_error_message="Only a directed relation can be acyclic.",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='relationtype',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('active', True), ('retired_at__isnull', True)), models.Q(('active', False), ('retired_at__isnull', False)), _connector='OR'), name='relationtype_retired_has_time'),
+            model_name="relationtype",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("active", True), ("retired_at__isnull", True)),
+                    models.Q(("active", False), ("retired_at__isnull", False)),
+                    _connector="OR",
+                ),
+                name="relationtype_retired_has_time",
+            ),
         ),
         migrations.AddField(
-            model_name='edge',
-            name='relation',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='edges', to='graph.relationtype'),
+            model_name="edge",
+            name="relation",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="edges",
+                to="graph.relationtype",
+            ),
         ),
         migrations.AddField(
-            model_name='sourceconcept',
-            name='concept',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='source_links', to='graph.concept'),
+            model_name="sourceconcept",
+            name="concept",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="source_links",
+                to="graph.concept",
+            ),
         ),
         migrations.AddField(
-            model_name='sourceconcept',
-            name='source',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='concept_links', to='graph.source'),
+            model_name="sourceconcept",
+            name="source",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="concept_links",
+                to="graph.source",
+            ),
         ),
         migrations.AddField(
-            model_name='sourcerevision',
-            name='source',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='revisions', to='graph.source'),
+            model_name="sourcerevision",
+            name="source",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="revisions",
+                to="graph.source",
+            ),
         ),
         migrations.AddField(
-            model_name='sourceconcept',
-            name='revision',
-            field=models.ForeignKey(help_text='Last seen in.', on_delete=django.db.models.deletion.PROTECT, related_name='+', to='graph.sourcerevision'),
+            model_name="sourceconcept",
+            name="revision",
+            field=models.ForeignKey(
+                help_text="Last seen in.",
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="graph.sourcerevision",
+            ),
         ),
         migrations.AddField(
-            model_name='source',
-            name='current_revision',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='graph.sourcerevision'),
+            model_name="source",
+            name="current_revision",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="graph.sourcerevision",
+            ),
         ),
         migrations.AddField(
-            model_name='edge',
-            name='evidence_revision',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='edges', to='graph.sourcerevision'),
+            model_name="edge",
+            name="evidence_revision",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="edges",
+                to="graph.sourcerevision",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='concept',
-            constraint=models.UniqueConstraint(django.db.models.functions.text.Lower('name'), name='concept_name_unique_ci', violation_error_message='A concept with this name already exists.'),
+            model_name="concept",
+            constraint=models.UniqueConstraint(
+                django.db.models.functions.text.Lower("name"),
+                name="concept_name_unique_ci",
+                violation_error_message="A concept with this name already exists.",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='concept',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('merged_at__isnull', True), ('merged_into__isnull', True), ('status', 'active')), models.Q(('merged_at__isnull', False), ('merged_into__isnull', False), ('status', 'merged')), _connector='OR'), name='concept_merged_iff_has_survivor'),
+            model_name="concept",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(
+                        ("merged_at__isnull", True),
+                        ("merged_into__isnull", True),
+                        ("status", "active"),
+                    ),
+                    models.Q(
+                        ("merged_at__isnull", False),
+                        ("merged_into__isnull", False),
+                        ("status", "merged"),
+                    ),
+                    _connector="OR",
+                ),
+                name="concept_merged_iff_has_survivor",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='concept',
-            constraint=models.CheckConstraint(condition=models.Q(('merged_into', models.F('id')), _negated=True), name='concept_not_merged_into_itself'),
+            model_name="concept",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("merged_into", models.F("id")), _negated=True),
+                name="concept_not_merged_into_itself",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='concept',
-            constraint=models.CheckConstraint(condition=models.Q(('name', ''), _negated=True), name='concept_name_not_empty'),
+            model_name="concept",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("name", ""), _negated=True), name="concept_name_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='conceptalias',
-            constraint=models.UniqueConstraint(django.db.models.functions.text.Lower('name'), name='conceptalias_name_unique_ci', violation_error_message='This name already belongs to a concept.'),
+            model_name="conceptalias",
+            constraint=models.UniqueConstraint(
+                django.db.models.functions.text.Lower("name"),
+                name="conceptalias_name_unique_ci",
+                violation_error_message="This name already belongs to a concept.",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='conceptalias',
-            constraint=models.UniqueConstraint(condition=models.Q(('kind', 'canonical')), fields=('concept',), name='conceptalias_one_canonical_per_concept'),
+            model_name="conceptalias",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("kind", "canonical")),
+                fields=("concept",),
+                name="conceptalias_one_canonical_per_concept",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='conceptalias',
-            constraint=models.CheckConstraint(condition=models.Q(('name', ''), _negated=True), name='conceptalias_name_not_empty'),
+            model_name="conceptalias",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("name", ""), _negated=True), name="conceptalias_name_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='conceptalias',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('kind', 'merged'), ('merged_from__isnull', False)), models.Q(models.Q(('kind', 'merged'), _negated=True), ('merged_from__isnull', True)), _connector='OR'), name='conceptalias_merged_has_origin'),
+            model_name="conceptalias",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("kind", "merged"), ("merged_from__isnull", False)),
+                    models.Q(
+                        models.Q(("kind", "merged"), _negated=True), ("merged_from__isnull", True)
+                    ),
+                    _connector="OR",
+                ),
+                name="conceptalias_merged_has_origin",
+            ),
         ),
         migrations.AddIndex(
-            model_name='sourcerevision',
-            index=models.Index(fields=['sha256'], name='sourcerevision_sha256'),
+            model_name="sourcerevision",
+            index=models.Index(fields=["sha256"], name="sourcerevision_sha256"),
         ),
         migrations.AddConstraint(
-            model_name='sourcerevision',
-            constraint=models.UniqueConstraint(fields=('source', 'number'), name='sourcerevision_number'),
+            model_name="sourcerevision",
+            constraint=models.UniqueConstraint(
+                fields=("source", "number"), name="sourcerevision_number"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='sourcerevision',
-            constraint=models.CheckConstraint(condition=models.Q(('number__gte', 1)), name='sourcerevision_number_gte_1'),
+            model_name="sourcerevision",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("number__gte", 1)), name="sourcerevision_number_gte_1"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='sourceconcept',
-            constraint=models.UniqueConstraint(fields=('source', 'concept'), name='sourceconcept_unique'),
+            model_name="sourceconcept",
+            constraint=models.UniqueConstraint(
+                fields=("source", "concept"), name="sourceconcept_unique"
+            ),
         ),
         migrations.AddIndex(
-            model_name='edge',
-            index=models.Index(fields=['source', 'status'], name='edge_source_status'),
+            model_name="edge",
+            index=models.Index(fields=["source", "status"], name="edge_source_status"),
         ),
         migrations.AddIndex(
-            model_name='edge',
-            index=models.Index(fields=['target', 'status'], name='edge_target_status'),
+            model_name="edge",
+            index=models.Index(fields=["target", "status"], name="edge_target_status"),
         ),
         migrations.AddIndex(
-            model_name='edge',
-            index=models.Index(fields=['relation', 'status'], name='edge_relation_status'),
+            model_name="edge",
+            index=models.Index(fields=["relation", "status"], name="edge_relation_status"),
         ),
         migrations.AddIndex(
-            model_name='edge',
-            index=models.Index(fields=['recorded_at'], name='edge_recorded_at'),
+            model_name="edge",
+            index=models.Index(fields=["recorded_at"], name="edge_recorded_at"),
         ),
         migrations.AddIndex(
-            model_name='edge',
-            index=models.Index(fields=['invalid_at'], name='edge_invalid_at'),
+            model_name="edge",
+            index=models.Index(fields=["invalid_at"], name="edge_invalid_at"),
         ),
         migrations.AddConstraint(
-            model_name='edge',
-            constraint=models.UniqueConstraint(condition=models.Q(('status', 'active')), fields=('source', 'relation', 'target'), name='edge_one_active_per_triple', violation_error_message='This edge is already active in the graph.'),
+            model_name="edge",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status", "active")),
+                fields=("source", "relation", "target"),
+                name="edge_one_active_per_triple",
+                violation_error_message="This edge is already active in the graph.",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='edge',
-            constraint=models.UniqueConstraint(django.db.models.functions.comparison.Least('source', 'target'), django.db.models.functions.comparison.Greatest('source', 'target'), models.F('relation'), condition=models.Q(('is_symmetric', True), ('status', 'active')), name='edge_one_active_per_symmetric_pair', violation_error_message='This symmetric edge is already active in the graph.'),
+            model_name="edge",
+            constraint=models.UniqueConstraint(
+                django.db.models.functions.comparison.Least("source", "target"),
+                django.db.models.functions.comparison.Greatest("source", "target"),
+                models.F("relation"),
+                condition=models.Q(("is_symmetric", True), ("status", "active")),
+                name="edge_one_active_per_symmetric_pair",
+                violation_error_message="This symmetric edge is already active in the graph.",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='edge',
-            constraint=models.CheckConstraint(condition=models.Q(('source', models.F('target')), _negated=True), name='edge_no_self_loop'),
+            model_name="edge",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("source", models.F("target")), _negated=True),
+                name="edge_no_self_loop",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='edge',
-            constraint=models.CheckConstraint(condition=models.Q(('confidence__gte', 0.0), ('confidence__lte', 1.0)), name='edge_confidence_0_1'),
+            model_name="edge",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("confidence__gte", 0.0), ("confidence__lte", 1.0)),
+                name="edge_confidence_0_1",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='edge',
-            constraint=models.CheckConstraint(condition=models.Q(('weight__gte', 0.0)), name='edge_weight_non_negative'),
+            model_name="edge",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("weight__gte", 0.0)), name="edge_weight_non_negative"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='edge',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('evidence_end__isnull', True), ('evidence_quote', ''), ('evidence_revision__isnull', True), ('evidence_start__isnull', True)), models.Q(('evidence_end__isnull', False), ('evidence_revision__isnull', False), ('evidence_start__isnull', False), ('evidence_start__lt', models.F('evidence_end'))), _connector='OR'), name='edge_evidence_consistent'),
+            model_name="edge",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(
+                        ("evidence_end__isnull", True),
+                        ("evidence_quote", ""),
+                        ("evidence_revision__isnull", True),
+                        ("evidence_start__isnull", True),
+                    ),
+                    models.Q(
+                        ("evidence_end__isnull", False),
+                        ("evidence_revision__isnull", False),
+                        ("evidence_start__isnull", False),
+                        ("evidence_start__lt", models.F("evidence_end")),
+                    ),
+                    _connector="OR",
+                ),
+                name="edge_evidence_consistent",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='edge',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('invalid_at__isnull', True), ('status', 'active')), models.Q(models.Q(('status', 'active'), _negated=True), ('invalid_at__isnull', False)), _connector='OR'), name='edge_retired_iff_invalid_at'),
+            model_name="edge",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("invalid_at__isnull", True), ("status", "active")),
+                    models.Q(
+                        models.Q(("status", "active"), _negated=True), ("invalid_at__isnull", False)
+                    ),
+                    _connector="OR",
+                ),
+                name="edge_retired_iff_invalid_at",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='edge',
-            constraint=models.CheckConstraint(condition=models.Q(('reason', ''), _negated=True), name='edge_reason_not_empty'),
+            model_name="edge",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("reason", ""), _negated=True), name="edge_reason_not_empty"
+            ),
         ),
     ]

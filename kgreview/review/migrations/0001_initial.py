@@ -6,105 +6,271 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('agents', '0001_initial'),
-        ('graph', '0001_initial'),
+        ("agents", "0001_initial"),
+        ("graph", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Proposal',
+            name="Proposal",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('add_concept', 'Add concept'), ('add_edge', 'Add edge'), ('update_edge', 'Update edge'), ('invalidate_edge', 'Invalidate edge'), ('merge_concepts', 'Merge concepts'), ('add_relation_type', 'Add relation type')], max_length=32)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('held', 'Held (below the confidence gate)'), ('accepted', 'Accepted'), ('rejected', 'Rejected'), ('superseded', 'Superseded')], default='pending', max_length=16)),
-                ('payload', models.JSONField(help_text='Kind-specific content, validated by review.payloads.')),
-                ('confidence', models.FloatField()),
-                ('reason', models.TextField(blank=True)),
-                ('evidence_start', models.PositiveIntegerField(blank=True, null=True)),
-                ('evidence_end', models.PositiveIntegerField(blank=True, null=True)),
-                ('evidence_quote', models.TextField(blank=True)),
-                ('flags', models.JSONField(blank=True, default=list)),
-                ('dedup_key', models.CharField(max_length=255)),
-                ('priority', models.IntegerField(default=0)),
-                ('version', models.PositiveIntegerField(default=1, help_text='Bumped on every change; a decision names the version it saw.')),
-                ('decided_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('agent_run', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='proposals', to='agents.agentrun')),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='created_proposals', to=settings.AUTH_USER_MODEL)),
-                ('decided_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='decided_proposals', to=settings.AUTH_USER_MODEL)),
-                ('evidence_revision', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='proposals', to='graph.sourcerevision')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("add_concept", "Add concept"),
+                            ("add_edge", "Add edge"),
+                            ("update_edge", "Update edge"),
+                            ("invalidate_edge", "Invalidate edge"),
+                            ("merge_concepts", "Merge concepts"),
+                            ("add_relation_type", "Add relation type"),
+                        ],
+                        max_length=32,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("held", "Held (below the confidence gate)"),
+                            ("accepted", "Accepted"),
+                            ("rejected", "Rejected"),
+                            ("superseded", "Superseded"),
+                        ],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "payload",
+                    models.JSONField(
+                        help_text="Kind-specific content, validated by review.payloads."
+                    ),
+                ),
+                ("confidence", models.FloatField()),
+                ("reason", models.TextField(blank=True)),
+                ("evidence_start", models.PositiveIntegerField(blank=True, null=True)),
+                ("evidence_end", models.PositiveIntegerField(blank=True, null=True)),
+                ("evidence_quote", models.TextField(blank=True)),
+                ("flags", models.JSONField(blank=True, default=list)),
+                ("dedup_key", models.CharField(max_length=255)),
+                ("priority", models.IntegerField(default=0)),
+                (
+                    "version",
+                    models.PositiveIntegerField(
+                        default=1,
+                        help_text="Bumped on every change; a decision names the version it saw.",
+                    ),
+                ),
+                ("decided_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "agent_run",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="proposals",
+                        to="agents.agentrun",
+                    ),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="created_proposals",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "decided_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="decided_proposals",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "evidence_revision",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="proposals",
+                        to="graph.sourcerevision",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-priority', '-id'],
+                "ordering": ["-priority", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Decision',
+            name="Decision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('action', models.CharField(choices=[('accept', 'Accepted'), ('reject', 'Rejected'), ('edit_accept', 'Edited and accepted'), ('undo', 'Undone'), ('supersede', 'Superseded'), ('hold', 'Held'), ('release', 'Released from hold')], max_length=16)),
-                ('reason_code', models.CharField(blank=True, max_length=64)),
-                ('note', models.TextField(blank=True)),
-                ('before', models.JSONField(blank=True, default=dict)),
-                ('after', models.JSONField(blank=True, default=dict)),
-                ('proposal_version', models.PositiveIntegerField(help_text='The proposal version this decision was taken on.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('undoes', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='undone_by', to='review.decision')),
-                ('user', models.ForeignKey(blank=True, help_text='Empty for decisions the system took (e.g. superseding a stale proposal).', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='decisions', to=settings.AUTH_USER_MODEL)),
-                ('proposal', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='decisions', to='review.proposal')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "action",
+                    models.CharField(
+                        choices=[
+                            ("accept", "Accepted"),
+                            ("reject", "Rejected"),
+                            ("edit_accept", "Edited and accepted"),
+                            ("undo", "Undone"),
+                            ("supersede", "Superseded"),
+                            ("hold", "Held"),
+                            ("release", "Released from hold"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("reason_code", models.CharField(blank=True, max_length=64)),
+                ("note", models.TextField(blank=True)),
+                ("before", models.JSONField(blank=True, default=dict)),
+                ("after", models.JSONField(blank=True, default=dict)),
+                (
+                    "proposal_version",
+                    models.PositiveIntegerField(
+                        help_text="The proposal version this decision was taken on."
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "undoes",
+                    models.OneToOneField(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="undone_by",
+                        to="review.decision",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="Empty for decisions the system took (e.g. superseding a stale proposal).",
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="decisions",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "proposal",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="decisions",
+                        to="review.proposal",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.AddIndex(
-            model_name='proposal',
-            index=models.Index(fields=['status', '-priority', '-id'], name='proposal_queue'),
+            model_name="proposal",
+            index=models.Index(fields=["status", "-priority", "-id"], name="proposal_queue"),
         ),
         migrations.AddIndex(
-            model_name='proposal',
-            index=models.Index(fields=['kind', 'status'], name='proposal_kind_status'),
+            model_name="proposal",
+            index=models.Index(fields=["kind", "status"], name="proposal_kind_status"),
         ),
         migrations.AddIndex(
-            model_name='proposal',
-            index=models.Index(fields=['dedup_key'], name='proposal_dedup_key'),
+            model_name="proposal",
+            index=models.Index(fields=["dedup_key"], name="proposal_dedup_key"),
         ),
         migrations.AddConstraint(
-            model_name='proposal',
-            constraint=models.UniqueConstraint(condition=models.Q(('status__in', ('pending', 'held'))), fields=('dedup_key',), name='proposal_dedup_key_unique_while_open', violation_error_message='The same proposal is already waiting for review.'),
+            model_name="proposal",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status__in", ("pending", "held"))),
+                fields=("dedup_key",),
+                name="proposal_dedup_key_unique_while_open",
+                violation_error_message="The same proposal is already waiting for review.",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='proposal',
-            constraint=models.CheckConstraint(condition=models.Q(('confidence__gte', 0.0), ('confidence__lte', 1.0)), name='proposal_confidence_0_1'),
+            model_name="proposal",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("confidence__gte", 0.0), ("confidence__lte", 1.0)),
+                name="proposal_confidence_0_1",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='proposal',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('evidence_end__isnull', True), ('evidence_quote', ''), ('evidence_revision__isnull', True), ('evidence_start__isnull', True)), models.Q(('evidence_end__isnull', False), ('evidence_revision__isnull', False), ('evidence_start__isnull', False), ('evidence_start__lt', models.F('evidence_end'))), _connector='OR'), name='proposal_evidence_consistent'),
+            model_name="proposal",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(
+                        ("evidence_end__isnull", True),
+                        ("evidence_quote", ""),
+                        ("evidence_revision__isnull", True),
+                        ("evidence_start__isnull", True),
+                    ),
+                    models.Q(
+                        ("evidence_end__isnull", False),
+                        ("evidence_revision__isnull", False),
+                        ("evidence_start__isnull", False),
+                        ("evidence_start__lt", models.F("evidence_end")),
+                    ),
+                    _connector="OR",
+                ),
+                name="proposal_evidence_consistent",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='proposal',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('decided_at__isnull', True), ('status__in', ('pending', 'held'))), models.Q(models.Q(('status__in', ('pending', 'held')), _negated=True), ('decided_at__isnull', False)), _connector='OR'), name='proposal_decided_iff_closed'),
+            model_name="proposal",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("decided_at__isnull", True), ("status__in", ("pending", "held"))),
+                    models.Q(
+                        models.Q(("status__in", ("pending", "held")), _negated=True),
+                        ("decided_at__isnull", False),
+                    ),
+                    _connector="OR",
+                ),
+                name="proposal_decided_iff_closed",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='proposal',
-            constraint=models.CheckConstraint(condition=models.Q(('dedup_key', ''), _negated=True), name='proposal_dedup_key_set'),
+            model_name="proposal",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("dedup_key", ""), _negated=True), name="proposal_dedup_key_set"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='proposal',
-            constraint=models.CheckConstraint(condition=models.Q(('version__gte', 1)), name='proposal_version_gte_1'),
+            model_name="proposal",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("version__gte", 1)), name="proposal_version_gte_1"
+            ),
         ),
         migrations.AddIndex(
-            model_name='decision',
-            index=models.Index(fields=['user', '-created_at'], name='decision_user_time'),
+            model_name="decision",
+            index=models.Index(fields=["user", "-created_at"], name="decision_user_time"),
         ),
         migrations.AddIndex(
-            model_name='decision',
-            index=models.Index(fields=['-created_at'], name='decision_time'),
+            model_name="decision",
+            index=models.Index(fields=["-created_at"], name="decision_time"),
         ),
     ]
