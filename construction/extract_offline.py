@@ -602,6 +602,8 @@ class OfflineExtractor:
 
     name = "offline"
     model = "rules-v1"
+    # Cheap and local: callers may run it inside a transaction and need not cache it.
+    local = True
 
     def extract(
         self,

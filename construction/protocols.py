@@ -47,6 +47,9 @@ class GraphView(Protocol):
     def successors(self, relation: str, keys: Sequence[str]) -> list[Link]:
         """Active edges and open add_edge proposals of ``relation`` leaving ``keys``."""
 
+    def predecessors(self, relation: str, keys: Sequence[str]) -> list[Link]:
+        """Active edges and open add_edge proposals of ``relation`` entering ``keys``."""
+
     def between(self, a: str, b: str) -> list[Link]:
         """Active edges and open add_edge proposals joining a and b, either direction."""
 

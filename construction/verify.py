@@ -15,7 +15,8 @@ from .protocols import GraphView
 from .text import name_key
 from .types import Conflict, Link, RelationSpec
 
-MAX_CYCLE_DEPTH = 12
+MAX_CYCLE_DEPTH = 16
+MAX_CYCLE_NODES = 5000
 
 # Pairs of relations that cannot both hold between the same two concepts.
 # (relation_a, relation_b, same_direction_only): builds_on and contrasts_with contradict
@@ -65,6 +66,9 @@ class SourceState:
     def successors(self, relation: str, keys: set[str]) -> list[Link]:
         return [x for x in self.links if x.relation == relation and x.source_key in keys]
 
+    def predecessors(self, relation: str, keys: set[str]) -> list[Link]:
+        return [x for x in self.links if x.relation == relation and x.target_key in keys]
+
     def between(self, a: str, b: str) -> list[Link]:
         return [x for x in self.links if {x.source_key, x.target_key} == {a, b}]
 
@@ -77,29 +81,69 @@ def find_cycle(
     source_key: str,
     target_key: str,
 ) -> list[Link] | None:
-    """The chain target -> ... -> source that the candidate source -> target would close."""
-    parents: dict[str, Link] = {}
-    frontier = {target_key}
-    seen = {target_key}
+    """The chain target -> ... -> source that the candidate source -> target would close.
+
+    Searches from both ends at once (successors of the target, predecessors of the
+    source), always widening the smaller frontier: in a mostly acyclic graph one side is
+    small, so the search stops after touching little of the graph. A budget on visited
+    nodes bounds the worst case; the check is advisory here (acceptance re-checks).
+    """
+    if source_key == target_key:
+        return []
+    forward: dict[str, Link | None] = {target_key: None}  # node -> link that reached it
+    backward: dict[str, Link | None] = {source_key: None}  # node -> link leaving it
+    f_frontier, b_frontier = {target_key}, {source_key}
     for _ in range(MAX_CYCLE_DEPTH):
-        if not frontier:
+        if not f_frontier or not b_frontier:
             return None
-        ordered = sorted(frontier)
-        step = graph.successors(relation, ordered) + state.successors(relation, frontier)
-        next_frontier: set[str] = set()
-        for link in sorted(step, key=lambda x: (x.source_key, x.target_key, x.kind, x.id)):
-            if link.target_key in seen:
-                continue
-            seen.add(link.target_key)
-            parents[link.target_key] = link
-            if link.target_key == source_key:
-                chain = [link]
-                while chain[-1].source_key != target_key:
-                    chain.append(parents[chain[-1].source_key])
-                return list(reversed(chain))
-            next_frontier.add(link.target_key)
-        frontier = next_frontier
+        if len(forward) + len(backward) > MAX_CYCLE_NODES:
+            return None
+        if len(f_frontier) <= len(b_frontier):
+            step = graph.successors(relation, sorted(f_frontier)) + state.successors(
+                relation, f_frontier
+            )
+            f_frontier = set()
+            for link in sorted(step, key=_link_order):
+                node = link.target_key
+                if node in forward:
+                    continue
+                forward[node] = link
+                if node in backward:
+                    return _join(forward, backward, node)
+                f_frontier.add(node)
+        else:
+            step = graph.predecessors(relation, sorted(b_frontier)) + state.predecessors(
+                relation, b_frontier
+            )
+            b_frontier = set()
+            for link in sorted(step, key=_link_order):
+                node = link.source_key
+                if node in backward:
+                    continue
+                backward[node] = link
+                if node in forward:
+                    return _join(forward, backward, node)
+                b_frontier.add(node)
     return None
+
+
+def _link_order(link: Link) -> tuple:
+    return (link.source_key, link.target_key, link.kind, link.id)
+
+
+def _join(forward: dict, backward: dict, meet: str) -> list[Link]:
+    """target -> ... -> meet (forward parents) then meet -> ... -> source (backward)."""
+    head: list[Link] = []
+    node = meet
+    while forward[node] is not None:
+        head.append(forward[node])
+        node = forward[node].source_key
+    tail: list[Link] = []
+    node = meet
+    while backward[node] is not None:
+        tail.append(backward[node])
+        node = backward[node].target_key
+    return list(reversed(head)) + tail
 
 
 def find_conflicts(

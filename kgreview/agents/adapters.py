@@ -290,22 +290,41 @@ class DbGraphView:
         return [Link("proposal", pk, s, r, t) for pk, s, r, t in rows]
 
     def prepare(self, *, node_keys, dedup_keys) -> None:
-        nodes = set(node_keys) - self._nodes
+        nodes = sorted(set(node_keys) - self._nodes)
         if nodes:
-            ids = _concept_ids(sorted(nodes))
-            if ids:
-                rows = Edge.objects.filter(
-                    Q(source_id__in=ids) | Q(target_id__in=ids), status=Edge.Status.ACTIVE
-                ).values_list("pk", "source_id", "relation_id", "target_id")
-                self._links += self._edge_links(rows)
-            rows = Proposal.objects.filter(
-                Q(source_key__in=nodes) | Q(target_key__in=nodes),
-                kind="add_edge",
-                status__in=OPEN_STATUSES,
-            ).values_list("pk", "source_key", "relation_key", "target_key")
-            self._links += self._proposal_links(rows)
+            ids = _concept_ids(nodes) or [0]
+            edge = Edge._meta.db_table
+            proposal = Proposal._meta.db_table
+            marks = ", ".join(["%s"] * len(ids))
+            key_marks = ", ".join(["%s"] * len(nodes))
+            # One round trip for both kinds of link; each side uses its own indexes.
+            sql = f"""
+                SELECT 'edge', id, CAST(source_id AS TEXT), CAST(relation_id AS TEXT),
+                       CAST(target_id AS TEXT)
+                FROM {edge} WHERE status = 'active'
+                  AND (source_id IN ({marks}) OR target_id IN ({marks}))
+                UNION ALL
+                SELECT 'proposal', id, source_key, relation_key, target_key
+                FROM {proposal} WHERE kind = 'add_edge' AND status IN ('pending', 'held')
+                  AND (source_key IN ({key_marks}) OR target_key IN ({key_marks}))
+            """
+            with connection.cursor() as cursor:
+                cursor.execute(sql, [*ids, *ids, *nodes, *nodes])
+                rows = cursor.fetchall()
+            for kind, pk, src, rel, dst in rows:
+                if kind == "edge":
+                    link = Link(
+                        "edge",
+                        pk,
+                        keys.concept_key(int(src)),
+                        self._relation_keys[int(rel)],
+                        keys.concept_key(int(dst)),
+                    )
+                else:
+                    link = Link("proposal", pk, src, rel, dst)
+                self._links.append(link)
             self._links = list(dict.fromkeys(self._links))
-            self._nodes |= nodes
+            self._nodes |= set(nodes)
         dedups = set(dedup_keys) - self._dedups
         if dedups:
             for pk, key, status, quote in Proposal.objects.filter(
@@ -319,23 +338,31 @@ class DbGraphView:
             self._dedups |= dedups
 
     def successors(self, relation: str, node_keys: Sequence[str]) -> list[Link]:
-        known = [k for k in node_keys if k in self._nodes]
-        links = [x for x in self._links if x.relation == relation and x.source_key in known]
+        return self._neighbours(relation, node_keys, outgoing=True)
+
+    def predecessors(self, relation: str, node_keys: Sequence[str]) -> list[Link]:
+        return self._neighbours(relation, node_keys, outgoing=False)
+
+    def _neighbours(self, relation: str, node_keys: Sequence[str], *, outgoing: bool):
+        near = "source_key" if outgoing else "target_key"
+        known = {k for k in node_keys if k in self._nodes}
+        links = [x for x in self._links if x.relation == relation and getattr(x, near) in known]
         unknown = [k for k in node_keys if k not in self._nodes]
         if not unknown:
             return links
         rel_id = self._relations.get(relation)
         ids = _concept_ids(unknown)
         if rel_id is not None and ids:
+            column = "source_id__in" if outgoing else "target_id__in"
             rows = Edge.objects.filter(
-                status=Edge.Status.ACTIVE, relation_id=rel_id, source_id__in=ids
+                status=Edge.Status.ACTIVE, relation_id=rel_id, **{column: ids}
             ).values_list("pk", "source_id", "relation_id", "target_id")
             links += self._edge_links(rows)
         rows = Proposal.objects.filter(
             kind="add_edge",
             status__in=OPEN_STATUSES,
             relation_key=relation,
-            source_key__in=unknown,
+            **{f"{near}__in": unknown},
         ).values_list("pk", "source_key", "relation_key", "target_key")
         links += self._proposal_links(rows)
         return links

@@ -212,7 +212,10 @@ def lesson_text(title: str, names: list[str], rng: random.Random, words: int = 2
     count = 0
     while count < words:
         if rng.random() < 0.45:
-            a, b = rng.sample(names, 2)
+            # Names are drawn in list order, so prerequisite-like cues respect a hidden
+            # topological order, as a curriculum does: the graph is a DAG, not a tangle.
+            i, j = sorted(rng.sample(range(len(names)), 2))
+            a, b = names[i], names[j]
             sentence = rng.choice(CUES).format(a=a.lower(), b=b.lower())
         else:
             sentence = rng.choice(FILLER)

@@ -208,7 +208,7 @@ def _claim(item_id: int, claim: str) -> AgentRunItem | None:
     with transaction.atomic():
         item = (
             AgentRunItem.objects.select_for_update(of=("self",))
-            .select_related("run", "source")
+            .select_related("run", "source__current_revision")
             .filter(pk=item_id)
             .first()
         )
@@ -289,9 +289,8 @@ def _construct_item(item, run, extractor, reverify, final_attempt) -> AgentRunIt
     started = time.perf_counter()
     extractor = extractor or adapters.extractor_for(run.provider)
     xkey = adapters.extractor_key(extractor)
-    revision = SourceRevision.objects.select_related("source").get(
-        pk=item.source.current_revision_id
-    )
+    revision = item.source.current_revision
+    revision.source = item.source
     if item.revision_id != revision.pk:
         AgentRunItem.objects.filter(pk=item.pk).update(revision=revision)
     record = ExtractionRecord.objects.filter(revision=revision, extractor=xkey).first()
@@ -304,7 +303,13 @@ def _construct_item(item, run, extractor, reverify, final_attempt) -> AgentRunIt
     vocabulary = adapters.vocabulary(relations)
     doc = adapters.source_doc(revision)
     usage = LLMUsage()
-    if record is None:
+    local = getattr(extractor, "local", False)
+    extraction = None
+    if record is not None:
+        extraction = Extraction.from_json(record.output)
+    elif not local:
+        # A model call can take seconds: make it outside any transaction, and keep the
+        # paid answer at once, so a crash afterwards never pays for it twice.
         try:
             extraction = extractor.extract(
                 doc,
@@ -324,19 +329,24 @@ def _construct_item(item, run, extractor, reverify, final_attempt) -> AgentRunIt
                 _record_item(item, status=AgentRunItem.Status.FAILED, error=str(exc))
             return item
         usage = extraction.usage
-        if usage.calls:
-            # A paid answer is kept at once: a crash after this point never pays twice.
-            record = _store_extraction(revision, xkey, extraction, run)
-    else:
-        extraction = Extraction.from_json(record.output)
+        record = _store_extraction(revision, xkey, extraction, run)
 
     with transaction.atomic():
         Mutex.objects.select_for_update().get_or_create(name="construct")
+        index = adapters.INDEX_CACHE.get()
+        if extraction is None:
+            # A local extractor reads under the lock, against the same index SEARCH uses.
+            extraction = extractor.extract(
+                doc,
+                vocabulary=vocabulary,
+                lexicon=index,
+                max_edges=settings.KG_MAX_EDGES_PER_SOURCE,
+            )
         result = process_source(
             doc=doc,
             extraction=extraction,
             vocabulary=vocabulary,
-            index=adapters.INDEX_CACHE.get(),
+            index=index,
             graph=adapters.DbGraphView(relations),
             gate=settings.KG_CONFIDENCE_GATE,
             active_evidence=adapters.active_evidence(revision),
@@ -554,17 +564,13 @@ def _persist(*, run: AgentRun, revision: SourceRevision, result) -> dict:
         stats["dropped"][d.reason] = stats["dropped"].get(d.reason, 0) + 1
 
     if result.grounded_concepts:
-        known = set(
-            SourceConcept.objects.filter(
-                source=source, concept_id__in=result.grounded_concepts
-            ).values_list("concept_id", flat=True)
-        )
-        SourceConcept.objects.filter(source=source, concept_id__in=known).update(revision=revision)
         SourceConcept.objects.bulk_create(
             [
                 SourceConcept(source=source, concept_id=cid, revision=revision)
                 for cid in result.grounded_concepts
-                if cid not in known
-            ]
+            ],
+            update_conflicts=True,
+            unique_fields=["source", "concept"],
+            update_fields=["revision"],
         )
     return stats

@@ -33,6 +33,10 @@ class MemoryGraph:
         wanted = set(keys)
         return [x for x in self.links if x.relation == relation and x.source_key in wanted]
 
+    def predecessors(self, relation: str, keys: Sequence[str]) -> list[Link]:
+        wanted = set(keys)
+        return [x for x in self.links if x.relation == relation and x.target_key in wanted]
+
     def between(self, a: str, b: str) -> list[Link]:
         return [x for x in self.links if {x.source_key, x.target_key} == {a, b}]
 

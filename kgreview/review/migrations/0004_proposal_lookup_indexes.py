@@ -5,21 +5,24 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents', '0002_construction_records'),
-        ('graph', '0005_name_index'),
-        ('review', '0003_proposal_endpoint_keys'),
+        ("agents", "0002_construction_records"),
+        ("graph", "0005_name_index"),
+        ("review", "0003_proposal_endpoint_keys"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='proposal',
-            index=models.Index(fields=['kind', 'id'], name='proposal_kind_id'),
+            model_name="proposal",
+            index=models.Index(fields=["kind", "id"], name="proposal_kind_id"),
         ),
         migrations.AddIndex(
-            model_name='proposal',
-            index=models.Index(condition=models.Q(('kind', 'add_edge'), ('status__in', ('pending', 'held'))), fields=['target_key'], name='proposal_open_edge_in'),
+            model_name="proposal",
+            index=models.Index(
+                condition=models.Q(("kind", "add_edge"), ("status__in", ("pending", "held"))),
+                fields=["target_key"],
+                name="proposal_open_edge_in",
+            ),
         ),
     ]
