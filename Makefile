@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.requirements-installed
 PORT   ?= 8000
 
-.PHONY: setup run test lint format migrate corpus accounts serve clean
+.PHONY: setup run test lint format migrate corpus accounts serve clean evaluate bench
 
 setup: $(STAMP)
 
@@ -27,6 +27,7 @@ accounts: migrate
 run: migrate
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py import_sources corpus
+	$(BIN)/python manage.py construct --all
 	$(BIN)/python manage.py demo_accounts
 	@echo "Open http://127.0.0.1:$(PORT)/ and log in as one of the accounts above."
 	$(BIN)/python manage.py serve --port $(PORT)
@@ -45,3 +46,16 @@ format: setup
 
 clean:
 	rm -rf $(VENV) var staticfiles test-results .pytest_cache .ruff_cache
+
+## Extractor quality on the gold sets, in a scratch database (the README's figures).
+evaluate: setup
+	rm -rf var/eval
+	KG_VAR_DIR=var/eval $(BIN)/python manage.py migrate --noinput -v 0
+	KG_VAR_DIR=var/eval $(BIN)/python manage.py import_sources corpus evaluation/heldout
+	KG_VAR_DIR=var/eval $(BIN)/python manage.py construct --all --provider offline
+	KG_VAR_DIR=var/eval $(BIN)/python manage.py evaluate --gold corpus/gold.jsonl
+	KG_VAR_DIR=var/eval $(BIN)/python manage.py evaluate --gold evaluation/heldout/gold.jsonl
+
+## Benchmarks; set DATABASE_URL to PostgreSQL for the published figures.
+bench: setup
+	$(BIN)/python manage.py bench resolve construct

@@ -69,3 +69,71 @@ def test_a_worker_process_on_redis_runs_the_heartbeat_task(transactional_db, tmp
         raise
     finally:
         helpers.stop(worker)
+
+
+@pytest.mark.services
+def test_workers_on_redis_construct_the_whole_corpus_through_the_queue(
+    transactional_db, reference_data, tmp_path
+):
+    """construct_run fans out one task per lesson; real workers finish them all, once each."""
+    from django.core.management import call_command
+
+    from kgreview.agents import services
+    from kgreview.agents.models import AgentRun
+    from kgreview.review.models import Proposal
+    from tests.graph.test_import_sources import CORPUS
+
+    require(helpers.redis_reachable(REDIS_URL), f"Redis is not reachable at {REDIS_URL}")
+    call_command("import_sources", str(CORPUS), verbosity=0)
+    run = services.construct_run_create(provider="offline")
+    queue = f"kgreview-test-{uuid.uuid4().hex[:8]}"
+    env = helpers.subprocess_env(
+        DATABASE_URL=helpers.test_database_url(),
+        CELERY_BROKER_URL=REDIS_URL,
+        CELERY_TASK_DEFAULT_QUEUE=queue,
+    )
+    worker = helpers.start(
+        [
+            helpers.PYTHON,
+            "-m",
+            "celery",
+            "-A",
+            "kgreview",
+            "worker",
+            "--concurrency",
+            "2",
+            "--queues",
+            queue,
+            "--hostname",
+            f"{queue}@%h",
+            "--without-mingle",
+            "--without-gossip",
+            "--loglevel",
+            "INFO",
+        ],
+        env,
+        tmp_path / "worker.log",
+    )
+    try:
+        Celery(broker=REDIS_URL).send_task(
+            "agents.construct_run", kwargs={"run_id": run.pk}, queue=queue
+        )
+        finished = helpers.wait_for(
+            lambda: AgentRun.objects.filter(pk=run.pk, finished_at__isnull=False).first(),
+            timeout=180,
+            what="the workers to finish the run",
+            proc=worker,
+        )
+    except AssertionError:
+        print((tmp_path / "worker.log").read_text()[-4000:])
+        raise
+    finally:
+        helpers.stop(worker)
+    assert finished.status == "succeeded", finished.error
+    assert finished.progress_done == finished.progress_total == run.items.count()
+    assert set(run.items.values_list("status", flat=True)) == {"done"}
+    assert Proposal.objects.filter(agent_run=run, kind="add_edge").count() > 50
+    keys = list(
+        Proposal.objects.filter(status__in=["pending", "held"]).values_list("dedup_key", flat=True)
+    )
+    assert len(keys) == len(set(keys))
