@@ -233,7 +233,7 @@ class IndexCache:
     @staticmethod
     def _extend(index: InMemoryConceptIndex, *, alias_after: int, proposal_after: int) -> None:
         aliases = (
-            ConceptAlias.objects.filter(id__gt=alias_after)
+            ConceptAlias.objects.filter(id__gt=alias_after, concept__status="active")
             .order_by("id")
             .values_list("name", "kind", "concept_id", "concept__name")
         )

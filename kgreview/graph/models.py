@@ -78,6 +78,7 @@ class Concept(NoDeleteModel):
     class Status(models.TextChoices):
         ACTIVE = "active", "Active"
         MERGED = "merged", "Merged"
+        RETIRED = "retired", "Retired"
 
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
@@ -86,6 +87,9 @@ class Concept(NoDeleteModel):
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="merged_from"
     )
     merged_at = models.DateTimeField(null=True, blank=True)
+    retired_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set when the decision that created it was undone."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -98,9 +102,25 @@ class Concept(NoDeleteModel):
                 violation_error_message="A concept with this name already exists.",
             ),
             models.CheckConstraint(
-                condition=Q(status="active", merged_into__isnull=True, merged_at__isnull=True)
-                | Q(status="merged", merged_into__isnull=False, merged_at__isnull=False),
-                name="concept_merged_iff_has_survivor",
+                condition=Q(
+                    status="active",
+                    merged_into__isnull=True,
+                    merged_at__isnull=True,
+                    retired_at__isnull=True,
+                )
+                | Q(
+                    status="merged",
+                    merged_into__isnull=False,
+                    merged_at__isnull=False,
+                    retired_at__isnull=True,
+                )
+                | Q(
+                    status="retired",
+                    merged_into__isnull=True,
+                    merged_at__isnull=True,
+                    retired_at__isnull=False,
+                ),
+                name="concept_status_fields_agree",
             ),
             models.CheckConstraint(
                 condition=~Q(merged_into=F("id")), name="concept_not_merged_into_itself"

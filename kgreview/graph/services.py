@@ -149,6 +149,42 @@ def concept_add_alias(*, concept: Concept, name: str) -> ConceptAlias:
     return _claim_name(concept=concept, name=_checked_name(name), kind=ConceptAlias.Kind.ALIAS)
 
 
+@transaction.atomic
+def concept_retire(*, concept: Concept) -> Concept:
+    """Take back a concept that should not have been created (undoing its acceptance).
+
+    Only a concept with no active edges can be retired; its names stay reserved for it,
+    so accepting the same proposal again brings the same concept back.
+    """
+    concept = Concept.objects.select_for_update().get(pk=concept.pk)
+    if not concept.is_active:
+        raise ConceptNotActive(f'"{concept.name}" is {concept.status}, not active.')
+    used = selectors.edges_active().filter(Q(source=concept) | Q(target=concept)).count()
+    if used:
+        raise StateConflict(
+            f'"{concept.name}" is an end of {used} active edge(s); undo or invalidate them first.',
+            concept_id=concept.pk,
+        )
+    concept.status = Concept.Status.RETIRED
+    concept.retired_at = timezone.now()
+    concept.save(update_fields=["status", "retired_at", "updated_at"])
+    name_index_changed()
+    return concept
+
+
+@transaction.atomic
+def concept_reactivate(*, concept: Concept) -> Concept:
+    """Bring a retired concept back, with all its names."""
+    concept = Concept.objects.select_for_update().get(pk=concept.pk)
+    if concept.status != Concept.Status.RETIRED:
+        raise StateConflict(f'"{concept.name}" is {concept.status}, not retired.')
+    concept.status = Concept.Status.ACTIVE
+    concept.retired_at = None
+    concept.save(update_fields=["status", "retired_at", "updated_at"])
+    name_index_changed()
+    return concept
+
+
 @dataclass
 class MergeOutcome:
     survivor: Concept
@@ -568,6 +604,57 @@ def edge_supersede(
         recorded_at=now,
         supersedes=old,
         proposal=proposal,
+        decision=decision,
+        decided_by=_user(user),
+    )
+
+
+@transaction.atomic
+def edge_restore(
+    *,
+    edge: Edge,
+    user: AbstractBaseUser | None = None,
+    why: str = "",
+    decision=None,
+    proposal=None,
+) -> Edge:
+    """Bring back a retired fact as a new active row that supersedes the retired one.
+
+    Used to undo an invalidation; checked like any new edge (the graph may have changed
+    since). The retired row keeps its history; the new row points at it.
+    """
+    old = Edge.objects.select_for_update().select_related("relation").get(pk=edge.pk)
+    if old.is_active:
+        raise StateConflict(f"Edge #{old.pk} is already active.")
+    if Edge.objects.filter(supersedes=old).exists():
+        raise StateConflict(
+            f"Edge #{old.pk} was already replaced by a newer edge; restore that one instead."
+        )
+    relation = _lock_relation(old.relation)
+    locked = _lock_concepts(old.source_id, old.target_id)
+    source, target = locked[old.source_id], locked[old.target_id]
+    evidence = _evidence_of(old)
+    _check_edge(
+        source=source,
+        target=target,
+        relation=relation,
+        confidence=old.confidence,
+        weight=old.weight,
+        reason=old.reason,
+        evidence=evidence,
+    )
+    return _insert_edge(
+        source_id=source.pk,
+        target_id=target.pk,
+        relation=relation,
+        weight=old.weight,
+        confidence=old.confidence,
+        reason=old.reason,
+        evidence=evidence,
+        valid_at=old.valid_at,
+        recorded_at=timezone.now(),
+        supersedes=old,
+        proposal=proposal or old.proposal,
         decision=decision,
         decided_by=_user(user),
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -48,6 +50,9 @@ class Proposal(NoDeleteModel):
     evidence_end = models.PositiveIntegerField(null=True, blank=True)
     evidence_quote = models.TextField(blank=True)
     flags = models.JSONField(default=list, blank=True)
+    # The flags as "|a|b|", kept by the services beside ``flags`` so that filtering by a
+    # flag is a portable LIKE on both SQLite and PostgreSQL.
+    flags_text = models.CharField(max_length=500, blank=True, default="")
     dedup_key = models.CharField(max_length=255)
     priority = models.IntegerField(default=0)
     agent_run = models.ForeignKey(
@@ -88,6 +93,14 @@ class Proposal(NoDeleteModel):
         related_name="decided_proposals",
     )
     decided_at = models.DateTimeField(null=True, blank=True)
+    concept = models.ForeignKey(
+        "graph.Concept",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="For an accepted add_concept: the concept it created.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -117,6 +130,8 @@ class Proposal(NoDeleteModel):
         ]
         indexes = [
             models.Index(fields=["status", "-priority", "-id"], name="proposal_queue"),
+            models.Index(fields=["status", "-confidence", "-id"], name="proposal_queue_conf"),
+            models.Index(fields=["status", "-id"], name="proposal_queue_new"),
             models.Index(fields=["kind", "status"], name="proposal_kind_status"),
             models.Index(fields=["kind", "id"], name="proposal_kind_id"),
             models.Index(fields=["dedup_key"], name="proposal_dedup_key"),
@@ -177,6 +192,12 @@ class Decision(AppendOnlyModel):
     )
     undoes = models.OneToOneField(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="undone_by"
+    )
+    batch = models.UUIDField(
+        default=uuid.uuid4,
+        db_index=True,
+        help_text="Decisions taken by one action (a bulk decision, or an edge accepted "
+        "with the concepts it needs) share a batch, and are undone together.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -23,6 +23,12 @@ from .models import Proposal
 from .payloads import payload_validate
 
 
+def flags_text(flags: Iterable[str]) -> str:
+    """The "|a|b|" form stored beside the JSON flags for portable filtering."""
+    ordered = sorted(set(flags))
+    return ("|" + "|".join(ordered) + "|") if ordered else ""
+
+
 def _endpoint_key(endpoint: dict) -> str:
     if endpoint.get("concept_id"):
         return keys.concept_key(endpoint["concept_id"])
@@ -106,6 +112,7 @@ def _build(spec: ProposalSpec, *, gate: float) -> Proposal:
         evidence_end=evidence.end if evidence else None,
         evidence_quote=evidence.quote if evidence else "",
         flags=sorted(flags),
+        flags_text=flags_text(flags),
         dedup_key=key,
         priority=spec.priority,
         agent_run=spec.agent_run,
@@ -223,6 +230,7 @@ def proposal_flag_conflict(*, proposal_id: int, other: dict) -> Proposal | None:
         return proposal
     proposal.payload = payload
     proposal.flags = flags
+    proposal.flags_text = flags_text(flags)
     proposal.version += 1
-    proposal.save(update_fields=["payload", "flags", "version", "updated_at"])
+    proposal.save(update_fields=["payload", "flags", "flags_text", "version", "updated_at"])
     return proposal

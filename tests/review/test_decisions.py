@@ -1,0 +1,429 @@
+"""Decisions: accept, reject, edit, undo, bulk; stale and conflicting decisions."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgreview.core.errors import NotFound, StateConflict, ValidationFailed
+from kgreview.graph import selectors as graph_selectors
+from kgreview.graph import services as graph
+from kgreview.graph.models import Concept, Edge, RelationType, SourceConcept
+from kgreview.review import decisions
+from kgreview.review.decisions import (
+    AlreadyDecided,
+    EdgeEdits,
+    NotAllowed,
+    ProposalStale,
+    VersionChanged,
+)
+from kgreview.review.models import Decision, Proposal
+from kgreview.review.services import proposal_create
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def reviewer(f):
+    return f.user("rita", role="reviewer")
+
+
+@pytest.fixture
+def curator(f):
+    return f.user("cora", role="curator")
+
+
+def reload(obj):
+    obj.refresh_from_db()
+    return obj
+
+
+# --- accept -----------------------------------------------------------------------------
+
+
+def test_accepting_an_edge_between_known_concepts_writes_the_edge_with_provenance(f, reviewer):
+    """The edge carries the proposal, the decision, the reviewer and the quoted evidence."""
+    emb, vs = f.concept("Embeddings"), f.concept("Vector search")
+    p = f.edge_proposal(emb, vs)
+    out = decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer, version=p.version)
+    (edge,) = out.edges
+    assert (edge.source, edge.relation.key, edge.target) == (emb, "prerequisite", vs)
+    assert edge.proposal == p and edge.decision == out.decision and edge.decided_by == reviewer
+    assert edge.evidence_quote == p.evidence_quote and edge.evidence_revision == (
+        p.evidence_revision
+    )
+    p = reload(p)
+    assert p.status == "accepted" and p.decided_by == reviewer and p.version == 2
+    assert out.decision.action == "accept" and out.decision.proposal_version == 1
+    assert SourceConcept.objects.filter(source=p.document, concept__in=[emb, vs]).count() == 2
+
+
+def test_accepting_an_edge_accepts_the_pending_concepts_it_needs_in_the_same_batch(f, reviewer):
+    """Endpoints that are pending add_concept proposals are accepted with the edge."""
+    doc = f.lesson()
+    emb = f.concept_proposal("Embeddings", doc=doc)
+    vs = f.concept_proposal("Vector search", aliases=["VS"], doc=doc)
+    p = f.edge_proposal(emb, vs, doc=doc)
+    out = decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
+    assert {c.name for c in out.concepts} == {"Embeddings", "Vector search"}
+    assert {x.pk for x in out.also_decided} == {emb.pk, vs.pk}
+    assert reload(emb).status == reload(vs).status == "accepted"
+    assert reload(vs).concept.aliases.filter(name="VS").exists()
+    batch = {d.batch for d in Decision.objects.all()}
+    assert batch == {out.batch} and Decision.objects.count() == 3
+    assert graph_selectors.edges_active().count() == 1
+
+
+def test_accepting_a_concept_creates_it_with_free_aliases_only(f, reviewer):
+    """Aliases already naming another concept are skipped, not fatal."""
+    f.concept("Retrieval-augmented generation", aliases=["RAG"])
+    p = f.concept_proposal("Retrieval augmented generation system", aliases=["RAG", "RAGS"])
+    out = decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
+    (concept,) = out.concepts
+    assert sorted(concept.aliases.values_list("name", flat=True)) == [
+        "RAGS",
+        "Retrieval augmented generation system",
+    ]
+    assert reload(p).concept == concept
+
+
+def test_accepting_a_concept_whose_name_exists_is_refused_in_words(f, reviewer):
+    """A concept proposal for a name the graph already has is stale; nothing changes."""
+    f.concept("Embeddings")
+    p = f.concept_proposal("embeddings")
+    with pytest.raises(ProposalStale, match='already names the concept "Embeddings"'):
+        decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
+    assert reload(p).status == "pending" and not Decision.objects.exists()
+
+
+def test_a_proposal_that_would_close_a_cycle_is_refused_and_nothing_is_written(f, reviewer):
+    """Re-verification at accept time: a cycle refuses the whole decision."""
+    emb, vs = f.concept("Embeddings"), f.concept("Vector search")
+    f.edge(vs, emb)
+    doc = f.lesson()
+    need = f.concept_proposal("Vector search engines", doc=doc)
+    ok = f.edge_proposal(emb, need, doc=doc)
+    bad = f.edge_proposal(emb, vs, doc=doc)
+    with pytest.raises(ProposalStale, match="cycle: Vector search → Embeddings → Vector search"):
+        decisions.proposal_accept(proposal_id=bad.pk, reviewer=reviewer)
+    assert reload(bad).status == "pending" and reload(bad).version == 1
+    assert Decision.objects.count() == 0 and Edge.objects.count() == 1
+    decisions.proposal_accept(proposal_id=ok.pk, reviewer=reviewer)
+    assert Edge.objects.count() == 2
+
+
+def test_stale_proposals_say_why_retired_relation_merged_endpoint_duplicate(f, reviewer):
+    """Retired relation types, merged endpoints and existing edges refuse with reasons."""
+    a, b, c = f.concept("A concept"), f.concept("B concept"), f.concept("C concept")
+    applies = f.edge_proposal(a, b, "applies_to")
+    graph.relation_type_retire(relation=RelationType.objects.get(key="applies_to"))
+    with pytest.raises(ProposalStale, match="retired"):
+        decisions.proposal_accept(proposal_id=applies.pk, reviewer=reviewer)
+    merged = f.edge_proposal(a, c)
+    graph.concept_merge(loser=c, survivor=b)
+    with pytest.raises(ProposalStale, match='merged into "B concept"'):
+        decisions.proposal_accept(proposal_id=merged.pk, reviewer=reviewer)
+    dup = f.edge_proposal(b, a, "related")
+    f.edge(a, b, "related")
+    with pytest.raises(ProposalStale, match="already in the graph"):
+        decisions.proposal_accept(proposal_id=dup.pk, reviewer=reviewer)
+
+
+def test_deciding_a_decided_proposal_says_who_decided_and_when(f, reviewer):
+    """The second reviewer is told the first reviewer's name and the time."""
+    other = f.user("otto", role="reviewer")
+    p = f.edge_proposal(f.concept("A1"), f.concept("B1"))
+    decisions.proposal_accept(proposal_id=p.pk, reviewer=other)
+    with pytest.raises(AlreadyDecided, match=r"already accepted by otto at \d{4}-\d\d-\d\d"):
+        decisions.proposal_reject(proposal_id=p.pk, reviewer=reviewer, reason_code="too_vague")
+    assert Decision.objects.count() == 1
+
+
+def test_a_proposal_changed_since_it_was_shown_is_refused(f, reviewer):
+    """A decision names the version it saw; a newer version refuses it."""
+    p = f.edge_proposal(f.concept("A2"), f.concept("B2"))
+    from kgreview.review.services import proposal_flag_conflict
+
+    proposal_flag_conflict(proposal_id=p.pk, other={"kind": "proposal", "id": 999})
+    with pytest.raises(VersionChanged, match="changed while you were looking"):
+        decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer, version=1)
+    decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer, version=2)
+
+
+def test_unknown_proposal_is_not_found(reviewer):
+    """Deciding a proposal that does not exist is an error in words."""
+    with pytest.raises(NotFound):
+        decisions.proposal_accept(proposal_id=12345, reviewer=reviewer)
+
+
+# --- reject -----------------------------------------------------------------------------
+
+
+def test_reject_records_the_typed_reason(f, reviewer):
+    """A rejection keeps its reason code and note; the graph is untouched."""
+    p = f.edge_proposal(f.concept("A3"), f.concept("B3"))
+    out = decisions.proposal_reject(
+        proposal_id=p.pk, reviewer=reviewer, reason_code="wrong_direction", note="reversed"
+    )
+    assert reload(p).status == "rejected"
+    assert (out.decision.reason_code, out.decision.note) == ("wrong_direction", "reversed")
+    assert not Edge.objects.exists()
+
+
+def test_reject_needs_a_known_reason_and_words_for_other(f, reviewer):
+    """Unknown reasons, and "other" without a note, are refused."""
+    p = f.edge_proposal(f.concept("A4"), f.concept("B4"))
+    with pytest.raises(ValidationFailed, match="not a reject reason"):
+        decisions.proposal_reject(proposal_id=p.pk, reviewer=reviewer, reason_code="meh")
+    with pytest.raises(ValidationFailed, match="Say why"):
+        decisions.proposal_reject(proposal_id=p.pk, reviewer=reviewer, reason_code="other")
+    decisions.proposal_reject(
+        proposal_id=p.pk, reviewer=reviewer, reason_code="other", note="Off topic."
+    )
+
+
+# --- edit -------------------------------------------------------------------------------
+
+
+def test_edit_then_accept_swaps_direction_changes_relation_and_keeps_before_and_after(f, reviewer):
+    """The accepted edge reflects the edits; the decision keeps both versions."""
+    emb, vs = f.concept("Embeddings"), f.concept("Vector search")
+    p = f.edge_proposal(vs, emb, "prerequisite")
+    out = decisions.proposal_edit_accept(
+        proposal_id=p.pk,
+        reviewer=reviewer,
+        version=1,
+        edits=EdgeEdits(swap_direction=True, relation="builds_on", confidence=0.75, weight=2),
+    )
+    (edge,) = out.edges
+    assert (edge.source, edge.relation.key, edge.target) == (emb, "builds_on", vs)
+    assert (edge.confidence, edge.weight) == (0.75, 2.0)
+    d = out.decision
+    assert d.action == "edit_accept"
+    assert d.before["payload"]["relation"] == "prerequisite"
+    assert d.after["payload"]["relation"] == "builds_on"
+
+
+def test_edit_then_accept_can_repoint_an_endpoint_to_an_existing_or_new_concept(f, reviewer):
+    """An endpoint can be replaced by another concept, or by a new name."""
+    emb, vs, ann = f.concept("Embeddings"), f.concept("Vector search"), f.concept("ANN")
+    p = f.edge_proposal(emb, vs)
+    out = decisions.proposal_edit_accept(
+        proposal_id=p.pk,
+        reviewer=reviewer,
+        edits=EdgeEdits(target_concept_id=ann.pk, source_name="Dense embeddings"),
+    )
+    (edge,) = out.edges
+    assert edge.target == ann and edge.source.name == "Dense embeddings"
+
+
+def test_edit_with_an_unknown_relation_is_refused(f, reviewer):
+    """Edits are validated like any proposal."""
+    p = f.edge_proposal(f.concept("A5"), f.concept("B5"))
+    with pytest.raises(ProposalStale, match="does not exist"):
+        decisions.proposal_edit_accept(
+            proposal_id=p.pk, reviewer=reviewer, edits=EdgeEdits(relation="causes")
+        )
+    assert reload(p).status == "pending"
+
+
+# --- undo -------------------------------------------------------------------------------
+
+
+def test_undoing_an_accepted_edge_invalidates_it_and_reopens_everything_it_accepted(f, reviewer):
+    """Compensation, not deletion: the edge is invalidated, concepts retired, proposals back."""
+    doc = f.lesson()
+    emb = f.concept_proposal("Embeddings", doc=doc)
+    vs = f.concept_proposal("Vector search", doc=doc)
+    p = f.edge_proposal(emb, vs, doc=doc)
+    out = decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
+    undone = decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    assert len(undone) == 3 and {d.action for d in undone} == {"undo"}
+    (edge,) = Edge.objects.all()
+    assert edge.status == "invalidated" and "Undone by rita" in edge.invalidation_reason
+    assert {reload(x).status for x in (p, emb, vs)} == {"pending"}
+    assert set(Concept.objects.values_list("status", flat=True)) == {"retired"}
+    assert graph_selectors.edges_active().count() == 0
+    again = decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
+    assert {c.pk for c in again.concepts} == set(Concept.objects.values_list("pk", flat=True))
+    assert set(Concept.objects.values_list("status", flat=True)) == {"active"}
+
+
+def test_undoing_a_rejection_puts_the_proposal_back(f, reviewer):
+    """A rejected proposal returns to the queue with a new version."""
+    p = f.edge_proposal(f.concept("A6"), f.concept("B6"))
+    out = decisions.proposal_reject(proposal_id=p.pk, reviewer=reviewer, reason_code="too_vague")
+    decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    p = reload(p)
+    assert p.status == "pending" and p.decided_at is None and p.version == 3
+
+
+def test_undo_only_once_and_only_ones_own(f, reviewer):
+    """A batch is undone once, by the reviewer who made it."""
+    other = f.user("otto", role="reviewer")
+    p = f.edge_proposal(f.concept("A7"), f.concept("B7"))
+    out = decisions.proposal_reject(proposal_id=p.pk, reviewer=reviewer, reason_code="too_vague")
+    with pytest.raises(NotAllowed):
+        decisions.decisions_undo(reviewer=other, batch=out.batch)
+    decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    with pytest.raises(StateConflict, match="already undone"):
+        decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+
+
+def test_undo_is_refused_when_the_same_change_is_queued_again(f, reviewer):
+    """A rejected proposal cannot return while an equivalent one is waiting."""
+    a, b = f.concept("A8"), f.concept("B8")
+    p = f.edge_proposal(a, b)
+    out = decisions.proposal_reject(proposal_id=p.pk, reviewer=reviewer, reason_code="too_vague")
+    twin = f.edge_proposal(
+        a, b, quote="Retrieval-augmented generation (RAG) builds on vector search."
+    )
+    with pytest.raises(StateConflict, match=f"proposal #{twin.pk}"):
+        decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    assert reload(p).status == "rejected"
+
+
+def test_accepting_and_undoing_an_invalidation_restores_the_fact(f, reviewer):
+    """Undoing an invalidation brings the fact back as a new row superseding the old."""
+    e = f.edge(f.concept("A9"), f.concept("B9"))
+    p = proposal_create(
+        kind="invalidate_edge",
+        payload={"edge_id": e.pk, "reason_code": "evidence_gone"},
+        confidence=0.9,
+        reason="Quote vanished.",
+    )
+    out = decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
+    assert reload(e).status == "invalidated" and reload(e).invalidation_reason == "Quote vanished."
+    decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    restored = Edge.objects.get(supersedes=e)
+    assert restored.is_active and (restored.source_id, restored.target_id) == (
+        e.source_id,
+        e.target_id,
+    )
+
+
+def test_accepting_and_undoing_an_update_returns_the_original_values(f, reviewer):
+    """An update supersedes the edge; undo supersedes it again with the old values."""
+    e = f.edge(f.concept("A10"), f.concept("B10"), confidence=0.7)
+    p = proposal_create(
+        kind="update_edge",
+        payload={"edge_id": e.pk, "relation": "builds_on", "swap_direction": True},
+        confidence=0.9,
+        reason="Direction was wrong.",
+    )
+    out = decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
+    (new,) = out.edges
+    assert (new.source_id, new.relation.key) == (e.target_id, "builds_on")
+    decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    (current,) = graph_selectors.edges_active()
+    assert (current.source_id, current.relation.key, current.target_id) == (
+        e.source_id,
+        "prerequisite",
+        e.target_id,
+    )
+    assert current.supersedes == new
+
+
+def test_undoable_batches_lists_recent_own_decisions(f, reviewer):
+    """The undo list shows the reviewer's latest batches, newest first, not yet undone."""
+    p1 = f.edge_proposal(f.concept("A11"), f.concept("B11"))
+    p2 = f.edge_proposal(f.concept("A12"), f.concept("B12"))
+    first = decisions.proposal_reject(proposal_id=p1.pk, reviewer=reviewer, reason_code="too_vague")
+    second = decisions.proposal_accept(proposal_id=p2.pk, reviewer=reviewer)
+    batches = decisions.undoable_batches(reviewer=reviewer)
+    assert [b["batch"] for b in batches] == [second.batch, first.batch]
+    decisions.decisions_undo(reviewer=reviewer, batch=second.batch)
+    assert [b["batch"] for b in decisions.undoable_batches(reviewer=reviewer)] == [first.batch]
+
+
+# --- roles ------------------------------------------------------------------------------
+
+
+def test_reviewers_cannot_decide_curator_kinds_but_curators_can(f, reviewer, curator):
+    """add_relation_type and merge_concepts are for curators."""
+    p = proposal_create(
+        kind="add_relation_type",
+        payload={
+            "key": "alternative_to",
+            "label": "Alternative to",
+            "verb": "is an alternative to",
+            "directed": False,
+            "symmetric": True,
+        },
+        confidence=0.8,
+        reason="Recurs in three lessons.",
+    )
+    with pytest.raises(NotAllowed, match="Only curators"):
+        decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
+    decisions.proposal_accept(proposal_id=p.pk, reviewer=curator)
+    assert RelationType.objects.get(key="alternative_to").symmetric
+
+
+def test_curator_accepts_a_merge(f, curator):
+    """A merge proposal merges through the graph service."""
+    a, b = f.concept("Fine-tuning"), f.concept("Finetuning")
+    p = proposal_create(
+        kind="merge_concepts",
+        payload={"survivor_id": a.pk, "loser_id": b.pk, "score": 95.0, "why": "Spelling."},
+        confidence=0.9,
+    )
+    decisions.proposal_accept(proposal_id=p.pk, reviewer=curator)
+    assert reload(b).merged_into == a
+
+
+# --- bulk -------------------------------------------------------------------------------
+
+
+def test_bulk_accept_reports_refusals_and_undoes_as_one_batch(f, reviewer):
+    """Good proposals are accepted, stale ones refused with reasons, one undo reverts all."""
+    a, b, c = f.concept("A13"), f.concept("B13"), f.concept("C13")
+    f.edge(c, a)
+    good1 = f.edge_proposal(a, b)
+    good2 = f.edge_proposal(b, c, "related")
+    cyclic = f.edge_proposal(a, c)
+    result = decisions.proposals_bulk_decide(
+        reviewer=reviewer, proposal_ids=[good1.pk, cyclic.pk, good2.pk], action="accept"
+    )
+    assert result.done == [good1.pk, good2.pk]
+    assert result.refused[0][0] == cyclic.pk and "cycle" in result.refused[0][1]
+    assert graph_selectors.edges_active().count() == 3
+    decisions.decisions_undo(reviewer=reviewer, batch=result.batch)
+    assert graph_selectors.edges_active().count() == 1
+    assert {reload(p).status for p in (good1, good2, cyclic)} == {"pending"}
+
+
+def test_bulk_dry_run_shows_what_would_happen_and_writes_nothing(f, reviewer):
+    """A preview applies and rolls back each decision."""
+    p1 = f.edge_proposal(f.concept("A14"), f.concept("B14"))
+    p2 = f.edge_proposal(f.concept("A15"), f.concept("B15"))
+    result = decisions.proposals_bulk_decide(
+        reviewer=reviewer,
+        proposal_ids=[p1.pk, p2.pk],
+        action="reject",
+        reason_code="too_vague",
+        dry_run=True,
+    )
+    assert result.done == [p1.pk, p2.pk] and result.refused == []
+    assert not Decision.objects.exists()
+    assert {reload(p).status for p in (p1, p2)} == {"pending"}
+
+
+def test_bulk_limits_size_and_actions(reviewer):
+    """Bulk decisions are accept or reject, at most BULK_LIMIT at once."""
+    with pytest.raises(ValidationFailed):
+        decisions.proposals_bulk_decide(reviewer=reviewer, proposal_ids=[1], action="maybe")
+    with pytest.raises(ValidationFailed, match="At most"):
+        decisions.proposals_bulk_decide(
+            reviewer=reviewer,
+            proposal_ids=list(range(decisions.BULK_LIMIT + 1)),
+            action="accept",
+        )
+
+
+def test_deciding_rejected_proposals_again_is_impossible_without_undo(f, reviewer):
+    """Held proposals can be decided; closed ones only reopen through undo."""
+    p = f.edge_proposal(f.concept("A16"), f.concept("B16"), confidence=0.3)
+    assert p.status == "held"
+    decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
+    with pytest.raises(AlreadyDecided):
+        decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
+    assert Proposal.objects.get(pk=p.pk).status == "accepted"
