@@ -191,13 +191,18 @@ def find_conflicts(
                 continue
             a = names.get(link.source_key, link.source_key)
             b = names.get(link.target_key, link.target_key)
+            where = {
+                "edge": f"edge #{link.id} in the graph",
+                "proposal": f"proposal #{link.id} in the queue",
+                "draft": "also drafted from this source",
+            }[link.kind]
             conflicts.append(
                 Conflict(
                     rule="opposed_relation",
                     links=(link,),
                     explanation=(
-                        f'"{a}" {other} "{b}" ({link.kind} #{link.id}) contradicts '
-                        f"{spec.key} between the same concepts."
+                        f'"{a}" {other.replace("_", " ")} "{b}" ({where}) contradicts '
+                        f'"{spec.key.replace("_", " ")}" between the same two concepts.'
                     ),
                 )
             )

@@ -14,3 +14,4 @@ CELERY_BEAT_SCHEDULE = {}
 # A file, not memory, so worker and server subprocesses started by tests see the test data.
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}  # noqa: F405
+WHITENOISE_USE_FINDERS = True

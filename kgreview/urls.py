@@ -2,13 +2,14 @@
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from kgreview.graph import views as graph_views
 
 urlpatterns = [
     path("", graph_views.home, name="home"),
     path("sources/<slug:slug>/", graph_views.source_detail, name="source-detail"),
+    path("review/", include("kgreview.review.urls")),
     path("status/worker/", graph_views.worker_badge, name="worker-status"),
     path("healthz", graph_views.healthz, name="healthz"),
     path(

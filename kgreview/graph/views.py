@@ -10,6 +10,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from kgreview.agents.selectors import worker_status
+from kgreview.core.permissions import view_required
+from kgreview.review.selectors import source_segments
 
 from . import selectors
 from .models import Source
@@ -17,6 +19,7 @@ from .models import Source
 
 @require_GET
 @login_required
+@view_required
 def home(request: HttpRequest) -> HttpResponse:
     return render(
         request,
@@ -30,6 +33,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @login_required
+@view_required
 def source_detail(request: HttpRequest, slug: str) -> HttpResponse:
     source = get_object_or_404(Source.objects.select_related("current_revision"), slug=slug)
     revisions = list(
@@ -44,10 +48,17 @@ def source_detail(request: HttpRequest, slug: str) -> HttpResponse:
             revision = source.revisions.get(number=int(wanted))
         except (ValueError, source.revisions.model.DoesNotExist):
             raise Http404(f"{slug} has no revision {wanted!r}") from None
+    segments, proposals = source_segments(revision)
     return render(
         request,
         "graph/source_detail.html",
-        {"source": source, "revision": revision, "revisions": revisions},
+        {
+            "source": source,
+            "revision": revision,
+            "revisions": revisions,
+            "segments": segments,
+            "proposals": proposals,
+        },
     )
 
 

@@ -612,6 +612,10 @@ def _undo_one(decision: Decision, *, reviewer, batch: uuid.UUID) -> Decision:
                         "it can no longer be undone from here."
                     )
                 graph.edge_invalidate(edge=edge, reason=why, user=reviewer, decision=undo)
+            for edge_id in decision.after.get("invalidated_edges", []):
+                graph.edge_restore(
+                    edge=Edge.objects.get(pk=edge_id), user=reviewer, why=why, decision=undo
+                )
         elif kind == Proposal.Kind.ADD_CONCEPT and proposal.concept_id:
             graph.concept_retire(concept=proposal.concept)
         elif kind == Proposal.Kind.INVALIDATE_EDGE:
@@ -764,3 +768,47 @@ def proposals_bulk_decide(
         else:
             result.done.append(proposal_id)
     return result
+
+
+@transaction.atomic
+def proposal_accept_over_conflicts(
+    *, proposal_id: int, reviewer, version: int | None = None, note: str = ""
+) -> Outcome:
+    """Keep the new proposal: retire the active edges it contradicts, reject the open
+    proposals it contradicts, then accept it, all in one transaction and one batch."""
+    proposal = _lock_open(proposal_id, version)
+    batch = uuid.uuid4()
+    conflicts = proposal.payload.get("conflicts") or []
+    if not conflicts:
+        raise ValidationFailed(f"Proposal #{proposal.pk} contradicts nothing.")
+    why = f"Contradicted by proposal #{proposal.pk}, which {reviewer.get_username()} kept."
+    retired: list[int] = []
+    seen: set[tuple[str, int]] = set()
+    for conflict in conflicts:
+        key = (conflict.get("kind"), conflict.get("id"))
+        if key in seen:
+            continue
+        seen.add(key)
+        if conflict.get("kind") == "edge":
+            edge = Edge.objects.filter(pk=conflict["id"]).first()
+            if edge is not None and edge.is_active:
+                graph.edge_invalidate(edge=edge, reason=why, user=reviewer)
+                retired.append(edge.pk)
+        elif conflict.get("kind") == "proposal":
+            other = Proposal.objects.filter(pk=conflict["id"]).first()
+            if other is not None and other.is_open:
+                proposal_reject(
+                    proposal_id=other.pk,
+                    reviewer=reviewer,
+                    reason_code="other",
+                    note=why,
+                    batch=batch,
+                )
+    # The accept decision lists the edges it retired, so undoing it restores them.
+    return _accept(
+        proposal,
+        reviewer=reviewer,
+        batch=batch,
+        note=note or why,
+        after={"invalidated_edges": retired},
+    )

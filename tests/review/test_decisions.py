@@ -427,3 +427,41 @@ def test_deciding_rejected_proposals_again_is_impossible_without_undo(f, reviewe
     with pytest.raises(AlreadyDecided):
         decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
     assert Proposal.objects.get(pk=p.pk).status == "accepted"
+
+
+def test_keeping_a_contradicting_proposal_retires_the_old_edge_and_undo_restores_it(f, reviewer):
+    """One action: the contradicted edge is invalidated and the new edge accepted."""
+    emb, vs = f.concept("Embeddings"), f.concept("Vector search")
+    old = f.edge(vs, emb)
+    p = f.edge_proposal(emb, vs)
+    Proposal.objects.filter(pk=p.pk).update(
+        payload={
+            **p.payload,
+            "conflicts": [
+                {"kind": "edge", "id": old.pk, "rule": "cycle", "explanation": "closes a cycle"}
+            ],
+        },
+        flags=["contradiction"],
+    )
+    out = decisions.proposal_accept_over_conflicts(proposal_id=p.pk, reviewer=reviewer)
+    assert reload(old).status == "invalidated" and "which rita kept" in old.invalidation_reason
+    (new,) = out.edges
+    assert new.is_active and (new.source, new.target) == (emb, vs)
+    decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    (restored,) = graph_selectors.edges_active()
+    assert (restored.source, restored.target, restored.supersedes) == (vs, emb, old)
+
+
+def test_keeping_a_proposal_over_a_contradicting_proposal_rejects_the_other(f, reviewer):
+    """The other open proposal is rejected in the same batch, with the reason."""
+    a, b = f.concept("A17"), f.concept("B17")
+    other = f.edge_proposal(b, a)
+    p = f.edge_proposal(a, b, quote="Retrieval-augmented generation (RAG) builds on vector search.")
+    Proposal.objects.filter(pk=p.pk).update(
+        payload={**p.payload, "conflicts": [{"kind": "proposal", "id": other.pk}]}
+    )
+    out = decisions.proposal_accept_over_conflicts(proposal_id=p.pk, reviewer=reviewer)
+    other = reload(other)
+    assert other.status == "rejected"
+    assert other.decisions.get().batch == out.batch
+    assert reload(p).status == "accepted"

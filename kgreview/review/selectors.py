@@ -1,0 +1,543 @@
+"""Reads for the review workspace: the filtered queue, counts, cards, history."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime, time
+from urllib.parse import urlencode
+
+from django.db.models import Count, Q, QuerySet
+from django.http import QueryDict
+from django.utils import timezone
+
+from kgreview.graph.models import Concept, Edge, RelationType, Source, SourceRevision
+
+from .models import OPEN_STATUSES, Decision, Proposal
+
+STATUS_CHOICES = ("pending", "held", "open", "accepted", "rejected", "superseded", "all")
+SORTS = {"priority": "priority", "confidence": "confidence", "newest": None}
+FLAGS = ("contradiction", "new_concept", "below_gate", "previously_rejected")
+PAGE_SIZE = 50
+
+
+@dataclass(frozen=True)
+class QueueFilter:
+    """What part of the queue a reviewer looks at, and in which order."""
+
+    status: str = "pending"
+    kinds: tuple[str, ...] = ()
+    relation: str = ""
+    source: str = ""
+    run: int | None = None
+    cmin: float | None = None
+    cmax: float | None = None
+    flags: tuple[str, ...] = ()
+    sort: str = "priority"
+
+    @classmethod
+    def from_query(cls, query: QueryDict) -> tuple[QueueFilter, list[str]]:
+        """Parse GET parameters; unusable values are dropped and reported in words."""
+        errors: list[str] = []
+        status = query.get("status") or "pending"
+        if status not in STATUS_CHOICES:
+            errors.append(f'Unknown status "{status}"; showing pending proposals.')
+            status = "pending"
+        kinds = tuple(k for k in query.getlist("kind") if k)
+        bad = [k for k in kinds if k not in Proposal.Kind.values]
+        if bad:
+            errors.append(f"Unknown kind: {', '.join(bad)}.")
+            kinds = tuple(k for k in kinds if k in Proposal.Kind.values)
+        flags = tuple(x for x in query.getlist("flag") if x)
+        if any(x not in FLAGS for x in flags):
+            errors.append(f"Unknown flag: {', '.join(x for x in flags if x not in FLAGS)}.")
+            flags = tuple(x for x in flags if x in FLAGS)
+        sort = query.get("sort") or "priority"
+        if sort not in SORTS:
+            errors.append(f'Unknown sort "{sort}"; sorting by priority.')
+            sort = "priority"
+        run = None
+        if query.get("run"):
+            try:
+                run = int(query["run"])
+            except ValueError:
+                errors.append("The agent run must be a number.")
+
+        def confidence(name: str) -> float | None:
+            raw = query.get(name, "").strip()
+            if not raw:
+                return None
+            try:
+                value = float(raw)
+            except ValueError:
+                errors.append(f"Confidence bounds are numbers between 0 and 1, not {raw!r}.")
+                return None
+            if not 0.0 <= value <= 1.0:
+                errors.append(f"Confidence bounds lie between 0 and 1, not {value}.")
+                return None
+            return value
+
+        return (
+            cls(
+                status=status,
+                kinds=kinds,
+                relation=(query.get("relation") or "").strip(),
+                source=(query.get("source") or "").strip(),
+                run=run,
+                cmin=confidence("cmin"),
+                cmax=confidence("cmax"),
+                flags=flags,
+                sort=sort,
+            ),
+            errors,
+        )
+
+    def params(self, **overrides) -> list[tuple[str, str]]:
+        f = replace(self, **overrides) if overrides else self
+        items: list[tuple[str, str]] = []
+        if f.status != "pending":
+            items.append(("status", f.status))
+        items += [("kind", k) for k in f.kinds]
+        if f.relation:
+            items.append(("relation", f.relation))
+        if f.source:
+            items.append(("source", f.source))
+        if f.run is not None:
+            items.append(("run", str(f.run)))
+        if f.cmin is not None:
+            items.append(("cmin", f"{f.cmin:g}"))
+        if f.cmax is not None:
+            items.append(("cmax", f"{f.cmax:g}"))
+        items += [("flag", x) for x in f.flags]
+        if f.sort != "priority":
+            items.append(("sort", f.sort))
+        return items
+
+    def query(self, **overrides) -> str:
+        return urlencode(self.params(**overrides))
+
+    @property
+    def is_default(self) -> bool:
+        return self == QueueFilter()
+
+
+def queue_queryset(f: QueueFilter, *, ignore: frozenset[str] = frozenset()) -> QuerySet:
+    """Proposals matching the filter, ignoring the named dimensions (for facet counts)."""
+    qs = Proposal.objects.all()
+    if "status" not in ignore:
+        if f.status == "open":
+            qs = qs.filter(status__in=OPEN_STATUSES)
+        elif f.status != "all":
+            qs = qs.filter(status=f.status)
+    if f.kinds and "kind" not in ignore:
+        qs = qs.filter(kind__in=f.kinds)
+    if f.relation and "relation" not in ignore:
+        qs = qs.filter(relation_key=f.relation)
+    if f.source:
+        qs = qs.filter(document__slug=f.source)
+    if f.run is not None:
+        qs = qs.filter(agent_run_id=f.run)
+    if f.cmin is not None:
+        qs = qs.filter(confidence__gte=f.cmin)
+    if f.cmax is not None:
+        qs = qs.filter(confidence__lte=f.cmax)
+    if "flags" not in ignore:
+        for flag in f.flags:
+            qs = qs.filter(flags_text__contains=f"|{flag}|")
+    return qs
+
+
+def _order(sort: str, *, reverse: bool = False) -> list[str]:
+    column = SORTS[sort]
+    fields = ([column] if column else []) + ["id"]
+    return [name if reverse else f"-{name}" for name in fields]
+
+
+def cursor_of(proposal: Proposal, sort: str) -> str:
+    column = SORTS[sort]
+    if column is None:
+        return str(proposal.pk)
+    return f"{getattr(proposal, column)!r}:{proposal.pk}"
+
+
+def _parse_cursor(cursor: str, sort: str) -> tuple[float | int | None, int] | None:
+    try:
+        if SORTS[sort] is None:
+            return None, int(cursor)
+        value, pk = cursor.rsplit(":", 1)
+        number = int(value) if sort == "priority" else float(value)
+        return number, int(pk)
+    except (ValueError, KeyError):
+        return None
+
+
+def _after(qs: QuerySet, sort: str, cursor: str | None, *, before: bool = False) -> QuerySet:
+    """Rows after (or before) the cursor in the sort order: a keyset, not an offset."""
+    if not cursor:
+        return qs
+    parsed = _parse_cursor(cursor, sort)
+    if parsed is None:
+        return qs
+    value, pk = parsed
+    column = SORTS[sort]
+    op = "gt" if before else "lt"
+    if column is None:
+        return qs.filter(**{f"id__{op}": pk})
+    return qs.filter(Q(**{f"{column}__{op}": value}) | Q(**{column: value, f"id__{op}": pk}))
+
+
+@dataclass
+class Page:
+    items: list[Proposal]
+    next_cursor: str | None
+    prev_cursor: str | None
+
+
+def queue_page(
+    f: QueueFilter, *, after: str | None = None, before: str | None = None, size: int = PAGE_SIZE
+) -> Page:
+    """One page of the queue, by keyset: the same cost on page 1 and page 2,000."""
+    base = queue_queryset(f).select_related("document", "agent_run")
+    if before:
+        rows = list(
+            _after(base, f.sort, before, before=True).order_by(*_order(f.sort, reverse=True))[
+                : size + 1
+            ]
+        )
+        has_more = len(rows) > size
+        rows = list(reversed(rows[:size]))
+        next_cursor = cursor_of(rows[-1], f.sort) if rows else None
+        prev_cursor = cursor_of(rows[0], f.sort) if rows and has_more else None
+        return Page(rows, next_cursor, prev_cursor)
+    rows = list(_after(base, f.sort, after).order_by(*_order(f.sort))[: size + 1])
+    has_more = len(rows) > size
+    rows = rows[:size]
+    return Page(
+        rows,
+        cursor_of(rows[-1], f.sort) if rows and has_more else None,
+        cursor_of(rows[0], f.sort) if rows and after else None,
+    )
+
+
+def queue_counts(f: QueueFilter) -> dict:
+    """Live counts for each filter value, given the other filters (four grouped queries)."""
+    status = dict(
+        queue_queryset(f, ignore=frozenset({"status"}))
+        .values_list("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
+    )
+    status["open"] = status.get("pending", 0) + status.get("held", 0)
+    status["all"] = sum(v for k, v in status.items() if k != "open")
+    kinds = dict(
+        queue_queryset(f, ignore=frozenset({"kind"}))
+        .values_list("kind")
+        .annotate(n=Count("id"))
+        .values_list("kind", "n")
+    )
+    relations = dict(
+        queue_queryset(f, ignore=frozenset({"relation"}))
+        .filter(kind="add_edge")
+        .values_list("relation_key")
+        .annotate(n=Count("id"))
+        .values_list("relation_key", "n")
+    )
+    flags = queue_queryset(f, ignore=frozenset({"flags"})).aggregate(
+        **{flag: Count("id", filter=Q(flags_text__contains=f"|{flag}|")) for flag in FLAGS}
+    )
+    return {
+        "status": status,
+        "kind": kinds,
+        "relation": relations,
+        "flags": flags,
+        "total": status.get(f.status, 0),
+    }
+
+
+def next_in_queue(
+    f: QueueFilter, *, after: str | None = None, before: str | None = None, skip=()
+) -> Proposal | None:
+    """The proposal after (or before) a cursor in the filter's order."""
+    qs = queue_queryset(f).exclude(pk__in=list(skip))
+    if before:
+        qs = _after(qs, f.sort, before, before=True).order_by(*_order(f.sort, reverse=True))
+    else:
+        qs = _after(qs, f.sort, after).order_by(*_order(f.sort))
+    return qs.select_related("document", "agent_run", "evidence_revision__source").first()
+
+
+# --- The focus card ---------------------------------------------------------------------
+
+
+@dataclass
+class Context:
+    """The paragraph around a quote, split so the quote can be highlighted."""
+
+    before: str
+    quote: str
+    after: str
+    source: Source | None
+    revision: SourceRevision | None
+    is_current: bool
+
+    @property
+    def found(self) -> bool:
+        return bool(self.quote)
+
+
+def evidence_context(
+    revision: SourceRevision | None, start: int | None, end: int | None, *, limit: int = 900
+) -> Context | None:
+    if revision is None or start is None or end is None:
+        return None
+    text = revision.text
+    para_start = text.rfind("\n\n", 0, start)
+    para_start = 0 if para_start == -1 else para_start + 2
+    para_end = text.find("\n\n", end)
+    para_end = len(text) if para_end == -1 else para_end
+    para_start = max(para_start, start - limit)
+    para_end = min(para_end, end + limit)
+    before = ("…" if para_start > 0 and text[para_start - 1] != "\n" else "") + text[
+        para_start:start
+    ]
+    after = text[end:para_end] + ("…" if para_end < len(text) and text[para_end] != "\n" else "")
+    source = revision.source
+    return Context(
+        before=before,
+        quote=text[start:end],
+        after=after,
+        source=source,
+        revision=revision,
+        is_current=source.current_revision_id == revision.pk,
+    )
+
+
+@dataclass
+class Neighbour:
+    edge: Edge
+    direction: str  # "out" or "in"
+    other: Concept
+
+
+@dataclass
+class Conflict:
+    kind: str  # "edge" or "proposal"
+    id: int
+    explanation: str
+    rule: str
+    edge: Edge | None = None
+    proposal: Proposal | None = None
+    context: Context | None = None
+
+    @property
+    def is_open(self) -> bool:
+        if self.edge is not None:
+            return self.edge.is_active
+        return self.proposal is not None and self.proposal.is_open
+
+
+@dataclass
+class Card:
+    proposal: Proposal
+    relation: RelationType | None
+    context: Context | None
+    endpoints: list[tuple[str, dict, Concept | None, Proposal | None]] = field(default_factory=list)
+    neighbours: dict[str, list[Neighbour]] = field(default_factory=dict)
+    conflicts: list[Conflict] = field(default_factory=list)
+    target_edge: Edge | None = None
+    concepts: dict[int, Concept] = field(default_factory=dict)
+    decisions: list[Decision] = field(default_factory=list)
+
+
+def _neighbours(concept: Concept, *, limit: int = 6) -> list[Neighbour]:
+    rows = (
+        Edge.objects.filter(Q(source=concept) | Q(target=concept), status=Edge.Status.ACTIVE)
+        .select_related("source", "target", "relation")
+        .order_by("-recorded_at")[:limit]
+    )
+    return [
+        Neighbour(
+            edge=e,
+            direction="out" if e.source_id == concept.pk else "in",
+            other=e.target if e.source_id == concept.pk else e.source,
+        )
+        for e in rows
+    ]
+
+
+def proposal_card(proposal: Proposal) -> Card:
+    """Everything a reviewer needs to decide one proposal, in a fixed number of queries."""
+    payload = proposal.payload
+    relation = None
+    if proposal.kind == "add_edge":
+        relation = RelationType.objects.filter(key=payload["relation"]).first()
+    revision = proposal.evidence_revision
+    if revision is not None and not hasattr(revision, "_source_cache"):
+        revision = SourceRevision.objects.select_related("source").get(pk=revision.pk)
+    card = Card(
+        proposal=proposal,
+        relation=relation,
+        context=evidence_context(revision, proposal.evidence_start, proposal.evidence_end),
+    )
+    concept_ids: set[int] = set()
+    proposal_ids: set[int] = set()
+    if proposal.kind == "add_edge":
+        for role in ("source", "target"):
+            end = payload[role]
+            if end.get("concept_id"):
+                concept_ids.add(end["concept_id"])
+            if end.get("proposal_id"):
+                proposal_ids.add(end["proposal_id"])
+    elif proposal.kind == "merge_concepts":
+        concept_ids |= {payload["survivor_id"], payload["loser_id"]}
+    concepts = Concept.objects.in_bulk(concept_ids) if concept_ids else {}
+    needed = Proposal.objects.in_bulk(proposal_ids) if proposal_ids else {}
+    card.concepts = concepts
+    if proposal.kind == "add_edge":
+        for role in ("source", "target"):
+            end = payload[role]
+            concept = concepts.get(end.get("concept_id"))
+            card.endpoints.append((role, end, concept, needed.get(end.get("proposal_id"))))
+            if concept is not None:
+                card.neighbours[role] = _neighbours(concept)
+    elif proposal.kind == "merge_concepts":
+        for role, key in (("survivor", "survivor_id"), ("loser", "loser_id")):
+            concept = concepts.get(payload[key])
+            if concept is not None:
+                card.neighbours[role] = _neighbours(concept)
+    if proposal.kind in ("invalidate_edge", "update_edge"):
+        card.target_edge = (
+            Edge.objects.select_related("source", "target", "relation", "evidence_revision__source")
+            .filter(pk=payload["edge_id"])
+            .first()
+        )
+    conflicts = payload.get("conflicts") or []
+    edge_ids = [c["id"] for c in conflicts if c.get("kind") == "edge"]
+    prop_ids = [c["id"] for c in conflicts if c.get("kind") == "proposal"]
+    edges = (
+        Edge.objects.select_related(
+            "source", "target", "relation", "evidence_revision__source"
+        ).in_bulk(edge_ids)
+        if edge_ids
+        else {}
+    )
+    others = (
+        Proposal.objects.select_related("evidence_revision__source").in_bulk(prop_ids)
+        if prop_ids
+        else {}
+    )
+    seen = set()
+    for c in conflicts:
+        key = (c.get("kind"), c.get("id"))
+        if key in seen:
+            continue
+        seen.add(key)
+        item = Conflict(
+            kind=c.get("kind", ""),
+            id=c.get("id"),
+            explanation=c.get("explanation", ""),
+            rule=c.get("rule", ""),
+        )
+        if item.kind == "edge" and item.id in edges:
+            e = edges[item.id]
+            item.edge = e
+            item.context = evidence_context(e.evidence_revision, e.evidence_start, e.evidence_end)
+        elif item.kind == "proposal" and item.id in others:
+            other = others[item.id]
+            item.proposal = other
+            item.context = evidence_context(
+                other.evidence_revision, other.evidence_start, other.evidence_end
+            )
+        card.conflicts.append(item)
+    card.decisions = list(proposal.decisions.select_related("user").order_by("created_at", "id"))
+    return card
+
+
+# --- Source view and history ------------------------------------------------------------
+
+STATUS_RANK = {"pending": 0, "held": 1, "accepted": 2, "rejected": 3, "superseded": 4}
+
+
+@dataclass
+class Segment:
+    text: str
+    proposals: list[Proposal]
+
+    @property
+    def status(self) -> str:
+        if not self.proposals:
+            return ""
+        return min((p.status for p in self.proposals), key=lambda s: STATUS_RANK.get(s, 9))
+
+
+def source_segments(revision: SourceRevision) -> tuple[list[Segment], list[Proposal]]:
+    """The revision text cut at every proposal's evidence span, each piece with its proposals."""
+    proposals = list(
+        Proposal.objects.filter(evidence_revision=revision)
+        .only(
+            "id",
+            "kind",
+            "status",
+            "payload",
+            "evidence_start",
+            "evidence_end",
+            "confidence",
+            "flags",
+        )
+        .order_by("evidence_start", "id")
+    )
+    text = revision.text
+    cuts = {0, len(text)}
+    for p in proposals:
+        cuts.add(p.evidence_start)
+        cuts.add(p.evidence_end)
+    points = sorted(c for c in cuts if 0 <= c <= len(text))
+    segments = []
+    for a, b in zip(points, points[1:], strict=False):
+        covering = [p for p in proposals if p.evidence_start <= a and p.evidence_end >= b]
+        segments.append(Segment(text=text[a:b], proposals=covering))
+    return segments, proposals
+
+
+def decision_log(
+    *, reviewer: str = "", since: date | None = None, until: date | None = None, limit: int = 200
+) -> list[Decision]:
+    qs = Decision.objects.select_related("user", "proposal").order_by("-created_at", "-id")
+    if reviewer:
+        qs = qs.filter(user__username=reviewer)
+    tz = timezone.get_current_timezone()
+    if since:
+        qs = qs.filter(created_at__gte=datetime.combine(since, time.min, tzinfo=tz))
+    if until:
+        qs = qs.filter(created_at__lte=datetime.combine(until, time.max, tzinfo=tz))
+    return list(qs[:limit])
+
+
+def edge_life(edge: Edge) -> list[Edge]:
+    """Every row of one fact's history, oldest first: what it replaced and what replaced it."""
+    chain = [edge]
+    while chain[0].supersedes_id:
+        chain.insert(
+            0,
+            Edge.objects.select_related(
+                "source", "target", "relation", "decided_by", "invalidated_by", "proposal"
+            ).get(pk=chain[0].supersedes_id),
+        )
+    current = chain[-1]
+    while True:
+        nxt = (
+            Edge.objects.select_related(
+                "source",
+                "target",
+                "relation",
+                "decided_by",
+                "invalidated_by",
+                "evidence_revision__source",
+            )
+            .filter(supersedes=current)
+            .first()
+        )
+        if nxt is None:
+            break
+        chain.append(nxt)
+        current = nxt
+    return chain

@@ -1,0 +1,54 @@
+"""Small template helpers for the review pages."""
+
+from __future__ import annotations
+
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def get_item(mapping, key):
+    """``mapping|get_item:key`` — a dict lookup with a variable key."""
+    try:
+        return mapping.get(key)
+    except AttributeError:
+        return None
+
+
+@register.filter
+def pct(value) -> str:
+    try:
+        return f"{float(value) * 100:.0f}%"
+    except (TypeError, ValueError):
+        return ""
+
+
+@register.filter
+def clip_start(text, limit=160) -> str:
+    """The last ``limit`` characters, starting at a word boundary, with an ellipsis."""
+    text = str(text or "")
+    limit = int(limit)
+    if len(text) <= limit:
+        return text
+    tail = text[-limit:]
+    cut = tail.find(" ")
+    return "…" + (tail[cut + 1 :] if 0 <= cut < 40 else tail)
+
+
+@register.filter
+def clip_end(text, limit=160) -> str:
+    """The first ``limit`` characters, ending at a word boundary, with an ellipsis."""
+    text = str(text or "")
+    limit = int(limit)
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    cut = head.rfind(" ")
+    return (head[:cut] if cut > limit - 40 else head) + "…"
+
+
+@register.filter
+def words(value) -> str:
+    """snake_case as words: "new_concept" -> "new concept"."""
+    return str(value or "").replace("_", " ")

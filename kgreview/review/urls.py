@@ -1,0 +1,19 @@
+from django.urls import path
+
+from . import views
+
+app_name = "review"
+
+urlpatterns = [
+    path("", views.queue, name="queue"),
+    path("focus/", views.focus, name="focus"),
+    path("p/<int:pk>/", views.proposal_detail, name="proposal"),
+    path("p/<int:pk>/accept/", views.accept, name="accept"),
+    path("p/<int:pk>/reject/", views.reject, name="reject"),
+    path("p/<int:pk>/edit/", views.edit, name="edit"),
+    path("undo/", views.undo, name="undo"),
+    path("bulk/", views.bulk, name="bulk"),
+    path("concepts/", views.concept_search, name="concept-search"),
+    path("decisions/", views.decision_log, name="decisions"),
+    path("edges/<int:pk>/", views.edge_detail, name="edge"),
+]
