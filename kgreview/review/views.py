@@ -467,7 +467,7 @@ def concept_search(request: HttpRequest) -> HttpResponse:
 
             index = INDEX_CACHE.get()
             keys = list(index._exact.keys())
-            for key, score, _ in process.extract(
+            for key, _score, _ in process.extract(
                 q.lower(), keys, scorer=fuzz.WRatio, limit=12, score_cutoff=70
             ):
                 entry = index.exact(key)
