@@ -1,0 +1,498 @@
+"""The workspace over HTTP: roles on every URL, htmx and plain requests, errors in words."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from kgreview.graph import selectors as graph_selectors
+from kgreview.review import decisions, selectors
+from kgreview.review.models import Decision, Proposal
+
+pytestmark = pytest.mark.django_db
+
+HX = {"HX-Request": "true"}
+
+
+@pytest.fixture
+def world(f):
+    """A lesson, two concepts, an edge, and a few proposals of different kinds."""
+    doc = f.lesson(slug="vs")
+    emb, vs = f.concept("Embeddings"), f.concept("Vector search")
+    edge = f.edge(f.concept("Tokenization"), emb)
+    p_edge = f.edge_proposal(emb, vs, doc=doc)
+    p_concept = f.concept_proposal("Retrieval-augmented generation", aliases=["RAG"], doc=doc)
+    held = f.edge_proposal(
+        emb,
+        vs,
+        "related",
+        doc=doc,
+        confidence=0.3,
+        quote="Unlike keyword search, dense retrieval compares meanings.",
+    )
+    return {
+        "doc": doc,
+        "emb": emb,
+        "vs": vs,
+        "edge": edge,
+        "p_edge": p_edge,
+        "p_concept": p_concept,
+        "held": held,
+    }
+
+
+def client_for(f, role: str | None) -> Client:
+    client = Client()
+    if role == "anonymous":
+        return client
+    user = f.user(f"{role or 'nogroup'}-user", role=role)
+    client.force_login(user)
+    return client
+
+
+# --- the permission matrix --------------------------------------------------------------
+
+ROLES = ["anonymous", None, "viewer", "reviewer", "curator"]
+
+
+def read_urls(world) -> list[str]:
+    p = world["p_edge"]
+    return [
+        reverse("home"),
+        reverse("source-detail", args=["vs"]),
+        reverse("worker-status"),
+        reverse("review:queue"),
+        reverse("review:focus"),
+        reverse("review:focus") + f"?id={p.pk}",
+        reverse("review:proposal", args=[p.pk]),
+        reverse("review:decisions"),
+        reverse("review:edge", args=[world["edge"].pk]),
+        reverse("review:concept-search") + "?q=emb",
+    ]
+
+
+EXPECT_READ = {"anonymous": 302, None: 403, "viewer": 200, "reviewer": 200, "curator": 200}
+
+
+@pytest.mark.parametrize("role", ROLES, ids=lambda r: str(r))
+def test_every_page_is_closed_to_anonymous_and_roleless_users_and_open_to_roles(f, world, role):
+    """Login everywhere; a role to read; the worker badge needs only a login."""
+    client = client_for(f, role)
+    for url in read_urls(world):
+        response = client.get(url)
+        expected = EXPECT_READ[role]
+        if url == reverse("worker-status") and role is None:
+            expected = 200
+        if (
+            url.startswith(reverse("review:proposal", args=[world["p_edge"].pk]))
+            and expected == 200
+        ):
+            expected = 302  # the proposal URL redirects to its card in focus mode
+        assert response.status_code == expected, (role, url, response.status_code)
+        if role == "anonymous":
+            assert response["Location"].startswith(reverse("login"))
+
+
+def write_requests(world) -> list[tuple[str, dict]]:
+    p, c = world["p_edge"], world["p_concept"]
+    return [
+        (reverse("review:accept", args=[c.pk]), {"version": c.version}),
+        (reverse("review:reject", args=[p.pk]), {"reason_code": "too_vague"}),
+        (reverse("review:edit", args=[world["held"].pk]), {"relation": "applies_to"}),
+        (reverse("review:undo"), {}),
+        (
+            reverse("review:bulk"),
+            {
+                "action": "reject",
+                "reason_code": "too_vague",
+                "ids": [world["held"].pk],
+                "step": "preview",
+            },
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    "role,allowed",
+    [("anonymous", False), (None, False), ("viewer", False), ("reviewer", True), ("curator", True)],
+    ids=lambda v: str(v),
+)
+def test_only_reviewers_and_curators_can_decide(f, world, role, allowed):
+    """Every write endpoint: login, then the reviewer or curator role."""
+    client = client_for(f, role)
+    for url, data in write_requests(world):
+        response = client.post(url, data)
+        if role == "anonymous":
+            assert response.status_code == 302 and "login" in response["Location"], url
+        elif not allowed:
+            assert response.status_code == 403, (role, url)
+        else:
+            assert response.status_code in (200, 302, 303), (role, url, response.status_code)
+    if not allowed:
+        assert not Decision.objects.exists()
+
+
+def test_get_is_not_allowed_on_decision_endpoints(f, world):
+    """Deciding is a POST; a link cannot accept or reject."""
+    client = client_for(f, "reviewer")
+    assert client.get(reverse("review:accept", args=[world["p_edge"].pk])).status_code == 405
+    assert client.get(reverse("review:reject", args=[world["p_edge"].pk])).status_code == 405
+
+
+def test_decisions_need_a_csrf_token(f, world):
+    """A cross-site form cannot decide on a reviewer's behalf."""
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(f.user("csrf", role="reviewer"))
+    response = client.post(reverse("review:accept", args=[world["p_edge"].pk]))
+    assert response.status_code == 403
+    assert Proposal.objects.get(pk=world["p_edge"].pk).status == "pending"
+
+
+def test_reviewers_cannot_decide_curator_kinds(f, world):
+    """A relation-type proposal is for curators: a reviewer gets 403 and no buttons."""
+    from kgreview.review.services import proposal_create
+
+    p = proposal_create(
+        kind="add_relation_type",
+        payload={
+            "key": "alternative_to",
+            "label": "Alternative to",
+            "verb": "is an alternative to",
+            "directed": False,
+            "symmetric": True,
+        },
+        confidence=0.8,
+    )
+    reviewer = client_for(f, "reviewer")
+    page = reviewer.get(reverse("review:focus") + f"?id={p.pk}").content.decode()
+    assert 'id="accept-button"' not in page
+    assert reviewer.post(reverse("review:accept", args=[p.pk])).status_code == 403
+    curator = client_for(f, "curator")
+    page = curator.get(reverse("review:focus") + f"?id={p.pk}").content.decode()
+    assert 'id="accept-button"' in page
+
+
+# --- focus mode -------------------------------------------------------------------------
+
+
+def test_focus_page_shows_the_claim_evidence_resolution_and_neighbours(f, world):
+    """The card names the claim in words, highlights the quote, shows ends and edges."""
+    html = client_for(f, "reviewer").get(reverse("review:focus") + f"?id={world['p_edge'].pk}")
+    html = html.content.decode()
+    assert "is a prerequisite for" in html
+    assert "<mark>Before learning vector search you should understand embeddings.</mark>" in html
+    assert "How the ends were resolved" in html
+    assert "Edges of Embeddings" in html and "Tokenization" in html
+    assert 'data-key="a"' in html and 'data-key="r"' in html and 'data-key="e"' in html
+
+
+def test_focus_with_htmx_returns_only_the_card(f, world):
+    """htmx asks for the card partial; a plain request gets the whole page."""
+    client = client_for(f, "reviewer")
+    partial = client.get(reverse("review:focus"), headers=HX).content.decode()
+    assert partial.lstrip().startswith('<section id="card"') and "<html" not in partial
+    full = client.get(reverse("review:focus")).content.decode()
+    assert "<html" in full and 'id="card"' in full
+
+
+def test_focus_walks_the_queue_in_priority_order_with_after_and_before(f, world):
+    """Skip goes to the next card by keyset, previous comes back."""
+    client = client_for(f, "reviewer")
+    qs = selectors.queue_queryset(selectors.QueueFilter()).order_by("-priority", "-id")
+    first, second = list(qs[:2])
+    cursor = selectors.cursor_of(first, "priority")
+    nxt = client.get(reverse("review:focus") + f"?after={cursor}", headers=HX).content.decode()
+    assert f'data-proposal="{second.pk}"' in nxt
+    back = client.get(
+        reverse("review:focus") + "?before=" + selectors.cursor_of(second, "priority"),
+        headers=HX,
+    ).content.decode()
+    assert f'data-proposal="{first.pk}"' in back
+
+
+def test_empty_view_says_so(f, world):
+    """A filter that matches nothing shows an empty state, not an error."""
+    html = client_for(f, "reviewer").get(reverse("review:focus") + "?kind=merge_concepts")
+    assert "Nothing left to review here" in html.content.decode()
+
+
+# --- deciding ---------------------------------------------------------------------------
+
+
+def test_accept_with_htmx_swaps_in_the_next_card_with_a_notice(f, world):
+    """One request: the decision is applied and the next card comes back."""
+    client = client_for(f, "reviewer")
+    p = world["p_concept"]
+    response = client.post(
+        reverse("review:accept", args=[p.pk]),
+        {"version": p.version, "cursor": selectors.cursor_of(p, "priority")},
+        headers=HX,
+    )
+    html = response.content.decode()
+    assert response.status_code == 200 and f"Accepted #{p.pk}" in html
+    assert 'id="card"' in html and f'data-proposal="{p.pk}"' not in html
+    assert Proposal.objects.get(pk=p.pk).status == "accepted"
+
+
+def test_accept_without_javascript_redirects_to_the_next_card(f, world):
+    """A plain form POST works: redirect, and a message on the next page."""
+    client = client_for(f, "reviewer")
+    p = world["p_edge"]
+    response = client.post(
+        reverse("review:accept", args=[p.pk]),
+        {"version": p.version, "cursor": selectors.cursor_of(p, "priority")},
+    )
+    assert response.status_code == 302 and "/review/focus/?after=" in response["Location"]
+    page = client.get(response["Location"]).content.decode()
+    assert f"Accepted #{p.pk}" in page
+    assert graph_selectors.edges_active().count() == 2
+
+
+def test_reject_without_a_reason_is_explained_and_nothing_changes(f, world):
+    """Missing reasons come back in words, in the same card."""
+    client = client_for(f, "reviewer")
+    p = world["p_edge"]
+    response = client.post(reverse("review:reject", args=[p.pk]), {"version": 1}, headers=HX)
+    html = response.content.decode()
+    assert response.status_code == 409 and "is not a reject reason" in html
+    assert f'data-proposal="{p.pk}"' in html
+    assert Proposal.objects.get(pk=p.pk).status == "pending"
+
+
+def test_second_reviewer_is_told_who_decided_and_when(f, world):
+    """The loser of a race sees the winner's name and time, and the next card."""
+    p = world["p_edge"]
+    decisions.proposal_accept(proposal_id=p.pk, reviewer=f.user("ann", role="reviewer"))
+    response = client_for(f, "reviewer").post(
+        reverse("review:reject", args=[p.pk]),
+        {"version": 1, "reason_code": "too_vague"},
+        headers=HX,
+    )
+    html = response.content.decode()
+    assert re.search(r"already accepted by ann at \d{4}-\d\d-\d\d \d\d:\d\d", html)
+    assert f'data-proposal="{p.pk}"' not in html
+
+
+def test_stale_accept_is_refused_with_the_reason_in_the_same_card(f, world):
+    """A cycle found at accept time is explained; the card stays for another decision."""
+    f.edge(world["vs"], world["emb"])
+    p = world["p_edge"]
+    response = client_for(f, "reviewer").post(
+        reverse("review:accept", args=[p.pk]), {"version": 1}, headers=HX
+    )
+    html = response.content.decode()
+    assert response.status_code == 409 and "cycle" in html
+    assert f'data-proposal="{p.pk}"' in html
+
+
+def test_edit_form_then_accept_with_edits(f, world):
+    """GET gives the edit form in the card; POST accepts the corrected edge."""
+    client = client_for(f, "reviewer")
+    p = world["p_edge"]
+    form = client.get(reverse("review:edit", args=[p.pk]), headers=HX).content.decode()
+    assert 'class="edit-form"' in form and 'name="relation"' in form
+    response = client.post(
+        reverse("review:edit", args=[p.pk]),
+        {"version": 1, "relation": "builds_on", "swap": "1", "confidence": "0.8"},
+        headers=HX,
+    )
+    assert "Edited and accepted" in response.content.decode()
+    edge = graph_selectors.edges_active().get(relation__key="builds_on")
+    assert (edge.source, edge.target, edge.confidence) == (world["vs"], world["emb"], 0.8)
+
+
+def test_edit_with_a_non_numeric_confidence_is_refused_in_words(f, world):
+    """Bad numbers are reported, not a server error."""
+    response = client_for(f, "reviewer").post(
+        reverse("review:edit", args=[world["p_edge"].pk]), {"confidence": "high"}, headers=HX
+    )
+    assert "must be numbers" in response.content.decode()
+
+
+def test_undo_last_returns_the_proposal_to_the_queue_and_shows_it(f, world):
+    """u after a decision brings that proposal back as the current card."""
+    client = client_for(f, "reviewer")
+    p = world["p_edge"]
+    client.post(reverse("review:reject", args=[p.pk]), {"reason_code": "too_vague"}, headers=HX)
+    response = client.post(reverse("review:undo"), {}, headers=HX)
+    html = response.content.decode()
+    assert f"Undone: #{p.pk}" in html and f'data-proposal="{p.pk}"' in html
+    assert Proposal.objects.get(pk=p.pk).status == "pending"
+    nothing = client.post(reverse("review:undo"), {}, headers=HX).content.decode()
+    assert "nothing of yours to undo" in nothing
+
+
+# --- bulk -------------------------------------------------------------------------------
+
+
+def test_bulk_preview_writes_nothing_and_apply_decides_the_selection(f, world):
+    """Preview is a dry run with counts; apply decides and can be undone as one."""
+    client = client_for(f, "reviewer")
+    ids = [world["p_edge"].pk, world["held"].pk]
+    data = {"action": "reject", "reason_code": "too_vague", "ids": ids}
+    preview = client.post(reverse("review:bulk"), {**data, "step": "preview"}, headers=HX)
+    assert "2 would go through" in preview.content.decode()
+    assert not Decision.objects.exists()
+    applied = client.post(reverse("review:bulk"), {**data, "step": "apply"}, headers=HX)
+    assert "Rejected 2 proposals" in applied.content.decode()
+    assert set(Proposal.objects.filter(pk__in=ids).values_list("status", flat=True)) == {"rejected"}
+
+
+def test_bulk_on_everything_matching_a_filter(f, world):
+    """scope=filter decides what the filter matches, here the held proposals."""
+    client = client_for(f, "reviewer")
+    response = client.post(
+        reverse("review:bulk"),
+        {"q": "status=held", "scope": "filter", "action": "accept", "step": "apply"},
+        headers=HX,
+    )
+    assert "Accepted 1 proposal" in response.content.decode()
+    assert Proposal.objects.get(pk=world["held"].pk).status == "accepted"
+    assert Proposal.objects.get(pk=world["p_edge"].pk).status == "pending"
+
+
+def test_bulk_without_selection_or_reason_is_explained(f, world):
+    """Empty selections and reject without a reason are errors in words."""
+    client = client_for(f, "reviewer")
+    empty = client.post(reverse("review:bulk"), {"action": "accept"}, headers=HX)
+    assert empty.status_code == 400 and "Select at least one" in empty.content.decode()
+    no_reason = client.post(
+        reverse("review:bulk"), {"action": "reject", "ids": [world["held"].pk]}, headers=HX
+    )
+    assert "Choose a reason" in no_reason.content.decode()
+
+
+# --- queue ------------------------------------------------------------------------------
+
+
+def test_queue_filters_and_counts(f, world):
+    """Status, kind, flag, relation and confidence filters, with live counts."""
+    client = client_for(f, "reviewer")
+    page = client.get(reverse("review:queue")).content.decode()
+    assert re.search(r'id="result-count">2<', page)
+    held = client.get(reverse("review:queue") + "?status=held").content.decode()
+    assert re.search(r'id="result-count">1<', held) and "related" in held
+    flagged = client.get(reverse("review:queue") + "?status=open&flag=below_gate").content.decode()
+    assert re.search(r'id="result-count">1<', flagged)
+    concepts = client.get(reverse("review:queue") + "?kind=add_concept").content.decode()
+    assert "Retrieval-augmented generation" in concepts and "Vector search" not in concepts
+    confident = client.get(reverse("review:queue") + "?status=open&cmin=0.5").content.decode()
+    assert re.search(r'id="result-count">2<', confident)
+
+
+def test_queue_reports_bad_filters_in_words(f, world):
+    """Unknown values are dropped and said, the page still renders."""
+    html = (
+        client_for(f, "reviewer")
+        .get(reverse("review:queue") + "?status=nope&cmin=2&sort=random&run=x")
+        .content.decode()
+    )
+    for words in ("Unknown status", "lie between 0 and 1", "Unknown sort", "must be a number"):
+        assert words in html
+
+
+def test_queue_with_htmx_returns_results_and_out_of_band_counts(f, world):
+    """Changing a filter swaps the results and refreshes the counts."""
+    html = (
+        client_for(f, "reviewer")
+        .get(reverse("review:queue") + "?status=held", headers=HX)
+        .content.decode()
+    )
+    assert html.lstrip().startswith('<section id="queue-results"')
+    assert 'id="filter-counts" hx-swap-oob="true"' in html and "<html" not in html
+
+
+def test_queue_pages_by_keyset_and_query_count_does_not_grow_with_page_size(f, world, monkeypatch):
+    """Page 2 follows page 1 without overlap; 10 or 50 rows cost the same queries."""
+    doc = world["doc"]
+    concepts = [f.concept(f"Node {i}") for i in range(12)]
+    for i in range(11):
+        f.edge_proposal(concepts[i], concepts[i + 1], "related", doc=doc)
+    client = client_for(f, "reviewer")
+    monkeypatch.setattr(selectors, "PAGE_SIZE", 5)
+    first = selectors.queue_page(selectors.QueueFilter(), size=5)
+    second = selectors.queue_page(selectors.QueueFilter(), after=first.next_cursor, size=5)
+    assert not {p.pk for p in first.items} & {p.pk for p in second.items}
+    assert len(second.items) == 5
+
+    def queries(size):
+        monkeypatch.setattr(selectors, "PAGE_SIZE", size)
+        from kgreview.review import views
+
+        monkeypatch.setattr(views.selectors, "PAGE_SIZE", size)
+        with CaptureQueriesContext(connection) as ctx:
+            client.get(reverse("review:queue"))
+        return len(ctx.captured_queries)
+
+    assert queries(3) == queries(12)
+
+
+# --- history, search, sources -----------------------------------------------------------
+
+
+def test_decision_log_filters_by_reviewer_and_date(f, world):
+    """The log lists decisions newest first; reviewer and date narrow it."""
+    ann, bob = f.user("ann", role="reviewer"), f.user("bob", role="reviewer")
+    decisions.proposal_reject(proposal_id=world["p_edge"].pk, reviewer=ann, reason_code="too_vague")
+    decisions.proposal_accept(proposal_id=world["p_concept"].pk, reviewer=bob)
+    client = client_for(f, "viewer")
+    both = client.get(reverse("review:decisions")).content.decode()
+    assert "ann" in both and "bob" in both
+    only_ann = client.get(reverse("review:decisions") + "?reviewer=ann").content.decode()
+    assert "too_vague" in only_ann and "Retrieval-augmented" not in only_ann
+    future = client.get(reverse("review:decisions") + "?since=2999-01-01").content.decode()
+    assert "No decisions" in future
+    bad = client.get(reverse("review:decisions") + "?since=yesterday").content.decode()
+    assert "is not a date" in bad
+
+
+def test_edge_page_shows_its_whole_life(f, world):
+    """Created, superseded and invalidated rows, oldest first, with who and why."""
+    from kgreview.graph import services as graph
+
+    e1 = world["edge"]
+    e2 = graph.edge_supersede(edge=e1, confidence=0.5, why="Weaker than thought.")
+    graph.edge_invalidate(edge=e2, reason="Lesson rewritten.")
+    html = client_for(f, "viewer").get(reverse("review:edge", args=[e1.pk])).content.decode()
+    assert html.index(f"#{e1.pk}") < html.index(f"#{e2.pk}")
+    assert "Weaker than thought." in html and "Lesson rewritten." in html
+
+
+def test_concept_search_finds_names_and_aliases_and_escapes_them(f, world):
+    """Autocomplete matches names and aliases; text is escaped."""
+    f.concept("<b>Bold</b> idea", aliases=["Bold"])
+    client = client_for(f, "reviewer")
+    html = client.get(reverse("review:concept-search") + "?q=embed").content.decode()
+    assert 'data-name="Embeddings"' in html
+    hostile = client.get(reverse("review:concept-search") + "?q=bold").content.decode()
+    assert "<b>Bold</b>" not in hostile and "&lt;b&gt;Bold&lt;/b&gt; idea" in hostile
+    none = client.get(reverse("review:concept-search") + "?q=zzzz").content.decode()
+    assert "accepting will create it" in none
+
+
+def test_source_page_highlights_each_proposal_by_status(f, world):
+    """Quoted sentences are marked with their proposal's status and link to it."""
+    decisions.proposal_reject(
+        proposal_id=world["held"].pk, reviewer=f.user("x", role="reviewer"), reason_code="too_vague"
+    )
+    html = client_for(f, "viewer").get(reverse("source-detail", args=["vs"])).content.decode()
+    assert 'class="hl status-pending"' in html and 'class="hl status-rejected"' in html
+    assert reverse("review:proposal", args=[world["p_edge"].pk]) in html
+
+
+def test_hostile_text_is_escaped_in_the_card(f):
+    """Script in a lesson, a name or a reason is shown as text in the card."""
+    evil = '<script>alert("x")</script> requires <img src=x onerror=alert(1)>.\n'
+    doc = f.lesson(slug="evil", text=evil)
+    p = f.edge_proposal(
+        "<img src=x onerror=alert(1)>", "<script>alert('n')</script>", doc=doc, quote=evil.strip()
+    )
+    html = client_for(f, "reviewer").get(reverse("review:focus") + f"?id={p.pk}")
+    html = html.content.decode()
+    assert "<script>alert" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html
