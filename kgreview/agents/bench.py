@@ -374,7 +374,14 @@ def bench_construct(*, sources: int = 300, concepts: int = 5_000, seed: int = 5)
     }
 
 
+def bench_review(**kwargs) -> dict:
+    from kgreview.review.bench import bench_review as run
+
+    return run(**kwargs)
+
+
 BENCHMARKS: dict[str, Callable[..., dict]] = {
     "resolve": bench_resolve,
     "construct": bench_construct,
+    "review": bench_review,
 }

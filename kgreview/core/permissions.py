@@ -1,4 +1,8 @@
-"""Who may do what. Checked in views (never in templates) and passed down as booleans."""
+"""Who may do what. Checked in views (never in templates) and passed down as booleans.
+
+Roles are the groups ``viewer``, ``reviewer`` and ``curator`` (a data migration creates
+them). A request reads a user's groups once and keeps them on the user object.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +10,34 @@ from functools import wraps
 
 from django.core.exceptions import PermissionDenied
 
-
-def can_decide(user) -> bool:
-    """Reviewers and curators decide proposals; viewers only read."""
-    return bool(user.is_authenticated and user.has_perm("review.change_proposal"))
+ROLES = frozenset({"viewer", "reviewer", "curator"})
 
 
-def is_curator(user) -> bool:
-    return bool(
-        user.is_authenticated and (user.is_superuser or user.groups.filter(name="curator").exists())
-    )
+def roles(user) -> frozenset[str]:
+    """The user's roles, read once per request (superusers hold them all)."""
+    if not user.is_authenticated:
+        return frozenset()
+    cached = getattr(user, "_kg_roles", None)
+    if cached is None:
+        if user.is_superuser:
+            cached = ROLES
+        else:
+            cached = frozenset(user.groups.values_list("name", flat=True)) & ROLES
+        user._kg_roles = cached
+    return cached
 
 
 def can_view(user) -> bool:
-    return bool(user.is_authenticated and user.has_perm("review.view_proposal"))
+    return bool(roles(user))
+
+
+def can_decide(user) -> bool:
+    """Reviewers and curators decide proposals; viewers only read."""
+    return bool(roles(user) & {"reviewer", "curator"})
+
+
+def is_curator(user) -> bool:
+    return "curator" in roles(user)
 
 
 def require(check, message: str):

@@ -145,3 +145,47 @@ def graph_totals() -> dict[str, int]:
         "pending": by_status.get("pending", 0),
         "held": by_status.get("held", 0),
     }
+
+
+def edge_precheck(
+    *, relation: RelationType, source_id: int, target_id: int
+) -> tuple[int | None, bool]:
+    """One round trip: the active edge that already holds this fact (if any), and whether
+    adding it would close a cycle (only asked for acyclic relations).
+
+    The recursive part stops as soon as the source turns up (``LIMIT 1``).
+    """
+    edge = Edge._meta.db_table
+    symmetric = 1 if relation.symmetric else 0
+    acyclic = 1 if relation.acyclic else 0
+    sql = f"""
+        WITH RECURSIVE reach(node) AS (
+            SELECT CAST(%s AS BIGINT) WHERE %s = 1
+            UNION
+            SELECT e.target_id FROM {edge} e JOIN reach r ON e.source_id = r.node
+            WHERE e.relation_id = %s AND e.status = 'active'
+        )
+        SELECT
+          (SELECT id FROM {edge}
+            WHERE status = 'active' AND relation_id = %s
+              AND ((source_id = %s AND target_id = %s)
+                   OR (%s = 1 AND source_id = %s AND target_id = %s))
+            LIMIT 1),
+          (SELECT 1 FROM reach WHERE node = %s LIMIT 1)
+    """
+    params = [
+        target_id,
+        acyclic,
+        relation.pk,
+        relation.pk,
+        source_id,
+        target_id,
+        symmetric,
+        target_id,
+        source_id,
+        source_id,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        existing, cycle = cursor.fetchone()
+    return existing, bool(cycle)

@@ -17,7 +17,7 @@ from typing import Literal
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
@@ -365,7 +365,30 @@ def _insert_edge(
     proposal=None,
     decision=None,
     decided_by=None,
+    guard: bool = True,
 ) -> Edge:
+    """Insert the row. ``guard`` turns a lost race into ``DuplicateEdge`` (a savepoint);
+    callers holding the concept locks cannot lose that race and skip it."""
+    if not guard:
+        return Edge.objects.create(
+            source_id=source_id,
+            target_id=target_id,
+            relation=relation,
+            is_symmetric=relation.symmetric,
+            weight=weight,
+            confidence=confidence,
+            reason=reason,
+            evidence_revision=evidence.revision if evidence else None,
+            evidence_start=evidence.start if evidence else None,
+            evidence_end=evidence.end if evidence else None,
+            evidence_quote=evidence.quote if evidence else "",
+            valid_at=valid_at,
+            recorded_at=recorded_at,
+            supersedes=supersedes,
+            proposal=proposal,
+            decision=decision,
+            decided_by=decided_by,
+        )
     try:
         with transaction.atomic():
             return Edge.objects.create(
@@ -424,16 +447,17 @@ def _check_edge(
         raise ValidationFailed("Every edge needs a reason: say why it exists.")
     if evidence is not None:
         evidence.check()
-    existing = selectors.active_edge_between(
-        source_id=source.pk, target_id=target.pk, relation=relation
+    existing_id, closes_cycle = selectors.edge_precheck(
+        relation=relation, source_id=source.pk, target_id=target.pk
     )
-    if existing is not None:
+    if existing_id is not None:
         raise DuplicateEdge(
             f'"{source.name}" {relation.verb} "{target.name}" is already in the graph '
-            f"(edge #{existing.pk}).",
-            edge_id=existing.pk,
+            f"(edge #{existing_id}).",
+            edge_id=existing_id,
         )
-    if relation.acyclic:
+    if closes_cycle:
+        # Rare: only now rebuild the chain, to say which edges form the cycle.
         path = selectors.relation_path(relation=relation, start_id=target.pk, goal_id=source.pk)
         if path is not None:
             raise CycleDetected(
@@ -447,12 +471,55 @@ def _lock_relation(relation: RelationType) -> RelationType:
     return RelationType.objects.select_for_update().get(pk=relation.pk)
 
 
-@transaction.atomic
-def edge_create(
+def _lock_for_edge(relation_id: int, concept_ids: tuple[int, int]):
+    """Lock the relation row and both concept rows in one statement; return them fresh.
+
+    Locking the relation serialises edges of one relation (no two writers can close a
+    cycle between them); locking the concepts serialises edges between the same pair and
+    merges of either end.
+    """
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    concept_table = Concept._meta.db_table
+    relation_table = RelationType._meta.db_table
+    rows = list(
+        Concept.objects.raw(
+            f"SELECT c.*, r.id AS r_id, r.key AS r_key, r.label AS r_label, r.verb AS r_verb,"
+            f" r.description AS r_description, r.directed AS r_directed,"
+            f" r.symmetric AS r_symmetric, r.acyclic AS r_acyclic, r.active AS r_active,"
+            f" r.retired_at AS r_retired_at, r.created_at AS r_created_at"
+            f" FROM {concept_table} c CROSS JOIN {relation_table} r"
+            f" WHERE r.id = %s AND c.id IN (%s, %s) ORDER BY c.id{lock}",
+            [relation_id, *concept_ids],
+        )
+    )
+    if not rows:
+        raise ValidationFailed("The relation or the concepts of this edge do not exist.")
+    first = rows[0]
+    relation = RelationType(
+        id=first.r_id,
+        key=first.r_key,
+        label=first.r_label,
+        verb=first.r_verb,
+        description=first.r_description,
+        directed=bool(first.r_directed),
+        symmetric=bool(first.r_symmetric),
+        acyclic=bool(first.r_acyclic),
+        active=bool(first.r_active),
+        retired_at=first.r_retired_at,
+        created_at=first.r_created_at,
+    )
+    concepts = {c.pk: c for c in rows}
+    missing = [i for i in concept_ids if i not in concepts]
+    if missing:
+        raise ValidationFailed(f"There is no concept #{missing[0]}.")
+    return relation, concepts
+
+
+def edge_add(
     *,
-    source: Concept,
-    target: Concept,
-    relation: RelationType,
+    source_id: int,
+    target_id: int,
+    relation_id: int,
     confidence: float,
     reason: str,
     evidence: Evidence | None = None,
@@ -462,10 +529,15 @@ def edge_create(
     decision=None,
     decided_by: AbstractBaseUser | None = None,
 ) -> Edge:
-    """Add an active edge after checking vocabulary, endpoints, evidence, duplicates, cycles."""
-    relation = _lock_relation(relation)
-    locked = _lock_concepts(source.pk, target.pk)
-    source, target = locked[source.pk], locked[target.pk]
+    """The body of ``edge_create`` for callers already inside a transaction.
+
+    It takes the locks itself and adds no savepoint, so a decision that creates an edge
+    stays a handful of queries. Any error leaves the caller's transaction to roll back.
+    """
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("edge_add must run inside a transaction; use edge_create")
+    relation, concepts = _lock_for_edge(relation_id, (source_id, target_id))
+    source, target = concepts[source_id], concepts[target_id]
     _check_edge(
         source=source,
         target=target,
@@ -489,6 +561,40 @@ def edge_create(
         proposal=proposal,
         decision=decision,
         decided_by=_user(decided_by),
+        guard=False,
+    )
+
+
+@transaction.atomic
+def edge_create(
+    *,
+    source: Concept,
+    target: Concept,
+    relation: RelationType,
+    confidence: float,
+    reason: str,
+    evidence: Evidence | None = None,
+    weight: float = 1.0,
+    valid_at: datetime | None = None,
+    proposal=None,
+    decision=None,
+    decided_by: AbstractBaseUser | None = None,
+) -> Edge:
+    """Add an active edge after checking vocabulary, endpoints, evidence, duplicates, cycles."""
+    if source.pk == target.pk:
+        raise SelfLoop(f'An edge cannot join "{source.name}" to itself.')
+    return edge_add(
+        source_id=source.pk,
+        target_id=target.pk,
+        relation_id=relation.pk,
+        confidence=confidence,
+        reason=reason,
+        evidence=evidence,
+        weight=weight,
+        valid_at=valid_at,
+        proposal=proposal,
+        decision=decision,
+        decided_by=decided_by,
     )
 
 

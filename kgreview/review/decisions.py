@@ -33,12 +33,14 @@ from kgreview.core.errors import (
     StateConflict,
     ValidationFailed,
 )
+from kgreview.core.permissions import is_curator
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge, RelationType, SourceConcept
 
 from .models import OPEN_STATUSES, Decision, Proposal
 from .payloads import payload_validate
+from .services import endpoint_columns
 
 REJECT_REASONS = {
     "wrong_direction": "Wrong direction",
@@ -80,7 +82,12 @@ class Outcome:
     edges: list[Edge] = field(default_factory=list)
     concepts: list[Concept] = field(default_factory=list)
     also_decided: list[Proposal] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)  # all of this batch, first first
     message: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.decisions:
+            self.decisions = [self.decision]
 
 
 # --- Shared steps -----------------------------------------------------------------------
@@ -129,7 +136,7 @@ def _require_role(proposal: Proposal, reviewer: AbstractBaseUser) -> None:
 
 
 def _is_curator(user: AbstractBaseUser) -> bool:
-    return bool(getattr(user, "is_superuser", False) or user.groups.filter(name="curator").exists())
+    return is_curator(user)
 
 
 def _close(
@@ -160,6 +167,7 @@ def _close(
     proposal.decided_at = now
     proposal.decided_by = reviewer
     proposal.version += 1
+    # One UPDATE carries everything a decision may have changed (edits included).
     proposal.save(
         update_fields=[
             "status",
@@ -167,6 +175,13 @@ def _close(
             "decided_by",
             "version",
             "payload",
+            "confidence",
+            "relation_key",
+            "source_key",
+            "target_key",
+            "relation",
+            "source_concept",
+            "target_concept",
             "concept",
             "updated_at",
         ]
@@ -215,32 +230,16 @@ def _apply_add_concept(proposal: Proposal, reviewer, decision: Decision, out: Ou
             name=name, description=payload.get("description", ""), aliases=free
         )
     proposal.concept = concept
-    if proposal.document_id and proposal.evidence_revision_id:
-        SourceConcept.objects.update_or_create(
-            source_id=proposal.document_id,
-            concept=concept,
-            defaults={"revision_id": proposal.evidence_revision_id},
-        )
+    _ground(proposal, [concept.pk])
     out.concepts.append(concept)
 
 
-def _endpoint(endpoint: dict, reviewer, batch: uuid.UUID, out: Outcome) -> Concept:
-    """The concept an endpoint stands for now, accepting its concept proposal if needed."""
+def _endpoint(endpoint: dict, reviewer, batch: uuid.UUID, out: Outcome) -> int:
+    """The id of the concept an endpoint stands for now, accepting its concept proposal
+    if it is still pending. A known concept costs no query here: the edge service locks
+    and checks it (merged or retired ends are refused there, with the survivor named)."""
     if endpoint.get("concept_id"):
-        concept = Concept.objects.filter(pk=endpoint["concept_id"]).first()
-        if concept is None:
-            raise ProposalStale(f'The concept "{endpoint["name"]}" no longer exists.')
-        if concept.status == Concept.Status.MERGED:
-            survivor = concept.merged_into
-            raise ProposalStale(
-                f'"{concept.name}" was merged into "{survivor.name}"; edit the proposal to '
-                f'use "{survivor.name}".',
-                concept_id=concept.pk,
-                survivor_id=survivor.pk,
-            )
-        if concept.status == Concept.Status.RETIRED:
-            raise ProposalStale(f'The concept "{concept.name}" was retired.')
-        return concept
+        return endpoint["concept_id"]
     if endpoint.get("proposal_id"):
         needed = Proposal.objects.select_for_update().filter(pk=endpoint["proposal_id"]).first()
         if needed is None:
@@ -249,56 +248,77 @@ def _endpoint(endpoint: dict, reviewer, batch: uuid.UUID, out: Outcome) -> Conce
             concept = needed.concept
             if concept.status == Concept.Status.MERGED:
                 concept = concept.merged_into
-            return concept
+            return concept.pk
         if needed.is_open:
             inner = _accept(
                 needed,
                 reviewer=reviewer,
                 batch=batch,
-                note=(f"Accepted with edge proposal #{out.proposal.pk}, which needs it."),
+                note=f"Accepted with edge proposal #{out.proposal.pk}, which needs it.",
             )
             out.also_decided.append(needed)
+            out.decisions += inner.decisions
             out.concepts += inner.concepts
-            return inner.concepts[0]
+            return inner.concepts[0].pk
         raise ProposalStale(
             f'The concept "{endpoint["name"]}" was {needed.status} (proposal #{needed.pk}); '
             "edit the proposal to use another concept, or reject it."
         )
     existing = graph_selectors.concept_by_name(name=endpoint["name"])
     if existing is not None and existing.is_active:
-        return existing
+        return existing.pk
     concept = graph.concept_create(name=endpoint["name"])
     out.concepts.append(concept)
-    return concept
+    return concept.pk
+
+
+def _ground(proposal: Proposal, concept_ids) -> None:
+    """Record that the proposal's source grounds these concepts (one upsert)."""
+    if not (proposal.document_id and proposal.evidence_revision_id):
+        return
+    SourceConcept.objects.bulk_create(
+        [
+            SourceConcept(
+                source_id=proposal.document_id,
+                concept_id=cid,
+                revision_id=proposal.evidence_revision_id,
+            )
+            for cid in dict.fromkeys(concept_ids)
+        ],
+        update_conflicts=True,
+        unique_fields=["source", "concept"],
+        update_fields=["revision"],
+    )
 
 
 def _apply_add_edge(proposal: Proposal, reviewer, decision: Decision, out: Outcome) -> None:
     payload = proposal.payload
-    source = _endpoint(payload["source"], reviewer, out.batch, out)
-    target = _endpoint(payload["target"], reviewer, out.batch, out)
-    relation = RelationType.objects.filter(key=payload["relation"]).first()
-    if relation is None:
+    source_id = _endpoint(payload["source"], reviewer, out.batch, out)
+    target_id = _endpoint(payload["target"], reviewer, out.batch, out)
+    relation_id = proposal.relation_id
+    if relation_id is None:
+        relation_id = (
+            RelationType.objects.filter(key=payload["relation"])
+            .values_list("pk", flat=True)
+            .first()
+        )
+    if relation_id is None:
         raise ProposalStale(f'The relation "{payload["relation"]}" does not exist.')
-    edge = graph.edge_create(
-        source=source,
-        target=target,
-        relation=relation,
+    if source_id == target_id:
+        raise ProposalStale("Both ends are now the same concept; an edge cannot loop.")
+    edge = graph.edge_add(
+        source_id=source_id,
+        target_id=target_id,
+        relation_id=relation_id,
         confidence=proposal.confidence,
         reason=proposal.reason or "Accepted by a reviewer.",
         evidence=_evidence(proposal),
         weight=payload.get("weight", 1.0),
-        valid_at=None,
         proposal=proposal,
         decision=decision,
         decided_by=reviewer,
     )
-    for concept in (source, target):
-        if proposal.document_id and proposal.evidence_revision_id:
-            SourceConcept.objects.update_or_create(
-                source_id=proposal.document_id,
-                concept=concept,
-                defaults={"revision_id": proposal.evidence_revision_id},
-            )
+    _ground(proposal, [source_id, target_id])
     out.edges.append(edge)
 
 
@@ -424,9 +444,9 @@ def _accept(
         after=after,
     )
     out = Outcome(proposal=proposal, decision=decision, batch=batch)
+    # No savepoint: a refusal propagates and the caller's transaction rolls back whole.
     try:
-        with transaction.atomic():
-            APPLY[proposal.kind](proposal, reviewer, decision, out)
+        APPLY[proposal.kind](proposal, reviewer, decision, out)
     except ProposalStale:
         raise
     except GRAPH_REFUSALS as exc:
@@ -539,10 +559,15 @@ def proposal_edit_accept(
         if not 0.0 <= edits.confidence <= 1.0:
             raise ValidationFailed("Confidence must lie between 0 and 1.")
         proposal.confidence = edits.confidence
-        proposal.save(update_fields=["confidence"])
     changed = payload != proposal.payload or edits.confidence not in (None, before["confidence"])
     if not changed:
         return _accept(proposal, reviewer=reviewer, batch=uuid.uuid4(), note=note)
+    if payload != proposal.payload:
+        relation_ids = None
+        if payload["relation"] == proposal.relation_key and proposal.relation_id:
+            relation_ids = {payload["relation"]: proposal.relation_id}
+        for column, value in endpoint_columns("add_edge", payload, relation_ids).items():
+            setattr(proposal, column, value)
     proposal.payload = payload
     return _accept(
         proposal,

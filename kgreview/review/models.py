@@ -75,6 +75,16 @@ class Proposal(NoDeleteModel):
     relation_key = models.CharField(max_length=64, blank=True)
     source_key = models.CharField(max_length=255, blank=True)
     target_key = models.CharField(max_length=255, blank=True)
+    # The same, as foreign keys where they exist, so a card loads with one joined query.
+    relation = models.ForeignKey(
+        "graph.RelationType", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    source_concept = models.ForeignKey(
+        "graph.Concept", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    target_concept = models.ForeignKey(
+        "graph.Concept", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     version = models.PositiveIntegerField(
         default=1, help_text="Bumped on every change; a decision names the version it saw."
     )

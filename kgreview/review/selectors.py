@@ -171,7 +171,11 @@ def _parse_cursor(cursor: str, sort: str) -> tuple[float | int | None, int] | No
 
 
 def _after(qs: QuerySet, sort: str, cursor: str | None, *, before: bool = False) -> QuerySet:
-    """Rows after (or before) the cursor in the sort order: a keyset, not an offset."""
+    """Rows after (or before) the cursor in the sort order: a keyset, not an offset.
+
+    A row-value comparison, ``(priority, id) < (p, i)``, lets the index serve the range
+    directly; the equivalent OR of two conditions makes PostgreSQL filter row by row.
+    """
     if not cursor:
         return qs
     parsed = _parse_cursor(cursor, sort)
@@ -179,10 +183,13 @@ def _after(qs: QuerySet, sort: str, cursor: str | None, *, before: bool = False)
         return qs
     value, pk = parsed
     column = SORTS[sort]
-    op = "gt" if before else "lt"
+    op = ">" if before else "<"
+    table = Proposal._meta.db_table
     if column is None:
-        return qs.filter(**{f"id__{op}": pk})
-    return qs.filter(Q(**{f"{column}__{op}": value}) | Q(**{column: value, f"id__{op}": pk}))
+        return qs.extra(where=[f'"{table}"."id" {op} %s'], params=[pk])
+    return qs.extra(
+        where=[f'("{table}"."{column}", "{table}"."id") {op} (%s, %s)'], params=[value, pk]
+    )
 
 
 @dataclass
@@ -216,6 +223,33 @@ def queue_page(
         cursor_of(rows[-1], f.sort) if rows and has_more else None,
         cursor_of(rows[0], f.sort) if rows and after else None,
     )
+
+
+COUNTS_TTL = 30
+
+
+def _queue_generation() -> tuple[int, int]:
+    """Changes whenever a proposal is added or decided: the newest proposal and decision."""
+    newest = Proposal.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    decided = Decision.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    return newest, decided
+
+
+def queue_counts_cached(f: QueueFilter) -> dict:
+    """``queue_counts``, reused until the queue changes (or ``COUNTS_TTL`` seconds pass).
+
+    Counting 100,000 pending proposals four ways takes PostgreSQL a fifth of a second;
+    two index look-ups tell whether anything changed since the last count.
+    """
+    from django.core.cache import cache
+
+    newest, decided = _queue_generation()
+    key = f"kg:queue-counts:{newest}:{decided}:{f.query()}"
+    counts = cache.get(key)
+    if counts is None:
+        counts = queue_counts(f)
+        cache.set(key, counts, COUNTS_TTL)
+    return counts
 
 
 def queue_counts(f: QueueFilter) -> dict:
@@ -262,7 +296,7 @@ def next_in_queue(
         qs = _after(qs, f.sort, before, before=True).order_by(*_order(f.sort, reverse=True))
     else:
         qs = _after(qs, f.sort, after).order_by(*_order(f.sort))
-    return qs.select_related("document", "agent_run", "evidence_revision__source").first()
+    return qs.select_related(*CARD_RELATED).first()
 
 
 # --- The focus card ---------------------------------------------------------------------
@@ -364,46 +398,88 @@ def _neighbours(concept: Concept, *, limit: int = 6) -> list[Neighbour]:
     ]
 
 
+CARD_RELATED = (
+    "document",
+    "agent_run",
+    "evidence_revision__source",
+    "relation",
+    "source_concept",
+    "target_concept",
+)
+
+
+def _neighbours_of(concepts: dict[str, Concept], *, limit: int = 6) -> dict[str, list[Neighbour]]:
+    """Recent active edges of each named concept, in one query for all of them."""
+    ids = {c.pk for c in concepts.values()}
+    if not ids:
+        return {}
+    rows = list(
+        Edge.objects.filter(Q(source_id__in=ids) | Q(target_id__in=ids), status=Edge.Status.ACTIVE)
+        .select_related("source", "target", "relation")
+        .order_by("-recorded_at", "-id")[: limit * 4 * len(ids)]
+    )
+    out: dict[str, list[Neighbour]] = {}
+    for role, concept in concepts.items():
+        mine = []
+        for e in rows:
+            if concept.pk in (e.source_id, e.target_id) and len(mine) < limit:
+                out_edge = e.source_id == concept.pk
+                mine.append(
+                    Neighbour(
+                        edge=e,
+                        direction="out" if out_edge else "in",
+                        other=e.target if out_edge else e.source,
+                    )
+                )
+        out[role] = mine
+    return out
+
+
 def proposal_card(proposal: Proposal) -> Card:
-    """Everything a reviewer needs to decide one proposal, in a fixed number of queries."""
+    """Everything a reviewer needs to decide one proposal.
+
+    With the proposal loaded with ``CARD_RELATED``, an edge proposal's card costs one more
+    query (the neighbouring edges of both ends); decisions are read only for proposals
+    that have any (version > 1), contradictions only when there are some.
+    """
     payload = proposal.payload
-    relation = None
-    if proposal.kind == "add_edge":
-        relation = RelationType.objects.filter(key=payload["relation"]).first()
+    relation = proposal.relation if proposal.kind == "add_edge" else None
     revision = proposal.evidence_revision
-    if revision is not None and not hasattr(revision, "_source_cache"):
+    if revision is not None and not SourceRevision.source.is_cached(revision):
         revision = SourceRevision.objects.select_related("source").get(pk=revision.pk)
     card = Card(
         proposal=proposal,
         relation=relation,
         context=evidence_context(revision, proposal.evidence_start, proposal.evidence_end),
     )
-    concept_ids: set[int] = set()
-    proposal_ids: set[int] = set()
+    concepts: dict[int, Concept] = {}
     if proposal.kind == "add_edge":
-        for role in ("source", "target"):
-            end = payload[role]
-            if end.get("concept_id"):
-                concept_ids.add(end["concept_id"])
-            if end.get("proposal_id"):
-                proposal_ids.add(end["proposal_id"])
-    elif proposal.kind == "merge_concepts":
-        concept_ids |= {payload["survivor_id"], payload["loser_id"]}
-    concepts = Concept.objects.in_bulk(concept_ids) if concept_ids else {}
-    needed = Proposal.objects.in_bulk(proposal_ids) if proposal_ids else {}
-    card.concepts = concepts
-    if proposal.kind == "add_edge":
+        for concept in (proposal.source_concept, proposal.target_concept):
+            if concept is not None:
+                concepts[concept.pk] = concept
+        proposal_ids = {
+            payload[role]["proposal_id"]
+            for role in ("source", "target")
+            if payload[role].get("proposal_id")
+        }
+        needed = Proposal.objects.in_bulk(proposal_ids) if proposal_ids else {}
+        ends = {}
         for role in ("source", "target"):
             end = payload[role]
             concept = concepts.get(end.get("concept_id"))
             card.endpoints.append((role, end, concept, needed.get(end.get("proposal_id"))))
             if concept is not None:
-                card.neighbours[role] = _neighbours(concept)
+                ends[role] = concept
+        card.neighbours = _neighbours_of(ends)
     elif proposal.kind == "merge_concepts":
-        for role, key in (("survivor", "survivor_id"), ("loser", "loser_id")):
-            concept = concepts.get(payload[key])
-            if concept is not None:
-                card.neighbours[role] = _neighbours(concept)
+        concepts = Concept.objects.in_bulk({payload["survivor_id"], payload["loser_id"]})
+        ends = {
+            role: concepts[payload[key]]
+            for role, key in (("survivor", "survivor_id"), ("loser", "loser_id"))
+            if payload[key] in concepts
+        }
+        card.neighbours = _neighbours_of(ends)
+    card.concepts = concepts
     if proposal.kind in ("invalidate_edge", "update_edge"):
         card.target_edge = (
             Edge.objects.select_related("source", "target", "relation", "evidence_revision__source")
@@ -448,7 +524,10 @@ def proposal_card(proposal: Proposal) -> Card:
                 other.evidence_revision, other.evidence_start, other.evidence_end
             )
         card.conflicts.append(item)
-    card.decisions = list(proposal.decisions.select_related("user").order_by("created_at", "id"))
+    if proposal.version > 1:  # every decision, flag or edit bumps the version
+        card.decisions = list(
+            proposal.decisions.select_related("user").order_by("created_at", "id")
+        )
     return card
 
 

@@ -29,6 +29,26 @@ def flags_text(flags: Iterable[str]) -> str:
     return ("|" + "|".join(ordered) + "|") if ordered else ""
 
 
+def endpoint_columns(kind: str, payload: dict, relation_ids: dict[str, int] | None = None) -> dict:
+    """The denormalised endpoint columns of an add_edge proposal, from its payload."""
+    if kind != "add_edge":
+        return {}
+    if relation_ids is None:
+        relation_ids = _relation_ids()
+    return {
+        "relation_key": payload["relation"],
+        "source_key": _endpoint_key(payload["source"]),
+        "target_key": _endpoint_key(payload["target"]),
+        "relation_id": relation_ids.get(payload["relation"]),
+        "source_concept_id": payload["source"].get("concept_id"),
+        "target_concept_id": payload["target"].get("concept_id"),
+    }
+
+
+def _relation_ids() -> dict[str, int]:
+    return dict(RelationType.objects.values_list("key", "id"))
+
+
 def _endpoint_key(endpoint: dict) -> str:
     if endpoint.get("concept_id"):
         return keys.concept_key(endpoint["concept_id"])
@@ -82,7 +102,9 @@ class ProposalSpec:
     document: object = None
 
 
-def _build(spec: ProposalSpec, *, gate: float) -> Proposal:
+def _build(
+    spec: ProposalSpec, *, gate: float, relation_ids: dict[str, int] | None = None
+) -> Proposal:
     """An unsaved, validated proposal: held below the gate, pending otherwise."""
     clean = payload_validate(kind=spec.kind, payload=spec.payload)
     confidence = spec.confidence
@@ -97,10 +119,7 @@ def _build(spec: ProposalSpec, *, gate: float) -> Proposal:
         status = Proposal.Status.HELD
         flags.add("below_gate")
     key = (spec.dedup_key or proposal_dedup_key(kind=spec.kind, payload=clean))[:255]
-    endpoints = {}
-    if spec.kind == "add_edge":
-        src, dst = _endpoint_key(clean["source"]), _endpoint_key(clean["target"])
-        endpoints = {"relation_key": clean["relation"], "source_key": src, "target_key": dst}
+    endpoints = endpoint_columns(spec.kind, clean, relation_ids)
     return Proposal(
         kind=spec.kind,
         status=status,
@@ -185,7 +204,8 @@ def proposals_create_many(
     ``DuplicateProposal`` in their place.
     """
     gate = settings.KG_CONFIDENCE_GATE if gate is None else gate
-    built = [_build(spec, gate=gate) for spec in specs]
+    relation_ids = _relation_ids() if any(s.kind == "add_edge" for s in specs) else {}
+    built = [_build(spec, gate=gate, relation_ids=relation_ids) for spec in specs]
     if not built:
         return []
     try:

@@ -42,7 +42,14 @@ def _focus_url(f: selectors.QueueFilter, **extra) -> str:
     return reverse("review:focus") + ("?" + urlencode(params) if params else "")
 
 
-def _card_context(request, card, f, *, cursor: str, notice: str = "", error: str = ""):
+def _undo_list(user, hint):
+    """The newest undoable batch: known already after a decision, else read (one query)."""
+    if hint is not None:
+        return [hint]
+    return decisions.undoable_batches(reviewer=user, limit=1) if can_decide(user) else []
+
+
+def _card_context(request, card, f, *, cursor: str, notice: str = "", error: str = "", undo=None):
     user = request.user
     proposal = card.proposal
     return {
@@ -57,11 +64,11 @@ def _card_context(request, card, f, *, cursor: str, notice: str = "", error: str
         "relations": RelationType.objects.filter(active=True).order_by("key"),
         "notice": notice,
         "error": error,
-        "undo": decisions.undoable_batches(reviewer=user, limit=1) if can_decide(user) else [],
+        "undo": _undo_list(user, undo),
     }
 
 
-def _render_card(request, proposal, f, *, notice="", error="", status=200):
+def _render_card(request, proposal, f, *, notice="", error="", status=200, undo=None):
     if proposal is None:
         return render(
             request,
@@ -72,9 +79,7 @@ def _render_card(request, proposal, f, *, notice="", error="", status=200):
                 "q": f.query(),
                 "notice": notice,
                 "error": error,
-                "undo": decisions.undoable_batches(reviewer=request.user, limit=1)
-                if can_decide(request.user)
-                else [],
+                "undo": _undo_list(request.user, undo),
             },
             status=status,
         )
@@ -86,6 +91,7 @@ def _render_card(request, proposal, f, *, notice="", error="", status=200):
         cursor=selectors.cursor_of(proposal, f.sort),
         notice=notice,
         error=error,
+        undo=undo,
     )
     return render(request, "review/focus.html#card", ctx, status=status)
 
@@ -126,9 +132,9 @@ def focus(request: HttpRequest) -> HttpResponse:
     f, errors = _filter_from(request)
     if request.GET.get("id"):
         try:
-            proposal = Proposal.objects.select_related(
-                "document", "agent_run", "evidence_revision__source"
-            ).get(pk=int(request.GET["id"]))
+            proposal = Proposal.objects.select_related(*selectors.CARD_RELATED).get(
+                pk=int(request.GET["id"])
+            )
         except (ValueError, Proposal.DoesNotExist):
             raise Http404("No such proposal.") from None
     else:
@@ -175,11 +181,14 @@ def _version(request) -> int | None:
     return int(raw) if raw.isdigit() else None
 
 
-def _after_decision(request, f, cursor: str, *, notice: str, batch: uuid.UUID | None = None):
+def _after_decision(request, f, cursor: str, *, notice: str, outcome=None):
     """Show the next card (htmx) or go there (plain form)."""
     if request.htmx:
         proposal = selectors.next_in_queue(f, after=cursor)
-        return _render_card(request, proposal, f, notice=notice)
+        hint = None
+        if outcome is not None:
+            hint = {"batch": outcome.batch, "decisions": outcome.decisions}
+        return _render_card(request, proposal, f, notice=notice, undo=hint)
     messages.success(request, notice)
     return redirect(_focus_url(f, after=cursor))
 
@@ -196,9 +205,7 @@ def _refused(request, f, proposal_id: int, cursor: str, exc: DomainError):
         return redirect(_focus_url(f, after=cursor))
     if request.htmx:
         proposal = (
-            Proposal.objects.select_related("document", "agent_run", "evidence_revision__source")
-            .filter(pk=proposal_id)
-            .first()
+            Proposal.objects.select_related(*selectors.CARD_RELATED).filter(pk=proposal_id).first()
         )
         status = 200 if isinstance(exc, VersionChanged) else 409
         return _render_card(request, proposal, f, error=str(exc), status=status)
@@ -233,7 +240,7 @@ def accept(request: HttpRequest, pk: int) -> HttpResponse:
     extra = ""
     if out.also_decided:
         extra = f" (and {len(out.also_decided)} concept proposal(s) it needed)"
-    return _after_decision(request, f, cursor, notice=f"Accepted #{pk}{extra}.", batch=out.batch)
+    return _after_decision(request, f, cursor, notice=f"Accepted #{pk}{extra}.", outcome=out)
 
 
 @require_POST
@@ -244,7 +251,7 @@ def reject(request: HttpRequest, pk: int) -> HttpResponse:
     cursor = request.POST.get("cursor", "")
     reason = request.POST.get("reason_code", "")
     try:
-        decisions.proposal_reject(
+        out = decisions.proposal_reject(
             proposal_id=pk,
             reviewer=request.user,
             reason_code=reason,
@@ -258,7 +265,7 @@ def reject(request: HttpRequest, pk: int) -> HttpResponse:
     except DomainError as exc:
         return _refused(request, f, pk, cursor, exc)
     label = REJECT_REASONS.get(reason, reason).lower()
-    return _after_decision(request, f, cursor, notice=f"Rejected #{pk}: {label}.")
+    return _after_decision(request, f, cursor, notice=f"Rejected #{pk}: {label}.", outcome=out)
 
 
 def _float(value: str | None) -> float | None:
@@ -276,7 +283,7 @@ def _int(value: str | None) -> int | None:
 @decide_required
 def edit(request: HttpRequest, pk: int) -> HttpResponse:
     proposal = get_object_or_404(
-        Proposal.objects.select_related("document", "agent_run", "evidence_revision__source"),
+        Proposal.objects.select_related(*selectors.CARD_RELATED),
         pk=pk,
     )
     source = request.POST if request.method == "POST" else request.GET
@@ -314,7 +321,7 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
             request, f, pk, cursor, DomainError("Confidence and weight must be numbers.")
         )
     try:
-        decisions.proposal_edit_accept(
+        out = decisions.proposal_edit_accept(
             proposal_id=pk,
             reviewer=request.user,
             edits=edits,
@@ -325,7 +332,7 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
         raise PermissionDenied(str(exc)) from exc
     except DomainError as exc:
         return _refused(request, f, pk, cursor, exc)
-    return _after_decision(request, f, cursor, notice=f"Edited and accepted #{pk}.")
+    return _after_decision(request, f, cursor, notice=f"Edited and accepted #{pk}.", outcome=out)
 
 
 @require_POST
@@ -359,11 +366,7 @@ def undo(request: HttpRequest) -> HttpResponse:
     # Show the proposal that came back first, so it can be decided again at once.
     first = undone[-1].proposal_id if undone else None
     if request.htmx:
-        proposal = (
-            Proposal.objects.select_related("document", "agent_run", "evidence_revision__source")
-            .filter(pk=first)
-            .first()
-        )
+        proposal = Proposal.objects.select_related(*selectors.CARD_RELATED).filter(pk=first).first()
         return _render_card(request, proposal, f, notice=notice)
     messages.success(request, notice)
     return redirect(_focus_url(f, id=first))
@@ -515,6 +518,7 @@ def decision_log(request: HttpRequest) -> HttpResponse:
             "until": until,
             "errors": errors,
             "reviewers": reviewers,
+            "reject_reasons": REJECT_REASONS,
         },
     )
 

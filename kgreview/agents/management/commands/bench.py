@@ -21,23 +21,24 @@ class Command(BaseCommand):
         parser.add_argument("--sources", type=int, help="construct: synthetic lessons")
         parser.add_argument("--concepts", type=int, help="concepts seeded in the graph")
         parser.add_argument("--lookups", type=int, help="resolve: lookups timed")
+        parser.add_argument("--proposals", type=int, help="review: pending proposals")
+        parser.add_argument("--edges", type=int, help="review: active edges")
         parser.add_argument("--keep", action="store_true", help="keep the scratch database")
 
     def handle(self, *args, names, as_json, keep, **opts):
         results = []
         for name in names:
             kwargs = {
-                k: v for k, v in opts.items() if k in ("sources", "concepts", "lookups") and v
+                k: v
+                for k, v in opts.items()
+                if k in ("sources", "concepts", "lookups", "proposals", "edges") and v
             }
             fn = BENCHMARKS[name]
-            accepted = fn.__code__.co_varnames[
-                : fn.__code__.co_argcount + fn.__code__.co_kwonlyargcount
-            ]
-            unknown = set(kwargs) - set(accepted)
-            if unknown:
-                raise CommandError(f"{name} does not take --{', --'.join(sorted(unknown))}")
             with scratch_database(keep=keep):
-                results.append(fn(**kwargs))
+                try:
+                    results.append(fn(**kwargs))
+                except TypeError as exc:
+                    raise CommandError(f"{name}: {exc}") from exc
         if as_json:
             self.stdout.write(json.dumps(results if len(results) > 1 else results[0], indent=2))
             return

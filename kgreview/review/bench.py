@@ -1,0 +1,268 @@
+"""``manage.py bench review``: decisions and queue pages against a large synthetic queue.
+
+The data is written with bulk inserts (it is set-up, not what is measured): 50,000
+concepts, 200,000 active edges (acyclic relations follow a hidden order, as a curriculum
+does), 100,000 pending proposals. Then real requests go through the test client, with
+sessions, middleware, the view, the service, and the template, and each is timed and its
+SQL queries counted.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db import connection, transaction
+from django.test import Client
+from django.test.utils import CaptureQueriesContext, override_settings
+from django.urls import reverse
+from django.utils import timezone
+
+from kgreview.agents.bench import concept_names, percentiles, seed_concepts
+from kgreview.graph.models import Concept, Edge, RelationType
+from kgreview.graph.services import source_import
+from kgreview.review import selectors
+from kgreview.review.models import Proposal
+from kgreview.review.services import flags_text
+
+FLAG_MIX = [(), (), (), ("new_concept",), ("contradiction",), ("below_gate",)]
+TEXT = (
+    "Before learning vector search you should understand embeddings.\n"
+    "Retrieval-augmented generation builds on vector search and embeddings.\n"
+)
+
+
+def _seed_edges(ids: list[int], relations: list[RelationType], n: int, rng) -> None:
+    now = timezone.now()
+    seen: set[tuple[int, int, int]] = set()
+    batch: list[Edge] = []
+    count = 0
+    while count < n:
+        rel = relations[count % len(relations)]
+        a, b = rng.sample(range(len(ids)), 2)
+        if rel.acyclic or rel.symmetric:
+            a, b = min(a, b), max(a, b)
+        key = (ids[a], rel.pk, ids[b])
+        if key in seen:
+            continue
+        seen.add(key)
+        batch.append(
+            Edge(
+                source_id=ids[a],
+                target_id=ids[b],
+                relation=rel,
+                is_symmetric=rel.symmetric,
+                confidence=round(rng.uniform(0.6, 1.0), 2),
+                reason="Seeded for the benchmark.",
+                valid_at=now,
+                recorded_at=now,
+            )
+        )
+        count += 1
+        if len(batch) >= 10_000:
+            Edge.objects.bulk_create(batch)
+            batch = []
+    if batch:
+        Edge.objects.bulk_create(batch)
+
+
+def _seed_proposals(ids, names, relations, revision, n: int, rng) -> None:
+    batch: list[Proposal] = []
+    quote = TEXT.splitlines()[0]
+    start = revision.text.index(quote)
+    for i in range(n):
+        rel = relations[i % len(relations)]
+        a, b = rng.sample(range(len(ids)), 2)
+        if rel.acyclic:
+            a, b = min(a, b), max(a, b)
+        flags = rng.choice(FLAG_MIX)
+        confidence = round(rng.uniform(0.3, 1.0), 2)
+        status = "held" if confidence < 0.6 else "pending"
+        if status == "held":
+            flags = tuple(sorted(set(flags) | {"below_gate"}))
+        src, dst = f"c{ids[a]}", f"c{ids[b]}"
+        batch.append(
+            Proposal(
+                kind="add_edge",
+                status=status,
+                payload={
+                    "source": {
+                        "name": names[a],
+                        "concept_id": ids[a],
+                        "match": "exact",
+                        "score": 100.0,
+                    },
+                    "target": {
+                        "name": names[b],
+                        "concept_id": ids[b],
+                        "match": "exact",
+                        "score": 100.0,
+                    },
+                    "relation": rel.key,
+                    "weight": 1.0,
+                    "conflicts": [],
+                },
+                confidence=confidence,
+                reason="Seeded for the benchmark.",
+                evidence_revision=revision,
+                evidence_start=start,
+                evidence_end=start + len(quote),
+                evidence_quote=quote,
+                flags=list(flags),
+                flags_text=flags_text(flags),
+                dedup_key=f"bench:{i}:{uuid.uuid4().hex[:8]}",
+                priority=round(confidence * 100) + (100 if "contradiction" in flags else 0),
+                relation_key=rel.key,
+                source_key=src,
+                target_key=dst,
+                relation=rel,
+                source_concept_id=ids[a],
+                target_concept_id=ids[b],
+                document=revision.source,
+            )
+        )
+        if len(batch) >= 10_000:
+            Proposal.objects.bulk_create(batch)
+            batch = []
+    if batch:
+        Proposal.objects.bulk_create(batch)
+
+
+def _timed(
+    client: Client, method: str, url: str, data=None, headers=None
+) -> tuple[float, int, int]:
+    with CaptureQueriesContext(connection) as ctx:
+        t0 = time.perf_counter()
+        response = getattr(client, method)(url, data or {}, headers=headers or {})
+        elapsed = (time.perf_counter() - t0) * 1000
+    return elapsed, len(ctx.captured_queries), response.status_code
+
+
+def bench_review(
+    *,
+    proposals: int = 100_000,
+    concepts: int = 50_000,
+    edges: int = 200_000,
+    decisions: int = 300,
+    seed: int = 3,
+) -> dict:
+    rng = random.Random(seed)
+    started = time.perf_counter()
+    names = concept_names(concepts)
+    seed_concepts(names)
+    rows = list(Concept.objects.order_by("pk").values_list("pk", "name"))
+    ids = [pk for pk, _ in rows]
+    names = [name for _, name in rows]
+    relations = list(RelationType.objects.filter(active=True).order_by("key"))
+    with transaction.atomic():
+        _seed_edges(ids, relations, edges, rng)
+    revision = source_import(slug="bench-lesson", title="Bench", text=TEXT).revision
+    with transaction.atomic():
+        _seed_proposals(ids, names, relations, revision, proposals, rng)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("ANALYZE")
+    setup_s = time.perf_counter() - started
+
+    # Static URLs without a collected manifest; what is measured is the request itself.
+    plain_static = override_settings(
+        STORAGES={
+            "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+            "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+        }
+    )
+    plain_static.enable()
+    try:
+        return _measure(proposals, concepts, edges, decisions, setup_s)
+    finally:
+        plain_static.disable()
+
+
+def _measure(proposals, concepts, edges, decisions, setup_s) -> dict:
+    user = get_user_model().objects.create_user("bench-reviewer", password="x-bench-12345")
+    user.groups.add(Group.objects.get(name="reviewer"))
+    client = Client()
+    client.force_login(user)
+    hx = {"HX-Request": "true"}
+
+    pending = list(
+        Proposal.objects.filter(status="pending")
+        .order_by("?")
+        .values_list("pk", "version")[: decisions * 3]
+    )
+    timings: dict[str, list[float]] = {"accept": [], "reject": [], "edit_accept": []}
+    query_counts: dict[str, list[int]] = {k: [] for k in timings}
+    refused: dict[str, int] = {k: 0 for k in timings}
+    for i, (pk, version) in enumerate(pending):
+        action = ("accept", "reject", "edit_accept")[i % 3]
+        if action == "accept":
+            url, data = reverse("review:accept", args=[pk]), {"version": version}
+        elif action == "reject":
+            url = reverse("review:reject", args=[pk])
+            data = {"version": version, "reason_code": "too_vague"}
+        else:
+            url = reverse("review:edit", args=[pk])
+            data = {"version": version, "confidence": "0.7", "weight": "2"}
+        elapsed, queries, status = _timed(client, "post", url, data, hx)
+        if status != 200:
+            refused[action] += 1
+        timings[action].append(elapsed)
+        query_counts[action].append(queries)
+
+    filters = [
+        "",
+        "status=held",
+        "status=open&flag=contradiction",
+        "kind=add_edge&relation=prerequisite",
+        "cmin=0.8&cmax=0.95&sort=confidence",
+        "status=all&sort=newest",
+        "flag=new_concept&relation=related",
+        "status=rejected",
+    ]
+    page_times: list[float] = []
+    page_queries: dict[str, int] = {}
+    for _round in range(5):
+        for q in filters:
+            elapsed, queries, _ = _timed(client, "get", reverse("review:queue") + "?" + q)
+            page_times.append(elapsed)
+            page_queries[q or "(default)"] = queries
+    # The keyset: page 200 costs what page 1 costs.
+    f = selectors.QueueFilter()
+    cursor = None
+    for _ in range(200):
+        page = selectors.queue_page(f, after=cursor)
+        cursor = page.next_cursor
+    deep_ms, deep_queries, _ = _timed(client, "get", reverse("review:queue") + f"?after={cursor}")
+    focus_times = [
+        _timed(client, "get", reverse("review:focus") + "?" + q, headers=hx)[0] for q in filters
+    ]
+
+    every = [t for values in timings.values() for t in values]
+    every_q = [q for values in query_counts.values() for q in values]
+    page_p95 = percentiles(page_times)["p95_ms"]
+    return {
+        "benchmark": "review",
+        "database": connection.vendor,
+        "proposals": proposals,
+        "concepts": concepts,
+        "edges": edges,
+        "setup_s": round(setup_s, 1),
+        "decision": {
+            "all": percentiles(every),
+            "max_queries": max(every_q),
+            "by_action": {
+                k: {**percentiles(v), "max_queries": max(query_counts[k]), "refused": refused[k]}
+                for k, v in timings.items()
+            },
+        },
+        "queue_page": {**percentiles(page_times), "queries_by_filter": page_queries},
+        "queue_page_200_deep": {"ms": round(deep_ms, 2), "queries": deep_queries},
+        "focus_card": percentiles(focus_times),
+        "budget": {"decision_p95_ms": 100, "decision_queries": 15, "queue_p95_ms": 150},
+        "within_budget": percentiles(every)["p95_ms"] <= 100
+        and max(every_q) <= 15
+        and page_p95 <= 150,
+    }
