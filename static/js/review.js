@@ -5,9 +5,29 @@
 
   var pendingG = false;
 
+  // Keys are text while the reviewer writes: in a text field, a select, or anywhere in the
+  // edit form. A checkbox or radio elsewhere (a queue row, a filter) keeps the shortcuts.
   function typing(target) {
     var tag = (target.tagName || "").toLowerCase();
-    return tag === "input" || tag === "textarea" || tag === "select" || target.isContentEditable;
+    if (target.closest && target.closest("form[data-submit-key]")) return true;
+    if (tag === "input") return !/^(checkbox|radio|button|submit|reset)$/.test(target.type);
+    return tag === "textarea" || tag === "select" || !!target.isContentEditable;
+  }
+
+  // While the card is fetching its next state, a key would act on the card being replaced
+  // (deciding it twice, or racing two swaps); such keys are ignored until it arrives.
+  // Only requests that replace the card count: autocomplete look-ups do not.
+  function busy() {
+    var card = document.getElementById("card");
+    return !!card && !!card.querySelector('.htmx-request[hx-target="#card"]');
+  }
+
+  function closeOptions() {
+    var open = false;
+    Array.prototype.forEach.call(document.querySelectorAll(".options-box"), function (box) {
+      if (box.children.length) { box.innerHTML = ""; open = true; }
+    });
+    return open;
   }
 
   function scope() {
@@ -85,12 +105,14 @@
     var key = event.key;
     if (event.target.id === "reject-reason" && /^[1-9]$/.test(key)) {
       event.preventDefault();
-      chooseReason(parseInt(key, 10));
+      if (!busy()) chooseReason(parseInt(key, 10));
       return;
     }
     if (key === "Escape") {
       var help = document.getElementById("help");
       if (help && !help.hidden) { toggleHelp(false); event.preventDefault(); return; }
+      if (closeOptions()) { event.preventDefault(); return; }
+      if (busy()) { event.preventDefault(); return; }
       if (press("Escape")) { event.preventDefault(); return; }
       if (typing(event.target)) { event.target.blur(); return; }
     }
@@ -98,6 +120,7 @@
       var form = event.target.closest && event.target.closest("form[data-submit-key]");
       if (form) {
         event.preventDefault();
+        if (busy()) return;
         if (form.requestSubmit) form.requestSubmit(); else form.submit();
       }
       return;
@@ -112,6 +135,7 @@
     }
     if (key === "g") { pendingG = true; setTimeout(function () { pendingG = false; }, 1200); return; }
     if (key === "?") { toggleHelp(); event.preventDefault(); return; }
+    if (busy()) { if (key.length === 1) event.preventDefault(); return; }
 
     var onQueue = rows().length > 0 && !document.getElementById("card");
     if (onQueue) {

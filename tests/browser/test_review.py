@@ -1,0 +1,715 @@
+"""The reviewer workspace in a real browser: keyboard-only review, edits, undo, races,
+stale and contradicting proposals, the queue with bulk decisions, hostile content, roles."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from kgreview.graph import services as graph
+from kgreview.graph.models import Edge
+from kgreview.review.models import Decision, Proposal
+from kgreview.review.services import flags_text as flags_as_text
+from kgreview.review.services import proposal_create
+from tests import factories
+
+pytestmark = [
+    pytest.mark.browser,
+    # Transactional: the browser reads through the live server's own connection.
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("reference_data"),
+]
+
+VIEWPORT = {"width": 1366, "height": 820}
+MARKER = "window.__kgNoReload"
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    """A common laptop screen: what reviewers see must fit it."""
+    return {**browser_context_args, "viewport": VIEWPORT}
+
+
+# --- helpers ----------------------------------------------------------------------------
+
+
+def status(proposal: Proposal) -> str:
+    return Proposal.objects.get(pk=proposal.pk).status
+
+
+def card(page):
+    return page.locator("#card")
+
+
+def expect_card(page, proposal: Proposal) -> None:
+    expect(card(page)).to_have_attribute("data-proposal", str(proposal.pk))
+
+
+def mark_page(page) -> None:
+    """Put a marker on window; a full page load would wipe it."""
+    page.evaluate(f"{MARKER} = 'still here'")
+
+
+def assert_no_reload(page) -> None:
+    assert page.evaluate(MARKER) == "still here", "the page was reloaded"
+
+
+def sign_in(page, live_server, username: str) -> None:
+    page.goto(f"{live_server.url}/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", "browser-pass-1")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/")
+
+
+def open_focus(page, live_server, proposal: Proposal | None = None) -> None:
+    url = f"{live_server.url}/review/focus/"
+    page.goto(url + (f"?id={proposal.pk}" if proposal else ""))
+    if proposal is not None:
+        expect_card(page, proposal)
+    mark_page(page)
+
+
+def assert_usable_without_scrolling(page, locator) -> None:
+    """Inside the viewport as it is, and not hidden under a sticky bar or an overlay."""
+    box = locator.bounding_box()
+    assert box is not None, "not rendered"
+    top, bottom = box["y"], box["y"] + box["height"]
+    assert top >= 0 and bottom <= VIEWPORT["height"], f"outside the viewport: {box}"
+    hit = locator.evaluate(
+        """el => {
+            const r = el.getBoundingClientRect();
+            const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+            return el === at || el.contains(at);
+        }"""
+    )
+    assert hit, "covered by another element"
+
+
+def middle_y(locator) -> float:
+    box = locator.bounding_box()
+    return box["y"] + box["height"] / 2
+
+
+def pairs(f, n: int, prefix: str) -> list[Proposal]:
+    """``n`` edge proposals between fresh concepts, created oldest first."""
+    return [
+        f.edge_proposal(f.concept(f"{prefix} A{i}"), f.concept(f"{prefix} B{i}")) for i in range(n)
+    ]
+
+
+# --- 1. keyboard-only review ------------------------------------------------------------
+
+
+def test_reviewing_a_run_by_keyboard_only_decides_and_moves_without_page_loads(
+    page, live_server, login, f, shot
+):
+    """a accepts, r+digit rejects with that reason, s skips, k goes back; no full reload."""
+    p1, p2, p3, p4 = pairs(f, 4, "Kb")  # the queue shows newest first: p4, p3, p2, p1
+    login("reviewer")
+    open_focus(page, live_server)
+    expect_card(page, p4)
+    expect(page.locator("#evidence-text mark")).to_be_visible()
+    assert_usable_without_scrolling(page, page.locator("#evidence-text mark"))
+    accept, reject = page.locator("#accept-button"), page.locator("#reject-button")
+    assert_usable_without_scrolling(page, accept)
+    assert abs(middle_y(accept) - middle_y(reject)) < 2, "the decision bar is not one line"
+    shot("review-focus-card")
+
+    page.keyboard.press("a")
+    expect_card(page, p3)
+    expect(card(page)).to_contain_text(f"Accepted #{p4.pk}")
+    assert status(p4) == "accepted"
+    (d4,) = Decision.objects.filter(proposal=p4)
+    assert d4.action == "accept" and d4.user.username == "reviewer"
+    assert Edge.objects.get(proposal=p4).status == "active"
+    assert_no_reload(page)
+
+    page.keyboard.press("r")
+    expect(page.locator("#reject-reason")).to_be_focused()
+    page.keyboard.press("2")  # 2 · Wrong relation
+    expect_card(page, p2)
+    expect(card(page)).to_contain_text(f"Rejected #{p3.pk}: wrong relation")
+    assert status(p3) == "rejected"
+    (d3,) = Decision.objects.filter(proposal=p3)
+    assert (d3.action, d3.reason_code) == ("reject", "wrong_relation")
+    assert not Edge.objects.filter(proposal=p3).exists()
+    assert_no_reload(page)
+
+    page.keyboard.press("s")
+    expect_card(page, p1)
+    assert status(p2) == "pending" and not Decision.objects.filter(proposal=p2).exists()
+    assert_no_reload(page)
+
+    page.keyboard.press("k")
+    expect_card(page, p2)  # decided proposals left the pending view; p2 is the one before
+    assert_no_reload(page)
+
+    page.keyboard.press("r")
+    page.keyboard.press("5")  # 5 · Too vague
+    expect_card(page, p1)
+    assert Decision.objects.get(proposal=p2).reason_code == "too_vague"
+    page.keyboard.press("a")
+    expect(card(page)).to_contain_text("Nothing left to review here")
+    assert [status(p) for p in (p1, p2, p3, p4)] == ["accepted", "rejected", "rejected", "accepted"]
+    assert Decision.objects.count() == 4
+    assert_no_reload(page)
+
+
+def test_keys_pressed_while_a_decision_is_in_flight_do_not_act_on_the_old_card(
+    page, live_server, login, f
+):
+    """a then r 1 before the answer: the reject is not sent for the card being replaced."""
+    older, p = pairs(f, 2, "Fly")
+    login("reviewer")
+    open_focus(page, live_server)
+    held, sent = [], []
+    page.route("**/accept/", lambda route: held.append(route))
+    page.keyboard.press("a")
+    for _ in range(100):  # wait until the accept is on its way, and held there
+        if held:
+            break
+        page.wait_for_timeout(20)
+    assert held, "the accept was never sent"
+    page.on("request", lambda r: sent.append(r.url) if "/review/" in r.url else None)
+    for key in ("r", "1", "s", "k", "u"):
+        page.keyboard.press(key)
+    expect(card(page)).to_have_attribute("data-proposal", str(p.pk))
+    assert sent == [] and not Decision.objects.exists()
+    held[0].continue_()
+    expect_card(page, older)
+    expect(card(page)).to_contain_text(f"Accepted #{p.pk}")
+    expect(page.locator("#reject-reason")).not_to_be_focused()
+    page.wait_for_timeout(200)
+    expect_card(page, older)
+    assert [status(older), status(p)] == ["pending", "accepted"]
+    assert Decision.objects.count() == 1
+    assert_no_reload(page)
+
+
+# --- 2. edit, then accept ---------------------------------------------------------------
+
+
+def test_edit_then_accept_by_keyboard_changes_relation_direction_and_target(
+    page, live_server, login, f, shot
+):
+    """e opens the form; relation, swap and an autocompleted target are what gets accepted."""
+    emb, vs = f.concept("Embeddings"), f.concept("Vector search")
+    dense = f.concept("Dense retrieval", aliases=["Semantic search"])
+    p = f.edge_proposal(emb, vs)
+    login("reviewer")
+    open_focus(page, live_server, p)
+
+    page.keyboard.press("e")
+    expect(page.locator("#card .edit-form")).to_be_visible()
+    expect(page.locator("#edit-source")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.locator("#edit-relation")).to_be_focused()
+    page.keyboard.press("b")  # a closed select jumps to the first option starting with b
+    expect(page.locator("#edit-relation")).to_have_value("builds_on")
+    page.keyboard.press("Tab")
+    target = page.locator("#edit-target")
+    expect(target).to_be_focused()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("dense")
+    option = page.locator("#target-options .option", has_text="Dense retrieval")
+    expect(option).to_be_visible()
+    assert_usable_without_scrolling(page, option)
+    shot("review-edit-form")
+    page.keyboard.press("Tab")
+    expect(option).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(target).to_have_value("Dense retrieval")
+    expect(page.locator("#edit-target-id")).to_have_value(str(dense.pk))
+    expect(page.locator("#target-options .option")).to_have_count(0)
+    expect(target).to_be_focused()
+    # Typing again searches again: the list has a place to go back to.
+    page.keyboard.press("Backspace")
+    expect(page.locator("#edit-target-id")).to_have_value("")
+    expect(option).to_be_visible()
+    option.click()
+    expect(page.locator("#edit-target-id")).to_have_value(str(dense.pk))
+    page.keyboard.press("Tab")
+    expect(page.locator("#edit-swap")).to_be_focused()
+    page.keyboard.press("Space")
+    expect(page.locator("#edit-swap")).to_be_checked()
+    page.keyboard.press("Control+Enter")
+
+    expect(card(page)).to_contain_text(f"Edited and accepted #{p.pk}")
+    assert_no_reload(page)
+    edge = Edge.objects.get(proposal=p)
+    # Swapped: the picked target is now the source, the old source the target.
+    assert (edge.source, edge.relation.key, edge.target) == (dense, "builds_on", emb)
+    assert edge.status == "active"
+    decision = Decision.objects.get(proposal=p)
+    assert decision.action == "edit_accept"
+    assert decision.before["payload"]["target"]["name"] == "Vector search"
+
+
+def test_edit_with_a_new_target_name_creates_that_concept(page, live_server, login, f):
+    """A name no concept has is said so, and accepting creates the concept."""
+    p = f.edge_proposal(f.concept("Embeddings"), f.concept("Vector search"))
+    login("reviewer")
+    open_focus(page, live_server, p)
+    page.keyboard.press("e")
+    target = page.locator("#edit-target")
+    target.fill("Graph pruning")
+    expect(page.locator("#target-options")).to_contain_text("accepting will create it")
+    expect(page.locator("#edit-target-id")).to_have_value("")
+    page.keyboard.press("Control+Enter")
+    expect(card(page)).to_contain_text(f"Edited and accepted #{p.pk}")
+    assert Edge.objects.get(proposal=p).target.name == "Graph pruning"
+
+
+def test_escape_closes_suggestions_then_cancels_the_edit_and_writes_nothing(
+    page, live_server, login, f
+):
+    """Esc first closes open suggestions; the next Esc brings the card back unchanged."""
+    p = f.edge_proposal(f.concept("Embeddings"), f.concept("Vector search"))
+    login("reviewer")
+    open_focus(page, live_server, p)
+    page.keyboard.press("e")
+    expect(page.locator("#card .edit-form")).to_be_visible()
+    page.locator("#edit-source").fill("Vector")
+    expect(page.locator("#source-options .option").first).to_have_text("Vector search")
+    page.keyboard.press("Escape")  # the first Esc closes the suggestions, keeping the edit
+    expect(page.locator("#source-options .option")).to_have_count(0)
+    expect(page.locator("#card .edit-form")).to_be_visible()
+    expect(page.locator("#edit-source")).to_have_value("Vector")
+    page.keyboard.press("Escape")
+    expect(page.locator("#card .edit-form")).to_have_count(0)
+    expect_card(page, p)
+    expect(page.locator("#accept-button")).to_be_visible()
+    assert status(p) == "pending" and not Decision.objects.exists()
+    assert_no_reload(page)
+
+
+# --- 3. undo ----------------------------------------------------------------------------
+
+
+def test_undo_after_accept_reopens_the_proposal_and_invalidates_its_edge(
+    page, live_server, login, f
+):
+    """u brings the accepted proposal back as the card; its edge row stays, invalidated."""
+    older, p = pairs(f, 2, "Undo")
+    login("reviewer")
+    open_focus(page, live_server)
+    expect_card(page, p)
+    page.keyboard.press("a")
+    expect_card(page, older)
+    edge = Edge.objects.get(proposal=p)
+    assert edge.status == "active"
+
+    page.keyboard.press("u")
+    expect_card(page, p)
+    expect(card(page)).to_contain_text(f"Undone: #{p.pk} back in the queue")
+    assert status(p) == "pending"
+    edge.refresh_from_db()
+    assert edge.status == "invalidated" and edge.invalid_at is not None
+    assert Edge.objects.filter(proposal=p).count() == 1  # never deleted
+    actions = Decision.objects.filter(proposal=p).order_by("created_at", "id")
+    assert [d.action for d in actions] == ["accept", "undo"]
+    assert_no_reload(page)
+
+
+def test_undo_after_reject_reopens_the_proposal(page, live_server, login, f):
+    """A rejection undone by u is pending again and shown."""
+    older, p = pairs(f, 2, "Undo")
+    login("reviewer")
+    open_focus(page, live_server)
+    page.keyboard.press("r")
+    page.keyboard.press("4")  # Duplicate
+    expect_card(page, older)
+    assert status(p) == "rejected"
+    page.keyboard.press("u")
+    expect_card(page, p)
+    assert status(p) == "pending"
+    # Accept now works on the reopened card.
+    page.keyboard.press("a")
+    expect_card(page, older)
+    assert status(p) == "accepted"
+
+
+# --- 4. two reviewers -------------------------------------------------------------------
+
+
+def test_second_reviewer_is_told_who_decided_first(browser, browser_context_args, live_server, f):
+    """Two reviewers on one card: the first accepts; the second's reject is refused in words."""
+    p = f.edge_proposal(f.concept("Embeddings"), f.concept("Vector search"))
+    f.user("ann", role="reviewer", password="browser-pass-1")
+    f.user("ben", role="reviewer", password="browser-pass-1")
+    contexts = [browser.new_context(**browser_context_args) for _ in range(2)]
+    try:
+        ann, ben = (c.new_page() for c in contexts)
+        sign_in(ann, live_server, "ann")
+        sign_in(ben, live_server, "ben")
+        for page in (ann, ben):
+            open_focus(page, live_server, p)
+
+        ann.keyboard.press("a")
+        expect(card(ann)).to_contain_text(f"Accepted #{p.pk}")
+
+        ben.keyboard.press("r")
+        ben.keyboard.press("5")
+        refusal = ben.locator("#card .flash.bad")
+        expect(refusal).to_contain_text(re.compile(r"already accepted by ann at \d{4}-\d\d-\d\d"))
+        assert_no_reload(ben)
+        assert status(p) == "accepted"
+        assert Decision.objects.filter(proposal=p).count() == 1
+    finally:
+        for c in contexts:
+            c.close()
+
+
+# --- 5. stale ---------------------------------------------------------------------------
+
+
+def test_accepting_a_proposal_that_now_closes_a_cycle_is_refused_in_the_card(
+    page, live_server, login, f
+):
+    """The opposite edge appears after the card was loaded: a says why and writes nothing."""
+    emb, vs = f.concept("Embeddings"), f.concept("Vector search")
+    p = f.edge_proposal(emb, vs)
+    login("reviewer")
+    open_focus(page, live_server, p)
+    f.edge(vs, emb)  # someone else's accepted edge, after the page loaded
+
+    page.keyboard.press("a")
+    error = page.locator("#card .flash.bad")
+    expect(error).to_contain_text("cycle")
+    expect_card(page, p)  # the same card stays, to be rejected or edited
+    expect(page.locator("#accept-button")).to_be_visible()
+    assert_no_reload(page)
+    assert status(p) == "pending"
+    assert not Decision.objects.exists()
+    assert not Edge.objects.filter(proposal=p).exists()
+    assert Edge.objects.count() == 1
+
+
+# --- 6. contradictions ------------------------------------------------------------------
+
+
+def contradiction(f, first="Embeddings", then="Vector search") -> tuple[Edge, Proposal]:
+    """An active edge then -> first, and a proposal first -> then flagged as contradicting it."""
+    a, b = f.concept(first), f.concept(then)
+    doc = f.lesson()
+    quote = factories.LESSON_TEXT.splitlines()[1]
+    old = f.edge(b, a, evidence=factories.evidence(doc.current_revision, quote))
+    p = f.edge_proposal(a, b, doc=doc)
+    conflicts = [
+        {
+            "kind": "edge",
+            "id": old.pk,
+            "rule": "cycle",
+            "explanation": f"{first} before {then}, and {then} before {first}.",
+        }
+    ]
+    flags = ["contradiction"]
+    Proposal.objects.filter(pk=p.pk).update(
+        payload={**p.payload, "conflicts": conflicts},
+        flags=flags,
+        flags_text=flags_as_text(flags),
+        priority=200,
+    )
+    return old, Proposal.objects.get(pk=p.pk)
+
+
+def test_keeping_a_contradicting_proposal_with_shift_k_retires_the_old_edge(
+    page, live_server, login, f, shot
+):
+    """K keeps the new proposal: the contradicted edge is invalidated, the new one accepted."""
+    old2, p2 = contradiction(f, "Tokenization", "Subwords")
+    old, p = contradiction(f)  # newer: shown first
+    login("reviewer")
+    open_focus(page, live_server)
+    expect_card(page, p)
+    conflicts = page.locator("#card .conflicts")
+    expect(conflicts).to_contain_text(f"Edge #{old.pk}")
+    expect(conflicts).to_contain_text("Vector search before Embeddings")
+    keep = page.locator("#card [data-key=K]")
+    # The way out of a contradiction is in reach at once, not under the decision bar.
+    assert_usable_without_scrolling(page, keep)
+    assert_usable_without_scrolling(page, page.locator("#card [data-key=R]"))
+    assert_usable_without_scrolling(page, page.locator("#evidence-text mark"))
+    shot("review-contradiction-card")
+
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    page.keyboard.press("K")
+    expect_card(page, p2)
+    expect(card(page)).to_contain_text(f"Accepted #{p.pk}")
+    assert_no_reload(page)
+    # The next card is scrolled to, clear of the sticky top bar.
+    topbar = page.locator("header.topbar").bounding_box()
+    assert card(page).bounding_box()["y"] >= topbar["y"] + topbar["height"]
+    old.refresh_from_db()
+    assert old.status == "invalidated" and "kept" in old.invalidation_reason
+    new = Edge.objects.get(proposal=p)
+    assert new.status == "active" and (new.source.name, new.target.name) == (
+        "Embeddings",
+        "Vector search",
+    )
+    assert Edge.objects.get(pk=old2.pk).status == "active"
+
+
+def test_rejecting_a_contradicting_proposal_with_shift_r_keeps_the_old_edge(
+    page, live_server, login, f
+):
+    """R rejects the new proposal with its note; the old edge stays active."""
+    old, p = contradiction(f)
+    login("reviewer")
+    open_focus(page, live_server, p)
+    page.keyboard.press("R")
+    expect(card(page)).to_contain_text(f"Rejected #{p.pk}")
+    assert status(p) == "rejected"
+    assert Decision.objects.get(proposal=p).reason_code == "other"
+    old.refresh_from_db()
+    assert old.status == "active"
+
+
+# --- 7. queue ---------------------------------------------------------------------------
+
+
+def test_queue_filter_keyboard_selection_and_bulk_reject_with_preview(
+    page, live_server, login, f, shot
+):
+    """A kind checkbox filters in place; j/x select rows; bulk reject previews, then applies."""
+    e1, e2, e3 = pairs(f, 3, "Q")
+    c1 = f.concept_proposal("Reranking")
+    c2 = f.concept_proposal("Chunking")
+    login("reviewer")
+    page.goto(f"{live_server.url}/review/")
+    mark_page(page)
+    expect(page.locator("#result-count")).to_have_text("5")
+    new_concepts = page.locator("label.facet", has=page.locator("input[value=new_concept]"))
+    expect(new_concepts.locator(".count")).to_have_text("2")
+
+    page.locator("label.facet", has_text="Add edge").locator("input").check()
+    expect(page).to_have_url(re.compile(r"/review/\?.*kind=add_edge"))
+    expect(page.locator("#result-count")).to_have_text("3")
+    expect(page.locator(".queue-row")).to_have_count(3)
+    expect(new_concepts.locator(".count")).to_have_text("0")
+    expect(page.locator("label.facet", has_text="Add edge").locator("input")).to_be_checked()
+    assert_no_reload(page)
+
+    rows = page.locator(".queue-row")
+    page.keyboard.press("j")
+    expect(rows.nth(0)).to_have_class(re.compile(r"\bselected\b"))
+    page.keyboard.press("x")
+    page.keyboard.press("j")
+    expect(rows.nth(1)).to_have_class(re.compile(r"\bselected\b"))
+    page.keyboard.press("x")
+    expect(rows.nth(0).locator("input[type=checkbox]")).to_be_checked()
+    expect(rows.nth(1).locator("input[type=checkbox]")).to_be_checked()
+    expect(rows.nth(2).locator("input[type=checkbox]")).not_to_be_checked()
+
+    page.select_option("select[name=action]", "reject")
+    page.select_option("#bulk-form select[name=reason_code]", "duplicate")
+    page.get_by_role("button", name="…the selected").click()
+    panel = page.locator("#bulk-panel")
+    expect(panel).to_contain_text("Preview: reject 2 proposals as “Duplicate”")
+    expect(panel).to_contain_text("2 would go through")
+    shot("review-queue-bulk-preview")
+    assert [status(p) for p in (e1, e2, e3)] == ["pending"] * 3
+
+    page.locator("#bulk-confirm").click()
+    expect(panel).to_contain_text("Rejected 2 proposals")
+    assert_no_reload(page)
+    assert [status(p) for p in (e1, e2, e3)] == ["pending", "rejected", "rejected"]
+    assert [status(p) for p in (c1, c2)] == ["pending", "pending"]
+    reasons = set(Decision.objects.values_list("reason_code", flat=True))
+    assert reasons == {"duplicate"} and Decision.objects.count() == 2
+
+
+def test_queue_keys_still_work_after_ticking_a_row_with_the_mouse(page, live_server, login, f):
+    """A focused checkbox is not a text field: j and x keep working."""
+    oldest, middle, newest = pairs(f, 3, "Mouse")
+    login("reviewer")
+    page.goto(f"{live_server.url}/review/")
+    rows = page.locator(".queue-row")
+    rows.nth(0).locator("input[type=checkbox]").click()
+    expect(rows.nth(0).locator("input[type=checkbox]")).to_be_focused()
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    expect(rows.nth(1)).to_have_class(re.compile(r"\bselected\b"))
+    page.keyboard.press("x")
+    expect(rows.nth(1).locator("input[type=checkbox]")).to_be_checked()
+    expect(rows.nth(0).locator("input[type=checkbox]")).to_be_checked()
+    assert [status(p) for p in (oldest, middle, newest)] == ["pending"] * 3
+
+
+def test_queue_enter_opens_the_selected_row_in_the_focus_view(page, live_server, login, f):
+    """j then Enter opens that proposal's card."""
+    older, newer = pairs(f, 2, "Open")
+    login("reviewer")
+    page.goto(f"{live_server.url}/review/")
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(rf"/review/focus/\?id={older.pk}$"))
+    expect_card(page, older)
+
+
+# --- 8. hostile content -----------------------------------------------------------------
+
+HOSTILE_LESSON = (
+    "# Evil lesson\n\n"
+    "<script>alert(1)</script> Embeddings come first.\n"
+    "<img src=x onerror=alert(2)> Vector search comes next.\n"
+    '<a href="javascript:alert(3)">click me</a> for more.\n'
+)
+INERT = "main script, main img, main svg, main iframe, main a[href^='javascript:' i]"
+
+
+def hostile_world(f):
+    doc = graph.source_import(
+        slug="evil", title="<img src=x onerror=alert('title')>", text=HOSTILE_LESSON
+    ).source
+    rev = doc.current_revision
+    existing = f.concept("<script>alert('concept')</script>", aliases=["<b>bold</b>"])
+    p_edge = proposal_create(
+        kind="add_edge",
+        payload={
+            "source": {"name": "<img src=x onerror=alert(4)>", "match": "new"},
+            "target": factories._endpoint(existing),
+            "relation": "prerequisite",
+        },
+        confidence=0.9,
+        reason='<a href="javascript:alert(5)">trust me</a><script>alert(6)</script>',
+        evidence=factories.evidence(rev, "<img src=x onerror=alert(2)> Vector search comes next."),
+        document=doc,
+    )
+    p_concept = proposal_create(
+        kind="add_concept",
+        payload={"name": "<svg onload=alert(7)>", "aliases": ["<i>x</i>"], "description": ""},
+        confidence=0.9,
+        reason="<script>alert(8)</script>",
+        evidence=factories.evidence(rev, "<script>alert(1)</script> Embeddings come first."),
+        flags=["new_concept"],
+        document=doc,
+    )
+    return doc, p_edge, p_concept
+
+
+def assert_inert(page, dialogs, shown: str) -> None:
+    expect(page.locator("main")).to_contain_text(shown)
+    page.wait_for_timeout(200)  # give any injected handler the chance to fire
+    assert page.locator(INERT).count() == 0, page.locator(INERT).first.evaluate("e => e.outerHTML")
+    assert dialogs == []
+
+
+def test_hostile_names_reasons_and_evidence_stay_inert_in_every_view(
+    page, live_server, login, f, dialogs, shot
+):
+    """Script, event handlers and javascript: links in content never run, in any view."""
+    doc, p_edge, p_concept = hostile_world(f)
+    login("reviewer")
+    base = live_server.url
+
+    page.goto(f"{base}/")
+    assert_inert(page, dialogs, "<img src=x onerror=alert('title')>")
+    page.goto(f"{base}/sources/evil/")
+    assert_inert(page, dialogs, "<script>alert(1)</script>")
+    assert_inert(page, dialogs, '<a href="javascript:alert(3)">click me</a>')
+    page.goto(f"{base}/review/")
+    assert_inert(page, dialogs, "<img src=x onerror=alert(4)>")
+    assert_inert(page, dialogs, "<svg onload=alert(7)>")
+
+    open_focus(page, live_server, p_concept)
+    assert_inert(page, dialogs, "<svg onload=alert(7)>")
+    assert page.locator("#card script, #card img, #card svg").count() == 0
+    open_focus(page, live_server, p_edge)
+    assert_inert(page, dialogs, '<a href="javascript:alert(5)">trust me</a>')
+    expect(page.locator("#evidence-text mark")).to_have_text(
+        "<img src=x onerror=alert(2)> Vector search comes next."
+    )
+
+    page.keyboard.press("e")
+    expect(page.locator("#edit-source")).to_have_value("<img src=x onerror=alert(4)>")
+    page.locator("#edit-target").fill("script")
+    option = page.locator("#target-options .option").first
+    expect(option).to_contain_text("<script>alert('concept')</script>")
+    assert_inert(page, dialogs, "<script>alert('concept')</script>")
+    option.click()
+    page.keyboard.press("Control+Enter")
+    expect(card(page)).to_contain_text(f"Edited and accepted #{p_edge.pk}")
+    assert_inert(page, dialogs, "Nothing left to review here")
+
+    page.goto(f"{base}/review/decisions/")
+    assert_inert(page, dialogs, "<img src=x onerror=alert(4)>")
+    edge = Edge.objects.get(proposal=p_edge)
+    page.goto(f"{base}/review/edges/{edge.pk}/")
+    assert_inert(page, dialogs, "<img src=x onerror=alert(4)>")
+    assert_inert(page, dialogs, "<img src=x onerror=alert(2)> Vector search comes next.")
+    assert Decision.objects.count() == 1
+
+
+# --- 9. viewer --------------------------------------------------------------------------
+
+
+def test_viewer_sees_the_card_but_cannot_decide_even_by_keyboard(page, live_server, login, f):
+    """No decision buttons for a viewer, and a, r, e, u send nothing."""
+    p = f.edge_proposal(f.concept("Embeddings"), f.concept("Vector search"))
+    login("viewer")
+    open_focus(page, live_server)
+    expect_card(page, p)
+    expect(page.locator("#evidence-text")).to_be_visible()
+    assert page.locator("#card button, #card form, #card [data-key=e]").count() == 0
+    posts: list[str] = []
+    page.on("request", lambda r: posts.append(r.url) if r.method != "GET" else None)
+    for key in ("a", "r", "1", "e", "u", "K"):
+        page.keyboard.press(key)
+    page.wait_for_timeout(250)
+    assert posts == []
+    expect_card(page, p)
+    assert_no_reload(page)
+    assert status(p) == "pending" and not Decision.objects.exists()
+
+
+# --- 10. help ---------------------------------------------------------------------------
+
+
+def test_question_mark_opens_the_key_help_and_escape_closes_it(page, live_server, login, f):
+    """? shows the keys; Esc hides them again, without deciding anything."""
+    f.edge_proposal(f.concept("Embeddings"), f.concept("Vector search"))
+    login("reviewer")
+    open_focus(page, live_server)
+    help_overlay = page.locator("#help")
+    expect(help_overlay).to_be_hidden()
+    page.keyboard.press("?")
+    expect(help_overlay).to_be_visible()
+    expect(help_overlay.get_by_role("heading", name="Keyboard")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(help_overlay).to_be_hidden()
+    page.keyboard.press("?")
+    expect(help_overlay).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(help_overlay).to_be_hidden()
+    assert not Decision.objects.exists()
+
+
+# --- screenshots of the read-only pages -------------------------------------------------
+
+
+def test_decision_log_and_edge_page_show_what_was_decided(page, live_server, login, f, shot):
+    """After a few decisions, the log lists them and the edge page tells the edge's life."""
+    older, p = pairs(f, 2, "Log")
+    login("reviewer")
+    open_focus(page, live_server)
+    page.keyboard.press("a")
+    expect_card(page, older)
+    page.keyboard.press("r")
+    page.keyboard.press("1")
+    expect(card(page)).to_contain_text(f"Rejected #{older.pk}")
+    page.get_by_role("link", name="Decisions").click()
+    log = page.locator("#decision-log tbody tr")
+    expect(log).to_have_count(2)
+    expect(log.first).to_contain_text("Wrong direction")
+    expect(log.first.locator(".badge")).to_have_text("Rejected")
+    shot("review-decision-log")
+    edge = Edge.objects.get(proposal=p)
+    page.goto(f"{live_server.url}/review/edges/{edge.pk}/")
+    expect(page.locator("#edge-life li")).to_have_count(1)
+    expect(page.locator("#edge-life")).to_contain_text(f"proposal #{p.pk}")
+    shot("review-edge-page")
