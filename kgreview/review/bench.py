@@ -229,6 +229,14 @@ def _measure(proposals, concepts, edges, decisions, setup_s) -> dict:
             elapsed, queries, _ = _timed(client, "get", reverse("review:queue") + "?" + q)
             page_times.append(elapsed)
             page_queries[q or "(default)"] = queries
+    from django.core.cache import cache
+
+    counts_cold: list[float] = []
+    counts_warm: list[float] = []
+    for q in filters:
+        cache.clear()
+        counts_cold.append(_timed(client, "get", reverse("review:queue-counts") + "?" + q)[0])
+        counts_warm.append(_timed(client, "get", reverse("review:queue-counts") + "?" + q)[0])
     # The keyset: page 200 costs what page 1 costs.
     f = selectors.QueueFilter()
     cursor = None
@@ -260,6 +268,8 @@ def _measure(proposals, concepts, edges, decisions, setup_s) -> dict:
         },
         "queue_page": {**percentiles(page_times), "queries_by_filter": page_queries},
         "queue_page_200_deep": {"ms": round(deep_ms, 2), "queries": deep_queries},
+        "queue_counts_cold": percentiles(counts_cold),
+        "queue_counts_cached": percentiles(counts_warm),
         "focus_card": percentiles(focus_times),
         "budget": {"decision_p95_ms": 100, "decision_queries": 15, "queue_p95_ms": 150},
         "within_budget": percentiles(every)["p95_ms"] <= 100

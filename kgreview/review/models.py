@@ -142,6 +142,19 @@ class Proposal(NoDeleteModel):
             models.Index(fields=["status", "-priority", "-id"], name="proposal_queue"),
             models.Index(fields=["status", "-confidence", "-id"], name="proposal_queue_conf"),
             models.Index(fields=["status", "-id"], name="proposal_queue_new"),
+            # "Open" (pending and held together) is the reviewers' default view: these
+            # keep it in index order instead of sorting every open proposal per page.
+            models.Index(
+                fields=["-priority", "-id"],
+                condition=Q(status__in=OPEN_STATUSES),
+                name="proposal_open_priority",
+            ),
+            models.Index(
+                fields=["-confidence", "-id"],
+                condition=Q(status__in=OPEN_STATUSES),
+                name="proposal_open_confidence",
+            ),
+            models.Index(fields=["-priority", "-id"], name="proposal_all_priority"),
             models.Index(fields=["kind", "status"], name="proposal_kind_status"),
             models.Index(fields=["kind", "id"], name="proposal_kind_id"),
             models.Index(fields=["dedup_key"], name="proposal_dedup_key"),

@@ -7,6 +7,7 @@ app_name = "review"
 urlpatterns = [
     path("", views.queue, name="queue"),
     path("focus/", views.focus, name="focus"),
+    path("counts/", views.queue_counts, name="queue-counts"),
     path("p/<int:pk>/", views.proposal_detail, name="proposal"),
     path("p/<int:pk>/accept/", views.accept, name="accept"),
     path("p/<int:pk>/reject/", views.reject, name="reject"),

@@ -110,7 +110,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         "q": f.query(),
         "errors": errors,
         "page": page,
-        "counts": selectors.queue_counts(f),
+        "counts": None,  # filled in by a second, cached request (queue_counts)
         "kinds": Proposal.Kind.choices,
         "statuses": selectors.STATUS_CHOICES,
         "flags": selectors.FLAGS,
@@ -123,6 +123,32 @@ def queue(request: HttpRequest) -> HttpResponse:
     }
     template = "review/queue.html#queue-results" if request.htmx else "review/queue.html"
     return render(request, template, context)
+
+
+@require_GET
+@login_required
+@view_required
+def queue_counts(request: HttpRequest) -> HttpResponse:
+    """Facet counts and totals for a filter, loaded after the page (and cached until the
+    queue changes), so a page of 100,000 proposals never waits on counting them."""
+    f, _ = _filter_from(request)
+    counts = selectors.queue_counts_cached(f)
+    if request.GET.get("only") == "total":
+        return render(
+            request,
+            "review/focus.html#focus-count",
+            {"total": counts["total"], "filter": f, "q": f.query()},
+        )
+    context = {
+        "filter": f,
+        "q": f.query(),
+        "counts": counts,
+        "kinds": Proposal.Kind.choices,
+        "statuses": selectors.STATUS_CHOICES,
+        "flags": selectors.FLAGS,
+        "relations": RelationType.objects.order_by("key"),
+    }
+    return render(request, "review/queue.html#counts-response", context)
 
 
 @require_GET
@@ -159,7 +185,7 @@ def focus(request: HttpRequest) -> HttpResponse:
             if can_decide(request.user)
             else []
         )
-    context["counts"] = selectors.queue_counts(f)
+    context["total"] = None  # filled in by a second, cached request
     return render(request, "review/focus.html", context)
 
 
@@ -303,7 +329,7 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
         ctx["editing"] = True
         template = "review/focus.html#card" if request.htmx else "review/focus.html"
         if not request.htmx:
-            ctx["counts"] = selectors.queue_counts(f)
+            ctx["total"] = None
         return render(request, template, ctx)
     try:
         edits = EdgeEdits(

@@ -195,7 +195,9 @@ def test_focus_with_htmx_returns_only_the_card(f, world):
     """htmx asks for the card partial; a plain request gets the whole page."""
     client = client_for(f, "reviewer")
     partial = client.get(reverse("review:focus"), headers=HX).content.decode()
-    assert partial.lstrip().startswith('<section id="card"') and "<html" not in partial
+    assert '<section id="card"' in partial and "<html" not in partial
+    # The pending count beside the title refreshes itself after every card.
+    assert 'id="focus-count" hx-swap-oob="true"' in partial
     full = client.get(reverse("review:focus")).content.decode()
     assert "<html" in full and 'id="card"' in full
 
@@ -496,3 +498,22 @@ def test_hostile_text_is_escaped_in_the_card(f):
     html = html.content.decode()
     assert "<script>alert" not in html and "<img src=x" not in html
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html
+
+
+def test_counts_load_after_the_page_and_follow_decisions(f, world):
+    """Facet counts come from a second request, cached until the queue changes."""
+    client = client_for(f, "reviewer")
+    page = client.get(reverse("review:queue")).content.decode()
+    assert 'hx-get="/review/counts/"' in page and 'hx-trigger="load"' in page
+    counts = client.get(reverse("review:queue-counts"), headers=HX).content.decode()
+    assert '<strong id="result-count" hx-swap-oob="true">2</strong>' in counts
+    assert re.search(r'value="held"[^>]*> held <span class="count">1<', counts)
+    assert re.search(r'value="add_concept"[^>]*> Add concept <span class="count">1<', counts)
+    decisions.proposal_reject(
+        proposal_id=world["p_edge"].pk, reviewer=f.user("z", role="reviewer"),
+        reason_code="too_vague",
+    )
+    again = client.get(reverse("review:queue-counts"), headers=HX).content.decode()
+    assert '<strong id="result-count" hx-swap-oob="true">1</strong>' in again
+    total = client.get(reverse("review:queue-counts") + "?only=total&status=held").content
+    assert b'<span id="focus-count">1</span>' in total
