@@ -134,6 +134,7 @@ def _seed_proposals(ids, names, relations, revision, n: int, rng) -> None:
 def _timed(
     client: Client, method: str, url: str, data=None, headers=None
 ) -> tuple[float, int, int]:
+    connection.queries_log.clear()  # the log is capped at 9,000: start each request at zero
     with CaptureQueriesContext(connection) as ctx:
         t0 = time.perf_counter()
         response = getattr(client, method)(url, data or {}, headers=headers or {})
