@@ -510,7 +510,8 @@ def test_counts_load_after_the_page_and_follow_decisions(f, world):
     assert re.search(r'value="held"[^>]*> held <span class="count">1<', counts)
     assert re.search(r'value="add_concept"[^>]*> Add concept <span class="count">1<', counts)
     decisions.proposal_reject(
-        proposal_id=world["p_edge"].pk, reviewer=f.user("z", role="reviewer"),
+        proposal_id=world["p_edge"].pk,
+        reviewer=f.user("z", role="reviewer"),
         reason_code="too_vague",
     )
     again = client.get(reverse("review:queue-counts"), headers=HX).content.decode()
