@@ -24,6 +24,7 @@ class AgentRun(NoDeleteModel):
         SCHEDULE = "schedule", "Schedule"
         CLI = "cli", "Command line"
         IMPORT = "import", "After import"
+        REQUEUE = "requeue", "New relation type accepted"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -187,6 +188,11 @@ class DroppedCandidate(models.Model):
     relation_label = models.CharField(max_length=100, blank=True)
     detail = models.CharField(max_length=500, blank=True)
     candidate = models.JSONField()
+    requeued_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When a relation type that covers it was accepted and it was verified again.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

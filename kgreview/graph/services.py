@@ -308,6 +308,114 @@ def concept_merge(
     return outcome
 
 
+@dataclass
+class UnmergeOutcome:
+    loser: Concept
+    survivor: Concept
+    restored: list[Edge] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+
+
+@transaction.atomic
+def concept_unmerge(
+    *, loser: Concept, user: AbstractBaseUser | None = None, reason: str = "", decision=None
+) -> UnmergeOutcome:
+    """Undo a merge: the loser is a concept again, with its names and edges.
+
+    The merge left a precise trace: the rows it retired and the rows it wrote all carry
+    the merge's timestamp. Each edge the merge moved is moved back (a new row
+    superseding the moved one) and each edge it retired as a self-loop or a repeat is
+    restored. Refused as a whole if a moved edge changed since, or if a restored edge
+    would now close a cycle.
+    """
+    loser = Concept.objects.select_for_update().get(pk=loser.pk)
+    if loser.status != Concept.Status.MERGED:
+        raise StateConflict(f'"{loser.name}" is {loser.status}; there is no merge to undo.')
+    survivor = Concept.objects.select_for_update().get(pk=loser.merged_into_id)
+    if not survivor.is_active:
+        raise StateConflict(f'"{survivor.name}" was merged again since; undo that merge first.')
+    at = loser.merged_at
+    now = timezone.now()
+    who = _user(user)
+    why = reason.strip() or f'Undoing the merge of "{loser.name}" into "{survivor.name}".'
+    outcome = UnmergeOutcome(loser=loser, survivor=survivor)
+    retired = (
+        Edge.objects.select_for_update(of=("self",))
+        .filter(Q(source=loser) | Q(target=loser), invalid_at=at)
+        .exclude(status=Edge.Status.ACTIVE)
+        .select_related("relation", "evidence_revision")
+        .order_by("pk")
+    )
+    acyclic_restored: list[Edge] = []
+    for old in retired:
+        successor = Edge.objects.select_for_update().filter(supersedes=old).first()
+        if old.status == Edge.Status.SUPERSEDED:
+            if successor is None or successor.recorded_at != at:
+                continue  # not moved by this merge
+            if not successor.is_active:
+                raise StateConflict(
+                    f'Edge #{successor.pk}, moved onto "{survivor.name}" by the merge, was '
+                    f"{successor.status} since; the merge can no longer be undone whole."
+                )
+            _retire(
+                successor,
+                status=Edge.Status.SUPERSEDED,
+                at=now,
+                user=who,
+                decision=decision,
+                reason=why,
+            )
+            supersedes = successor
+        else:
+            if successor is not None:
+                continue  # already brought back by someone
+            supersedes = old
+        restored = _insert_edge(
+            source_id=old.source_id,
+            target_id=old.target_id,
+            relation=old.relation,
+            weight=old.weight,
+            confidence=old.confidence,
+            reason=old.reason,
+            evidence=_evidence_of(old),
+            valid_at=old.valid_at,
+            recorded_at=now,
+            supersedes=supersedes,
+            proposal=old.proposal,
+            decision=decision,
+            decided_by=who,
+        )
+        outcome.restored.append(restored)
+        if old.relation.acyclic:
+            acyclic_restored.append(restored)
+    loser.status = Concept.Status.ACTIVE
+    loser.merged_into = None
+    loser.merged_at = None
+    loser.save(update_fields=["status", "merged_into", "merged_at", "updated_at"])
+    for alias in ConceptAlias.objects.select_for_update().filter(merged_from=loser):
+        alias.concept = loser
+        alias.kind = (
+            ConceptAlias.Kind.CANONICAL
+            if alias.name.casefold() == loser.name.casefold()
+            else ConceptAlias.Kind.ALIAS
+        )
+        alias.merged_from = None
+        alias.save(update_fields=["concept", "kind", "merged_from"])
+        outcome.names.append(alias.name)
+    for edge in acyclic_restored:
+        path = selectors.relation_path(
+            relation=edge.relation, start_id=edge.target_id, goal_id=edge.source_id
+        )
+        if path is not None:
+            raise CycleDetected(
+                f"Undoing the merge would bring back a {edge.relation.key} cycle: "
+                f"{_path_words(path + [path[0]])}. Invalidate one of those edges first.",
+                path=path,
+            )
+    name_index_changed()
+    return outcome
+
+
 def _path_words(ids: Sequence[int]) -> str:
     names = selectors.concept_names(ids)
     return " → ".join(names.get(i, f"#{i}") for i in ids)

@@ -677,9 +677,11 @@ def _undo_one(decision: Decision, *, reviewer, batch: uuid.UUID) -> Decision:
                 )
             graph.relation_type_retire(relation=relation)
         elif kind == Proposal.Kind.MERGE_CONCEPTS:
-            raise StateConflict(
-                "A merge is undone from the concept's page (it splits the names and edges "
-                "back), not from the review queue."
+            graph.concept_unmerge(
+                loser=Concept.objects.get(pk=proposal.payload["loser_id"]),
+                user=reviewer,
+                reason=why,
+                decision=undo,
             )
     _reopen(proposal)
     return undo

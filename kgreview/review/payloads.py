@@ -137,6 +137,11 @@ class AddRelationType(_Strict):
     symmetric: bool = False
     acyclic: bool = False
     examples: list[RelationExample] = Field(default_factory=list, max_length=50)
+    labels: list[Annotated[str, Field(max_length=100)]] = Field(
+        default_factory=list,
+        max_length=50,
+        description="The raw relation labels of the dropped candidates this type covers.",
+    )
 
     @model_validator(mode="after")
     def _shape(self) -> AddRelationType:

@@ -470,3 +470,50 @@ def test_relation_path_finds_the_shortest_chain(f):
         d.pk,
     ]
     assert selectors.relation_path(relation=rel, start_id=d.pk, goal_id=a.pk) is None
+
+
+# --- unmerge ----------------------------------------------------------------------------
+
+
+def test_unmerge_brings_back_the_concept_its_names_and_its_edges(f):
+    """Every edge the merge moved or retired is back on the loser, as new rows."""
+    rag, rag2 = f.concept("Retrieval-augmented generation"), f.concept("RAG", aliases=["R-A-G"])
+    emb, llm = f.concept("Embeddings"), f.concept("LLM")
+    moved = f.edge(emb, rag2)
+    looped = f.edge(rag2, rag, "related")
+    dup_src = f.edge(rag2, llm, "applies_to")
+    f.edge(rag, llm, "applies_to")
+    services.concept_merge(loser=rag2, survivor=rag)
+    out = services.concept_unmerge(loser=rag2)
+    rag2.refresh_from_db()
+    assert rag2.status == "active" and rag2.merged_into is None
+    assert selectors.concept_by_name(name="RAG") == rag2
+    assert selectors.concept_by_name(name="R-A-G") == rag2
+    assert rag2.aliases.get(kind="canonical").name == "RAG"
+    active = {(e.source_id, e.relation.key, e.target_id) for e in selectors.edges_active()}
+    assert (emb.pk, "prerequisite", rag2.pk) in active
+    assert (rag2.pk, "related", rag.pk) in active
+    assert (rag2.pk, "applies_to", llm.pk) in active and (rag.pk, "applies_to", llm.pk) in active
+    assert len(out.restored) == 3
+    for old in (moved, looped, dup_src):
+        old.refresh_from_db()
+        assert old.status != "active"  # history stays; the fact lives on in a new row
+
+
+def test_unmerge_is_refused_when_a_moved_edge_changed_since(f):
+    """If someone retired an edge the merge moved, the merge cannot be undone whole."""
+    a, b, c = f.concept("A"), f.concept("B"), f.concept("C")
+    f.edge(b, c)
+    out = services.concept_merge(loser=b, survivor=a)
+    (_, moved) = out.superseded[0]
+    services.edge_invalidate(edge=moved, reason="Wrong after all.")
+    with pytest.raises(StateConflict, match="can no longer be undone"):
+        services.concept_unmerge(loser=b)
+    b.refresh_from_db()
+    assert b.status == "merged"
+
+
+def test_unmerge_of_an_active_concept_is_refused(f):
+    """There is nothing to undo on a concept that was never merged."""
+    with pytest.raises(StateConflict, match="no merge to undo"):
+        services.concept_unmerge(loser=f.concept("A"))

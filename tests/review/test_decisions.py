@@ -465,3 +465,20 @@ def test_keeping_a_proposal_over_a_contradicting_proposal_rejects_the_other(f, r
     assert other.status == "rejected"
     assert other.decisions.get().batch == out.batch
     assert reload(p).status == "accepted"
+
+
+def test_undoing_an_accepted_merge_splits_the_concepts_again(f, curator):
+    """A merge decision is undone like any other: the loser comes back with its edges."""
+    a, b, c = f.concept("Fine-tuning"), f.concept("Finetuning"), f.concept("LoRA")
+    f.edge(c, b, "builds_on")
+    p = proposal_create(
+        kind="merge_concepts",
+        payload={"survivor_id": a.pk, "loser_id": b.pk, "score": 95.0, "why": "Spelling."},
+        confidence=0.9,
+    )
+    out = decisions.proposal_accept(proposal_id=p.pk, reviewer=curator)
+    assert reload(b).status == "merged"
+    decisions.decisions_undo(reviewer=curator, batch=out.batch)
+    assert reload(b).status == "active" and reload(p).status == "pending"
+    (edge,) = graph_selectors.edges_active()
+    assert (edge.source, edge.target) == (c, b)
