@@ -206,7 +206,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
     }
 else:
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+    # A task whose worker vanished is handed to another worker after this many seconds.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env_int("KG_VISIBILITY_TIMEOUT", 3600, minimum=1)
+    }
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_TASK_ACKS_LATE = True
@@ -249,6 +252,9 @@ if KG_LLM_JSON_MODE not in {"auto", "json_schema", "json_object"}:
     )
 KG_FUZZY_THRESHOLD = env_float("KG_FUZZY_THRESHOLD", 90.0, low=50.0, high=100.0)
 KG_TASK_RETRIES = env_int("KG_TASK_RETRIES", 2)
+KG_ITEM_LEASE_SECONDS = env_int("KG_ITEM_LEASE_SECONDS", 900, minimum=1)
+KG_DISCOVERY_MIN_SUPPORT = env_int("KG_DISCOVERY_MIN_SUPPORT", 3, minimum=1)
+KG_DISCOVERY_MIN_SOURCES = env_int("KG_DISCOVERY_MIN_SOURCES", 2, minimum=1)
 KG_WORKER_STALE_SECONDS = env_int("KG_WORKER_STALE_SECONDS", 120, minimum=1)
 
 LOGGING = {

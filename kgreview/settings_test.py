@@ -15,3 +15,7 @@ CELERY_BEAT_SCHEDULE = {}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}  # noqa: F405
 WHITENOISE_USE_FINDERS = True
+
+# Tasks queued by the code under test (e.g. on commit) run in-process, errors raised.
+CELERY_TASK_ALWAYS_EAGER = True
+CELERY_TASK_EAGER_PROPAGATES = True

@@ -9,7 +9,13 @@ from kgreview.graph import views as graph_views
 urlpatterns = [
     path("", graph_views.home, name="home"),
     path("sources/<slug:slug>/", graph_views.source_detail, name="source-detail"),
+    path("concepts/", graph_views.concepts, name="concepts"),
+    path("concepts/<int:pk>/", graph_views.concept_detail, name="concept-detail"),
+    path("concepts/<int:pk>/unmerge/", graph_views.concept_unmerge, name="concept-unmerge"),
+    path("ontology/", graph_views.ontology, name="ontology"),
+    path("ontology/<int:pk>/", graph_views.relation_action, name="relation-action"),
     path("review/", include("kgreview.review.urls")),
+    path("agents/", include("kgreview.agents.urls")),
     path("status/worker/", graph_views.worker_badge, name="worker-status"),
     path("healthz", graph_views.healthz, name="healthz"),
     path(

@@ -58,6 +58,7 @@ def reference_data(transactional_db):
 
     import_module("kgreview.graph.migrations.0003_seed_relation_types").seed(apps, None)
     import_module("kgreview.review.migrations.0002_groups").forwards(apps, None)
+    import_module("kgreview.agents.migrations.0004_default_schedules").create(apps, None)
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from kgreview.graph.models import ConceptAlias, Edge
+from kgreview.graph.models import Concept, ConceptAlias, Edge
 from kgreview.review.models import Proposal
 
 from .models import AgentRun, DroppedCandidate, WorkerHeartbeat
@@ -40,15 +40,22 @@ def _endpoint_name(endpoint: dict | None) -> str | None:
     return endpoint.get("name") if endpoint else None
 
 
-def proposal_json(proposal: Proposal, edges: dict[int, Edge]) -> dict:
+def proposal_json(proposal: Proposal, edges: dict[int, Edge], names=None) -> dict:
     """A proposal in the command-line contract's shape."""
     payload = proposal.payload
+    names = names or {}
     source = target = relation = None
     if proposal.kind == "add_edge":
         source, target = _endpoint_name(payload["source"]), _endpoint_name(payload["target"])
         relation = payload["relation"]
     elif proposal.kind == "add_concept":
         source = payload["name"]
+    elif proposal.kind == "merge_concepts":
+        source = names.get(payload["loser_id"])
+        target = names.get(payload["survivor_id"])
+    elif proposal.kind == "add_relation_type":
+        source = payload["label"]
+        relation = payload["key"]
     elif proposal.kind in ("invalidate_edge", "update_edge"):
         edge = edges.get(payload["edge_id"])
         if edge is not None:
@@ -90,6 +97,13 @@ def run_report(run: AgentRun) -> dict:
         e.pk: e
         for e in Edge.objects.filter(pk__in=edge_ids).select_related("source", "target", "relation")
     }
+    merge_ids = {
+        p.payload[k]
+        for p in proposals
+        if p.kind == "merge_concepts"
+        for k in ("survivor_id", "loser_id")
+    }
+    names = dict(Concept.objects.filter(pk__in=merge_ids).values_list("pk", "name"))
     dropped = (
         DroppedCandidate.objects.filter(run=run).select_related("revision__source").order_by("pk")
     )
@@ -111,7 +125,7 @@ def run_report(run: AgentRun) -> dict:
                 {"source": i.source.slug, "error": i.error} for i in items if i.status == "failed"
             ],
         },
-        "proposals": [proposal_json(p, edges) for p in proposals],
+        "proposals": [proposal_json(p, edges, names) for p in proposals],
         "dropped": [
             {
                 "source_slug": d.revision.source.slug,

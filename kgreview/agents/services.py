@@ -23,7 +23,7 @@ from construction import keys
 from construction.errors import ExtractionFailed, LLMTransientError
 from construction.pipeline import process_source
 from construction.types import EdgeDraft, Extraction, LLMUsage, Resolution, Span
-from kgreview.core.errors import DuplicateProposal
+from kgreview.core.errors import DuplicateProposal, NotFound, StateConflict
 from kgreview.graph.models import Source, SourceConcept, SourceRevision
 from kgreview.graph.services import Evidence
 from kgreview.review.models import Proposal
@@ -45,7 +45,10 @@ from .models import (
 
 log = logging.getLogger(__name__)
 
-ITEM_LEASE = timedelta(minutes=15)
+
+def item_lease() -> timedelta:
+    """How long a claimed source belongs to its worker before another may take it over."""
+    return timedelta(seconds=settings.KG_ITEM_LEASE_SECONDS)
 
 
 def worker_heartbeat_record(*, hostname: str, pid: int) -> WorkerHeartbeat:
@@ -220,7 +223,7 @@ def _claim(item_id: int, claim: str) -> AgentRunItem | None:
             and item.claimed_by
             and item.claimed_by != claim
             and item.started_at is not None
-            and now - item.started_at < ITEM_LEASE
+            and now - item.started_at < item_lease()
         )
         if held_by_other:
             return None
@@ -351,7 +354,7 @@ def _construct_item(item, run, extractor, reverify, final_attempt) -> AgentRunIt
             gate=settings.KG_CONFIDENCE_GATE,
             active_evidence=adapters.active_evidence(revision),
         )
-        stats = _persist(run=run, revision=revision, result=result)
+        stats = persist_result(run=run, revision=revision, result=result)
         stats["candidates"] = len(extraction.candidates) + len(extraction.rejected)
         stats["duration_s"] = round(time.perf_counter() - started, 4)
         if record is None:
@@ -434,7 +437,7 @@ def _tally(stats: dict, proposal: Proposal) -> None:
     slot[proposal.status] = slot.get(proposal.status, 0) + 1
 
 
-def _persist(*, run: AgentRun, revision: SourceRevision, result) -> dict:
+def persist_result(*, run: AgentRun, revision: SourceRevision, result) -> dict:
     source = revision.source
     stats: dict = {"proposals": {}, "dropped": {}, "flagged_existing": 0}
     concept_specs = [
@@ -574,3 +577,153 @@ def _persist(*, run: AgentRun, revision: SourceRevision, result) -> dict:
             update_fields=["revision"],
         )
     return stats
+
+
+# --- Runs of any agent ------------------------------------------------------------------
+
+
+class RunCancelled(Exception):
+    """A curator asked the run to stop; raised between steps, never in the middle of one."""
+
+
+@transaction.atomic
+def agent_run_create(
+    *,
+    agent: str,
+    trigger: str = AgentRun.Trigger.CLI,
+    user=None,
+    provider: str = "",
+    model: str = "",
+    params: dict | None = None,
+    total: int = 0,
+) -> AgentRun:
+    """A queued run of an agent that works in steps (heal, discover) rather than per source."""
+    return AgentRun.objects.create(
+        agent=agent,
+        trigger=trigger,
+        provider=provider,
+        model=model,
+        params=params or {},
+        requested_by=user if user is not None and user.is_authenticated else None,
+        progress_total=total,
+        stats={},
+        llm_usage=LLMUsage().as_json(),
+    )
+
+
+def agent_run_step(run: AgentRun, *, done: int, total: int | None = None, stats=None) -> None:
+    """Record progress; raises ``RunCancelled`` if a curator asked the run to stop."""
+    with transaction.atomic():
+        locked = AgentRun.objects.select_for_update().get(pk=run.pk)
+        now = timezone.now()
+        if locked.status == AgentRun.Status.QUEUED:
+            locked.status = AgentRun.Status.RUNNING
+            locked.started_at = now
+        if total is not None:
+            locked.progress_total = total
+        locked.progress_done = min(done, locked.progress_total)
+        if stats:
+            locked.stats = {**locked.stats, **stats}
+        locked.save(
+            update_fields=[
+                "status",
+                "started_at",
+                "progress_total",
+                "progress_done",
+                "stats",
+                "updated_at",
+            ]
+        )
+        run.status, run.started_at = locked.status, locked.started_at
+        run.progress_done, run.progress_total, run.stats = (
+            locked.progress_done,
+            locked.progress_total,
+            locked.stats,
+        )
+        if locked.cancel_requested:
+            raise RunCancelled
+
+
+@transaction.atomic
+def agent_run_finish(
+    run: AgentRun, *, status: str, stats: dict | None = None, error: str = "", usage=None
+) -> AgentRun:
+    locked = AgentRun.objects.select_for_update().get(pk=run.pk)
+    if locked.is_finished:
+        return locked
+    now = timezone.now()
+    locked.status = status
+    locked.started_at = locked.started_at or now
+    locked.finished_at = now
+    merged = {**locked.stats, **(stats or {})}
+    merged["duration_s"] = round((now - locked.started_at).total_seconds(), 3)
+    locked.stats = merged
+    locked.error = error
+    if status == AgentRun.Status.SUCCEEDED:
+        locked.progress_done = locked.progress_total
+    if usage is not None:
+        locked.llm_usage = (LLMUsage(**(locked.llm_usage or {})) + usage).as_json()
+    locked.save(
+        update_fields=[
+            "status",
+            "started_at",
+            "finished_at",
+            "stats",
+            "error",
+            "progress_done",
+            "llm_usage",
+            "updated_at",
+        ]
+    )
+    return locked
+
+
+@transaction.atomic
+def agent_run_cancel(*, run_id: int, user) -> AgentRun:
+    """Ask a run to stop between sources (or steps). Sources not started are cancelled now;
+    one already being read finishes cleanly, and then the run is marked cancelled."""
+    run = AgentRun.objects.select_for_update().filter(pk=run_id).first()
+    if run is None:
+        raise NotFound(f"There is no agent run #{run_id}.")
+    if run.is_finished:
+        raise StateConflict(f"Run #{run.pk} already {run.get_status_display().lower()}.")
+    run.cancel_requested = True
+    run.save(update_fields=["cancel_requested", "updated_at"])
+    if run.agent == AgentRun.Agent.CONSTRUCT:
+        now = timezone.now()
+        cancelled = run.items.filter(status=AgentRunItem.Status.PENDING).update(
+            status=AgentRunItem.Status.CANCELLED,
+            finished_at=now,
+            error=f"Cancelled by {user.get_username() if user else 'the system'}.",
+        )
+        if cancelled:
+            stats = dict(run.stats)
+            stats["cancelled"] = stats.get("cancelled", 0) + cancelled
+            run.stats = stats
+            run.progress_done = min(run.progress_total, run.progress_done + cancelled)
+            run.save(update_fields=["stats", "progress_done", "updated_at"])
+        _finish_run(run)
+    elif run.status == AgentRun.Status.QUEUED:
+        agent_run_finish(run, status=AgentRun.Status.CANCELLED, error="Cancelled before it began.")
+    run.refresh_from_db()
+    return run
+
+
+def sources_to_construct(extractor) -> list[Source]:
+    """Active sources whose current revision this extractor has not read yet."""
+    key = adapters.extractor_key(extractor)
+    done = ExtractionRecord.objects.filter(
+        extractor=key, status=ExtractionRecord.Status.DONE
+    ).values("revision_id")
+    return list(
+        Source.objects.filter(status=Source.Status.ACTIVE, current_revision__isnull=False)
+        .exclude(current_revision_id__in=done)
+        .order_by("slug")
+    )
+
+
+def schedule_set_enabled(*, schedule, enabled: bool):
+    """Pause or resume an agent's schedule; beat notices the change on its next tick."""
+    schedule.enabled = enabled
+    schedule.save(update_fields=["enabled"])  # django-celery-beat bumps its change marker
+    return schedule

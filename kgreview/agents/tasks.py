@@ -1,4 +1,9 @@
-"""Celery tasks. Thin: load rows by key, call a service, return early if already done."""
+"""Celery tasks. Thin: load rows by key, call a service, return early if already done.
+
+Every task is safe to run twice and on any number of workers: a source is claimed by one
+worker at a time, proposals are de-duplicated by key in the database, and a finished run
+or item is never touched again.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ import socket
 
 from celery import shared_task
 from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
 
 from construction.errors import LLMTransientError
 
@@ -33,6 +40,9 @@ def worker_heartbeat(self) -> str:
     return hostname
 
 
+# --- Construction -----------------------------------------------------------------------
+
+
 @kgreview_task(name="agents.construct_source", max_retries=None)
 def construct_source(self, *, item_id: int) -> str:
     """Process one source of a construction run; a no-op if it is already finished."""
@@ -52,13 +62,83 @@ def construct_source(self, *, item_id: int) -> str:
 
 @kgreview_task(name="agents.construct_run")
 def construct_run(self, *, run_id: int) -> int:
-    """Queue one task per source of the run that is not finished yet."""
+    """Queue one task per source of the run that is not finished.
+
+    Running it again resumes a run: sources still pending, and sources whose worker
+    stopped answering (claimed longer than the lease ago), are queued again.
+    """
     run = AgentRun.objects.filter(pk=run_id).first()
     if run is None or run.is_finished:
         return 0
-    pending = list(
-        run.items.filter(status__in=[AgentRunItem.Status.PENDING]).values_list("pk", flat=True)
+    stale = timezone.now() - services.item_lease()
+    item_ids = list(
+        run.items.filter(
+            Q(status=AgentRunItem.Status.PENDING)
+            | Q(status=AgentRunItem.Status.RUNNING, started_at__lt=stale)
+        ).values_list("pk", flat=True)
     )
-    for item_id in pending:
+    for item_id in item_ids:
         construct_source.delay(item_id=item_id)
-    return len(pending)
+    return len(item_ids)
+
+
+@kgreview_task(name="agents.construct_scheduled")
+def construct_scheduled(self, *, provider: str | None = None) -> int | None:
+    """The hourly schedule: read new or changed sources; no run when nothing changed."""
+    from .adapters import extractor_for
+
+    sources = services.sources_to_construct(extractor_for(provider))
+    if not sources:
+        return None
+    run = services.construct_run_create(
+        sources=sources, provider=provider, trigger=AgentRun.Trigger.SCHEDULE
+    )
+    construct_run.delay(run_id=run.pk)
+    return run.pk
+
+
+# --- Healing and discovery --------------------------------------------------------------
+
+
+def _run_for(agent: str, run_id: int | None, trigger: str, provider: str | None):
+    if run_id is not None:
+        return AgentRun.objects.filter(pk=run_id).first()
+    return services.agent_run_create(agent=agent, trigger=trigger, provider=provider or "")
+
+
+@kgreview_task(name="agents.heal")
+def heal(self, *, run_id: int | None = None, trigger: str = AgentRun.Trigger.SCHEDULE) -> int:
+    """Look for duplicates, cycles and vanished evidence; queue what it finds."""
+    from .heal import heal_run
+
+    run = _run_for(AgentRun.Agent.HEAL, run_id, trigger, None)
+    if run is None or run.is_finished:
+        return 0
+    heal_run(run)
+    return run.pk
+
+
+@kgreview_task(name="agents.discover")
+def discover(
+    self,
+    *,
+    run_id: int | None = None,
+    trigger: str = AgentRun.Trigger.SCHEDULE,
+    provider: str | None = None,
+) -> int:
+    """Turn relations the vocabulary lacks, seen again and again, into proposals."""
+    from .discover import discover_run
+
+    run = _run_for(AgentRun.Agent.DISCOVER, run_id, trigger, provider)
+    if run is None or run.is_finished:
+        return 0
+    discover_run(run, provider=provider or run.provider or None)
+    return run.pk
+
+
+@kgreview_task(name="agents.requeue_dropped")
+def requeue_dropped(self, *, relation_key: str) -> int:
+    """A relation type was accepted: verify again the candidates dropped for lacking it."""
+    from .discover import requeue_dropped_for
+
+    return requeue_dropped_for(relation_key=relation_key)

@@ -189,3 +189,115 @@ def edge_precheck(
         cursor.execute(sql, params)
         existing, cycle = cursor.fetchone()
     return existing, bool(cycle)
+
+
+# --- Pages ------------------------------------------------------------------------------
+
+CONCEPT_PAGE = 100
+
+
+def concept_page(*, q: str = "", show: str = "active", after: str = "") -> tuple[list, str]:
+    """A page of concepts in name order (keyset on the name), with their edge counts."""
+    from .models import SourceConcept
+
+    qs = Concept.objects.all()
+    if show in ("active", "orphans"):
+        qs = qs.filter(status=Concept.Status.ACTIVE)
+    elif show in ("merged", "retired"):
+        qs = qs.filter(status=show)
+    if show == "orphans":
+        qs = qs.exclude(
+            Q(outgoing_edges__status=Edge.Status.ACTIVE)
+            | Q(incoming_edges__status=Edge.Status.ACTIVE)
+        )
+    if q:
+        qs = qs.filter(Q(name__icontains=q) | Q(aliases__name__icontains=q)).distinct()
+    if after:
+        qs = qs.filter(name__gt=after)
+    rows = list(qs.select_related("merged_into").order_by("name")[: CONCEPT_PAGE + 1])
+    more = len(rows) > CONCEPT_PAGE
+    rows = rows[:CONCEPT_PAGE]
+    ids = [c.pk for c in rows]
+    counts: dict[int, int] = {}
+    for s, t in (
+        edges_active()
+        .filter(Q(source_id__in=ids) | Q(target_id__in=ids))
+        .values_list("source_id", "target_id")
+    ):
+        counts[s] = counts.get(s, 0) + 1
+        counts[t] = counts.get(t, 0) + 1
+    sources = dict(
+        SourceConcept.objects.filter(concept_id__in=ids)
+        .values_list("concept_id")
+        .annotate(n=Count("id"))
+        .values_list("concept_id", "n")
+    )
+    for c in rows:
+        c.edge_count = counts.get(c.pk, 0)
+        c.source_count = sources.get(c.pk, 0)
+    return rows, (rows[-1].name if more and rows else "")
+
+
+def concept_profile(concept: Concept) -> dict:
+    """Everything the concept page shows: names, edges both ways, sources, open proposals."""
+    from kgreview.review.models import OPEN_STATUSES, Proposal
+
+    from .models import SourceConcept
+
+    edges = list(
+        Edge.objects.filter(Q(source=concept) | Q(target=concept), status=Edge.Status.ACTIVE)
+        .select_related("source", "target", "relation", "evidence_revision__source")
+        .order_by("relation__key", "pk")[:300]
+    )
+    proposals = list(
+        Proposal.objects.filter(status__in=OPEN_STATUSES)
+        .filter(
+            Q(source_concept=concept)
+            | Q(target_concept=concept)
+            | Q(kind="merge_concepts", payload__loser_id=concept.pk)
+            | Q(kind="merge_concepts", payload__survivor_id=concept.pk)
+        )
+        .order_by("-priority", "-id")[:100]
+    )
+    return {
+        "concept": concept,
+        "names": list(concept.aliases.order_by("kind", "name")),
+        "outgoing": [e for e in edges if e.source_id == concept.pk],
+        "incoming": [e for e in edges if e.target_id == concept.pk],
+        "retired_edges": Edge.objects.filter(Q(source=concept) | Q(target=concept))
+        .exclude(status=Edge.Status.ACTIVE)
+        .count(),
+        "sources": list(
+            SourceConcept.objects.filter(concept=concept)
+            .select_related("source", "revision")
+            .order_by("source__slug")
+        ),
+        "merged_from": list(concept.merged_from.order_by("name")),
+        "proposals": proposals,
+    }
+
+
+def relation_overview() -> list[RelationType]:
+    """Every relation type with its active edges and open proposals counted."""
+    from kgreview.review.models import OPEN_STATUSES
+
+    relations = list(
+        RelationType.objects.annotate(
+            active_edges=Count("edges", filter=Q(edges__status=Edge.Status.ACTIVE), distinct=True)
+        ).order_by("-active", "key")
+    )
+    return _with_open_counts(relations, OPEN_STATUSES)
+
+
+def _with_open_counts(relations: list[RelationType], open_statuses) -> list[RelationType]:
+    from kgreview.review.models import Proposal
+
+    counts = dict(
+        Proposal.objects.filter(kind="add_edge", status__in=open_statuses)
+        .values_list("relation_key")
+        .annotate(n=Count("id"))
+        .values_list("relation_key", "n")
+    )
+    for r in relations:
+        r.open_proposals = counts.get(r.key, 0)
+    return relations

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from kgreview.agents.selectors import worker_status
-from kgreview.core.permissions import view_required
+from kgreview.core.errors import DomainError, ValidationFailed
+from kgreview.core.permissions import curator_required, is_curator, view_required
 from kgreview.review.selectors import source_segments
 
-from . import selectors
-from .models import Source
+from . import selectors, services
+from .models import Concept, RelationType, Source
 
 
 @require_GET
@@ -88,3 +90,95 @@ def healthz(request: HttpRequest) -> JsonResponse:
         },
         status=status,
     )
+
+
+# --- Concepts and the ontology ----------------------------------------------------------
+
+CONCEPT_FILTERS = ("active", "orphans", "merged", "retired", "all")
+
+
+@require_GET
+@login_required
+@view_required
+def concepts(request: HttpRequest) -> HttpResponse:
+    """Concepts by name, with a search box and the orphan list curators clean up."""
+    q = " ".join(request.GET.get("q", "").split())[:100]
+    show = request.GET.get("show", "active")
+    if show not in CONCEPT_FILTERS:
+        show = "active"
+    rows, next_after = selectors.concept_page(q=q, show=show, after=request.GET.get("after", ""))
+    return render(
+        request,
+        "graph/concepts.html",
+        {"rows": rows, "q": q, "show": show, "filters": CONCEPT_FILTERS, "next_after": next_after},
+    )
+
+
+@require_GET
+@login_required
+@view_required
+def concept_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    concept = get_object_or_404(Concept.objects.select_related("merged_into"), pk=pk)
+    return render(
+        request,
+        "graph/concept.html",
+        {**selectors.concept_profile(concept), "can_curate": is_curator(request.user)},
+    )
+
+
+@require_POST
+@login_required
+@curator_required
+def concept_unmerge(request: HttpRequest, pk: int) -> HttpResponse:
+    from kgreview.review.decisions import merge_undo
+
+    try:
+        concept = merge_undo(loser_id=pk, user=request.user)
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f'"{concept.name}" is a concept of its own again.')
+    return redirect("concept-detail", pk=pk)
+
+
+@require_GET
+@login_required
+@view_required
+def ontology(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "graph/ontology.html",
+        {"relations": selectors.relation_overview(), "can_curate": is_curator(request.user)},
+    )
+
+
+@require_POST
+@login_required
+@curator_required
+def relation_action(request: HttpRequest, pk: int) -> HttpResponse:
+    relation = get_object_or_404(RelationType, pk=pk)
+    action = request.POST.get("action")
+    try:
+        if action == "retire":
+            services.relation_type_retire(relation=relation)
+            messages.success(request, f'"{relation.key}" retired; its edges and history stay.')
+        elif action == "reactivate":
+            services.relation_type_reactivate(relation=relation)
+            messages.success(request, f'"{relation.key}" is active again.')
+        elif action == "describe":
+            label = request.POST.get("label", "").strip()
+            verb = request.POST.get("verb", "").strip()
+            if not label or not verb:
+                raise ValidationFailed("A relation needs a label and a verb.")
+            services.relation_type_describe(
+                relation=relation,
+                label=label[:100],
+                verb=verb[:100],
+                description=request.POST.get("description", "")[:5000],
+            )
+            messages.success(request, f'"{relation.key}" described.')
+        else:
+            raise ValidationFailed("Choose retire, reactivate or describe.")
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    return redirect("ontology")

@@ -11,6 +11,7 @@ nothing of it is written.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -389,6 +390,9 @@ def _apply_merge(proposal: Proposal, reviewer, decision: Decision, out: Outcome)
 
 def _apply_relation_type(proposal: Proposal, reviewer, decision: Decision, out: Outcome) -> None:
     payload = proposal.payload
+    key = payload["key"]
+    # Once the type exists, the candidates dropped for lacking it are verified again.
+    transaction.on_commit(lambda: _requeue_dropped(key))
     graph.relation_type_create(
         key=payload["key"],
         label=payload["label"],
@@ -398,6 +402,15 @@ def _apply_relation_type(proposal: Proposal, reviewer, decision: Decision, out: 
         symmetric=payload.get("symmetric", False),
         acyclic=payload.get("acyclic", False),
     )
+
+
+def _requeue_dropped(key: str) -> None:
+    from kgreview.agents.tasks import requeue_dropped
+
+    try:
+        requeue_dropped.delay(relation_key=key)
+    except Exception:  # the broker is down: the next discovery run requeues them instead
+        logging.getLogger(__name__).exception("could not queue the requeue of %s", key)
 
 
 APPLY = {
@@ -461,10 +474,40 @@ def _accept(
 
 @transaction.atomic
 def proposal_accept(
-    *, proposal_id: int, reviewer, version: int | None = None, note: str = "", batch=None
+    *,
+    proposal_id: int,
+    reviewer,
+    version: int | None = None,
+    note: str = "",
+    batch=None,
+    merge_survivor: int | None = None,
 ) -> Outcome:
-    """Accept one proposal and apply it to the graph (and the concepts it needs)."""
+    """Accept one proposal and apply it to the graph (and the concepts it needs).
+
+    For a merge, ``merge_survivor`` names which of the two concepts is kept: the curator
+    may keep the other one than the agent suggested (the decision records both).
+    """
     proposal = _lock_open(proposal_id, version)
+    if proposal.kind == Proposal.Kind.MERGE_CONCEPTS and merge_survivor is not None:
+        payload = proposal.payload
+        if merge_survivor not in (payload["survivor_id"], payload["loser_id"]):
+            raise ValidationFailed("The concept to keep must be one of the two being merged.")
+        if merge_survivor == payload["loser_id"]:
+            before = {"status": proposal.status, "payload": payload}
+            proposal.payload = {
+                **payload,
+                "survivor_id": payload["loser_id"],
+                "loser_id": payload["survivor_id"],
+            }
+            return _accept(
+                proposal,
+                reviewer=reviewer,
+                batch=batch or uuid.uuid4(),
+                note=note or "Kept the other concept than the one suggested.",
+                action=Decision.Action.EDIT_ACCEPT,
+                before=before,
+                after={"payload": proposal.payload},
+            )
     return _accept(proposal, reviewer=reviewer, batch=batch or uuid.uuid4(), note=note)
 
 
@@ -839,3 +882,36 @@ def proposal_accept_over_conflicts(
         note=note or why,
         after={"invalidated_edges": retired},
     )
+
+
+@transaction.atomic
+def merge_undo(*, loser_id: int, user) -> Concept:
+    """Split a merged concept from the concept's page.
+
+    When the merge came from a proposal, its acceptance is undone (the proposal goes back
+    to the queue, the undo is recorded); a merge made elsewhere is undone directly. Any
+    curator may do it, not only the one who merged.
+    """
+    loser = Concept.objects.select_for_update().filter(pk=loser_id).first()
+    if loser is None:
+        raise NotFound(f"There is no concept #{loser_id}.")
+    if loser.status != Concept.Status.MERGED:
+        raise StateConflict(f'"{loser.name}" is not merged.')
+    if not is_curator(user):
+        raise NotAllowed("Only curators undo merges.")
+    proposal = (
+        Proposal.objects.select_for_update()
+        .filter(kind="merge_concepts", status=Proposal.Status.ACCEPTED, payload__loser_id=loser.pk)
+        .order_by("-decided_at")
+        .first()
+    )
+    decision = proposal.decisions.order_by("-created_at", "-id").first() if proposal else None
+    if decision is None or decision.action not in (
+        Decision.Action.ACCEPT,
+        Decision.Action.EDIT_ACCEPT,
+    ):
+        graph.concept_unmerge(loser=loser, user=user)
+    else:
+        _undo_one(decision, reviewer=user, batch=uuid.uuid4())
+    loser.refresh_from_db()
+    return loser

@@ -380,6 +380,8 @@ class Card:
     target_edge: Edge | None = None
     concepts: dict[int, Concept] = field(default_factory=dict)
     decisions: list[Decision] = field(default_factory=list)
+    # For a merge: both concepts side by side (role, concept, names, sources, edge count).
+    merge_sides: list[dict] = field(default_factory=list)
 
 
 def _neighbours(concept: Concept, *, limit: int = 6) -> list[Neighbour]:
@@ -435,6 +437,40 @@ def _neighbours_of(concepts: dict[str, Concept], *, limit: int = 6) -> dict[str,
     return out
 
 
+def _merge_sides(ends: dict[str, Concept]) -> list[dict]:
+    """Names, sources and edge counts of the two concepts a merge would join."""
+    from kgreview.graph.models import ConceptAlias, SourceConcept
+
+    ids = [c.pk for c in ends.values()]
+    names: dict[int, list[str]] = {i: [] for i in ids}
+    for cid, name in ConceptAlias.objects.filter(concept_id__in=ids).values_list(
+        "concept_id", "name"
+    ):
+        names[cid].append(name)
+    sources: dict[int, list[str]] = {i: [] for i in ids}
+    for cid, slug in SourceConcept.objects.filter(concept_id__in=ids).values_list(
+        "concept_id", "source__slug"
+    ):
+        sources[cid].append(slug)
+    counts: dict[int, int] = dict.fromkeys(ids, 0)
+    for s, t in Edge.objects.filter(
+        Q(source_id__in=ids) | Q(target_id__in=ids), status=Edge.Status.ACTIVE
+    ).values_list("source_id", "target_id"):
+        for x in (s, t):
+            if x in counts:
+                counts[x] += 1
+    return [
+        {
+            "role": role,
+            "concept": c,
+            "names": sorted(names[c.pk]),
+            "sources": sorted(sources[c.pk]),
+            "edges": counts[c.pk],
+        }
+        for role, c in ends.items()
+    ]
+
+
 def proposal_card(proposal: Proposal) -> Card:
     """Everything a reviewer needs to decide one proposal.
 
@@ -478,7 +514,8 @@ def proposal_card(proposal: Proposal) -> Card:
             for role, key in (("survivor", "survivor_id"), ("loser", "loser_id"))
             if payload[key] in concepts
         }
-        card.neighbours = _neighbours_of(ends)
+        card.neighbours = _neighbours_of(ends, limit=12)
+        card.merge_sides = _merge_sides(ends)
     card.concepts = concepts
     if proposal.kind in ("invalidate_edge", "update_edge"):
         card.target_edge = (

@@ -256,6 +256,7 @@ def accept(request: HttpRequest, pk: int) -> HttpResponse:
                 reviewer=request.user,
                 version=_version(request),
                 note=request.POST.get("note", ""),
+                merge_survivor=_int(request.POST.get("survivor")),
             )
     except decisions.NotAllowed as exc:
         raise PermissionDenied(str(exc)) from exc

@@ -197,3 +197,19 @@
     if (event.target.id === "help") toggleHelp(false);
   });
 })();
+
+// Merge review: the survivor the curator picks travels with the Merge button.
+document.addEventListener("change", function (event) {
+  if (!event.target.matches || !event.target.matches("[data-merge-keep]")) return;
+  var field = document.getElementById("merge-survivor-field");
+  if (field) field.value = event.target.value;
+  document.querySelectorAll(".merge-side").forEach(function (side) {
+    var keep = side.dataset.concept === event.target.value;
+    side.classList.toggle("keep", keep);
+    var badge = side.querySelector(".merge-role");
+    if (badge) {
+      badge.textContent = keep ? "kept" : "merged away";
+      badge.className = "badge merge-role " + (keep ? "ok" : "warn");
+    }
+  });
+});

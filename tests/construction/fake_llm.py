@@ -11,6 +11,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -89,6 +90,8 @@ class FakeLLM:
         # When set, every json_schema request is refused without using the queue, the way
         # a server without structured output does; json_object requests still get answers.
         self.refuses_json_schema = False
+        # Called for a request when the queue is empty (an unscripted, endless answerer).
+        self.fallback: Callable[[Any], Behaviour] | None = None
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -151,6 +154,8 @@ class FakeLLM:
             if self.refuses_json_schema and wants_schema:
                 return Status(400, "response_format json_schema is not supported by this model")
             if not self._queue:
+                if self.fallback is not None:
+                    return self.fallback(body)
                 return Status(500, "fake_llm: the script has no behaviour left for this request")
             return self._queue.popleft()
 

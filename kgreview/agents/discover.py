@@ -1,0 +1,268 @@
+"""Ontology discovery, Django side: dropped unknown relations in, add_relation_type out.
+
+Candidates the construction loop dropped because their relation was not in the
+vocabulary are kept (``DroppedCandidate``). When a relation recurs across sources,
+``construction.discover`` drafts a relation type; with the openai provider a model names
+and describes it. A curator decides. Once accepted, the dropped candidates that used it
+are verified again, so the edges they stated reach the queue.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from construction.discover import DroppedExample, RelationDraft, discover_relations
+from construction.errors import LLMError
+from construction.pipeline import process_source
+from construction.types import Candidate, Extraction, LLMUsage
+from kgreview.graph.models import RelationType
+from kgreview.review.models import OPEN_STATUSES, Proposal
+from kgreview.review.services import ProposalSpec, proposals_create_many
+
+from . import adapters
+from .models import AgentRun, DroppedCandidate, Mutex
+from .services import (
+    RunCancelled,
+    agent_run_create,
+    agent_run_finish,
+    agent_run_step,
+    persist_result,
+)
+
+log = logging.getLogger(__name__)
+
+
+def dropped_examples() -> list[DroppedExample]:
+    """Every candidate dropped for an unknown relation and not yet verified again."""
+    rows = (
+        DroppedCandidate.objects.filter(reason="unknown_relation", requeued_at__isnull=True)
+        .select_related("revision__source")
+        .order_by("pk")
+    )
+    examples = []
+    for d in rows.iterator(chunk_size=5000):
+        c = d.candidate or {}
+        examples.append(
+            DroppedExample(
+                id=d.pk,
+                label=d.relation_label or str(c.get("relation", "")),
+                source_slug=d.revision.source.slug,
+                revision_id=d.revision_id,
+                quote=str(c.get("evidence", ""))[:2000],
+                start=None,
+                end=None,
+                source_name=str(c.get("source", ""))[:200],
+                target_name=str(c.get("target", ""))[:200],
+            )
+        )
+    return examples
+
+
+def _payload(draft: RelationDraft) -> dict:
+    return {
+        "key": draft.key,
+        "label": draft.label,
+        "verb": draft.verb,
+        "description": draft.description,
+        "directed": draft.directed,
+        "symmetric": draft.symmetric,
+        "acyclic": draft.acyclic,
+        "labels": list(draft.labels)[:50],
+        "examples": [
+            {
+                "quote": e.quote or "—",
+                "source_slug": e.source_slug,
+                "revision_id": e.revision_id,
+                "source_name": e.source_name,
+                "target_name": e.target_name,
+            }
+            for e in draft.examples
+        ],
+    }
+
+
+def _describe_with_model(draft: RelationDraft, provider: str) -> tuple[RelationDraft, LLMUsage]:
+    """Ask the model for a better name, verb, description and shape; keep ours on failure."""
+    extractor = adapters.extractor_for(provider)
+    describe = getattr(extractor, "describe_relation", None)
+    if describe is None:
+        return draft, LLMUsage()
+    try:
+        return describe(draft)
+    except LLMError as exc:
+        log.warning("the model could not describe %s: %s", draft.key, exc)
+        return draft, LLMUsage()
+
+
+def discover_run(run: AgentRun, *, provider: str | None = None) -> AgentRun:
+    """Aggregate dropped relations and queue add_relation_type proposals for recurring ones."""
+    stats: dict = {}
+    usage = LLMUsage()
+    try:
+        agent_run_step(run, done=0, total=2)
+        stats["requeued"] = requeue_pending()
+        examples = dropped_examples()
+        vocabulary = [row.spec for row in adapters.relation_table()]  # retired ones too
+        drafts = discover_relations(
+            examples,
+            vocabulary=vocabulary,
+            min_support=settings.KG_DISCOVERY_MIN_SUPPORT,
+            min_sources=settings.KG_DISCOVERY_MIN_SOURCES,
+        )
+        existing = set(RelationType.objects.values_list("key", flat=True))
+        decided = set(
+            Proposal.objects.filter(
+                kind="add_relation_type",
+                status__in=(*OPEN_STATUSES, Proposal.Status.REJECTED),
+            ).values_list("dedup_key", flat=True)
+        )
+        fresh = [
+            d
+            for d in drafts
+            if d.key not in existing and f"add_relation_type:{d.key}" not in decided
+        ]
+        stats.update({"dropped_unknown": len(examples), "drafts": len(drafts)})
+        agent_run_step(run, done=1, stats=stats)
+        if provider == "openai":
+            described = []
+            for draft in fresh:
+                draft, spent = _describe_with_model(draft, provider)
+                usage = usage + spent
+                described.append(draft)
+            fresh = [d for d in described if d.key not in existing]
+        specs = [
+            ProposalSpec(
+                kind="add_relation_type",
+                payload=_payload(d),
+                confidence=round(min(0.95, 0.5 + 0.05 * d.support), 3),
+                reason=(
+                    f'The vocabulary has no "{d.label.lower()}" relation, but lessons state '
+                    f"one {d.support} times in {d.sources} sources. {d.description}"
+                ),
+                dedup_key=f"add_relation_type:{d.key}",
+                priority=150,
+                agent_run=run,
+            )
+            for d in fresh
+        ]
+        outcomes = proposals_create_many(specs)
+        stats["relation_proposals"] = sum(1 for o in outcomes if isinstance(o, Proposal))
+        agent_run_step(run, done=2, stats=stats)
+    except RunCancelled:
+        return agent_run_finish(run, status=AgentRun.Status.CANCELLED, stats=stats, usage=usage)
+    except Exception as exc:  # the run says what failed; the worker stays up
+        log.exception("discover run %s failed", run.pk)
+        return agent_run_finish(
+            run,
+            status=AgentRun.Status.FAILED,
+            stats=stats,
+            usage=usage,
+            error=f"{exc.__class__.__name__}: {exc}",
+        )
+    return agent_run_finish(run, status=AgentRun.Status.SUCCEEDED, stats=stats, usage=usage)
+
+
+def requeue_dropped_for(*, relation_key: str) -> int:
+    """Verify again, as if just extracted, every dropped candidate the new type covers.
+
+    Idempotent: candidates are marked when verified again, and the queue's dedup keys
+    keep a second pass from proposing anything twice. Returns the number of proposals.
+    """
+    relation = RelationType.objects.filter(key=relation_key, active=True).first()
+    if relation is None:
+        return 0
+    accepted = (
+        Proposal.objects.filter(
+            kind="add_relation_type", status=Proposal.Status.ACCEPTED, payload__key=relation_key
+        )
+        .order_by("-decided_at")
+        .first()
+    )
+    labels = set(accepted.payload.get("labels") or []) if accepted else set()
+    labels.add(relation_key)
+    dropped = list(
+        DroppedCandidate.objects.filter(
+            reason="unknown_relation", relation_label__in=labels, requeued_at__isnull=True
+        )
+        .select_related("revision__source")
+        .order_by("revision_id", "pk")
+    )
+    if not dropped:
+        return 0
+    run = agent_run_create(
+        agent=AgentRun.Agent.DISCOVER,
+        trigger=AgentRun.Trigger.REQUEUE,
+        params={"relation": relation_key, "dropped": len(dropped)},
+    )
+    by_revision: dict[int, list[DroppedCandidate]] = defaultdict(list)
+    for d in dropped:
+        by_revision[d.revision_id].append(d)
+    created = 0
+    stats: dict = {"proposals": {}, "dropped": {}}
+    agent_run_step(run, done=0, total=len(by_revision))
+    for done, rows in enumerate(by_revision.values(), start=1):
+        revision = rows[0].revision
+        candidates = []
+        for d in rows:
+            c = d.candidate
+            candidates.append(
+                Candidate(
+                    source=str(c.get("source", "")),
+                    target=str(c.get("target", "")),
+                    relation=relation_key,
+                    confidence=float(c.get("confidence", 0.7)),
+                    reason=str(c.get("reason", "")),
+                    evidence=str(c.get("evidence", "")),
+                )
+            )
+        with transaction.atomic():
+            Mutex.objects.select_for_update().get_or_create(name="construct")
+            relations = adapters.relation_table()
+            result = process_source(
+                doc=adapters.source_doc(revision),
+                extraction=Extraction(concepts=(), candidates=tuple(candidates)),
+                vocabulary=adapters.vocabulary(relations),
+                index=adapters.INDEX_CACHE.get(),
+                graph=adapters.DbGraphView(relations),
+                gate=settings.KG_CONFIDENCE_GATE,
+            )
+            part = persist_result(run=run, revision=revision, result=result)
+            DroppedCandidate.objects.filter(pk__in=[d.pk for d in rows]).update(
+                requeued_at=timezone.now()
+            )
+        for kind, by_status in part["proposals"].items():
+            slot = stats["proposals"].setdefault(kind, {})
+            for status, n in by_status.items():
+                slot[status] = slot.get(status, 0) + n
+                created += n
+        for reason, n in part["dropped"].items():
+            stats["dropped"][reason] = stats["dropped"].get(reason, 0) + n
+        agent_run_step(run, done=done, stats=stats)
+    agent_run_finish(run, status=AgentRun.Status.SUCCEEDED, stats=stats)
+    return created
+
+
+def requeue_pending() -> int:
+    """Candidates covered by an accepted type but never verified again (the queue was down
+    when the type was accepted): verify them now. Returns the proposals made."""
+    made = 0
+    keys = set(RelationType.objects.filter(active=True).values_list("key", flat=True))
+    labels = set(
+        DroppedCandidate.objects.filter(reason="unknown_relation", requeued_at__isnull=True)
+        .values_list("relation_label", flat=True)
+        .distinct()
+    )
+    accepted = Proposal.objects.filter(kind="add_relation_type", status=Proposal.Status.ACCEPTED)
+    covered = {key for key in keys if key in labels}
+    for proposal in accepted:
+        key = proposal.payload.get("key")
+        if key in keys and labels & set(proposal.payload.get("labels") or []):
+            covered.add(key)
+    for key in sorted(covered):
+        made += requeue_dropped_for(relation_key=key)
+    return made

@@ -1,0 +1,43 @@
+"""manage.py discover — ontology discovery from relations the vocabulary lacks."""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from kgreview.agents import selectors, services
+from kgreview.agents.discover import discover_run
+from kgreview.agents.models import AgentRun
+
+
+class Command(BaseCommand):
+    help = (
+        "Aggregate candidates dropped for an unknown relation; when one recurs across "
+        "sources, queue an add_relation_type proposal (named by a model with --provider "
+        "openai)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--provider", choices=["offline", "openai"], default="offline")
+        parser.add_argument("--json", action="store_true", dest="as_json")
+
+    def handle(self, *args, provider: str, as_json: bool, **opts):
+        run = services.agent_run_create(
+            agent=AgentRun.Agent.DISCOVER, trigger=AgentRun.Trigger.CLI, provider=provider
+        )
+        run = discover_run(run, provider=provider)
+        report = selectors.run_report(run)
+        if as_json:
+            self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
+        else:
+            s = report["run"]
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"Discover run #{run.pk} {run.status}: {s.get('dropped_unknown', 0)} dropped "
+                    f"candidates with unknown relations, {s.get('drafts', 0)} recurring, "
+                    f"{s.get('relation_proposals', 0)} new relation-type proposals."
+                )
+            )
+        if run.status == AgentRun.Status.FAILED:
+            raise CommandError(f"Discover run #{run.pk} failed: {run.error}", returncode=1)

@@ -1,0 +1,142 @@
+"""The Agents page: schedules, run now, live progress, cancel. Curators act; others read."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_celery_beat.models import PeriodicTask
+
+from kgreview.core.errors import DomainError
+from kgreview.core.permissions import curator_required, is_curator, view_required
+
+from . import selectors, services
+from .models import AgentRun
+
+AGENTS = {
+    AgentRun.Agent.CONSTRUCT: {
+        "task": "agents.construct_scheduled",
+        "about": "Reads new or changed sources and drafts edges with the text that supports them.",
+    },
+    AgentRun.Agent.HEAL: {
+        "task": "agents.heal",
+        "about": "Finds duplicate concepts, cycles in acyclic relations and evidence that "
+        "vanished from its source; lists orphan concepts.",
+    },
+    AgentRun.Agent.DISCOVER: {
+        "task": "agents.discover",
+        "about": "Turns relations the vocabulary lacks, stated again and again, into "
+        "relation-type proposals.",
+    },
+}
+
+
+@require_GET
+@login_required
+@view_required
+def agents_home(request: HttpRequest) -> HttpResponse:
+    schedules = {t.task: t for t in PeriodicTask.objects.select_related("crontab", "interval")}
+    cards = []
+    for agent, info in AGENTS.items():
+        cards.append(
+            {
+                "agent": agent,
+                "label": AgentRun.Agent(agent).label,
+                "about": info["about"],
+                "schedule": schedules.get(info["task"]),
+                "last": AgentRun.objects.filter(agent=agent).order_by("-created_at").first(),
+            }
+        )
+    runs = list(AgentRun.objects.select_related("requested_by").order_by("-created_at")[:25])
+    context = {
+        "cards": cards,
+        "runs": runs,
+        "any_running": any(not r.is_finished for r in runs),
+        "can_run": is_curator(request.user),
+        "worker": selectors.worker_status(),
+    }
+    template = "agents/home.html#runs-table" if request.htmx else "agents/home.html"
+    return render(request, template, context)
+
+
+@require_POST
+@login_required
+@curator_required
+def run_now(request: HttpRequest, agent: str) -> HttpResponse:
+    from . import tasks
+
+    if agent not in AGENTS:
+        raise Http404("No such agent.")
+    if agent == AgentRun.Agent.CONSTRUCT:
+        from .adapters import extractor_for
+
+        sources = services.sources_to_construct(extractor_for(None))
+        if not sources and request.POST.get("scope") != "all":
+            messages.info(request, "Nothing new to read: every source's current revision was read.")
+            return redirect("agents:home")
+        run = services.construct_run_create(
+            sources=None if request.POST.get("scope") == "all" else sources,
+            trigger=AgentRun.Trigger.MANUAL,
+            user=request.user,
+        )
+        tasks.construct_run.delay(run_id=run.pk)
+    else:
+        run = services.agent_run_create(
+            agent=agent, trigger=AgentRun.Trigger.MANUAL, user=request.user
+        )
+        task = tasks.heal if agent == AgentRun.Agent.HEAL else tasks.discover
+        task.delay(run_id=run.pk)
+    messages.success(request, f"{AgentRun.Agent(agent).label} run #{run.pk} queued.")
+    return redirect("agents:run", pk=run.pk)
+
+
+@require_GET
+@login_required
+@view_required
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(AgentRun.objects.select_related("requested_by"), pk=pk)
+    context = {
+        "run": run,
+        "items": list(run.items.select_related("source", "revision").order_by("pk")[:500])
+        if run.agent == AgentRun.Agent.CONSTRUCT
+        else [],
+        "can_cancel": is_curator(request.user) and not run.is_finished,
+        "worker": selectors.worker_status(),
+        "proposals": run.proposals.count(),
+    }
+    template = "agents/run.html#run-progress" if request.htmx else "agents/run.html"
+    return render(request, template, context)
+
+
+@require_POST
+@login_required
+@curator_required
+def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    try:
+        run = services.agent_run_cancel(run_id=pk, user=request.user)
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request,
+            f"Run #{run.pk} will stop after the source it is reading now."
+            if not run.is_finished
+            else f"Run #{run.pk} cancelled.",
+        )
+    return redirect(reverse("agents:run", args=[pk]))
+
+
+@require_POST
+@login_required
+@curator_required
+def schedule_toggle(request: HttpRequest, pk: int) -> HttpResponse:
+    schedule = get_object_or_404(PeriodicTask, pk=pk)
+    if schedule.task not in {a["task"] for a in AGENTS.values()}:
+        raise PermissionDenied("Only agent schedules are managed here.")
+    services.schedule_set_enabled(schedule=schedule, enabled=request.POST.get("enabled") == "1")
+    messages.success(request, f"“{schedule.name}” {'resumed' if schedule.enabled else 'paused'}.")
+    return redirect("agents:home")
