@@ -3,28 +3,38 @@
 Duplicates: every name and alias of every concept is normalised (``name_key``) and put
 in a few small blocks; names are compared only inside a block, so 50,000 concepts cost
 a few million comparisons instead of a billion. A pair is proposed when two names are
-equal once normalised, equal but for spaces, alike by ``token_sort_ratio``, or when one
-is an abbreviation of the other. Names that differ in a number or identifier ("GPT-3",
+equal once normalised, equal but for spaces, alike word by word (the words they do not
+share are spellings of each other; rapidfuzz scores the aligned names), or when one is
+an abbreviation of the other. Names that differ in a number or identifier ("GPT-3",
 "GPT-4") are never proposed. Shared neighbours add a little confidence; two
 well-connected concepts that share none lose a weak name match.
 
 Cycles: strongly connected components per acyclic relation (iterative Tarjan, so deep
-graphs do not overflow the stack), then inside each component: find a shortest cycle,
-report it, drop its weakest edge, and go on until the component has no cycle left. The
-weakest edges reported break every cycle the graph had.
+graphs do not overflow the stack), then inside each component, node by node: find a
+short cycle through the node (bidirectional breadth-first search), report it, drop its
+weakest edge, and again until the node lies on no cycle; the side the last search went
+through to the end is closed, so it is split off and searched on its own. The weakest
+edges reported break every cycle the graph had.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
 from rapidfuzz import fuzz, process
 
-from .text import clean_display, identifiers, looks_like_abbreviation, name_key, split_abbreviation
+from .text import (
+    ROMAN,
+    clean_display,
+    identifiers,
+    looks_like_abbreviation,
+    name_key,
+    split_abbreviation,
+)
 
 __all__ = [
     "ConceptRecord",
@@ -41,16 +51,20 @@ EXACT_SCORE = 100.0
 COMPACT_SCORE = 98.0
 ABBREVIATION_SCORE = 92.0
 NEIGHBOUR_BOOST = 6.0  # the most shared neighbours can add to a score
-WEAK_BAND = 4.0  # fuzzy scores below threshold + WEAK_BAND are "weak"
+WEAK_BAND = 4.0  # name-likeness scores below threshold + WEAK_BAND are "weak"
 # Kinds of evidence, strongest first: used to break ties between equal scores.
 KIND_RANK = {"exact": 0, "compact": 1, "fuzzy": 2, "abbreviation": 3, "order": 4}
 # How alike the words in which two names differ must be ("normalisation" /
 # "normalization" 92, "embeding" / "embedding" 94) for a name match to count: a whole
 # other word ("planner" / "ranker" 77, "training" / "ranking" 80) makes another concept.
 WORD_SPELLING = 85.0
+# The first pass may under-rate a pair by a few points (see ``_fuzzy``); the exact score
+# decides.
+PREFILTER_SLACK = 8.0
 # Words left out of initials ("Bag of Words" -> "BoW" but also "BW").
 INITIAL_STOPWORDS = frozenset({"a", "an", "the", "of", "and", "for", "to", "in", "on", "with"})
 _DIGITS = re.compile(r"\d+")
+_NO_LETTERS: frozenset[str] = frozenset()
 
 
 # --- Duplicates -------------------------------------------------------------------------
@@ -110,8 +124,11 @@ def _identity(key: str) -> tuple[tuple[str, ...], frozenset[str]]:
     "GPT4" agree (both say 4) while "GPT-3" and "GPT-4", "Llama 2" and "Llama 3", or
     "Layer 1" and "Layer 2" never do.
     """
+    digits = tuple(_DIGITS.findall(key))
+    if not digits and not any(len(t) == 1 or t in ROMAN for t in key.split()):
+        return digits, _NO_LETTERS  # the common case, without the general path below
     letters = frozenset(t for t in identifiers(key) if not any(c.isdigit() for c in t))
-    return tuple(_DIGITS.findall(key)), letters
+    return digits, letters
 
 
 def _acronym_keys(display: str) -> set[str]:
@@ -130,21 +147,29 @@ def _acronym_keys(display: str) -> set[str]:
 def _initials(display: str, key: str) -> set[str]:
     """Initials of a multi-word name, with and without small words, hyphens split or not."""
     found: set[str] = set()
-    variants = [key.split(), [w for w in display.lower().split() if any(c.isalnum() for c in w)]]
-    for words in variants:
-        for kept in (words, [w for w in words if w not in INITIAL_STOPWORDS]):
-            firsts = [
-                next(c for c in w if c.isalnum()) for w in kept if any(c.isalnum() for c in w)
-            ]
+    for words in (key.split(), display.lower().split()):
+        every: list[str] = []
+        meaningful: list[str] = []
+        for word in words:
+            first = word[0] if word[0].isalnum() else next((c for c in word if c.isalnum()), "")
+            if first:
+                every.append(first)
+                if word not in INITIAL_STOPWORDS:
+                    meaningful.append(first)
+        for firsts in (every, meaningful):
             if len(firsts) >= 2:
                 found.add("".join(firsts))
     return found
 
 
-def _names_of(position: int, record: ConceptRecord) -> list[_Name]:
-    """Every distinct normalised name of a concept: name, aliases, both halves of "X (Y)"."""
+def _names_of(
+    position: int, record: ConceptRecord
+) -> tuple[list[_Name], tuple[tuple[str, ...], frozenset[str]]]:
+    """Every distinct normalised name of a concept (name, aliases, both halves of
+    "X (Y)"), and the identity of its canonical name."""
     out: list[_Name] = []
     seen: set[str] = set()
+    canonical = _identity("")
     for raw in (record.name, *record.aliases):
         display = clean_display(raw)
         long, short = split_abbreviation(display)
@@ -155,32 +180,44 @@ def _names_of(position: int, record: ConceptRecord) -> list[_Name]:
             if key and key not in seen:
                 seen.add(key)
                 out.append(_Name(position, key, part, _identity(key)))
-    return out
+                if raw is record.name and part is long:
+                    canonical = out[-1].identity
+    return out, canonical
 
 
-def _word_gate(a: str, b: str) -> str | None:
-    """How two alike names differ, word by word: "spelling", "order", or None (not one).
+def _word_gate(a: str, b: str) -> tuple[str, float] | None:
+    """How two alike names differ, word by word: ("spelling" | "order", score), or None.
 
     ``token_sort_ratio`` alone rates "Normalized planner search" and "Normalized ranker
-    search" 90% alike, and on 50,000 synthetic names it paired 18,000 distinct concepts.
-    So the words the names do not share must be spellings of each other: compared
-    joined, in name order, they start with the same letter and are 85% alike. A name that is
-    the other plus a word ("Causal sampler" / "Dense causal sampler") is another concept.
+    search" 90% alike, and on 50,000 synthetic names it paired 18,000 distinct concepts;
+    it also sorts a misspelt word away from its original ("compresion" lands before
+    "compressed"), which rates a plain typo 81%. So words are aligned first: the words
+    both names have, then the ones each has alone, in name order. The words a name has
+    alone must be a spelling of the other's (same first letter, 85% alike joined, which
+    also covers "multi head" / "multihead"), and the score is the ratio of the aligned
+    names. A name that is the other plus a word ("Causal sampler" / "Dense causal
+    sampler") is another concept, as is one with a whole other word ("encoder" /
+    "decoder", "supervised" / "unsupervised").
     """
-    wa, wb = Counter(a.split()), Counter(b.split())
-    common = wa & wb
-    only_a = [w for w in a.split() if (wa - common)[w]]
-    only_b = [w for w in b.split() if (wb - common)[w]]
+    shared: list[str] = []
+    only_a: list[str] = []
+    only_b = b.split()
+    for word in a.split():
+        if word in only_b:
+            only_b.remove(word)
+            shared.append(word)
+        else:
+            only_a.append(word)
     if not only_a and not only_b:
-        return "order"
+        return "order", 100.0
     if not only_a or not only_b:
         return None
     joined_a, joined_b = "".join(only_a), "".join(only_b)
-    # Spelling variants and typos keep the first letter; a changed start is another word
-    # ("supervised" / "unsupervised", "encoder" / "decoder").
     if joined_a[0] != joined_b[0] or fuzz.ratio(joined_a, joined_b) < WORD_SPELLING:
         return None
-    return "spelling"
+    shared.sort()
+    score = fuzz.ratio(" ".join(shared + only_a), " ".join(shared + only_b))
+    return "spelling", round(float(score), 1)
 
 
 def _pairs_in(members: list[int]) -> int:
@@ -205,16 +242,16 @@ def find_duplicates_with_stats(
     """
     records = list(concepts)
     names: list[_Name] = []
-    for position, record in enumerate(records):
-        names.extend(_names_of(position, record))
-    stats = {"pairs_compared": 0, "blocks": 0, "oversized_blocks_skipped": 0}
-    best: dict[tuple[int, int], _Match] = {}
     # A concept-level guard: two canonical names that both carry identifiers, different
     # ones, are two things even if an alias collides ("GPT-3" and "GPT-4" both aliased
     # "GPT").
-    canonical_identity = [
-        _identity(name_key(split_abbreviation(clean_display(r.name))[0])) for r in records
-    ]
+    canonical_identity: list[tuple[tuple[str, ...], frozenset[str]]] = []
+    for position, record in enumerate(records):
+        own, identity = _names_of(position, record)
+        names.extend(own)
+        canonical_identity.append(identity)
+    stats = {"pairs_compared": 0, "blocks": 0, "oversized_blocks_skipped": 0}
+    best: dict[tuple[int, int], _Match] = {}
 
     def offer(score: float, kind: str, x: _Name, y: _Name) -> None:
         if x.owner == y.owner:
@@ -297,11 +334,15 @@ def _fuzzy_block_keys(key: str) -> set[str]:
 def _fuzzy(
     names: list[_Name], offer, stats: dict[str, int], max_block: int, threshold: float
 ) -> None:
-    """Names alike by token_sort_ratio, compared only inside blocks."""
+    """Names alike word by word (see ``_word_gate``), compared only inside blocks."""
     usable = [n for n in names if len(n.key) >= MIN_FUZZY_LENGTH]
-    # Word-sorted forms: plain ``ratio`` on them is ``token_sort_ratio`` on the names,
-    # without sorting each string again for every comparison.
-    sorted_forms = [" ".join(sorted(n.key.split())) for n in usable]
+    # A cheap first pass in C on a canonical form, then ``_word_gate`` in Python on the
+    # few pairs that pass. The form sorts words by their first two letters only, keeping
+    # name order among ties, so a misspelt word stays where it was ("compressed
+    # compression" / "compressed compresion") while reordered words line up.
+    forms = [" ".join(sorted(n.key.split(), key=lambda w: w[:2])) for n in usable]
+    cutoff = threshold - PREFILTER_SLACK
+    gated: dict[tuple[str, str], tuple[str, float] | None] = {}
     blocks: dict[str, list[int]] = defaultdict(list)
     for index, n in enumerate(usable):
         for block in _fuzzy_block_keys(n.key):
@@ -314,39 +355,64 @@ def _fuzzy(
             stats["oversized_blocks_skipped"] += 1
             continue
         stats["pairs_compared"] += _pairs_in(members)
-        choices = [sorted_forms[m] for m in members]
+        choices = [forms[m] for m in members]
         for row in range(len(members) - 1):
             x = usable[members[row]]
-            for _, score, col in process.extract(
+            for _, _, col in process.extract(
                 choices[row],
                 choices[row + 1 :],
                 scorer=fuzz.ratio,
                 processor=None,
-                score_cutoff=threshold,
+                score_cutoff=cutoff,
                 limit=None,
             ):
                 y = usable[members[row + 1 + col]]
                 if x.owner == y.owner or x.key == y.key or x.identity != y.identity:
                     continue
-                how = _word_gate(x.key, y.key)
-                if how == "spelling":
-                    offer(round(float(score), 1), "fuzzy", x, y)
-                elif how == "order":
+                if (x.key, y.key) in gated:  # the same two names meet in several blocks
+                    gate = gated[x.key, y.key]
+                else:
+                    gate = gated[x.key, y.key] = _word_gate(x.key, y.key)
+                if gate is None:
+                    continue
+                how, score = gate
+                if how == "order":
                     # Word order often changes the meaning of a compound ("house dog",
                     # "dog house"): a weak match, left to the neighbours and the reviewer.
                     offer(min(100.0, threshold + WEAK_BAND / 2), "order", x, y)
+                elif score >= threshold:
+                    offer(score, "fuzzy", x, y)
 
 
 def _abbreviations(names: list[_Name], offer, stats: dict[str, int], max_block: int) -> None:
-    """A short all-caps-ish name of one concept abbreviating a multi-word name of another."""
+    """A short all-caps-ish name of one concept abbreviating a multi-word name of another.
+
+    An abbreviation its own concept already expands ("LR" of "Learning rate") is left
+    out: that it also fits another concept ("Logistic regression") is a collision of
+    acronyms, not a sign of one concept.
+    """
     shorts: dict[str, list[_Name]] = defaultdict(list)
     longs: dict[str, list[_Name]] = defaultdict(list)
+    own_longs: dict[int, list[_Name]] = defaultdict(list)
+    candidates = [n for n in names if _acronym_keys(n.display)]
+    if not candidates:
+        return
+    owners = {n.owner for n in candidates}
     for n in names:
+        if n.owner in owners and " " in n.key:
+            own_longs[n.owner].append(n)
+    for n in candidates:
+        if any(looks_like_abbreviation(n.display, m.display) for m in own_longs[n.owner]):
+            continue
         for block in _acronym_keys(n.display):
             shorts[block].append(n)
+    if not shorts:
+        return
+    for n in names:
         if " " in n.key:
             for block in _initials(n.display, n.key):
-                longs[block].append(n)
+                if block in shorts:
+                    longs[block].append(n)
     budget = _pairs_in(list(range(max_block)))
     for block, short_names in shorts.items():
         long_names = longs.get(block)
@@ -422,7 +488,9 @@ def _candidate(
         # Two well-connected concepts that share no neighbour, on a weak name match, are
         # more likely two things with similar names than one thing named twice.
         return None
-    if match.kind == "exact":
+    if match.kind == "exact" and first.display.casefold() == second.display.casefold():
+        reason = f'Both are named "{first.display}".'
+    elif match.kind == "exact":
         reason = (
             "The names are the same once case, punctuation, plurals and articles are set "
             f'aside ("{first.display}" / "{second.display}").'
@@ -509,8 +577,13 @@ class _Graph:
         self._index = [-1] * len(ids)
         self._low = [0] * len(ids)
         self._on_stack = bytearray(len(ids))
-        self._parent = [-1] * len(ids)
-        self._seen = [0] * len(ids)
+        self.inc: list[list[int]] = [[] for _ in ids]
+        for index, target in enumerate(self.dst):
+            self.inc[target].append(index)
+        self._fseen = [0] * len(ids)
+        self._bseen = [0] * len(ids)
+        self._fparent = [-1] * len(ids)
+        self._bparent = [-1] * len(ids)
         self._stamp = 0
 
     def components(self, nodes: list[int], label: int) -> list[list[int]]:
@@ -568,49 +641,86 @@ class _Graph:
                         found.append(component)
         return found
 
-    def _bfs(self, start: int, label: int, goal: int) -> int | None:
-        """Breadth-first from ``start`` inside ``label``; the edge that reaches ``goal``.
+    def cycle_through(self, start: int, label: int) -> tuple[list[int] | None, list[int]]:
+        """A short cycle through ``start`` inside ``label``, as edge positions in order.
 
-        Parent edges are left in ``_parent`` for the path back. None if unreachable.
+        Bidirectional breadth-first search: out-edges forward from ``start``, in-edges
+        backward to it, the cheaper side first, which looks at about the square root of
+        what a one-sided search would in a dense component. The first meeting is kept,
+        so the cycle is a shortest one or one edge longer; it is simple, as the two trees
+        share no node but ``start``.
+
+        Without a cycle, also returns the side searched to the end: every node reachable
+        from ``start`` (or every node reaching it). That set is closed in its direction,
+        so any cycle touching it lies inside it.
         """
         self._stamp += 1
-        stamp, seen, parent = self._stamp, self._seen, self._parent
-        out, dst, alive, labels = self.out, self.dst, self.alive, self.label
-        seen[start] = stamp
-        frontier = [start]
-        while frontier:
+        stamp = self._stamp
+        fseen, bseen, fparent, bparent = self._fseen, self._bseen, self._fparent, self._bparent
+        out, inc, src, dst = self.out, self.inc, self.src, self.dst
+        alive, labels = self.alive, self.label
+        fseen[start] = bseen[start] = stamp
+        forward, backward = [start], [start]
+        reached: list[int] = []
+        behind: list[int] = []
+        # A meeting is an edge tail -> head with tail in the forward tree and head in the
+        # backward one; it is found when a node would join the second tree.
+        tail = head = bridge = -1
+        while forward and backward and bridge < 0:
             following = []
-            for v in frontier:
-                for e in out[v]:
-                    if not alive[e]:
-                        continue
-                    w = dst[e]
-                    if w == goal:
-                        return e
-                    if labels[w] != label or seen[w] == stamp:
-                        continue
-                    seen[w] = stamp
-                    parent[w] = e
-                    following.append(w)
-            frontier = following
-        return None
-
-    def shortest_cycle(self, start: int, label: int) -> list[int] | None:
-        """A shortest cycle through ``start`` inside ``label``, as edge positions in order."""
-        closing = self._bfs(start, label, start)
-        if closing is None:
-            return None
-        path = [closing]
-        node = self.src[closing]
+            # The smaller frontier goes next; on a tie, the side that has cost less so far,
+            # so a search along a chain stops at its shorter end.
+            nf, nb = len(forward), len(backward)
+            if nf < nb or (nf == nb and len(reached) <= len(behind)):
+                for v in forward:
+                    for e in out[v]:
+                        w = dst[e]
+                        if not alive[e] or labels[w] != label:
+                            continue
+                        if bseen[w] == stamp:
+                            tail, head, bridge = v, w, e
+                            break
+                        if fseen[w] != stamp:
+                            fseen[w] = stamp
+                            fparent[w] = e
+                            following.append(w)
+                    if bridge >= 0:
+                        break
+                forward = following
+                reached += following
+            else:
+                for v in backward:
+                    for e in inc[v]:
+                        w = src[e]
+                        if not alive[e] or labels[w] != label:
+                            continue
+                        if fseen[w] == stamp:
+                            tail, head, bridge = w, v, e
+                            break
+                        if bseen[w] != stamp:
+                            bseen[w] = stamp
+                            bparent[w] = e
+                            following.append(w)
+                    if bridge >= 0:
+                        break
+                backward = following
+                behind += following
+        if bridge < 0:
+            return None, (reached if not forward else behind)
+        edges: list[int] = []
+        node = tail
         while node != start:
-            e = self._parent[node]
-            path.append(e)
-            node = self.src[e]
-        path.reverse()
-        return path
-
-    def reaches(self, source: int, target: int, label: int) -> bool:
-        return source == target or self._bfs(source, label, target) is not None
+            e = fparent[node]
+            edges.append(e)
+            node = src[e]
+        edges.reverse()
+        edges.append(bridge)
+        node = head
+        while node != start:
+            e = bparent[node]
+            edges.append(e)
+            node = dst[e]
+        return edges, []
 
 
 def _finding(relation: str, cycle: list[EdgeRecord]) -> CycleFinding:
@@ -647,6 +757,8 @@ def _relation_cycles(relation: str, edges: list[EdgeRecord]) -> list[CycleFindin
         if e.source_id == e.target_id:
             found.append(CycleFinding(relation, (e.id,), e.id))
             graph.alive[index] = 0
+    # Labels partition the nodes so that every cycle lies inside one label: first the
+    # strongly connected components, then the pieces they fall into as edges go.
     next_label = 1
     work: list[tuple[int, list[int]]] = []
     for component in graph.components(list(range(len(graph.node_ids))), 0):
@@ -656,24 +768,23 @@ def _relation_cycles(relation: str, edges: list[EdgeRecord]) -> list[CycleFindin
         next_label += 1
     while work:
         label, nodes = work.pop()
-        # Every node of a strongly connected component (size >= 2) lies on a cycle, so
-        # the search from its first node always finds one.
-        cycle = graph.shortest_cycle(nodes[0], label)
-        if cycle is None:  # pragma: no cover - guarded by the invariant above
-            continue
-        found.append(_finding(relation, [graph.edges[i] for i in cycle]))
-        broken = min(cycle, key=lambda i: (graph.edges[i].confidence, -graph.edges[i].id))
-        graph.alive[broken] = 0
-        if graph.reaches(graph.src[broken], graph.dst[broken], label):
-            # Any path that used the removed edge can go round it: still one component.
-            work.append((label, nodes))
-            continue
-        parts = graph.components(nodes, label)
-        for v in nodes:
-            graph.label[v] = -1
-        for part in parts:
-            for v in part:
-                graph.label[v] = next_label
-            work.append((next_label, sorted(part)))
-            next_label += 1
+        for start in nodes:
+            if graph.label[start] != label:
+                continue
+            while True:
+                cycle, closed = graph.cycle_through(start, label)
+                if cycle is None:
+                    break
+                found.append(_finding(relation, [graph.edges[i] for i in cycle]))
+                weakest = min(cycle, key=lambda i: (graph.edges[i].confidence, -graph.edges[i].id))
+                graph.alive[weakest] = 0
+            # ``start`` lies on no cycle any more. The side searched to the end is closed
+            # (nothing in it leads out of it, or nothing outside leads into it), so its
+            # cycles are its own: it becomes a label of its own, checked on its own.
+            graph.label[start] = -1
+            if closed:
+                for v in closed:
+                    graph.label[v] = next_label
+                work.append((next_label, sorted(closed)))
+                next_label += 1
     return found

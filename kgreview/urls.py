@@ -12,6 +12,7 @@ urlpatterns = [
     path("concepts/", graph_views.concepts, name="concepts"),
     path("concepts/<int:pk>/", graph_views.concept_detail, name="concept-detail"),
     path("concepts/<int:pk>/unmerge/", graph_views.concept_unmerge, name="concept-unmerge"),
+    path("concepts/<int:pk>/status/", graph_views.concept_status, name="concept-status"),
     path("ontology/", graph_views.ontology, name="ontology"),
     path("ontology/<int:pk>/", graph_views.relation_action, name="relation-action"),
     path("review/", include("kgreview.review.urls")),

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.utils import timezone
 
 ADJECTIVES = [
     "adaptive",
@@ -374,6 +375,75 @@ def bench_construct(*, sources: int = 300, concepts: int = 5_000, seed: int = 5)
     }
 
 
+def bench_heal(*, concepts: int = 50_000, edges: int = 200_000, seed: int = 13) -> dict:
+    """The self-healing agent over a large graph, with planted duplicates and cycles."""
+    from kgreview.graph.models import Concept, Edge, RelationType
+    from kgreview.review.bench import _seed_edges
+
+    from .heal import heal_run
+    from .models import AgentRun
+
+    rng = random.Random(seed)
+    names = concept_names(concepts)
+    # Plant near-duplicates: about one in a thousand concepts gets a plural twin.
+    twins = [n + "s" for n in names[: max(1, concepts // 1000)]]
+    seed_concepts(names + twins)
+    ids = list(Concept.objects.order_by("pk").values_list("pk", flat=True))
+    relations = list(RelationType.objects.filter(active=True).order_by("key"))
+    with transaction.atomic():
+        _seed_edges(ids, relations, edges, rng)
+        # Plant a few cycles against the hidden order, as legacy data might hold.
+        prerequisite = next(r for r in relations if r.key == "prerequisite")
+        now = timezone.now()
+        for i in range(5):
+            a, b = ids[100 + i * 7], ids[50 + i * 7]
+            if not Edge.objects.filter(
+                source_id=a, target_id=b, relation=prerequisite, status="active"
+            ).exists():
+                Edge.objects.create(
+                    source_id=a,
+                    target_id=b,
+                    relation=prerequisite,
+                    confidence=0.3,
+                    reason="Planted.",
+                    valid_at=now,
+                    recorded_at=now,
+                )
+                Edge.objects.get_or_create(
+                    source_id=b,
+                    target_id=a,
+                    relation=prerequisite,
+                    status="active",
+                    defaults={
+                        "confidence": 0.9,
+                        "reason": "Planted.",
+                        "valid_at": now,
+                        "recorded_at": now,
+                    },
+                )
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("ANALYZE")
+    from .services import agent_run_create
+
+    run = agent_run_create(agent=AgentRun.Agent.HEAL)
+    started = time.perf_counter()
+    run = heal_run(run)
+    elapsed = time.perf_counter() - started
+    return {
+        "benchmark": "heal",
+        "database": connection.vendor,
+        "concepts": len(ids),
+        "edges": Edge.objects.filter(status="active").count(),
+        "planted_twins": len(twins),
+        "seconds": round(elapsed, 2),
+        "status": run.status,
+        "stats": run.stats,
+        "budget": {"seconds": 60},
+        "within_budget": elapsed < 60 and run.status == "succeeded",
+    }
+
+
 def bench_review(**kwargs) -> dict:
     from kgreview.review.bench import bench_review as run
 
@@ -384,4 +454,5 @@ BENCHMARKS: dict[str, Callable[..., dict]] = {
     "resolve": bench_resolve,
     "construct": bench_construct,
     "review": bench_review,
+    "heal": bench_heal,
 }

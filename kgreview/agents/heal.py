@@ -10,6 +10,7 @@ people decide.
 from __future__ import annotations
 
 import logging
+import time
 from collections import defaultdict
 
 from django.db.models import Count, F, Q
@@ -306,7 +307,9 @@ def heal_run(run: AgentRun) -> AgentRun:
     try:
         agent_run_step(run, done=0, total=len(steps))
         for done, step in enumerate(steps, start=1):
+            started = time.perf_counter()
             stats.update(step(run))
+            stats[f"{step.__name__.strip('_')}_s"] = round(time.perf_counter() - started, 3)
             agent_run_step(run, done=done, stats=stats)
     except RunCancelled:
         return agent_run_finish(

@@ -143,3 +143,45 @@ def concept_names_for_evaluation() -> dict[int, tuple[str, ...]]:
     for concept_id, name in ConceptAlias.objects.values_list("concept_id", "name"):
         names.setdefault(concept_id, []).append(name)
     return {k: tuple(v) for k, v in names.items()}
+
+
+@dataclass
+class UnknownRelation:
+    """A relation label the extractor found outside the vocabulary, waiting for discovery."""
+
+    label: str
+    candidates: int
+    sources: int
+    example: str
+
+
+def unknown_relations(limit: int = 30) -> list[UnknownRelation]:
+    """Dropped labels not yet covered by an accepted type, most frequent first (two queries)."""
+    from django.db.models import Count, Min
+
+    waiting = DroppedCandidate.objects.filter(
+        reason="unknown_relation", requeued_at__isnull=True
+    ).exclude(relation_label="")
+    rows = list(
+        waiting.values("relation_label")
+        .annotate(
+            n=Count("id"),
+            sources=Count("revision__source", distinct=True),
+            first=Min("id"),
+        )
+        .order_by("-n", "relation_label")[:limit]
+    )
+    quotes = dict(
+        DroppedCandidate.objects.filter(pk__in=[r["first"] for r in rows]).values_list(
+            "pk", "candidate__evidence"
+        )
+    )
+    return [
+        UnknownRelation(
+            label=r["relation_label"],
+            candidates=r["n"],
+            sources=r["sources"],
+            example=str(quotes.get(r["first"]) or "")[:300],
+        )
+        for r in rows
+    ]

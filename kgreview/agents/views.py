@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -51,7 +52,11 @@ def agents_home(request: HttpRequest) -> HttpResponse:
                 "last": AgentRun.objects.filter(agent=agent).order_by("-created_at").first(),
             }
         )
-    runs = list(AgentRun.objects.select_related("requested_by").order_by("-created_at")[:25])
+    runs = list(
+        AgentRun.objects.select_related("requested_by")
+        .annotate(n_proposals=Count("proposals"))
+        .order_by("-created_at")[:25]
+    )
     context = {
         "cards": cards,
         "runs": runs,
@@ -94,6 +99,34 @@ def run_now(request: HttpRequest, agent: str) -> HttpResponse:
     return redirect("agents:run", pk=run.pk)
 
 
+def _numbers(run: AgentRun) -> list[tuple[str, object]]:
+    """The run's counters as (words, value): "pairs_compared" reads "pairs compared", and a
+    timing ("cycles_s") says it is in seconds."""
+    rows = []
+    for key, value in (run.stats or {}).items():
+        if key in ("proposals", "dropped"):
+            continue
+        words = key.replace("_", " ")
+        if key.endswith("_s"):
+            words = f"{words[:-2]} (seconds)"
+        rows.append((words, value))
+    return rows
+
+
+def _queued(run: AgentRun) -> dict[str, dict[str, int]]:
+    """Proposals by kind and status: construction counts them as it queues them; the other
+    agents do not, so their proposals are counted as they stand now."""
+    counted = (run.stats or {}).get("proposals")
+    if counted and isinstance(counted, dict):
+        return counted
+    queued: dict[str, dict[str, int]] = {}
+    for kind, status, n in (
+        run.proposals.order_by().values_list("kind", "status").annotate(n=Count("id"))
+    ):
+        queued.setdefault(kind, {})[status] = n
+    return queued
+
+
 @require_GET
 @login_required
 @view_required
@@ -101,6 +134,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(AgentRun.objects.select_related("requested_by"), pk=pk)
     context = {
         "run": run,
+        "numbers": _numbers(run),
+        "queued": _queued(run),
         "items": list(run.items.select_related("source", "revision").order_by("pk")[:500])
         if run.agent == AgentRun.Agent.CONSTRUCT
         else [],

@@ -251,12 +251,8 @@ def concept_profile(concept: Concept) -> dict:
     )
     proposals = list(
         Proposal.objects.filter(status__in=OPEN_STATUSES)
-        .filter(
-            Q(source_concept=concept)
-            | Q(target_concept=concept)
-            | Q(kind="merge_concepts", payload__loser_id=concept.pk)
-            | Q(kind="merge_concepts", payload__survivor_id=concept.pk)
-        )
+        .filter(Q(source_concept=concept) | Q(target_concept=concept))
+        .select_related("source_concept", "target_concept", "relation")
         .order_by("-priority", "-id")[:100]
     )
     return {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import connection
@@ -10,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from kgreview.agents.selectors import worker_status
+from kgreview.agents.selectors import unknown_relations, worker_status
 from kgreview.core.errors import DomainError, ValidationFailed
 from kgreview.core.permissions import curator_required, is_curator, view_required
 from kgreview.review.selectors import source_segments
@@ -119,10 +120,14 @@ def concepts(request: HttpRequest) -> HttpResponse:
 @view_required
 def concept_detail(request: HttpRequest, pk: int) -> HttpResponse:
     concept = get_object_or_404(Concept.objects.select_related("merged_into"), pk=pk)
+    profile = selectors.concept_profile(concept)
+    # The canonical name first, then aliases, then names that came with merges.
+    order = {"canonical": 0, "alias": 1}
+    profile["names"].sort(key=lambda n: (order.get(n.kind, 2), n.name.casefold()))
     return render(
         request,
         "graph/concept.html",
-        {**selectors.concept_profile(concept), "can_curate": is_curator(request.user)},
+        {**profile, "can_curate": is_curator(request.user)},
     )
 
 
@@ -141,6 +146,27 @@ def concept_unmerge(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("concept-detail", pk=pk)
 
 
+@require_POST
+@login_required
+@curator_required
+def concept_status(request: HttpRequest, pk: int) -> HttpResponse:
+    """Retire an orphan concept that should not be in the graph, or bring it back."""
+    concept = get_object_or_404(Concept, pk=pk)
+    action = request.POST.get("action")
+    try:
+        if action == "retire":
+            services.concept_retire(concept=concept)
+            messages.success(request, f'"{concept.name}" retired; its names stay reserved for it.')
+        elif action == "reactivate":
+            services.concept_reactivate(concept=concept)
+            messages.success(request, f'"{concept.name}" is active again.')
+        else:
+            raise ValidationFailed("Choose retire or reactivate.")
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    return redirect("concept-detail", pk=pk)
+
+
 @require_GET
 @login_required
 @view_required
@@ -148,7 +174,13 @@ def ontology(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "graph/ontology.html",
-        {"relations": selectors.relation_overview(), "can_curate": is_curator(request.user)},
+        {
+            "relations": selectors.relation_overview(),
+            "unknown": unknown_relations(),
+            "min_support": settings.KG_DISCOVERY_MIN_SUPPORT,
+            "min_sources": settings.KG_DISCOVERY_MIN_SOURCES,
+            "can_curate": is_curator(request.user),
+        },
     )
 
 

@@ -499,6 +499,8 @@ def proposal_accept(
                 "survivor_id": payload["loser_id"],
                 "loser_id": payload["survivor_id"],
             }
+            for column, value in endpoint_columns(proposal.kind, proposal.payload).items():
+                setattr(proposal, column, value)
             return _accept(
                 proposal,
                 reviewer=reviewer,

@@ -203,7 +203,9 @@ def queue_page(
     f: QueueFilter, *, after: str | None = None, before: str | None = None, size: int = PAGE_SIZE
 ) -> Page:
     """One page of the queue, by keyset: the same cost on page 1 and page 2,000."""
-    base = queue_queryset(f).select_related("document", "agent_run")
+    base = queue_queryset(f).select_related(
+        "document", "agent_run", "source_concept", "target_concept", "relation"
+    )
     if before:
         rows = list(
             _after(base, f.sort, before, before=True).order_by(*_order(f.sort, reverse=True))[

@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 
 from construction import keys
 from kgreview.core.errors import DuplicateProposal, ValidationFailed
-from kgreview.graph.models import RelationType
+from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.services import Evidence
 
 from .models import Proposal
@@ -29,8 +29,31 @@ def flags_text(flags: Iterable[str]) -> str:
     return ("|" + "|".join(ordered) + "|") if ordered else ""
 
 
-def endpoint_columns(kind: str, payload: dict, relation_ids: dict[str, int] | None = None) -> dict:
-    """The denormalised endpoint columns of an add_edge proposal, from its payload."""
+def endpoint_columns(
+    kind: str,
+    payload: dict,
+    relation_ids: dict[str, int] | None = None,
+    edges: dict[int, tuple[int, int, int]] | None = None,
+) -> dict:
+    """The denormalised endpoint columns of a proposal, from its payload.
+
+    add_edge: the relation and endpoints as keys and links. merge_concepts: the loser as
+    source and the survivor as target. invalidate_edge / update_edge: the edge's own
+    ends and relation (``edges`` maps an edge id to them), so the queue can name what a
+    proposal touches without a query per row, and a concept's page finds it.
+    """
+    if kind == "merge_concepts":
+        return {
+            "source_concept_id": payload["loser_id"],
+            "target_concept_id": payload["survivor_id"],
+        }
+    if kind in ("invalidate_edge", "update_edge"):
+        if edges is None:
+            edges = edge_ends([payload["edge_id"]])
+        ends = edges.get(payload["edge_id"])
+        if ends is None:
+            return {}
+        return {"source_concept_id": ends[0], "target_concept_id": ends[1], "relation_id": ends[2]}
     if kind != "add_edge":
         return {}
     if relation_ids is None:
@@ -42,6 +65,34 @@ def endpoint_columns(kind: str, payload: dict, relation_ids: dict[str, int] | No
         "relation_id": relation_ids.get(payload["relation"]),
         "source_concept_id": payload["source"].get("concept_id"),
         "target_concept_id": payload["target"].get("concept_id"),
+    }
+
+
+def _check_merge_concepts(specs: list[ProposalSpec]) -> None:
+    """A merge must name two concepts that exist (one query for the whole batch)."""
+    wanted = set()
+    for spec in specs:
+        if spec.kind == "merge_concepts" and isinstance(spec.payload, dict):
+            wanted |= {
+                v
+                for v in (spec.payload.get("survivor_id"), spec.payload.get("loser_id"))
+                if isinstance(v, int)
+            }
+    if not wanted:
+        return
+    missing = wanted - set(Concept.objects.filter(pk__in=wanted).values_list("pk", flat=True))
+    if missing:
+        listed = ", ".join(f"#{pk}" for pk in sorted(missing))
+        raise ValidationFailed(f"A merge names concepts that do not exist: {listed}.")
+
+
+def edge_ends(edge_ids) -> dict[int, tuple[int, int, int]]:
+    """Edge id -> (source id, target id, relation id), in one query."""
+    return {
+        pk: (source, target, relation)
+        for pk, source, target, relation in Edge.objects.filter(pk__in=set(edge_ids)).values_list(
+            "pk", "source_id", "target_id", "relation_id"
+        )
     }
 
 
@@ -103,7 +154,11 @@ class ProposalSpec:
 
 
 def _build(
-    spec: ProposalSpec, *, gate: float, relation_ids: dict[str, int] | None = None
+    spec: ProposalSpec,
+    *,
+    gate: float,
+    relation_ids: dict[str, int] | None = None,
+    edges: dict[int, tuple[int, int, int]] | None = None,
 ) -> Proposal:
     """An unsaved, validated proposal: held below the gate, pending otherwise."""
     clean = payload_validate(kind=spec.kind, payload=spec.payload)
@@ -119,7 +174,7 @@ def _build(
         status = Proposal.Status.HELD
         flags.add("below_gate")
     key = (spec.dedup_key or proposal_dedup_key(kind=spec.kind, payload=clean))[:255]
-    endpoints = endpoint_columns(spec.kind, clean, relation_ids)
+    endpoints = endpoint_columns(spec.kind, clean, relation_ids, edges)
     return Proposal(
         kind=spec.kind,
         status=status,
@@ -183,6 +238,7 @@ def proposal_create(
         created_by=created_by,
         document=document,
     )
+    _check_merge_concepts([spec])
     proposal = _build(spec, gate=settings.KG_CONFIDENCE_GATE if gate is None else gate)
     try:
         with transaction.atomic():
@@ -205,7 +261,14 @@ def proposals_create_many(
     """
     gate = settings.KG_CONFIDENCE_GATE if gate is None else gate
     relation_ids = _relation_ids() if any(s.kind == "add_edge" for s in specs) else {}
-    built = [_build(spec, gate=gate, relation_ids=relation_ids) for spec in specs]
+    edge_ids = [
+        s.payload.get("edge_id")
+        for s in specs
+        if s.kind in ("invalidate_edge", "update_edge") and isinstance(s.payload, dict)
+    ]
+    edges = edge_ends([e for e in edge_ids if isinstance(e, int)]) if edge_ids else {}
+    _check_merge_concepts(specs)
+    built = [_build(spec, gate=gate, relation_ids=relation_ids, edges=edges) for spec in specs]
     if not built:
         return []
     try:

@@ -198,18 +198,20 @@
   });
 })();
 
-// Merge review: the survivor the curator picks travels with the Merge button.
+// Merge review: the "keep this one" radios belong to the Merge form (form="accept-form"), so
+// the choice is sent with or without this script; here the card says what will happen.
 document.addEventListener("change", function (event) {
   if (!event.target.matches || !event.target.matches("[data-merge-keep]")) return;
-  var field = document.getElementById("merge-survivor-field");
-  if (field) field.value = event.target.value;
+  var kept = event.target.value;
   document.querySelectorAll(".merge-side").forEach(function (side) {
-    var keep = side.dataset.concept === event.target.value;
+    var keep = side.dataset.concept === kept;
     side.classList.toggle("keep", keep);
     var badge = side.querySelector(".merge-role");
     if (badge) {
       badge.textContent = keep ? "kept" : "merged away";
       badge.className = "badge merge-role " + (keep ? "ok" : "warn");
     }
+    var name = document.getElementById(keep ? "merge-survivor-name" : "merge-loser-name");
+    if (name && side.dataset.name) name.textContent = side.dataset.name;
   });
 });

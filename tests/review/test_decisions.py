@@ -482,3 +482,17 @@ def test_undoing_an_accepted_merge_splits_the_concepts_again(f, curator):
     assert reload(b).status == "active" and reload(p).status == "pending"
     (edge,) = graph_selectors.edges_active()
     assert (edge.source, edge.target) == (c, b)
+
+
+def test_keeping_the_other_concept_relinks_the_merge_proposal(f, curator):
+    """Choosing the other survivor swaps the proposal's loser/survivor links too."""
+    a, b = f.concept("Fine-tuning"), f.concept("Finetuning")
+    p = proposal_create(
+        kind="merge_concepts",
+        payload={"survivor_id": a.pk, "loser_id": b.pk, "why": "Spelling."},
+        confidence=0.9,
+    )
+    decisions.proposal_accept(proposal_id=p.pk, reviewer=curator, merge_survivor=b.pk)
+    p = reload(p)
+    assert (p.source_concept_id, p.target_concept_id) == (a.pk, b.pk)
+    assert reload(a).status == "merged" and reload(b).status == "active"

@@ -84,3 +84,35 @@ def test_proposal_evidence_must_quote_its_revision(f):
     bad = Evidence(revision=rev, start=0, end=4, quote="Nope")
     with pytest.raises(EvidenceMismatch):
         proposal_create(kind="add_concept", payload={"name": "Y"}, confidence=0.9, evidence=bad)
+
+
+def test_a_merge_naming_a_missing_concept_is_refused_in_words(f):
+    """No foreign-key error at commit: the service says which concept does not exist."""
+    a = f.concept("Fine-tuning")
+    with pytest.raises(ValidationFailed, match="do not exist: #999999"):
+        proposal_create(
+            kind="merge_concepts",
+            payload={"survivor_id": a.pk, "loser_id": 999999, "why": "Spelling."},
+            confidence=0.9,
+        )
+    assert not Proposal.objects.exists()
+
+
+def test_merge_and_edge_proposals_link_the_concepts_they_touch(f):
+    """A merge links loser and survivor; an edge retirement links the edge's ends and
+    relation, so the queue names them and a concept's page finds the proposal."""
+    a, b = f.concept("Fine-tuning"), f.concept("Finetuning")
+    edge = f.edge(a, b, "builds_on")
+    merge = proposal_create(
+        kind="merge_concepts",
+        payload={"survivor_id": a.pk, "loser_id": b.pk, "why": "Spelling."},
+        confidence=0.9,
+    )
+    retire = proposal_create(
+        kind="invalidate_edge",
+        payload={"edge_id": edge.pk, "reason_code": "cycle"},
+        confidence=0.7,
+    )
+    assert (merge.source_concept_id, merge.target_concept_id) == (b.pk, a.pk)
+    assert (retire.source_concept_id, retire.target_concept_id) == (a.pk, b.pk)
+    assert retire.relation_id == edge.relation_id

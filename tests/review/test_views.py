@@ -13,6 +13,7 @@ from django.urls import reverse
 from kgreview.graph import selectors as graph_selectors
 from kgreview.review import decisions, selectors
 from kgreview.review.models import Decision, Proposal
+from kgreview.review.services import proposal_create
 
 pytestmark = pytest.mark.django_db
 
@@ -518,3 +519,22 @@ def test_counts_load_after_the_page_and_follow_decisions(f, world):
     assert '<strong id="result-count" hx-swap-oob="true">1</strong>' in again
     total = client.get(reverse("review:queue-counts") + "?only=total&status=held").content
     assert b'<span id="focus-count">1</span>' in total
+
+
+def test_queue_rows_name_the_concepts_of_merges_and_edge_retirements(f, world):
+    """A merge row reads "Finetuning into Fine-tuning", not concept ids."""
+    a, b = f.concept("Fine-tuning"), f.concept("Finetuning")
+    edge = f.edge(a, b, "builds_on")
+    proposal_create(
+        kind="merge_concepts",
+        payload={"survivor_id": a.pk, "loser_id": b.pk, "why": "Spelling."},
+        confidence=0.9,
+    )
+    proposal_create(
+        kind="invalidate_edge",
+        payload={"edge_id": edge.pk, "reason_code": "cycle"},
+        confidence=0.9,
+    )
+    html = client_for(f, "reviewer").get(reverse("review:queue") + "?status=open").content.decode()
+    assert re.search(r"Finetuning\s*<span class=\"verb\">into</span>\s*Fine-tuning", html)
+    assert re.search(r"retire edge</span>\s*Fine-tuning\s*<span class=\"verb\">builds on", html)

@@ -1,0 +1,681 @@
+"""Ontology discovery's pure logic: relation labels the vocabulary lacks, drafted as types.
+
+Candidates dropped as ``unknown_relation`` carry the extractor's own label ("is an
+alternative to", "alternatives", "can replace"). Labels are normalised (snake_case, no
+leading auxiliaries or articles, one inflection per verb) and merged by meaning through a
+small hand-written synonym table; a meaning that recurs often enough, in enough sources,
+becomes a ``RelationDraft`` with a guessed shape (symmetric? acyclic?) explained in its
+description. Curators decide; nothing here touches the vocabulary.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .keys import relation_key
+from .text import name_key
+from .types import RelationSpec
+
+__all__ = ["DroppedExample", "RelationDraft", "discover_relations", "normalise_label"]
+
+KEY_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+# Words that carry no relation meaning at the start of a label ("is_an_alternative_to",
+# "can_replace", "are_often_used_for"). Articles go wherever they are.
+LEADING = frozenset(
+    {
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "can",
+        "could",
+        "may",
+        "might",
+        "will",
+        "would",
+        "should",
+        "must",
+        "often",
+        "usually",
+        "typically",
+        "generally",
+        "commonly",
+        "sometimes",
+        "also",
+        "directly",
+    }
+)
+ARTICLES = frozenset({"a", "an", "the"})
+# A negated label states that a relation does not hold: it is not that relation.
+NEGATIONS = frozenset({"not", "never", "no", "cannot", "isn", "doesn", "don", "aren", "without"})
+PREPOSITIONS = frozenset(
+    {"to", "of", "for", "from", "with", "on", "in", "by", "as", "into", "over", "against"}
+)
+
+# Verbs whose forms are folded into one ("replace", "replaced", "replacing" -> "replaces").
+# Only known verbs: guessing the stem of an unknown word ("focus" / "focuses") is how
+# nouns become verbs.
+VERBS = frozenset(
+    {
+        "address",
+        "affect",
+        "alleviate",
+        "allow",
+        "approximate",
+        "boost",
+        "cause",
+        "combine",
+        "compete",
+        "complement",
+        "compress",
+        "conflict",
+        "consist",
+        "constrain",
+        "contain",
+        "control",
+        "counter",
+        "decrease",
+        "define",
+        "degrade",
+        "depend",
+        "derive",
+        "describe",
+        "detect",
+        "drive",
+        "employ",
+        "enable",
+        "encode",
+        "enhance",
+        "evaluate",
+        "evolve",
+        "extend",
+        "feed",
+        "follow",
+        "generalize",
+        "generate",
+        "govern",
+        "guard",
+        "improve",
+        "include",
+        "increase",
+        "influence",
+        "inherit",
+        "implement",
+        "limit",
+        "leverage",
+        "lower",
+        "measure",
+        "mimic",
+        "mitigate",
+        "need",
+        "obsolete",
+        "optimize",
+        "outperform",
+        "power",
+        "precede",
+        "predict",
+        "prevent",
+        "produce",
+        "protect",
+        "reduce",
+        "refine",
+        "rely",
+        "replace",
+        "represent",
+        "require",
+        "resemble",
+        "retrieve",
+        "solve",
+        "specialize",
+        "speed",
+        "substitute",
+        "succeed",
+        "supersede",
+        "support",
+        "tackle",
+        "trade",
+        "train",
+        "underlie",
+        "use",
+        "utilize",
+        "validate",
+        "verify",
+        "worsen",
+    }
+)
+# Nouns that head a relation label, with the preposition they take when the label is the
+# bare noun ("alternative" -> "alternative_to").
+NOUNS = {
+    "alternative": "to",
+    "prerequisite": "for",
+    "example": "of",
+    "instance": "of",
+    "variant": "of",
+    "kind": "of",
+    "type": "of",
+    "component": "of",
+    "subset": "of",
+    "extension": "of",
+    "generalization": "of",
+    "specialization": "of",
+    "precursor": "to",
+    "successor": "of",
+    "predecessor": "of",
+    "part": "of",
+    "substitute": "for",
+    "counterpart": "of",
+    "complement": "to",
+}
+IRREGULAR = {"underlies": "underlie", "underlay": "underlie", "fed": "feed", "drove": "drive"}
+
+# Merging by meaning. Each entry folds a normalised phrasing into the key of its meaning,
+# keeping its direction (a phrasing that reverses the roles, "is replaced by", is not
+# listed: it keeps its own key). Meanings are kept apart when the reviewer would read them
+# differently:
+# - replaces (one concept takes the other's place, an ordering in time) is not
+#   alternative_to (either may be chosen, no order);
+# - mitigates (lessens a risk or a harm) is not reduces (lowers a quantity: latency,
+#   memory, cost): their targets are of different kinds, so one relation would mix
+#   "guardrails mitigate prompt injection" with "quantization reduces memory";
+# - depends_on (needs the other to work) takes "requires" and "relies on", but not
+#   "uses" (may use the other, could do without it).
+SYNONYMS = {
+    # alternatives and likeness (symmetric)
+    "alternative_for": "alternative_to",
+    "substitute_for": "alternative_to",
+    "interchangeable_with": "alternative_to",
+    "option_instead_of": "alternative_to",
+    "similar": "similar_to",
+    "resembles": "similar_to",
+    "akin_to": "similar_to",
+    "analogous_to": "similar_to",
+    "like": "similar_to",
+    "comparable_to": "similar_to",
+    "same_as": "equivalent_to",
+    "identical_to": "equivalent_to",
+    "equal_to": "equivalent_to",
+    "equivalent": "equivalent_to",
+    "synonym_of": "equivalent_to",
+    "compared_to": "compared_with",
+    "compares_with": "compared_with",
+    "compares_to": "compared_with",
+    "versus": "compared_with",
+    "vs": "compared_with",
+    "complementary_to": "complements",
+    "complement_to": "complements",
+    "competes_against": "competes_with",
+    "combines_with": "combined_with",
+    "used_with": "combined_with",
+    "used_together_with": "combined_with",
+    "paired_with": "combined_with",
+    "works_with": "combined_with",
+    "trades_off": "trades_off_against",
+    "trades_off_with": "trades_off_against",
+    "trade_off_with": "trades_off_against",
+    "in_tension_with": "trades_off_against",
+    # orderings (directed, acyclic)
+    "supersedes": "replaces",
+    "obsoletes": "replaces",
+    "takes_place_of": "replaces",
+    "comes_before": "precedes",
+    "prior_to": "precedes",
+    "followed_by": "precedes",
+    "succeeded_by": "precedes",
+    "predecessor_of": "precedes",
+    "comes_after": "follows",
+    "successor_of": "follows",
+    "succeeds": "follows",
+    "requires": "depends_on",
+    "relies_on": "depends_on",
+    "needs": "depends_on",
+    "dependent_on": "depends_on",
+    "derives_from": "derived_from",
+    "evolved_from": "derived_from",
+    "evolves_from": "derived_from",
+    "descended_from": "derived_from",
+    "inherits_from": "derived_from",
+    "originates_from": "derived_from",
+    "extension_of": "extends",
+    "kind_of": "kind_of",
+    "type_of": "kind_of",
+    "form_of": "kind_of",
+    "subclass_of": "kind_of",
+    "subtype_of": "kind_of",
+    "category_of": "kind_of",
+    "is_a": "kind_of",
+    "instance_of": "example_of",
+    "case_of": "example_of",
+    "special_case_of": "example_of",
+    "component_of": "part_of",
+    "a_part_of": "part_of",
+    "belongs_to": "part_of",
+    "subset_of": "part_of",
+    # effects (directed)
+    "alleviates": "mitigates",
+    "guards_against": "mitigates",
+    "protects_against": "mitigates",
+    "counters": "mitigates",
+    "decreases": "reduces",
+    "lowers": "reduces",
+    "cuts": "reduces",
+    "enhances": "improves",
+    "boosts": "improves",
+    "allows": "enables",
+    "makes_possible": "enables",
+    "leads_to": "causes",
+    "results_in": "causes",
+    "gives_rise_to": "causes",
+    "employs": "uses",
+    "utilizes": "uses",
+    "leverages": "uses",
+    "makes_use_of": "uses",
+    "addresses": "solves",
+    "tackles": "solves",
+    # phrasings of the starting vocabulary: skipped when the vocabulary has them
+    "builds_upon": "builds_on",
+    "built_on": "builds_on",
+    "built_upon": "builds_on",
+    "based_on": "builds_on",
+    "in_contrast_to": "contrasts_with",
+    "in_contrast_with": "contrasts_with",
+    "contrasted_with": "contrasts_with",
+    "opposed_to": "contrasts_with",
+    "related": "related_to",
+    "relates_to": "related_to",
+    "associated_with": "related_to",
+    "connected_to": "related_to",
+    "linked_to": "related_to",
+    "applied_to": "applies_to",
+    "used_for": "applies_to",
+    "used_in": "applies_to",
+    "required_for": "prerequisite_for",
+    "needed_for": "prerequisite_for",
+    "necessary_for": "prerequisite_for",
+    "foundation_for": "prerequisite_for",
+    "foundation_of": "prerequisite_for",
+}
+# Meanings where "A r B" says the same as "B r A".
+SYMMETRIC = frozenset(
+    {
+        "alternative_to",
+        "similar_to",
+        "equivalent_to",
+        "compared_with",
+        "complements",
+        "competes_with",
+        "conflicts_with",
+        "combined_with",
+        "trades_off_against",
+        "differs_from",
+        "orthogonal_to",
+        "contrasts_with",
+        "related_to",
+    }
+)
+# Meanings that order concepts (in time, in dependency, in a hierarchy): a chain of them
+# looping back is a contradiction, so such a relation may be marked acyclic.
+ORDERING = frozenset(
+    {
+        "precedes",
+        "follows",
+        "replaces",
+        "depends_on",
+        "derived_from",
+        "extends",
+        "kind_of",
+        "example_of",
+        "part_of",
+        "prerequisite_for",
+        "builds_on",
+        "generalizes",
+        "specializes",
+        "refines",
+        "underlies",
+    }
+)
+ADJECTIVES = frozenset(
+    {
+        "similar",
+        "equivalent",
+        "analogous",
+        "comparable",
+        "complementary",
+        "orthogonal",
+        "prior",
+        "identical",
+        "dependent",
+        "specific",
+        "central",
+        "essential",
+        "necessary",
+        "sensitive",
+        "distinct",
+        "different",
+        "independent",
+        "compatible",
+        "relevant",
+        "useful",
+        "vulnerable",
+        "robust",
+        "akin",
+    }
+)
+# A few verbs read better spelled out than derived from the key.
+VERB_PHRASES = {
+    "part_of": "is part of",
+    "kind_of": "is a kind of",
+    "example_of": "is an example of",
+    "equivalent_to": "is equivalent to",
+    "same_as": "is the same as",
+}
+
+
+@dataclass(frozen=True)
+class DroppedExample:
+    """A candidate the loop dropped because its relation is not in the vocabulary."""
+
+    id: int
+    label: str  # the raw relation label the extractor gave, e.g. "is_an_alternative_to"
+    source_slug: str
+    revision_id: int
+    quote: str
+    start: int | None
+    end: int | None
+    source_name: str  # endpoint names as the extractor gave them
+    target_name: str
+
+
+@dataclass(frozen=True)
+class RelationDraft:
+    """A relation type the vocabulary lacks, as an ``add_relation_type`` proposal needs it."""
+
+    key: str  # snake_case, [a-z][a-z0-9_]{0,63}
+    label: str  # "Alternative to"
+    verb: str  # "is an alternative to" ("source <verb> target")
+    description: str
+    directed: bool
+    symmetric: bool
+    acyclic: bool
+    examples: tuple[DroppedExample, ...]  # up to max_examples, spread over sources
+    support: int  # how many dropped candidates used it
+    sources: int  # in how many sources
+    labels: tuple[str, ...]  # the raw labels merged into it
+
+
+def _third_person(lemma: str) -> str:
+    if lemma.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return lemma + "es"
+    if lemma.endswith("y") and len(lemma) > 2 and lemma[-2] not in "aeiou":
+        return lemma[:-1] + "ies"
+    return lemma + "s"
+
+
+def _lemma(word: str) -> tuple[str, bool] | None:
+    """(lemma, is a participle) for a form of a known verb, else None."""
+    if word in IRREGULAR:
+        return IRREGULAR[word], word.endswith("d")
+    if word in VERBS:
+        return word, False
+    forms: list[tuple[str, bool]] = []
+    if word.endswith("ies"):
+        forms.append((word[:-3] + "y", False))
+    if word.endswith("es"):
+        forms.append((word[:-2], False))
+    if word.endswith("s"):
+        forms.append((word[:-1], False))
+    if word.endswith("ied"):
+        forms.append((word[:-3] + "y", True))
+    if word.endswith("ed"):
+        forms += [(word[:-1], True), (word[:-2], True)]
+        if len(word) > 4 and word[-3] == word[-4]:
+            forms.append((word[:-3], True))
+    if word.endswith("ing"):
+        forms += [(word[:-3], False), (word[:-3] + "e", False)]
+        if len(word) > 5 and word[-4] == word[-5]:
+            forms.append((word[:-4], False))
+    for lemma, participle in forms:
+        if lemma in VERBS:
+            return lemma, participle
+    return None
+
+
+def normalise_label(label: str) -> str:
+    """The meaning key of a raw relation label; "" when it names no usable relation.
+
+    "is an alternative to", "an alternative to", "Alternatives" -> "alternative_to";
+    "replace", "replaced", "can replace" -> "replaces"; "is replaced by" stays
+    "replaced_by" (the roles are swapped, so it is another relation).
+    """
+    key = relation_key(label)
+    if not key:
+        return ""
+    if key in SYNONYMS:  # "is_a" must not lose both of its words below
+        return SYNONYMS[key]
+    tokens = key.split("_")
+    if any(t in NEGATIONS for t in tokens):
+        return ""
+    while len(tokens) > 1 and tokens[0] in LEADING:
+        tokens = tokens[1:]
+    tokens = [t for t in tokens if t not in ARTICLES]
+    if not tokens or tokens[0] in LEADING:
+        return ""
+    head, rest = tokens[0], tokens[1:]
+    singular = head[:-1] if head.endswith("s") and head[:-1] in NOUNS else head
+    found = _lemma(head)
+    if singular in NOUNS and (not rest or rest[0] in PREPOSITIONS):
+        # A noun heads it ("alternatives to", "a prerequisite"): singular, with its
+        # preposition when it is bare.
+        head = singular
+        if not rest:
+            rest = [NOUNS[head]]
+    elif found is not None:
+        lemma, participle = found
+        # "derived from", "replaced by", "used for": a participle before a preposition
+        # is adjectival or passive, and a passive swaps the roles; left as it is.
+        if not (participle and rest and rest[0] in PREPOSITIONS) and not (rest and rest[0] == "of"):
+            head = _third_person(lemma)
+    key = "_".join([head, *rest])
+    return SYNONYMS.get(key, key)
+
+
+def _valid_key(key: str) -> str:
+    key = key[:64].rstrip("_")
+    if key and not key[0].isalpha():
+        key = ("r_" + key)[:64].rstrip("_")
+    return key if KEY_PATTERN.match(key) else ""
+
+
+def _verb(key: str) -> str:
+    """How "source <verb> target" reads for a meaning key."""
+    if key in VERB_PHRASES:
+        return VERB_PHRASES[key]
+    words = key.split("_")
+    head = words[0]
+    phrase = " ".join(words)
+    if head in NOUNS:
+        article = "an" if head[0] in "aeiou" else "a"
+        return f"is {article} {phrase}"
+    if head in ADJECTIVES or (head.endswith("ed") and len(words) > 1):
+        return f"is {phrase}"
+    return phrase
+
+
+def _has_cycle(pairs: set[tuple[str, str]]) -> bool:
+    """Whether the directed pairs contain a cycle (Kahn's algorithm, no recursion)."""
+    successors: dict[str, set[str]] = defaultdict(set)
+    indegree: Counter[str] = Counter()
+    nodes: set[str] = set()
+    for a, b in pairs:
+        if a == b:
+            return True
+        nodes.update((a, b))
+        if b not in successors[a]:
+            successors[a].add(b)
+            indegree[b] += 1
+    ready = [n for n in nodes if indegree[n] == 0]
+    seen = 0
+    while ready:
+        node = ready.pop()
+        seen += 1
+        for nxt in successors[node]:
+            indegree[nxt] -= 1
+            if indegree[nxt] == 0:
+                ready.append(nxt)
+    return seen < len(nodes)
+
+
+def _spread(examples: list[DroppedExample], limit: int) -> tuple[DroppedExample, ...]:
+    """Up to ``limit`` examples, one per source in turn, so many sources are shown.
+
+    Sources in order of their first example, examples in id order; a quote already shown
+    is passed over while there are others.
+    """
+    by_source: dict[str, list[DroppedExample]] = defaultdict(list)
+    for example in sorted(examples, key=lambda e: e.id):
+        by_source[example.source_slug].append(example)
+    queues = list(by_source.values())
+    picked: list[DroppedExample] = []
+    shown: set[str] = set()
+    for allow_repeats in (False, True):
+        depth = 0
+        while len(picked) < limit and any(depth < len(q) for q in queues):
+            for queue in queues:
+                if len(picked) >= limit:
+                    break
+                if depth < len(queue):
+                    example = queue[depth]
+                    quote = " ".join(example.quote.split()).casefold()
+                    if example in picked or (quote in shown and not allow_repeats):
+                        continue
+                    picked.append(example)
+                    shown.add(quote)
+            depth += 1
+    return tuple(picked)
+
+
+def _names_of_pair(examples: list[DroppedExample], pair: tuple[str, str]) -> tuple[str, str]:
+    """The names as written of the first example about ``pair`` (name keys)."""
+    for e in sorted(examples, key=lambda e: e.id):
+        if {name_key(e.source_name), name_key(e.target_name)} == set(pair):
+            return e.source_name, e.target_name
+    return pair
+
+
+def _describe(
+    verb: str,
+    *,
+    support: int,
+    sources: int,
+    symmetric: bool,
+    both_ways: tuple[str, str] | None,
+    shape: str,
+) -> str:
+    count = (
+        f"{support} statement{'s' if support != 1 else ''} in "
+        f"{sources} source{'s' if sources != 1 else ''}"
+    )
+    first = f"Sources say one concept {verb} another ({count})."
+    if symmetric:
+        why = (
+            f'the examples state it both ways round ("{both_ways[0]}" and "{both_ways[1]}")'
+            if both_ways
+            else f'"A {verb} B" also reads as "B {verb} A"'
+        )
+        return f"{first} Symmetric: {why}."
+    return f"{first} {shape}"
+
+
+def discover_relations(
+    dropped: Sequence[DroppedExample],
+    *,
+    vocabulary: Sequence[RelationSpec],
+    min_support: int = 3,
+    min_sources: int = 2,
+    max_examples: int = 5,
+) -> list[RelationDraft]:
+    """Relation types the dropped candidates ask for, most supported first.
+
+    Labels that mean a term the vocabulary has (by key, label or verb, retired terms
+    included) are skipped; so are negated labels. A draft needs ``min_support``
+    candidates from ``min_sources`` distinct sources.
+    """
+    known_raw: set[str] = set()
+    known: set[str] = set()
+    for spec in vocabulary:
+        for name in (spec.key, spec.label, spec.verb):
+            raw = relation_key(name)
+            if raw:
+                known_raw.add(raw)
+                known.add(normalise_label(name) or raw)
+    groups: dict[str, list[DroppedExample]] = defaultdict(list)
+    for example in dropped:
+        if relation_key(example.label) in known_raw:
+            continue
+        meaning = _valid_key(normalise_label(example.label))
+        if meaning and meaning not in known:
+            groups[meaning].append(example)
+
+    drafts: list[RelationDraft] = []
+    for key, examples in groups.items():
+        slugs = {e.source_slug for e in examples}
+        if len(examples) < min_support or len(slugs) < min_sources:
+            continue
+        verb = _verb(key)
+        pairs = {
+            (name_key(e.source_name), name_key(e.target_name))
+            for e in examples
+            if name_key(e.source_name) and name_key(e.target_name)
+        }
+        both_ways = sorted((a, b) for a, b in pairs if a < b and (b, a) in pairs)
+        ordering = key in ORDERING
+        # An ordering stated both ways round is a contradiction in the examples, not a
+        # sign of symmetry: it keeps its direction and loses acyclicity instead.
+        symmetric = key in SYMMETRIC or (bool(both_ways) and not ordering)
+        cyclic = _has_cycle(pairs)
+        acyclic = not symmetric and ordering and not cyclic
+        if acyclic:
+            shape = (
+                f'Directed and acyclic: it orders concepts ("A {verb} B" does not mean '
+                f'"B {verb} A"), so a chain of it may not loop back, and no example does.'
+            )
+        elif ordering:
+            shape = (
+                f'Directed ("A {verb} B" does not mean "B {verb} A"). Not marked acyclic: '
+                "although it orders concepts, the examples already form a cycle."
+            )
+        else:
+            shape = f'Directed: "A {verb} B" does not mean "B {verb} A".'
+        raw_labels = Counter(e.label for e in examples)
+        drafts.append(
+            RelationDraft(
+                key=key,
+                label=key.replace("_", " ").capitalize(),
+                verb=verb,
+                description=_describe(
+                    verb,
+                    support=len(examples),
+                    sources=len(slugs),
+                    symmetric=symmetric,
+                    both_ways=_names_of_pair(examples, both_ways[0])
+                    if both_ways and key not in SYMMETRIC
+                    else None,
+                    shape=shape,
+                ),
+                directed=not symmetric,
+                symmetric=symmetric,
+                acyclic=acyclic,
+                examples=_spread(examples, max_examples),
+                support=len(examples),
+                sources=len(slugs),
+                labels=tuple(sorted(raw_labels, key=lambda lab: (-raw_labels[lab], lab))),
+            )
+        )
+    drafts.sort(key=lambda d: (-d.support, d.key))
+    return drafts
