@@ -430,8 +430,24 @@ def bench_heal(*, concepts: int = 50_000, edges: int = 200_000, seed: int = 13) 
     started = time.perf_counter()
     run = heal_run(run)
     elapsed = time.perf_counter() - started
+    by_name = dict(Concept.objects.values_list("name", "pk"))
+    planted = {
+        frozenset((by_name[n], by_name[n + "s"]))
+        for n in names[: len(twins)]
+        if n in by_name and n + "s" in by_name
+    }
+    from kgreview.review.models import Proposal
+
+    proposed = {
+        frozenset((p["survivor_id"], p["loser_id"]))
+        for p in Proposal.objects.filter(kind="merge_concepts", agent_run=run).values_list(
+            "payload", flat=True
+        )
+    }
     return {
         "benchmark": "heal",
+        "planted_twins_found": len(planted & proposed),
+        "planted_cycles": 5,
         "database": connection.vendor,
         "concepts": len(ids),
         "edges": Edge.objects.filter(status="active").count(),

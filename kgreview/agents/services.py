@@ -611,6 +611,31 @@ def agent_run_create(
     )
 
 
+def agent_run_current(agent: str) -> AgentRun | None:
+    """The newest unfinished run of an agent, or None.
+
+    A schedule asks before starting: runs of one agent never overlap. A run that has
+    reported nothing for the lease (its worker died, or its task was lost) is not
+    current: a step-wise run (heal, discover) is marked failed in words so a new one can
+    start; a construction run is returned anyway, because resuming it (its unfinished
+    sources queued again) is the way forward.
+    """
+    stale = timezone.now() - item_lease()
+    for run in AgentRun.objects.filter(agent=agent).exclude(status__in=AgentRun.FINISHED):
+        if run.updated_at >= stale or agent == AgentRun.Agent.CONSTRUCT:
+            return run
+        agent_run_finish(
+            run,
+            status=AgentRun.Status.FAILED,
+            stats=run.stats,
+            error=(
+                f"No progress for {settings.KG_ITEM_LEASE_SECONDS} s: its worker stopped. "
+                "The next scheduled run starts afresh."
+            ),
+        )
+    return None
+
+
 def agent_run_step(run: AgentRun, *, done: int, total: int | None = None, stats=None) -> None:
     """Record progress; raises ``RunCancelled`` if a curator asked the run to stop."""
     with transaction.atomic():

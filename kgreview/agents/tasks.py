@@ -7,6 +7,7 @@ or item is never touched again.
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import socket
@@ -20,6 +21,8 @@ from construction.errors import LLMTransientError
 
 from . import services
 from .models import AgentRun, AgentRunItem
+
+log = logging.getLogger(__name__)
 
 
 def kgreview_task(**options):
@@ -87,6 +90,14 @@ def construct_scheduled(self, *, provider: str | None = None) -> int | None:
     """The hourly schedule: read new or changed sources; no run when nothing changed."""
     from .adapters import extractor_for
 
+    current = services.agent_run_current(AgentRun.Agent.CONSTRUCT)
+    if current is not None:
+        # Never two construction runs at once. One that stopped reporting is resumed (its
+        # sources whose worker died are queued again); what changed since waits a turn.
+        if current.updated_at < timezone.now() - services.item_lease():
+            construct_run.delay(run_id=current.pk)
+        log.info("construct: run #%s is still going; the schedule skips this turn", current.pk)
+        return None
     sources = services.sources_to_construct(extractor_for(provider))
     if not sources:
         return None
@@ -101,8 +112,13 @@ def construct_scheduled(self, *, provider: str | None = None) -> int | None:
 
 
 def _run_for(agent: str, run_id: int | None, trigger: str, provider: str | None):
+    """The run a task was given, or (from a schedule) a new one unless one is going."""
     if run_id is not None:
         return AgentRun.objects.filter(pk=run_id).first()
+    current = services.agent_run_current(agent)
+    if current is not None:
+        log.info("%s: run #%s is still going; the schedule skips this turn", agent, current.pk)
+        return None
     return services.agent_run_create(agent=agent, trigger=trigger, provider=provider or "")
 
 

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_celery_beat.models import PeriodicTask
 
-from kgreview.core.errors import DomainError
+from kgreview.core.errors import DomainError, NotFound
 from kgreview.core.permissions import curator_required, is_curator, view_required
 
 from . import selectors, services
@@ -49,13 +49,13 @@ def agents_home(request: HttpRequest) -> HttpResponse:
                 "label": AgentRun.Agent(agent).label,
                 "about": info["about"],
                 "schedule": schedules.get(info["task"]),
-                "last": AgentRun.objects.filter(agent=agent).order_by("-created_at").first(),
+                "last": AgentRun.objects.filter(agent=agent).order_by("-created_at", "-id").first(),
             }
         )
     runs = list(
         AgentRun.objects.select_related("requested_by")
         .annotate(n_proposals=Count("proposals"))
-        .order_by("-created_at")[:25]
+        .order_by("-created_at", "-id")[:25]
     )
     context = {
         "cards": cards,
@@ -153,6 +153,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         run = services.agent_run_cancel(run_id=pk, user=request.user)
+    except NotFound as exc:
+        raise Http404(str(exc)) from None
     except DomainError as exc:
         messages.error(request, str(exc))
     else:

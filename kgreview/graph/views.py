@@ -12,7 +12,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from kgreview.agents.selectors import unknown_relations, worker_status
-from kgreview.core.errors import DomainError, ValidationFailed
+from kgreview.core.errors import DomainError, NotFound, ValidationFailed
 from kgreview.core.permissions import curator_required, is_curator, view_required
 from kgreview.review.selectors import source_segments
 
@@ -139,6 +139,8 @@ def concept_unmerge(request: HttpRequest, pk: int) -> HttpResponse:
 
     try:
         concept = merge_undo(loser_id=pk, user=request.user)
+    except NotFound as exc:
+        raise Http404(str(exc)) from None
     except DomainError as exc:
         messages.error(request, str(exc))
     else:

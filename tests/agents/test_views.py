@@ -1,0 +1,629 @@
+"""The Agents page over HTTP: schedules, run now, a run's live progress, cancel.
+
+Curators act, everyone with a role reads. Tasks run eagerly in the test settings, so a
+"Run now" has finished by the time the redirect is answered.
+"""
+
+from __future__ import annotations
+
+import html as htmllib
+import re
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+from django_celery_beat.models import CrontabSchedule, PeriodicTask
+
+from kgreview.agents import services
+from kgreview.agents.models import AgentRun, AgentRunItem, WorkerHeartbeat
+from kgreview.review import decisions
+
+pytestmark = pytest.mark.django_db
+
+HX = {"HX-Request": "true"}
+HOSTILE = "<script>alert(1)</script>"
+TASKS = {
+    "construct": "agents.construct_scheduled",
+    "heal": "agents.heal",
+    "discover": "agents.discover",
+}
+
+
+# --- helpers ----------------------------------------------------------------------------
+
+
+def client_for(f, role: str | None) -> Client:
+    """A client signed in with ``role`` ("anonymous": not signed in; None: no role)."""
+    client = Client()
+    if role != "anonymous":
+        client.force_login(f.user(role=role))
+    return client
+
+
+@pytest.fixture
+def curator_user(f):
+    return f.user("cura", role="curator")
+
+
+@pytest.fixture
+def curator(curator_user) -> Client:
+    client = Client()
+    client.force_login(curator_user)
+    return client
+
+
+@pytest.fixture
+def viewer(f) -> Client:
+    return client_for(f, "viewer")
+
+
+def page(response) -> str:
+    return response.content.decode()
+
+
+def flashes(response) -> list[tuple[str, str]]:
+    """The messages shown on a page, as (level, text) with the HTML entities decoded."""
+    found = re.findall(r'<li class="msg-(\w+)">(.*?)</li>', page(response), re.S)
+    return [(level, htmllib.unescape(text)) for level, text in found]
+
+
+def schedule(agent: str) -> PeriodicTask:
+    return PeriodicTask.objects.get(task=TASKS[agent])
+
+
+def heal_run(**kwargs) -> AgentRun:
+    return services.agent_run_create(agent=AgentRun.Agent.HEAL, **kwargs)
+
+
+def running(run: AgentRun, *, done: int = 1, total: int = 4, **stats) -> AgentRun:
+    services.agent_run_step(run, done=done, total=total, stats=stats or None)
+    run.refresh_from_db()
+    assert run.status == "running"
+    return run
+
+
+def finished(run: AgentRun, **stats) -> AgentRun:
+    return services.agent_run_finish(run, status=AgentRun.Status.SUCCEEDED, stats=stats)
+
+
+def run_table_ids(html: str) -> list[int]:
+    return [int(n) for n in re.findall(r'<td><a href="/agents/runs/\d+/">#(\d+)</a></td>', html)]
+
+
+@pytest.fixture
+def duplicates(f):
+    """Two spellings of one concept, which the heal agent proposes to merge."""
+    big = f.concept("Vector database")
+    small = f.concept("Vector databases")
+    for other in ("Embeddings", "ANN", "Metadata filtering"):
+        f.edge(f.concept(other), big, "part_of")
+    return big, small
+
+
+# --- who may read and act ---------------------------------------------------------------
+
+
+def test_agent_pages_send_anonymous_users_to_login(f):
+    """The Agents page and a run's page need a signed-in user."""
+    run = heal_run()
+    client = client_for(f, "anonymous")
+    for url in (reverse("agents:home"), reverse("agents:run", args=[run.pk])):
+        response = client.get(url)
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("login") + "?next=")
+
+
+def test_agent_pages_are_closed_to_users_without_a_role(f):
+    """A signed-in account without a role gets 403 on the Agents page and a run's page."""
+    run = heal_run()
+    client = client_for(f, None)
+    assert client.get(reverse("agents:home")).status_code == 403
+    assert client.get(reverse("agents:run", args=[run.pk])).status_code == 403
+    assert client.get(reverse("agents:run", args=[run.pk]), headers=HX).status_code == 403
+
+
+def test_anonymous_agent_actions_go_to_login_and_change_nothing(f):
+    """Run now, cancel and schedule toggles from a signed-out browser write nothing."""
+    run = heal_run()
+    heal = schedule("heal")
+    client = client_for(f, "anonymous")
+    posts = [
+        reverse("agents:run-now", args=["heal"]),
+        reverse("agents:cancel", args=[run.pk]),
+        reverse("agents:schedule-toggle", args=[heal.pk]),
+    ]
+    for url in posts:
+        response = client.post(url, {"enabled": "0"})
+        assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+    assert list(AgentRun.objects.all()) == [run]
+    run.refresh_from_db()
+    assert run.status == "queued" and not run.cancel_requested
+    assert schedule("heal").enabled is True
+
+
+@pytest.mark.parametrize("role", ["viewer", "reviewer"])
+def test_non_curators_cannot_run_cancel_or_pause_agents(f, role):
+    """Viewers and reviewers get 403 on every agent action, and nothing changes."""
+    f.lesson()
+    run = heal_run()
+    heal = schedule("heal")
+    client = client_for(f, role)
+    for agent in ("construct", "heal", "discover"):
+        assert client.post(reverse("agents:run-now", args=[agent])).status_code == 403
+    assert client.post(reverse("agents:cancel", args=[run.pk])).status_code == 403
+    toggle = client.post(reverse("agents:schedule-toggle", args=[heal.pk]), {"enabled": "0"})
+    assert toggle.status_code == 403
+    assert list(AgentRun.objects.all()) == [run]
+    run.refresh_from_db()
+    assert run.status == "queued" and not run.cancel_requested
+    assert schedule("heal").enabled is True
+
+
+def test_agent_actions_need_a_post(curator):
+    """GET on run now, cancel or a toggle is 405, so a link cannot start or stop anything."""
+    run = heal_run()
+    heal = schedule("heal")
+    assert curator.get(reverse("agents:run-now", args=["heal"])).status_code == 405
+    assert curator.get(reverse("agents:cancel", args=[run.pk])).status_code == 405
+    assert curator.get(reverse("agents:schedule-toggle", args=[heal.pk])).status_code == 405
+    assert AgentRun.objects.count() == 1 and schedule("heal").enabled
+
+
+# --- the Agents page --------------------------------------------------------------------
+
+
+def test_agents_page_shows_each_agent_with_its_schedule_and_last_run(viewer):
+    """Three cards, each with its schedule state and a link to its last run."""
+    old = finished(heal_run())
+    last = finished(heal_run())
+    html = page(viewer.get(reverse("agents:home")))
+    for agent, label in [
+        ("construct", "Construction"),
+        ("heal", "Self-healing"),
+        ("discover", "Ontology discovery"),
+    ]:
+        card = re.search(
+            rf'<article class="card agent-card" id="agent-{agent}">(.*?)</article>', html, re.S
+        )
+        assert card, agent
+        assert f"<h2>{label}</h2>" in card.group(1)
+        assert 'class="badge ok">on</span>' in card.group(1)
+    heal = re.search(r'id="agent-heal">(.*?)</article>', html, re.S).group(1)
+    assert f'Last run: <a href="/agents/runs/{last.pk}/">#{last.pk}</a>' in heal
+    assert f"#{old.pk}</a> <span" not in heal
+    assert "Never run." in re.search(r'id="agent-discover">(.*?)</article>', html, re.S).group(1)
+
+
+def test_agents_page_gives_viewers_no_buttons(viewer):
+    """Viewers read schedules and runs but see no run, pause or edit controls."""
+    html = page(viewer.get(reverse("agents:home")))
+    assert "Run now" not in html and "Pause schedule" not in html
+    assert "/agents/run/" not in html and "/toggle/" not in html and "/admin/" not in html
+
+
+def test_agents_page_gives_curators_run_and_pause_buttons(curator):
+    """Curators get Run now for every agent and a pause form for every enabled schedule."""
+    html = page(curator.get(reverse("agents:home")))
+    for agent in ("construct", "heal", "discover"):
+        assert f'action="/agents/run/{agent}/"' in html and f'id="run-{agent}"' in html
+        s = schedule(agent)
+        form = re.search(
+            rf'action="/agents/schedules/{s.pk}/toggle/">.*?</form>', html, re.S
+        ).group(0)
+        assert 'name="enabled" value="0"' in form and "Pause schedule" in form
+
+
+def test_agents_page_offers_resume_for_a_paused_schedule(curator):
+    """A paused schedule reads "paused" and its form resumes it."""
+    s = services.schedule_set_enabled(schedule=schedule("discover"), enabled=False)
+    html = page(curator.get(reverse("agents:home")))
+    card = re.search(r'id="agent-discover">(.*?)</article>', html, re.S).group(1)
+    assert 'class="badge warn">paused' in card
+    form = re.search(rf'action="/agents/schedules/{s.pk}/toggle/">.*?</form>', card, re.S)
+    assert 'name="enabled" value="1"' in form.group(0) and "Resume schedule" in form.group(0)
+
+
+def test_agents_page_lists_recent_runs_newest_first_with_who_asked(viewer, curator_user):
+    """The runs table shows each run's agent, trigger, requester, status and proposals."""
+    first = finished(heal_run(trigger=AgentRun.Trigger.SCHEDULE))
+    second = heal_run(trigger=AgentRun.Trigger.MANUAL, user=curator_user)
+    html = page(viewer.get(reverse("agents:home")))
+    assert run_table_ids(html) == [second.pk, first.pk]
+    row = re.search(
+        rf'<td><a href="/agents/runs/{second.pk}/">#{second.pk}</a>.*?</tr>', html, re.S
+    )
+    assert "Self-healing" in row.group(0) and "Run now (web) · cura" in row.group(0)
+    assert 'class="badge run-queued">Queued' in row.group(0)
+    row = re.search(rf'<td><a href="/agents/runs/{first.pk}/">#{first.pk}</a>.*?</tr>', html, re.S)
+    assert "Schedule" in row.group(0) and "Succeeded" in row.group(0)
+    assert '<td class="num">–</td>' in row.group(0)
+
+
+def test_agents_page_links_a_runs_proposals_to_the_queue(curator, duplicates):
+    """A run that queued proposals links its count to the queue filtered by that run."""
+    response = curator.post(reverse("agents:run-now", args=["heal"]))
+    run = AgentRun.objects.get()
+    n = run.proposals.count()
+    assert n >= 1
+    html = page(curator.get(reverse("agents:home")))
+    assert f'<a href="/review/?status=all&amp;run={run.pk}">{n}</a>' in html
+    assert response.status_code == 302
+
+
+def test_agents_page_shows_only_the_last_25_runs(viewer):
+    """The runs table is bounded: 30 runs, the 25 newest listed."""
+    runs = [finished(heal_run()) for _ in range(30)]
+    ids = run_table_ids(page(viewer.get(reverse("agents:home"))))
+    assert ids == [r.pk for r in reversed(runs)][:25]
+
+
+def test_agents_page_warns_when_no_worker_reported(viewer):
+    """Without a recent heartbeat the page says queued runs wait for a worker."""
+    warning = "No worker has reported recently"
+    assert warning in page(viewer.get(reverse("agents:home")))
+    WorkerHeartbeat.objects.create(hostname="w1", last_seen=timezone.now())
+    assert warning not in page(viewer.get(reverse("agents:home")))
+
+
+def test_agents_page_htmx_refresh_returns_only_the_runs_table_polling_while_busy(viewer):
+    """htmx gets just the runs table; it keeps polling while any run is unfinished."""
+    busy = running(heal_run())
+    response = viewer.get(reverse("agents:home"), headers=HX)
+    html = page(response)
+    assert response.status_code == 200
+    assert html.lstrip().startswith('<div id="runs-table"')
+    assert "<html" not in html and "agent-card" not in html
+    assert 'hx-get="/agents/" hx-trigger="every 2s"' in html
+    assert run_table_ids(html) == [busy.pk]
+    full = page(viewer.get(reverse("agents:home")))
+    assert "<html" in full and "agent-card" in full and 'hx-trigger="every 2s"' in full
+
+
+def test_agents_page_stops_polling_once_every_run_finished(viewer):
+    """With every run finished the runs table has no polling attribute, htmx or not."""
+    finished(heal_run())
+    for headers in ({}, HX):
+        html = page(viewer.get(reverse("agents:home"), headers=headers))
+        assert '<div id="runs-table">' in html
+        assert "every 2s" not in html
+
+
+def test_agents_page_with_no_runs_says_so(viewer):
+    """An empty runs table says there are no runs yet."""
+    html = page(viewer.get(reverse("agents:home"), headers=HX))
+    assert "No runs yet." in html and run_table_ids(html) == []
+
+
+# --- run now ----------------------------------------------------------------------------
+
+
+def test_curator_runs_heal_now_and_lands_on_the_finished_run(curator, curator_user, duplicates):
+    """Run now creates a manual run by the curator; it ran (eagerly) and queued merges."""
+    response = curator.post(reverse("agents:run-now", args=["heal"]), follow=True)
+    run = AgentRun.objects.get()
+    assert response.redirect_chain == [(reverse("agents:run", args=[run.pk]), 302)]
+    assert ("success", f"Self-healing run #{run.pk} queued.") in flashes(response)
+    assert (run.agent, run.trigger, run.requested_by) == ("heal", "manual", curator_user)
+    assert run.status == "succeeded" and run.progress_done == run.progress_total == 4
+    big, small = duplicates
+    merge = run.proposals.get(kind="merge_concepts")
+    assert (merge.payload["survivor_id"], merge.payload["loser_id"]) == (big.pk, small.pk)
+    html = page(response)
+    assert 'id="run-status">Succeeded' in html
+    assert "See the 1 proposal of this run" in html
+
+
+def test_curator_runs_discovery_now(curator, curator_user):
+    """Run now for discovery creates and finishes a discovery run with nothing to propose."""
+    response = curator.post(reverse("agents:run-now", args=["discover"]))
+    run = AgentRun.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == reverse("agents:run", args=[run.pk])
+    assert (run.agent, run.trigger, run.requested_by) == ("discover", "manual", curator_user)
+    assert run.status == "succeeded"
+    assert not run.proposals.exists()
+
+
+def test_curator_runs_construction_now_on_sources_not_read_yet(curator, f):
+    """Construction reads each unread lesson once and queues its proposals."""
+    f.lesson("first")
+    f.lesson("second")
+    response = curator.post(reverse("agents:run-now", args=["construct"]), follow=True)
+    run = AgentRun.objects.get()
+    assert ("success", f"Construction run #{run.pk} queued.") in flashes(response)
+    assert run.agent == "construct" and run.status == "succeeded"
+    assert sorted(run.items.values_list("source__slug", "status")) == [
+        ("first", "done"),
+        ("second", "done"),
+    ]
+    assert run.proposals.filter(kind="add_edge").exists()
+    html = page(response)
+    items = re.search(r'<table class="table small" id="run-items">(.*?)</table>', html, re.S)
+    assert items and 'href="/sources/first/"' in items.group(1) and "Done" in items.group(1)
+
+
+def test_run_construction_when_nothing_is_new_says_so_and_starts_nothing(curator, f):
+    """Once every current revision was read, Run now explains there is nothing to read."""
+    f.lesson("first")
+    curator.post(reverse("agents:run-now", args=["construct"]), follow=True)
+    assert AgentRun.objects.count() == 1
+    response = curator.post(reverse("agents:run-now", args=["construct"]), follow=True)
+    assert response.redirect_chain == [(reverse("agents:home"), 302)]
+    assert flashes(response) == [
+        ("info", "Nothing new to read: every source's current revision was read.")
+    ]
+    assert AgentRun.objects.count() == 1
+
+
+def test_run_construction_with_scope_all_reads_every_source_again(curator, f):
+    """scope=all starts a run over every source even when nothing changed."""
+    f.lesson("first")
+    f.lesson("second")
+    curator.post(reverse("agents:run-now", args=["construct"]))
+    response = curator.post(reverse("agents:run-now", args=["construct"]), {"scope": "all"})
+    again = AgentRun.objects.order_by("-pk").first()
+    assert AgentRun.objects.count() == 2
+    assert response["Location"] == reverse("agents:run", args=[again.pk])
+    assert again.items.count() == 2 and again.is_finished
+
+
+@pytest.mark.parametrize("agent", ["nope", "CONSTRUCT", "<script>"])
+def test_running_an_unknown_agent_is_404_and_starts_nothing(curator, agent):
+    """Only the three agents can be run; any other name is a 404."""
+    response = curator.post(reverse("agents:run-now", args=[agent]))
+    assert response.status_code == 404
+    assert not AgentRun.objects.exists()
+
+
+# --- a run's page -----------------------------------------------------------------------
+
+
+def test_run_page_shows_counters_in_words_and_timings_in_seconds(viewer):
+    """stats keys read as words; keys ending _s say they are seconds; LLM usage is shown."""
+    run = finished(
+        heal_run(provider="offline", model="rules"),
+        duplicate_pairs=3,
+        pairs_compared=120,
+        cycles_s=0.25,
+    )
+    html = page(viewer.get(reverse("agents:run", args=[run.pk])))
+    numbers = re.search(r'<table class="table small" id="run-numbers">(.*?)</table>', html, re.S)
+    rows = dict(
+        re.findall(r'<tr><td>([^<]+)</td><td class="num">([^<]+)</td></tr>', numbers.group(1))
+    )
+    assert rows["duplicate pairs"] == "3" and rows["pairs compared"] == "120"
+    assert rows["cycles (seconds)"] == "0.25"
+    assert "duration (seconds)" in rows
+    assert f"Self-healing run #{run.pk}" in html and 'id="run-status">Succeeded' in html
+
+
+def test_run_page_counts_proposals_as_they_stand_for_heal_runs(viewer, curator, f, duplicates):
+    """For heal runs the proposal table is counted live: a rejection moves the count."""
+    curator.post(reverse("agents:run-now", args=["heal"]))
+    run = AgentRun.objects.get()
+    url = reverse("agents:run", args=[run.pk])
+    assert '<tr><td>merge concepts (pending)</td><td class="num">1</td></tr>' in page(
+        viewer.get(url)
+    )
+    merge = run.proposals.get()
+    decisions.proposal_reject(
+        proposal_id=merge.pk, reviewer=f.user(role="curator"), reason_code="too_vague"
+    )
+    html = page(viewer.get(url))
+    assert '<tr><td>merge concepts (rejected)</td><td class="num">1</td></tr>' in html
+    assert "merge concepts (pending)" not in html
+
+
+def test_run_page_uses_construction_counts_and_dropped_reasons(viewer):
+    """A construction run shows the proposals it counted and why candidates were dropped."""
+    run = services.construct_run_create(sources=[])
+    AgentRun.objects.filter(pk=run.pk).update(
+        stats={
+            **run.stats,
+            "proposals": {"add_edge": {"pending": 4, "held": 2}},
+            "dropped": {"unknown_relation": 5, "self_loop": 1},
+        }
+    )
+    html = page(viewer.get(reverse("agents:run", args=[run.pk])))
+    assert '<tr><td>add edge (pending)</td><td class="num">4</td></tr>' in html
+    assert '<tr><td>add edge (held)</td><td class="num">2</td></tr>' in html
+    assert '<tr><td>dropped: unknown relation</td><td class="num">5</td></tr>' in html
+    assert '<tr><td>dropped: self loop</td><td class="num">1</td></tr>' in html
+
+
+def test_run_page_shows_no_proposals_yet_for_an_empty_run(viewer):
+    """A run that queued nothing says "None yet." and offers no queue link."""
+    run = heal_run()
+    html = page(viewer.get(reverse("agents:run", args=[run.pk])))
+    assert "None yet." in html and "proposal of this run" not in html
+
+
+def test_run_page_offers_cancel_only_to_curators_and_only_while_unfinished(f, curator, viewer):
+    """The cancel button appears for a curator on a queued or running run, never after."""
+    run = running(heal_run())
+    url = reverse("agents:run", args=[run.pk])
+    mine = page(curator.get(url))
+    assert 'id="cancel-run"' in mine and f'action="/agents/runs/{run.pk}/cancel/"' in mine
+    assert 'id="cancel-run"' not in page(viewer.get(url))
+    assert 'id="cancel-run"' not in page(client_for(f, "reviewer").get(url))
+    finished(run)
+    assert 'id="cancel-run"' not in page(curator.get(url))
+
+
+def test_run_page_htmx_poll_returns_only_the_progress_fragment(viewer):
+    """htmx gets the progress card alone, polling every second while the run is unfinished."""
+    run = running(heal_run(), done=1, total=4)
+    url = reverse("agents:run", args=[run.pk])
+    html = page(viewer.get(url, headers=HX))
+    assert html.lstrip().startswith('<section id="run-progress"')
+    assert "<html" not in html and "crumbs" not in html
+    assert f'hx-get="/agents/runs/{run.pk}/" hx-trigger="every 1s"' in html
+    assert 'id="run-status">Running' in html and "1 of 4 steps · 25%" in html
+    full = page(viewer.get(url))
+    assert "<html" in full and 'class="crumbs"' in full and 'id="run-progress"' in full
+
+
+def test_run_page_stops_polling_when_the_run_finished(viewer):
+    """A finished run's progress card carries no polling attribute, so htmx stops asking."""
+    run = finished(running(heal_run()))
+    for headers in ({}, HX):
+        html = page(viewer.get(reverse("agents:run", args=[run.pk]), headers=headers))
+        assert 'id="run-status">Succeeded' in html
+        assert 'hx-trigger="every 1s"' not in html
+    assert "4 of 4 steps · 100%" in html
+
+
+def test_run_page_warns_about_a_missing_worker_only_while_unfinished(viewer):
+    """An unfinished run without a live worker says so; a finished one does not."""
+    run = heal_run()
+    url = reverse("agents:run", args=[run.pk])
+    assert "no worker has reported recently" in page(viewer.get(url, headers=HX))
+    WorkerHeartbeat.objects.create(hostname="w1", last_seen=timezone.now())
+    assert "no worker has reported recently" not in page(viewer.get(url, headers=HX))
+
+
+def test_run_page_of_a_missing_run_is_404(viewer):
+    """An id that names no run is a 404, with or without htmx."""
+    assert viewer.get(reverse("agents:run", args=[999999])).status_code == 404
+    assert viewer.get(reverse("agents:run", args=[999999]), headers=HX).status_code == 404
+
+
+def test_run_page_escapes_hostile_errors_and_source_errors(viewer, f):
+    """Errors in words can quote anything; they are shown as text."""
+    f.lesson("evil")
+    run = services.construct_run_create(sources=None)
+    run.items.update(status=AgentRunItem.Status.FAILED, error=HOSTILE, finished_at=timezone.now())
+    AgentRun.objects.filter(pk=run.pk).update(
+        status=AgentRun.Status.FAILED, error=f"evil: {HOSTILE}", finished_at=timezone.now()
+    )
+    html = page(viewer.get(reverse("agents:run", args=[run.pk])))
+    assert HOSTILE not in html
+    assert (
+        '<pre class="flash bad run-error">evil: &lt;script&gt;alert(1)&lt;/script&gt;</pre>' in html
+    )
+    items = re.search(r'id="run-items">(.*?)</table>', html, re.S).group(1)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in items and "Failed" in items
+
+
+# --- cancel -----------------------------------------------------------------------------
+
+
+def test_cancelling_a_queued_heal_run_cancels_it_at_once(curator):
+    """A run that has not begun is cancelled now, with the reason recorded."""
+    run = heal_run()
+    response = curator.post(reverse("agents:cancel", args=[run.pk]), follow=True)
+    assert response.redirect_chain == [(reverse("agents:run", args=[run.pk]), 302)]
+    assert ("success", f"Run #{run.pk} cancelled.") in flashes(response)
+    run.refresh_from_db()
+    assert run.status == "cancelled" and run.cancel_requested and run.finished_at
+    assert run.error == "Cancelled before it began."
+    assert 'id="cancel-run"' not in page(response)
+
+
+def test_cancelling_a_running_run_asks_it_to_stop_after_the_current_step(curator):
+    """A running run is flagged to stop; the page says it is stopping and it stays running."""
+    run = running(heal_run())
+    response = curator.post(reverse("agents:cancel", args=[run.pk]), follow=True)
+    assert (
+        "success",
+        f"Run #{run.pk} will stop after the source it is reading now.",
+    ) in flashes(response)
+    run.refresh_from_db()
+    assert run.status == "running" and run.cancel_requested and run.finished_at is None
+    assert "stopping after the current source" in page(response)
+    with pytest.raises(services.RunCancelled):
+        services.agent_run_step(run, done=2)
+
+
+def test_cancelling_a_construction_run_cancels_its_pending_sources(curator, curator_user, f):
+    """Sources not started are cancelled with who cancelled them; the run ends cancelled."""
+    f.lesson("first")
+    f.lesson("second")
+    run = services.construct_run_create(sources=None)
+    response = curator.post(reverse("agents:cancel", args=[run.pk]), follow=True)
+    assert ("success", f"Run #{run.pk} cancelled.") in flashes(response)
+    run.refresh_from_db()
+    assert run.status == "cancelled" and run.progress_done == 2
+    assert run.stats["cancelled"] == 2
+    assert set(run.items.values_list("status", "error")) == {("cancelled", "Cancelled by cura.")}
+    assert not run.proposals.exists()
+
+
+def test_cancelling_a_finished_run_is_refused_in_words(curator):
+    """A finished run cannot be cancelled; the message says how it ended, nothing changes."""
+    run = finished(heal_run())
+    response = curator.post(reverse("agents:cancel", args=[run.pk]), follow=True)
+    assert flashes(response) == [("error", f"Run #{run.pk} already succeeded.")]
+    run.refresh_from_db()
+    assert run.status == "succeeded" and not run.cancel_requested
+
+
+def test_cancelling_a_missing_run_writes_nothing_and_ends_at_a_404(curator):
+    """An unknown run id changes nothing and leads to a 404 page."""
+    run = heal_run()
+    response = curator.post(reverse("agents:cancel", args=[999999]))
+    assert response.status_code == 404
+    assert "There is no agent run" not in curator.get(reverse("agents:home")).content.decode()
+    run.refresh_from_db()
+    assert run.status == "queued" and not run.cancel_requested
+
+
+# --- schedules --------------------------------------------------------------------------
+
+
+def test_curator_pauses_and_resumes_an_agent_schedule(curator):
+    """enabled=0 pauses the schedule, enabled=1 resumes it; each says so in words."""
+    s = schedule("heal")
+    url = reverse("agents:schedule-toggle", args=[s.pk])
+    response = curator.post(url, {"enabled": "0"}, follow=True)
+    assert response.redirect_chain == [(reverse("agents:home"), 302)]
+    assert ("success", "“Heal the graph” paused.") in flashes(response)
+    assert schedule("heal").enabled is False
+    assert schedule("construct").enabled and schedule("discover").enabled
+    card = re.search(r'id="agent-heal">(.*?)</article>', page(response), re.S).group(1)
+    assert 'class="badge warn">paused' in card
+    response = curator.post(url, {"enabled": "1"}, follow=True)
+    assert ("success", "“Heal the graph” resumed.") in flashes(response)
+    assert schedule("heal").enabled is True
+
+
+def test_a_toggle_without_enabled_1_pauses(curator):
+    """Only enabled=1 resumes; a missing or odd value pauses rather than guessing."""
+    s = schedule("discover")
+    curator.post(reverse("agents:schedule-toggle", args=[s.pk]), {"enabled": "yes"})
+    assert schedule("discover").enabled is False
+    services.schedule_set_enabled(schedule=schedule("discover"), enabled=True)
+    curator.post(reverse("agents:schedule-toggle", args=[s.pk]))
+    assert schedule("discover").enabled is False
+
+
+def test_toggling_a_schedule_that_is_not_an_agents_is_forbidden(curator):
+    """Other periodic tasks are managed in the admin only: 403 and unchanged."""
+    crontab = CrontabSchedule.objects.create(minute="5", hour="*")
+    other = PeriodicTask.objects.create(
+        name="Something else", task="celery.backend_cleanup", crontab=crontab, enabled=True
+    )
+    response = curator.post(reverse("agents:schedule-toggle", args=[other.pk]), {"enabled": "0"})
+    assert response.status_code == 403
+    other.refresh_from_db()
+    assert other.enabled is True
+
+
+def test_toggling_a_missing_schedule_is_404(curator):
+    """An id that names no periodic task is a 404."""
+    response = curator.post(reverse("agents:schedule-toggle", args=[999999]), {"enabled": "0"})
+    assert response.status_code == 404
+
+
+def test_schedule_names_are_escaped_on_the_agents_page_and_in_messages(curator):
+    """A schedule described or renamed with markup is shown as text."""
+    s = schedule("heal")
+    PeriodicTask.objects.filter(pk=s.pk).update(name=HOSTILE, description="<b>bold</b>")
+    response = curator.post(
+        reverse("agents:schedule-toggle", args=[s.pk]), {"enabled": "0"}, follow=True
+    )
+    assert ("success", f"“{HOSTILE}” paused.") in flashes(response)
+    html = page(response)
+    assert HOSTILE not in html and "<b>bold</b>" not in html
+    assert "&lt;b&gt;bold&lt;/b&gt;" in html
