@@ -384,6 +384,9 @@ class Card:
     decisions: list[Decision] = field(default_factory=list)
     # For a merge: both concepts side by side (role, concept, names, sources, edge count).
     merge_sides: list[dict] = field(default_factory=list)
+    # For a cycle-breaking invalidation: the cycle's edges in order, each with its
+    # evidence in context, the weakest being the one proposed for retirement.
+    cycle: list[tuple[Edge, Context | None]] = field(default_factory=list)
 
 
 def _neighbours(concept: Concept, *, limit: int = 6) -> list[Neighbour]:
@@ -520,11 +523,17 @@ def proposal_card(proposal: Proposal) -> Card:
         card.merge_sides = _merge_sides(ends)
     card.concepts = concepts
     if proposal.kind in ("invalidate_edge", "update_edge"):
-        card.target_edge = (
-            Edge.objects.select_related("source", "target", "relation", "evidence_revision__source")
-            .filter(pk=payload["edge_id"])
-            .first()
-        )
+        cycle_ids = [int(i) for i in payload.get("cycle_edge_ids") or []][:50]
+        wanted = {payload["edge_id"], *cycle_ids}
+        found = Edge.objects.select_related(
+            "source", "target", "relation", "evidence_revision__source"
+        ).in_bulk(wanted)
+        card.target_edge = found.get(payload["edge_id"])
+        card.cycle = [
+            (e, evidence_context(e.evidence_revision, e.evidence_start, e.evidence_end))
+            for e in (found.get(i) for i in cycle_ids)
+            if e is not None
+        ]
     conflicts = payload.get("conflicts") or []
     edge_ids = [c["id"] for c in conflicts if c.get("kind") == "edge"]
     prop_ids = [c["id"] for c in conflicts if c.get("kind") == "proposal"]

@@ -198,3 +198,24 @@ def test_heal_command_prints_the_run_and_its_proposals_as_json(f):
         "Vector database",
         "Vector databases",
     }
+
+
+def test_the_cycle_card_shows_every_edge_of_the_cycle_with_its_evidence(f, client):
+    """The reviewer sees A → B → C → A edge by edge, quotes included, the weakest marked."""
+    from django.urls import reverse
+
+    doc = f.lesson(slug="cyc", text="Alpha comes first. Beta follows Alpha. Gamma needs Beta.\n")
+    rev = doc.current_revision
+    a, b, c = f.concept("Alpha"), f.concept("Beta"), f.concept("Gamma")
+    f.edge(a, b, confidence=0.9, evidence=f.evidence(rev, "Beta follows Alpha."))
+    f.edge(b, c, confidence=0.8, evidence=f.evidence(rev, "Gamma needs Beta."))
+    weak = raw_edge(f, c, a, confidence=0.4)
+    heal()
+    (p,) = Proposal.objects.filter(kind="invalidate_edge")
+    f.user("rita", role="reviewer")
+    client.login(username="rita", password="pw-12345")
+    html = client.get(reverse("review:proposal", args=[p.pk]), follow=True).content.decode()
+    assert 'aria-label="The cycle"' in html and html.count("data-edge=") == 3
+    assert "<mark>Beta follows Alpha.</mark>" in html and "<mark>Gamma needs Beta.</mark>" in html
+    assert f'class="weakest" data-edge="{weak.pk}"' in html
+    assert "No quoted evidence: Imported." in html
