@@ -102,6 +102,11 @@ INSTALLED_APPS = [
     "kgreview.graph",
     "kgreview.review",
     "kgreview.agents",
+    "kgreview.api",
+    "kgreview.exports",
+    "kgreview.insights",
+    "kgreview.explorer",
+    "ninja",
 ]
 
 MIDDLEWARE = [

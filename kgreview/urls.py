@@ -17,6 +17,10 @@ urlpatterns = [
     path("ontology/<int:pk>/", graph_views.relation_action, name="relation-action"),
     path("review/", include("kgreview.review.urls")),
     path("agents/", include("kgreview.agents.urls")),
+    path("api/", include("kgreview.api.urls")),
+    path("exports/", include("kgreview.exports.urls")),
+    path("insights/", include("kgreview.insights.urls")),
+    path("explore/", include("kgreview.explorer.urls")),
     path("status/worker/", graph_views.worker_badge, name="worker-status"),
     path("healthz", graph_views.healthz, name="healthz"),
     path(
