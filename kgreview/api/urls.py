@@ -1,3 +1,10 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from . import views
+from .api import api
+
+urlpatterns = [
+    path("tokens/", views.tokens, name="api-tokens"),
+    path("tokens/<int:pk>/revoke/", views.token_revoke, name="api-token-revoke"),
+    path("", api.urls),
+]

@@ -1,0 +1,543 @@
+"""The read API for downstream agents and the explorer: /api/v1/.
+
+Read-only by construction: every operation is a GET. Agents send
+``Authorization: Bearer <token>``; the browser uses its session. Every graph read takes
+``as_of`` (ISO 8601; a naive time is read in the server's time zone) and then answers
+from the graph as it stood at that instant.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db.models import Q
+from django.http import HttpRequest
+from django.utils import timezone
+from ninja import NinjaAPI, Query
+from ninja.errors import AuthenticationError
+from ninja.security import HttpBearer, SessionAuth
+
+from kgreview.core.permissions import can_view
+from kgreview.graph import history, search, traversal
+from kgreview.graph.models import Concept, Edge, RelationType
+from kgreview.graph.selectors import edges_active, edges_as_of
+
+from . import schemas as s
+from .services import api_token_authenticate
+
+
+class BearerToken(HttpBearer):
+    """``Authorization: Bearer kgr_…``: a read-only token made on the API tokens page."""
+
+    def authenticate(self, request: HttpRequest, token: str):
+        found = api_token_authenticate(secret=token)
+        if found is None or not can_view(found.user):
+            return None
+        request.user = found.user
+        request.api_token = found
+        return found.user
+
+
+DESCRIPTION = """
+Read the reviewed knowledge graph: search concepts, walk neighbourhoods, find paths,
+build learning paths, explain edges, and travel in time.
+
+**Authentication.** Every operation needs either a read-only API token
+(`Authorization: Bearer kgr_…`, made on the *API tokens* page or with
+`manage.py api_token create`) or a signed-in browser session.
+
+**Time travel.** Every graph read takes `as_of` (ISO 8601). Without it the answer is the
+live graph; with it, the graph as it stood at that instant: edges recorded and valid by
+then and not yet retired, concepts not yet merged or retired.
+"""
+
+
+class BrowserSession(SessionAuth):
+    """A signed-in browser session (the explorer); GETs need no CSRF token."""
+
+    def authenticate(self, request: HttpRequest, key: str | None):
+        user = super().authenticate(request, key)
+        return user if user is not None and can_view(user) else None
+
+
+api = NinjaAPI(
+    title="kgreview graph API",
+    version="1",
+    description=DESCRIPTION,
+    urls_namespace="api",
+    auth=[BearerToken(), BrowserSession()],
+)
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+@api.exception_handler(ApiError)
+def _api_error(request, exc: ApiError):
+    return api.create_response(request, {"detail": exc.detail}, status=exc.status)
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthenticated(request, exc):
+    return api.create_response(
+        request,
+        {
+            "detail": "Authentication needed: send Authorization: Bearer <token> (make one "
+            "on the API tokens page or with manage.py api_token create), or sign in to a "
+            "browser session with a role. Revoked tokens and accounts without a role are "
+            "refused."
+        },
+        status=401,
+    )
+
+
+# --- Parameters and serialisation -------------------------------------------------------
+
+EDGE_RELATED = ("source", "target", "relation", "evidence_revision__source", "decided_by")
+
+
+def _instant(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    if timezone.is_naive(value):
+        return timezone.make_aware(value, timezone.get_default_timezone())
+    return value
+
+
+def _edges(at: datetime | None):
+    qs = edges_active() if at is None else edges_as_of(at=at)
+    return qs.select_related(*EDGE_RELATED).defer("evidence_revision__text")
+
+
+def _concept(pk: int) -> Concept:
+    concept = Concept.objects.filter(pk=pk).first()
+    if concept is None:
+        raise ApiError(404, f"There is no concept with id {pk}.")
+    return concept
+
+
+def _relation_ids(keys: list[str] | None) -> tuple[list[int], list[str]]:
+    if not keys:
+        return [], []
+    wanted = list(dict.fromkeys(k.strip() for k in keys if k and k.strip()))
+    found = dict(RelationType.objects.filter(key__in=wanted).values_list("key", "pk"))
+    missing = [k for k in wanted if k not in found]
+    if missing:
+        known = ", ".join(RelationType.objects.order_by("key").values_list("key", flat=True))
+        raise ApiError(400, f"Unknown relation {', '.join(missing)}. Known relations: {known}.")
+    return [found[k] for k in wanted], wanted
+
+
+def _direction(value: str) -> str:
+    if value not in traversal.DIRECTIONS:
+        raise ApiError(400, f"direction must be one of {', '.join(traversal.DIRECTIONS)}.")
+    return value
+
+
+def _ref(concept: Concept) -> dict:
+    return {"id": concept.pk, "name": concept.name}
+
+
+def edge_out(edge: Edge) -> dict:
+    rev = edge.evidence_revision
+    return {
+        "id": edge.pk,
+        "source": _ref(edge.source),
+        "relation": edge.relation.key,
+        "target": _ref(edge.target),
+        "symmetric": edge.is_symmetric,
+        "confidence": edge.confidence,
+        "weight": edge.weight,
+        "reason": edge.reason,
+        "status": edge.status,
+        "valid_at": edge.valid_at,
+        "recorded_at": edge.recorded_at,
+        "invalid_at": edge.invalid_at,
+        "evidence": None
+        if rev is None
+        else {
+            "source": rev.source.slug,
+            "revision": rev.number,
+            "start": edge.evidence_start,
+            "end": edge.evidence_end,
+            "quote": edge.evidence_quote,
+        },
+        "proposal_id": edge.proposal_id,
+        "decision_id": edge.decision_id,
+        "decided_by": edge.decided_by.get_username() if edge.decided_by_id else None,
+    }
+
+
+def _bounded(value: int, low: int, high: int, name: str) -> int:
+    if not low <= value <= high:
+        raise ApiError(400, f"{name} must be between {low} and {high}.")
+    return value
+
+
+# --- Operations -------------------------------------------------------------------------
+
+
+@api.get("/v1/relations", response=list[s.RelationOut], tags=["ontology"])
+def relations(request, as_of: datetime | None = None):
+    """The relation vocabulary (at ``as_of``): what each type means and how it behaves."""
+    at = _instant(as_of)
+    qs = RelationType.objects.all() if at is None else history.relations_as_of(at=at)
+    return [
+        {
+            "key": r.key,
+            "label": r.label,
+            "verb": r.verb,
+            "description": r.description,
+            "directed": r.directed,
+            "symmetric": r.symmetric,
+            "acyclic": r.acyclic,
+            "active": r.active if at is None else True,
+            "study_order": traversal.STUDY_ORDER.get(r.key),
+        }
+        for r in qs.order_by("key")
+    ]
+
+
+@api.get("/v1/concepts", response={200: s.SearchOut, 400: s.Error}, tags=["concepts"])
+def concept_search(request, q: str, limit: int = 10, as_of: datetime | None = None):
+    """Fuzzy search over canonical names and aliases: exact, prefix, then fuzzy matches."""
+    at = _instant(as_of)
+    limit = _bounded(limit, 1, 100, "limit")
+    if not q.strip():
+        raise ApiError(400, "Give a name or part of one to search for (q).")
+    if len(q) > 200:
+        raise ApiError(400, "q has at most 200 characters.")
+    hits = search.concept_search(q=q, limit=limit, at=at)
+    return {
+        "query": q,
+        "as_of": at,
+        "results": [
+            {
+                "concept": _ref(h.concept),
+                "status": h.concept.status,
+                "matched_name": h.matched_name,
+                "match": h.match,
+                "score": h.score,
+            }
+            for h in hits
+        ],
+    }
+
+
+@api.get(
+    "/v1/concepts/{concept_id}",
+    response={200: s.ConceptDetailOut, 404: s.Error},
+    tags=["concepts"],
+)
+def concept_detail(request, concept_id: int, as_of: datetime | None = None):
+    """A concept with its names and its edges (active now, or at ``as_of``), each with
+    provenance. A merged concept answers with ``merged_into``, so old ids still lead on."""
+    at = _instant(as_of)
+    concept = _concept(concept_id)
+    existed = history.concepts_as_of(at=at).filter(pk=concept.pk).exists()
+    edges = list(
+        _edges(at).filter(Q(source=concept) | Q(target=concept)).order_by("relation__key", "pk")
+    )
+    return {
+        "id": concept.pk,
+        "name": concept.name,
+        "description": concept.description,
+        "status": concept.status,
+        "merged_into": _ref(concept.merged_into) if concept.merged_into_id else None,
+        "aliases": list(
+            concept.aliases.exclude(kind="canonical")
+            .order_by("name")
+            .values_list("name", flat=True)
+        ),
+        "as_of": at,
+        "existed": existed,
+        "outgoing": [edge_out(e) for e in edges if e.source_id == concept.pk],
+        "incoming": [edge_out(e) for e in edges if e.target_id == concept.pk],
+    }
+
+
+@api.get(
+    "/v1/concepts/{concept_id}/neighbours",
+    response={200: s.NeighboursOut, 400: s.Error, 404: s.Error},
+    tags=["traversal"],
+)
+def neighbours(
+    request,
+    concept_id: int,
+    depth: int = 1,
+    direction: str = "both",
+    relation: list[str] = Query(None),  # noqa: B008 - ninja's way to declare a repeated query parameter
+    limit: int = 200,
+    as_of: datetime | None = None,
+):
+    """Concepts within ``depth`` steps (1–6), nearest first, and the edges among them.
+
+    ``direction``: ``out`` follows edges from source to target, ``in`` the other way,
+    ``both`` either; symmetric edges are walked both ways. ``relation`` (repeatable)
+    keeps only those types. At most ``limit`` concepts; ``truncated`` says more exist.
+    """
+    at = _instant(as_of)
+    concept = _concept(concept_id)
+    depth = _bounded(depth, 1, traversal.MAX_DEPTH, "depth")
+    limit = _bounded(limit, 1, traversal.NODE_LIMIT, "limit")
+    direction = _direction(direction)
+    rel_ids, rel_keys = _relation_ids(relation)
+    found = traversal.ball(
+        start_id=concept.pk,
+        depth=depth,
+        direction=direction,
+        relation_ids=rel_ids,
+        at=at,
+        limit=limit,
+    )
+    names = dict(Concept.objects.filter(pk__in=found.distance).values_list("pk", "name"))
+    edges = (
+        _edges(at)
+        .filter(source_id__in=list(found.distance), target_id__in=list(found.distance))
+        .order_by("pk")
+    )
+    if rel_ids:
+        edges = edges.filter(relation_id__in=rel_ids)
+    return {
+        "center": _ref(concept),
+        "depth": depth,
+        "direction": direction,
+        "relations": rel_keys,
+        "as_of": at,
+        "nodes": [
+            {"id": n, "name": names.get(n, ""), "distance": d} for n, d in found.distance.items()
+        ],
+        "edges": [edge_out(e) for e in edges],
+        "truncated": found.truncated,
+    }
+
+
+@api.get("/v1/path", response={200: s.PathOut, 400: s.Error, 404: s.Error}, tags=["traversal"])
+def path(
+    request,
+    from_id: int,
+    to_id: int,
+    direction: str = "out",
+    relation: list[str] = Query(None),  # noqa: B008
+    max_depth: int = 4,
+    as_of: datetime | None = None,
+):
+    """A shortest path between two concepts, within ``max_depth`` (1–6) steps."""
+    at = _instant(as_of)
+    start, goal = _concept(from_id), _concept(to_id)
+    max_depth = _bounded(max_depth, 1, traversal.MAX_DEPTH, "max_depth")
+    direction = _direction(direction)
+    rel_ids, rel_keys = _relation_ids(relation)
+    hops = traversal.shortest_path(
+        start_id=start.pk,
+        goal_id=goal.pk,
+        direction=direction,
+        relation_ids=rel_ids,
+        at=at,
+        max_depth=max_depth,
+    )
+    base = {
+        "max_depth": max_depth,
+        "direction": direction,
+        "relations": rel_keys,
+        "as_of": at,
+    }
+    if hops is None:
+        return {
+            **base,
+            "found": False,
+            "length": None,
+            "concepts": [],
+            "hops": [],
+            "message": f"No path from {start.name} to {goal.name} within {max_depth} steps.",
+        }
+    edges = (
+        Edge.objects.select_related(*EDGE_RELATED)
+        .defer("evidence_revision__text")
+        .in_bulk([h.edge_id for h in hops])
+    )
+    ids = [start.pk] + [h.to_id for h in hops]
+    names = dict(Concept.objects.filter(pk__in=ids).values_list("pk", "name"))
+    return {
+        **base,
+        "found": True,
+        "length": len(hops),
+        "concepts": [{"id": i, "name": names[i]} for i in ids],
+        "hops": [
+            {
+                "from_concept": {"id": h.from_id, "name": names[h.from_id]},
+                "to_concept": {"id": h.to_id, "name": names[h.to_id]},
+                "along_edge_direction": edges[h.edge_id].source_id == h.from_id,
+                "edge": edge_out(edges[h.edge_id]),
+            }
+            for h in hops
+        ],
+        "message": f"{start.name} reaches {goal.name} in {len(hops)} step"
+        + ("" if len(hops) == 1 else "s")
+        + ".",
+    }
+
+
+@api.get(
+    "/v1/concepts/{concept_id}/learning-path",
+    response={200: s.LearningPathOut, 400: s.Error, 404: s.Error},
+    tags=["traversal"],
+)
+def learning_path(
+    request,
+    concept_id: int,
+    via: list[str] = Query(None),  # noqa: B008
+    as_of: datetime | None = None,
+):
+    """Everything the target needs, in a valid study order (foundations first).
+
+    ``via`` (repeatable) names the ordering relations: ``prerequisite`` (the source is
+    studied first; the default) and ``builds_on`` (the target is studied first). When
+    the needs form a cycle, ``ok`` is false and ``cycle`` names it with its edges;
+    ``blocked`` lists the concepts that wait on it.
+    """
+    at = _instant(as_of)
+    target = _concept(concept_id)
+    via = list(dict.fromkeys(via or ["prerequisite"]))
+    unknown = [v for v in via if v not in traversal.STUDY_ORDER]
+    if unknown:
+        raise ApiError(
+            400,
+            f"via {', '.join(unknown)} does not order study; use "
+            + " or ".join(traversal.STUDY_ORDER)
+            + ".",
+        )
+    rel_ids, _keys = _relation_ids(via)
+    orders = {rid: traversal.STUDY_ORDER[key] for rid, key in zip(rel_ids, via, strict=True)}
+    edges, _trunc = traversal.study_edges(target_id=target.pk, relations=orders, at=at)
+    ids = {target.pk} | {e.before_id for e in edges}
+    names = dict(Concept.objects.filter(pk__in=ids).values_list("pk", "name"))
+    result = traversal.learning_path(target_id=target.pk, relations=orders, at=at, names=names)
+    keys = dict(RelationType.objects.filter(pk__in=rel_ids).values_list("pk", "key"))
+
+    def ref(i: int) -> dict:
+        return {"id": i, "name": names.get(i, "")}
+
+    cycle = None
+    if result.cycle:
+        cycle_edges = (
+            Edge.objects.select_related(*EDGE_RELATED)
+            .defer("evidence_revision__text")
+            .in_bulk([e.edge_id for e in result.cycle])
+        )
+        members = [e.before_id for e in result.cycle]
+        words = " → ".join(names.get(i, "") for i in [*members, members[0]])
+        cycle = {
+            "concepts": [ref(i) for i in members],
+            "edges": [edge_out(cycle_edges[e.edge_id]) for e in result.cycle],
+            "message": f"These needs form a cycle, so no study order satisfies them: {words}.",
+        }
+    return {
+        "target": _ref(target),
+        "via": via,
+        "as_of": at,
+        "ok": result.ok,
+        "steps": [
+            {
+                "position": i + 1,
+                "concept": ref(n),
+                "level": result.level.get(n, 0),
+                "needs": [
+                    {
+                        "concept": ref(e.before_id),
+                        "relation": keys[e.relation_id],
+                        "edge_id": e.edge_id,
+                    }
+                    for e in result.needs.get(n, [])
+                ],
+            }
+            for i, n in enumerate(result.order)
+        ],
+        "cycle": cycle,
+        "blocked": [ref(i) for i in result.blocked],
+        "truncated": result.truncated,
+    }
+
+
+@api.get("/v1/edges/{edge_id}", response={200: s.ExplainOut, 404: s.Error}, tags=["edges"])
+def edge_explain(request, edge_id: int, as_of: datetime | None = None):
+    """Why an edge exists: its evidence quoted in context (source and revision), the
+    agent's reason and confidence, the decisions made about it, and what it replaced."""
+    at = _instant(as_of)
+    edge = (
+        Edge.objects.select_related(
+            *EDGE_RELATED, "invalidated_by", "evidence_revision__source__current_revision"
+        )
+        .filter(pk=edge_id)
+        .first()
+    )
+    if edge is None:
+        raise ApiError(404, f"There is no edge with id {edge_id}.")
+    info = history.edge_explain(edge=edge, at=at)
+    proposal = info["proposal"]
+    run = info["agent_run"]
+    return {
+        "edge": edge_out(edge),
+        "claim": info["claim"],
+        "as_of": at,
+        "state_at": info["state_at"],
+        "invalidation_reason": edge.invalidation_reason,
+        "invalidated_by": edge.invalidated_by.get_username() if edge.invalidated_by_id else None,
+        "evidence": info["evidence"],
+        "proposal": None
+        if proposal is None
+        else {
+            "id": proposal.pk,
+            "kind": proposal.kind,
+            "confidence": proposal.confidence,
+            "reason": proposal.reason,
+            "created_at": proposal.created_at,
+            "agent": None
+            if run is None
+            else {
+                "run_id": run.pk,
+                "agent": run.agent,
+                "provider": run.provider,
+                "model": run.model,
+            },
+        },
+        "trail": info["trail"],
+        "supersedes": info["supersedes"],
+        "superseded_by": info["superseded_by"],
+    }
+
+
+@api.get("/v1/diff", response={200: s.DiffOut, 400: s.Error}, tags=["time travel"])
+def diff(request, since: datetime, until: datetime | None = None, limit: int = 200):
+    """What changed between two instants (``until`` defaults to now): edges added,
+    invalidated, and superseded (with the row that replaced each), concepts added and
+    merged. Lists hold at most ``limit`` rows each; ``counts`` has the totals."""
+    start = _instant(since)
+    end = _instant(until) or timezone.now()
+    limit = _bounded(limit, 1, 1000, "limit")
+    d = history.graph_diff(since=start, until=end, limit=limit)
+    return {
+        "since": d.since,
+        "until": d.until,
+        "counts": d.counts,
+        "truncated": d.truncated,
+        "added": [edge_out(e) for e in d.added],
+        "invalidated": [edge_out(e) for e in d.invalidated],
+        "superseded": [
+            {"old": edge_out(old), "new": edge_out(new) if new else None}
+            for old, new in d.superseded
+        ],
+        "concepts_added": [_ref(c) for c in d.concepts_added],
+        "concepts_merged": [
+            {
+                "concept": _ref(c),
+                "into": _ref(c.merged_into) if c.merged_into_id else None,
+                "at": c.merged_at,
+            }
+            for c in d.concepts_merged
+        ],
+    }

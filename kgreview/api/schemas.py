@@ -1,0 +1,235 @@
+"""The shapes the read API answers with (published in its OpenAPI schema)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from ninja import Schema
+
+
+class Error(Schema):
+    detail: str
+
+
+class ConceptRef(Schema):
+    id: int
+    name: str
+
+
+class RelationOut(Schema):
+    key: str
+    label: str
+    verb: str
+    description: str
+    directed: bool
+    symmetric: bool
+    acyclic: bool
+    active: bool
+    study_order: str | None
+
+
+class EvidenceOut(Schema):
+    source: str
+    revision: int
+    start: int
+    end: int
+    quote: str
+
+
+class EdgeOut(Schema):
+    id: int
+    source: ConceptRef
+    relation: str
+    target: ConceptRef
+    symmetric: bool
+    confidence: float
+    weight: float
+    reason: str
+    status: str
+    valid_at: datetime
+    recorded_at: datetime
+    invalid_at: datetime | None
+    evidence: EvidenceOut | None
+    proposal_id: int | None
+    decision_id: int | None
+    decided_by: str | None
+
+
+class SearchHitOut(Schema):
+    concept: ConceptRef
+    status: str
+    matched_name: str
+    match: str
+    score: float
+
+
+class SearchOut(Schema):
+    query: str
+    as_of: datetime | None
+    results: list[SearchHitOut]
+
+
+class ConceptDetailOut(Schema):
+    id: int
+    name: str
+    description: str
+    status: str
+    merged_into: ConceptRef | None
+    aliases: list[str]
+    as_of: datetime | None
+    existed: bool
+    outgoing: list[EdgeOut]
+    incoming: list[EdgeOut]
+
+
+class NodeOut(Schema):
+    id: int
+    name: str
+    distance: int
+
+
+class NeighboursOut(Schema):
+    center: ConceptRef
+    depth: int
+    direction: str
+    relations: list[str]
+    as_of: datetime | None
+    nodes: list[NodeOut]
+    edges: list[EdgeOut]
+    truncated: bool
+
+
+class HopOut(Schema):
+    from_concept: ConceptRef
+    to_concept: ConceptRef
+    along_edge_direction: bool
+    edge: EdgeOut
+
+
+class PathOut(Schema):
+    found: bool
+    length: int | None
+    max_depth: int
+    direction: str
+    relations: list[str]
+    as_of: datetime | None
+    concepts: list[ConceptRef]
+    hops: list[HopOut]
+    message: str
+
+
+class NeedOut(Schema):
+    concept: ConceptRef
+    relation: str
+    edge_id: int
+
+
+class StepOut(Schema):
+    position: int
+    concept: ConceptRef
+    level: int
+    needs: list[NeedOut]
+
+
+class CycleOut(Schema):
+    concepts: list[ConceptRef]
+    edges: list[EdgeOut]
+    message: str
+
+
+class LearningPathOut(Schema):
+    target: ConceptRef
+    via: list[str]
+    as_of: datetime | None
+    ok: bool
+    steps: list[StepOut]
+    cycle: CycleOut | None
+    blocked: list[ConceptRef]
+    truncated: bool
+
+
+class EvidenceContextOut(Schema):
+    source: str
+    source_title: str
+    revision: int
+    current_revision: int | None
+    start: int
+    end: int
+    quote: str
+    before: str
+    after: str
+    in_current_revision: bool
+
+
+class AgentOut(Schema):
+    run_id: int
+    agent: str
+    provider: str
+    model: str
+
+
+class ProposalOut(Schema):
+    id: int
+    kind: str
+    confidence: float
+    reason: str
+    created_at: datetime
+    agent: AgentOut | None
+
+
+class TrailOut(Schema):
+    id: int
+    action: str
+    action_label: str
+    by: str | None
+    at: datetime
+    note: str
+    reason_code: str
+    proposal: int
+    proposal_kind: str
+    undoes: int | None
+
+
+class ExplainOut(Schema):
+    edge: EdgeOut
+    claim: str
+    as_of: datetime | None
+    state_at: str
+    invalidation_reason: str
+    invalidated_by: str | None
+    evidence: EvidenceContextOut | None
+    proposal: ProposalOut | None
+    trail: list[TrailOut]
+    supersedes: int | None
+    superseded_by: int | None
+
+
+class SupersededOut(Schema):
+    old: EdgeOut
+    new: EdgeOut | None
+
+
+class MergedOut(Schema):
+    concept: ConceptRef
+    into: ConceptRef | None
+    at: datetime
+
+
+class DiffCounts(Schema):
+    added: int
+    invalidated: int
+    superseded: int
+    concepts_added: int
+    concepts_merged: int
+
+
+class DiffOut(Schema):
+    since: datetime
+    until: datetime
+    counts: DiffCounts
+    truncated: bool
+    added: list[EdgeOut]
+    invalidated: list[EdgeOut]
+    superseded: list[SupersededOut]
+    concepts_added: list[ConceptRef]
+    concepts_merged: list[MergedOut]

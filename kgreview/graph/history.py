@@ -1,0 +1,218 @@
+"""Time travel and explanations: the graph at an instant, what changed between two
+instants, and why one edge exists. Reads only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Q, QuerySet
+
+from .models import Concept, Edge, RelationType
+from .selectors import edges_as_of
+
+EDGE_RELATED = (
+    "source",
+    "target",
+    "relation",
+    "evidence_revision__source",
+    "decided_by",
+    "invalidated_by",
+)
+DEFER = ("evidence_revision__text",)
+
+
+def concepts_as_of(*, at: datetime | None) -> QuerySet[Concept]:
+    """Concepts that were nodes of the graph at ``at`` (now when ``None``).
+
+    A concept counts from its creation until it was merged away or retired.
+    """
+    if at is None:
+        return Concept.objects.filter(status=Concept.Status.ACTIVE)
+    return (
+        Concept.objects.filter(created_at__lte=at)
+        .filter(Q(merged_at__isnull=True) | Q(merged_at__gt=at))
+        .filter(Q(retired_at__isnull=True) | Q(retired_at__gt=at))
+    )
+
+
+def relations_as_of(*, at: datetime | None) -> QuerySet[RelationType]:
+    if at is None:
+        return RelationType.objects.filter(active=True)
+    return RelationType.objects.filter(created_at__lte=at).filter(
+        Q(retired_at__isnull=True) | Q(retired_at__gt=at)
+    )
+
+
+def edge_state_at(edge: Edge, at: datetime | None) -> str:
+    """What the edge was at ``at``: ``active``, ``not_yet`` or its retired status."""
+    if at is None:
+        return edge.status
+    if edge.recorded_at > at or edge.valid_at > at:
+        return "not_yet"
+    if edge.invalid_at is None or edge.invalid_at > at:
+        return "active"
+    return edge.status
+
+
+# --- Diff -------------------------------------------------------------------------------
+
+
+@dataclass
+class GraphDiff:
+    """What changed between two instants: edges added, invalidated and superseded
+    (each superseded row with the row that replaced it), concepts added and merged."""
+
+    since: datetime
+    until: datetime
+    added: list[Edge]
+    invalidated: list[Edge]
+    superseded: list[tuple[Edge, Edge | None]]
+    concepts_added: list[Concept]
+    concepts_merged: list[Concept]
+    counts: dict[str, int]
+    limit: int
+
+    @property
+    def truncated(self) -> bool:
+        return any(self.counts[k] > self.limit for k in ("added", "invalidated", "superseded"))
+
+
+def graph_diff(*, since: datetime, until: datetime, limit: int = 500) -> GraphDiff:
+    """The edges in the graph at ``until`` but not at ``since`` (added) and those in it
+    at ``since`` but not at ``until`` (removed: invalidated, or superseded by a newer row).
+
+    An edge both added and removed inside the window was never in either snapshot and is
+    not part of the diff. ``since`` after ``until`` is answered as the reverse window.
+    """
+    if since > until:
+        since, until = until, since
+    at_until = edges_as_of(at=until)
+    added = at_until.filter(Q(recorded_at__gt=since) | Q(valid_at__gt=since))
+    removed = edges_as_of(at=since).filter(invalid_at__isnull=False, invalid_at__lte=until)
+    invalidated = removed.exclude(status=Edge.Status.SUPERSEDED)
+    superseded = removed.filter(status=Edge.Status.SUPERSEDED)
+    counts = {
+        "added": added.count(),
+        "invalidated": invalidated.count(),
+        "superseded": superseded.count(),
+    }
+    old_rows = list(
+        superseded.select_related(*EDGE_RELATED).defer(*DEFER).order_by("invalid_at", "id")[:limit]
+    )
+    newer = {
+        e.supersedes_id: e
+        for e in Edge.objects.select_related(*EDGE_RELATED)
+        .defer(*DEFER)
+        .filter(supersedes_id__in=[e.pk for e in old_rows])
+    }
+    concepts_added = Concept.objects.filter(created_at__gt=since, created_at__lte=until)
+    concepts_merged = Concept.objects.filter(merged_at__gt=since, merged_at__lte=until)
+    counts["concepts_added"] = concepts_added.count()
+    counts["concepts_merged"] = concepts_merged.count()
+    return GraphDiff(
+        since=since,
+        until=until,
+        added=list(
+            added.select_related(*EDGE_RELATED).defer(*DEFER).order_by("recorded_at", "id")[:limit]
+        ),
+        invalidated=list(
+            invalidated.select_related(*EDGE_RELATED)
+            .defer(*DEFER)
+            .order_by("invalid_at", "id")[:limit]
+        ),
+        superseded=[(e, newer.get(e.pk)) for e in old_rows],
+        concepts_added=list(concepts_added.order_by("created_at", "id")[:limit]),
+        concepts_merged=list(
+            concepts_merged.select_related("merged_into").order_by("merged_at", "id")[:limit]
+        ),
+        counts=counts,
+        limit=limit,
+    )
+
+
+# --- Explain ----------------------------------------------------------------------------
+
+CONTEXT_CHARS = 160
+
+
+def evidence_context(edge: Edge) -> dict | None:
+    """The quote with the text around it in the revision it was taken from, and whether
+    the source's current revision still contains it."""
+    rev = edge.evidence_revision
+    if rev is None:
+        return None
+    text = rev.text
+    start, end = edge.evidence_start, edge.evidence_end
+    source = rev.source
+    current = source.current_revision if source.current_revision_id else None
+    if current is None or current.pk == rev.pk:
+        still_there = True
+    else:
+        still_there = " ".join(edge.evidence_quote.split()) in " ".join(current.text.split())
+    return {
+        "source": source.slug,
+        "source_title": source.title,
+        "revision": rev.number,
+        "revision_id": rev.pk,
+        "current_revision": current.number if current else None,
+        "start": start,
+        "end": end,
+        "quote": edge.evidence_quote,
+        "before": text[max(0, start - CONTEXT_CHARS) : start],
+        "after": text[end : end + CONTEXT_CHARS],
+        "in_current_revision": still_there,
+    }
+
+
+def edge_trail(edge: Edge) -> list[dict]:
+    """Every decision about the proposal that made the edge, and about its retirement,
+    oldest first, in words a person (or an agent) can quote."""
+    from kgreview.review.models import Decision
+
+    ids = {d for d in (edge.decision_id, edge.invalidation_decision_id) if d}
+    qs = Decision.objects.select_related("user", "proposal")
+    q = Q(pk__in=ids)
+    if edge.proposal_id:
+        q |= Q(proposal_id=edge.proposal_id)
+    rows = list(qs.filter(q).order_by("created_at", "id"))
+    return [
+        {
+            "id": d.pk,
+            "action": d.action,
+            "action_label": d.get_action_display(),
+            "by": d.user.get_username() if d.user_id else None,
+            "at": d.created_at,
+            "note": d.note,
+            "reason_code": d.reason_code,
+            "proposal": d.proposal_id,
+            "proposal_kind": d.proposal.kind,
+            "undoes": d.undoes_id,
+        }
+        for d in rows
+    ]
+
+
+def edge_explain(*, edge: Edge, at: datetime | None = None) -> dict:
+    """Why an edge exists: the claim in words, its evidence in context, the agent's reason
+    and confidence, who decided and when, and the rows it replaced or was replaced by."""
+    from kgreview.review.models import Proposal
+
+    proposal = (
+        Proposal.objects.select_related("agent_run").filter(pk=edge.proposal_id).first()
+        if edge.proposal_id
+        else None
+    )
+    run = proposal.agent_run if proposal and proposal.agent_run_id else None
+    replaced_by = Edge.objects.filter(supersedes=edge).values_list("pk", flat=True).first()
+    return {
+        "edge": edge,
+        "claim": f"{edge.source.name} {edge.relation.verb} {edge.target.name}",
+        "state_at": edge_state_at(edge, at),
+        "evidence": evidence_context(edge),
+        "proposal": proposal,
+        "agent_run": run,
+        "trail": edge_trail(edge),
+        "supersedes": edge.supersedes_id,
+        "superseded_by": replaced_by,
+    }

@@ -1,0 +1,401 @@
+"""Multi-hop reads of the graph as recursive SQL (SQLite and PostgreSQL alike).
+
+Every query takes ``at``: ``None`` reads the live graph (active edges), an instant reads
+the graph as it stood then (the bi-temporal filter of ``selectors.edges_as_of``). Every
+walk is bounded (a depth and a row limit) and cycle-safe: ``UNION`` (never ``UNION
+ALL``) in the recursive term keeps each (node, depth) pair once, so a cycle can only
+repeat a node at a greater depth, and the depth bound ends it. The unbounded ancestor
+walk of a learning path keeps each node once, so it ends on any graph.
+
+The recursive term joins an adjacency subquery (``a`` → ``b``) that is a ``UNION ALL`` of
+index scans of the edge table: ``edge_source_status`` / ``edge_target_status`` for the
+live graph, the same indexes' leading column for the past.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from django.db import connection
+
+from .models import Edge
+
+Direction = Literal["out", "in", "both"]
+DIRECTIONS: tuple[str, ...] = ("out", "in", "both")
+MAX_DEPTH = 6
+NODE_LIMIT = 2000
+ANCESTOR_LIMIT = 20000
+
+# How each relation orders study: for "A is a prerequisite for B", A comes first; for
+# "A builds on B", B comes first. A relation missing here does not order study.
+STUDY_ORDER: dict[str, Literal["source_first", "target_first"]] = {
+    "prerequisite": "source_first",
+    "builds_on": "target_first",
+}
+
+
+def _table() -> str:
+    return Edge._meta.db_table
+
+
+def _edge_condition(alias: str, at: datetime | None) -> tuple[str, list]:
+    """SQL that keeps the edges the graph asserted (now, or at ``at``)."""
+    if at is None:
+        return f"{alias}.status = 'active'", []
+    value = connection.ops.adapt_datetimefield_value(at)
+    return (
+        f"{alias}.recorded_at <= %s AND {alias}.valid_at <= %s "
+        f"AND ({alias}.invalid_at IS NULL OR {alias}.invalid_at > %s)",
+        [value, value, value],
+    )
+
+
+def _relation_condition(alias: str, relation_ids: Sequence[int] | None) -> tuple[str, list]:
+    if not relation_ids:
+        return "", []
+    marks = ", ".join(["%s"] * len(relation_ids))
+    return f" AND {alias}.relation_id IN ({marks})", [int(r) for r in relation_ids]
+
+
+def _adjacency(
+    direction: str, relation_ids: Sequence[int] | None, at: datetime | None
+) -> tuple[str, list]:
+    """A subquery of (a, b, edge_id) pairs: a walk standing on ``a`` may step to ``b``.
+
+    Symmetric edges are stored once but can be walked both ways in every direction.
+    """
+    cond, cond_params = _edge_condition("e", at)
+    rel, rel_params = _relation_condition("e", relation_ids)
+    where = cond + rel
+    params = cond_params + rel_params
+    table = _table()
+    forward = f"SELECT e.source_id AS a, e.target_id AS b, e.id AS eid FROM {table} e WHERE {where}"
+    backward = (
+        f"SELECT e.target_id AS a, e.source_id AS b, e.id AS eid FROM {table} e WHERE {where}"
+    )
+    if direction == "both":
+        return f"{forward} UNION ALL {backward}", params + params
+    if direction == "out":
+        return f"{forward} UNION ALL {backward} AND e.is_symmetric", params + params
+    return f"{backward} UNION ALL {forward} AND e.is_symmetric", params + params
+
+
+@dataclass(frozen=True)
+class Ball:
+    """The concepts within ``depth`` steps of a start, each with its distance."""
+
+    start_id: int
+    depth: int
+    distance: dict[int, int]
+    truncated: bool
+
+
+def ball(
+    *,
+    start_id: int,
+    depth: int,
+    direction: str = "both",
+    relation_ids: Sequence[int] | None = None,
+    at: datetime | None = None,
+    limit: int = NODE_LIMIT,
+) -> Ball:
+    """Concepts reachable from ``start_id`` in at most ``depth`` steps, nearest first.
+
+    One round trip. ``truncated`` says the walk found more than ``limit`` concepts and
+    only the nearest ``limit`` are returned.
+    """
+    depth = max(0, min(int(depth), MAX_DEPTH))
+    adjacency, params = _adjacency(direction, relation_ids, at)
+    sql = f"""
+        WITH RECURSIVE walk(node, depth) AS (
+            SELECT CAST(%s AS BIGINT), 0
+            UNION
+            SELECT adj.b, walk.depth + 1
+            FROM walk JOIN ({adjacency}) adj ON adj.a = walk.node
+            WHERE walk.depth < %s
+        )
+        SELECT node, MIN(depth) AS d FROM walk GROUP BY node ORDER BY d, node LIMIT %s
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [int(start_id), *params, depth, limit + 1])
+        rows = cursor.fetchall()
+    truncated = len(rows) > limit
+    return Ball(
+        start_id=int(start_id),
+        depth=depth,
+        distance={int(n): int(d) for n, d in rows[:limit]},
+        truncated=truncated,
+    )
+
+
+def edges_within(
+    *,
+    node_ids: Iterable[int],
+    relation_ids: Sequence[int] | None = None,
+    at: datetime | None = None,
+):
+    """The edges (as of ``at``) whose two ends are both among ``node_ids``."""
+    from .selectors import edges_active, edges_as_of
+
+    ids = list(node_ids)
+    qs = edges_active() if at is None else edges_as_of(at=at)
+    qs = qs.filter(source_id__in=ids, target_id__in=ids)
+    if relation_ids:
+        qs = qs.filter(relation_id__in=list(relation_ids))
+    return qs
+
+
+# --- Paths ------------------------------------------------------------------------------
+
+REVERSE = {"out": "in", "in": "out", "both": "both"}
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One step of a path: from ``from_id`` to ``to_id`` along ``edge_id``."""
+
+    from_id: int
+    to_id: int
+    edge_id: int
+
+
+def _steps_from(
+    node_id: int, *, direction: str, relation_ids: Sequence[int] | None, at: datetime | None
+) -> list[tuple[int, int]]:
+    adjacency, params = _adjacency(direction, relation_ids, at)
+    sql = f"SELECT adj.b, adj.eid FROM ({adjacency}) adj WHERE adj.a = %s ORDER BY adj.b, adj.eid"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, int(node_id)])
+        return [(int(b), int(e)) for b, e in cursor.fetchall()]
+
+
+def shortest_path(
+    *,
+    start_id: int,
+    goal_id: int,
+    direction: str = "out",
+    relation_ids: Sequence[int] | None = None,
+    at: datetime | None = None,
+    max_depth: int = 4,
+) -> list[Hop] | None:
+    """A shortest chain of edges from start to goal within ``max_depth`` steps, or None.
+
+    Meet in the middle: one recursive query walks half the depth forward from the
+    start, another half backward from the goal; the best meeting concept fixes the
+    length, and each half is traced back one step per query along concepts one step
+    nearer their end. At most ``2 + max_depth`` round trips, whatever the graph's size.
+    """
+    if start_id == goal_id:
+        return []
+    max_depth = max(1, min(int(max_depth), MAX_DEPTH))
+    half_out = (max_depth + 1) // 2
+    fwd = ball(
+        start_id=start_id,
+        depth=half_out,
+        direction=direction,
+        relation_ids=relation_ids,
+        at=at,
+        limit=ANCESTOR_LIMIT,
+    )
+    bwd = ball(
+        start_id=goal_id,
+        depth=max_depth - half_out,
+        direction=REVERSE[direction],
+        relation_ids=relation_ids,
+        at=at,
+        limit=ANCESTOR_LIMIT,
+    )
+    common = fwd.distance.keys() & bwd.distance.keys()
+    if not common:
+        return None
+    meet = min(common, key=lambda n: (fwd.distance[n] + bwd.distance[n], n))
+    hops: list[Hop] = []
+    # Trace back to the start: each step to a neighbour one step nearer the start.
+    node = meet
+    while fwd.distance[node] > 0:
+        want = fwd.distance[node] - 1
+        for prev, eid in _steps_from(
+            node, direction=REVERSE[direction], relation_ids=relation_ids, at=at
+        ):
+            if fwd.distance.get(prev) == want:
+                hops.append(Hop(from_id=prev, to_id=node, edge_id=eid))
+                node = prev
+                break
+        else:  # pragma: no cover - the ball said a nearer neighbour exists
+            return None
+    hops.reverse()
+    node = meet
+    while bwd.distance[node] > 0:
+        want = bwd.distance[node] - 1
+        for nxt, eid in _steps_from(node, direction=direction, relation_ids=relation_ids, at=at):
+            if bwd.distance.get(nxt) == want:
+                hops.append(Hop(from_id=node, to_id=nxt, edge_id=eid))
+                node = nxt
+                break
+        else:  # pragma: no cover
+            return None
+    return hops
+
+
+# --- Learning paths ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StudyEdge:
+    """``before_id`` must be studied before ``after_id`` because of ``edge_id``."""
+
+    before_id: int
+    after_id: int
+    edge_id: int
+    relation_id: int
+
+
+@dataclass
+class LearningPath:
+    """A target's prerequisite closure in a valid study order.
+
+    ``order`` lists concepts that can be studied in sequence, each after everything it
+    needs; ``cycle`` (when the closure has one) names the concepts of one cycle, which
+    no order can satisfy, and ``blocked`` the concepts that wait on it.
+    """
+
+    target_id: int
+    order: list[int] = field(default_factory=list)
+    level: dict[int, int] = field(default_factory=dict)
+    needs: dict[int, list[StudyEdge]] = field(default_factory=dict)
+    cycle: list[StudyEdge] = field(default_factory=list)
+    blocked: list[int] = field(default_factory=list)
+    truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.cycle
+
+
+def study_edges(
+    *,
+    target_id: int,
+    relations: dict[int, str],
+    at: datetime | None = None,
+    limit: int = ANCESTOR_LIMIT,
+) -> tuple[list[StudyEdge], bool]:
+    """Every ordering edge among the target and its ancestors, in one round trip.
+
+    ``relations`` maps relation ids to ``source_first`` or ``target_first``. The walk
+    keeps each concept once, so it ends on cyclic graphs too.
+    """
+    cond, cond_params = _edge_condition("e", at)
+    table = _table()
+    src_first = [r for r, how in relations.items() if how == "source_first"] or [-1]
+    tgt_first = [r for r, how in relations.items() if how == "target_first"] or [-1]
+    m1 = ", ".join(["%s"] * len(src_first))
+    m2 = ", ".join(["%s"] * len(tgt_first))
+    # (later, earlier): standing on the later concept, the walk steps to what precedes it.
+    adjacency = (
+        f"SELECT e.target_id AS later, e.source_id AS earlier, e.id AS eid, e.relation_id AS rel"
+        f" FROM {table} e WHERE {cond} AND e.relation_id IN ({m1})"
+        f" UNION ALL "
+        f"SELECT e.source_id AS later, e.target_id AS earlier, e.id AS eid, e.relation_id AS rel"
+        f" FROM {table} e WHERE {cond} AND e.relation_id IN ({m2})"
+    )
+    adj_params = [*cond_params, *src_first, *cond_params, *tgt_first]
+    sql = f"""
+        WITH RECURSIVE walk(node) AS (
+            SELECT CAST(%s AS BIGINT)
+            UNION
+            SELECT adj.earlier FROM walk JOIN ({adjacency}) adj ON adj.later = walk.node
+        ),
+        capped AS (SELECT node FROM walk LIMIT %s)
+        SELECT adj.earlier, adj.later, adj.eid, adj.rel
+        FROM capped JOIN ({adjacency}) adj ON adj.later = capped.node
+        ORDER BY adj.later, adj.earlier, adj.eid
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [int(target_id), *adj_params, limit + 1, *adj_params])
+        rows = cursor.fetchall()
+    edges = [
+        StudyEdge(before_id=int(a), after_id=int(b), edge_id=int(e), relation_id=int(r))
+        for a, b, e, r in rows
+    ]
+    nodes = {e.after_id for e in edges} | {target_id}
+    return edges, len(nodes) > limit
+
+
+def learning_path(
+    *,
+    target_id: int,
+    relations: dict[int, str],
+    at: datetime | None = None,
+    names: dict[int, str] | None = None,
+) -> LearningPath:
+    """Order the target's closure so each concept follows everything it needs.
+
+    Kahn's algorithm; among the concepts ready at once the shallower level (the longest
+    chain of needs below it) goes first, then the name, so the order is stable and reads
+    from foundations up. Concepts left over sit on or behind a cycle; one cycle is
+    traced back along unmet needs and named.
+    """
+    edges, truncated = study_edges(target_id=target_id, relations=relations, at=at)
+    names = names or {}
+    nodes = {target_id}
+    needs: dict[int, list[StudyEdge]] = defaultdict(list)
+    unlocks: dict[int, list[StudyEdge]] = defaultdict(list)
+    for e in edges:
+        nodes.add(e.before_id)
+        nodes.add(e.after_id)
+        needs[e.after_id].append(e)
+        unlocks[e.before_id].append(e)
+    waiting = {n: len({e.before_id for e in needs[n]}) for n in nodes}
+    met: dict[int, set[int]] = defaultdict(set)
+    level: dict[int, int] = {}
+    ready = [(0, names.get(n, ""), n) for n in nodes if waiting[n] == 0]
+    heapq.heapify(ready)
+    for _lvl, _name, n in ready:
+        level[n] = 0
+    order: list[int] = []
+    while ready:
+        lvl, _name, n = heapq.heappop(ready)
+        order.append(n)
+        for e in unlocks[n]:
+            after = e.after_id
+            if n in met[after]:
+                continue
+            met[after].add(n)
+            level[after] = max(level.get(after, 0), lvl + 1)
+            if len(met[after]) == waiting[after]:
+                heapq.heappush(ready, (level[after], names.get(after, ""), after))
+    path = LearningPath(
+        target_id=target_id,
+        order=order,
+        level=level,
+        needs={n: needs[n] for n in order},
+        truncated=truncated,
+    )
+    left = nodes - set(order)
+    if left:
+        path.cycle = _trace_cycle(left, needs)
+        path.blocked = sorted(
+            left - {e.after_id for e in path.cycle}, key=lambda n: names.get(n, "")
+        )
+    return path
+
+
+def _trace_cycle(left: set[int], needs: dict[int, list[StudyEdge]]) -> list[StudyEdge]:
+    """One cycle among ``left``: every concept there has an unmet need inside it."""
+    start = min(left)
+    seen: dict[int, int] = {}
+    trail: list[StudyEdge] = []
+    node = start
+    while node not in seen:
+        seen[node] = len(trail)
+        step = min((e for e in needs[node] if e.before_id in left), key=lambda e: e.before_id)
+        trail.append(step)
+        node = step.before_id
+    cycle = trail[seen[node] :]
+    # Walked backwards along needs; read it forwards (each concept before the next).
+    return list(reversed(cycle))
