@@ -1,0 +1,150 @@
+"""API tokens: made once, stored hashed, revoked not deleted; page and command."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import Client
+
+from kgreview.api.models import ApiToken
+from kgreview.api.services import (
+    api_token_authenticate,
+    api_token_create,
+    api_token_revoke,
+    token_hash,
+)
+from kgreview.core.errors import HardDeleteForbidden, StateConflict, ValidationFailed
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_token_is_stored_only_as_a_hash(f):
+    """The secret never reaches the database; its SHA-256 does."""
+    issued = api_token_create(user=f.user(role="viewer"), name="tutor")
+    row = ApiToken.objects.get()
+    assert issued.secret not in (row.key_hash, row.prefix, row.name)
+    assert row.key_hash == token_hash(issued.secret)
+    assert issued.secret.startswith(f"kgr_{row.prefix}_")
+
+
+def test_a_token_needs_a_name_in_words(f):
+    """A blank name is refused with a hint of what to call it."""
+    with pytest.raises(ValidationFailed, match="name"):
+        api_token_create(user=f.user(role="viewer"), name="   ")
+
+
+def test_authenticate_accepts_the_secret_and_nothing_else(f):
+    """The right secret finds the token; a changed one, a blank one, a revoked one do not."""
+    user = f.user(role="viewer")
+    issued = api_token_create(user=user, name="a")
+    assert api_token_authenticate(secret=issued.secret).pk == issued.token.pk
+    assert api_token_authenticate(secret=issued.secret[:-1] + "x") is None
+    assert api_token_authenticate(secret="") is None
+    api_token_revoke(token=issued.token, by=user)
+    assert api_token_authenticate(secret=issued.secret) is None
+
+
+def test_a_token_of_a_deactivated_user_stops_working(f):
+    """Deactivating the account ends its tokens too."""
+    user = f.user(role="viewer")
+    issued = api_token_create(user=user, name="a")
+    user.is_active = False
+    user.save()
+    assert api_token_authenticate(secret=issued.secret) is None
+
+
+def test_revoking_twice_is_refused_and_only_owner_or_staff_may(f):
+    """Someone else's token cannot be revoked; a revoked one says so."""
+    owner, other = f.user(role="viewer"), f.user(role="reviewer")
+    issued = api_token_create(user=owner, name="a")
+    with pytest.raises(ValidationFailed, match="owner"):
+        api_token_revoke(token=issued.token, by=other)
+    api_token_revoke(token=issued.token, by=owner)
+    with pytest.raises(StateConflict, match="already revoked"):
+        api_token_revoke(token=issued.token, by=owner)
+
+
+def test_tokens_are_never_deleted(f):
+    """Revoked tokens stay for the audit trail."""
+    api_token_create(user=f.user(role="viewer"), name="a")
+    with pytest.raises(HardDeleteForbidden, match="revoke"):
+        ApiToken.objects.all().delete()
+
+
+def test_the_tokens_page_shows_a_new_token_once(f):
+    """Making a token shows it on that response only; the list shows its prefix."""
+    c = Client()
+    c.force_login(f.user(role="viewer"))
+    r = c.post("/api/tokens/", {"name": "planner"})
+    assert r.status_code == 200
+    secret = r.context["issued"].secret
+    assert secret in r.content.decode()
+    again = c.get("/api/tokens/").content.decode()
+    assert secret not in again and "planner" in again
+    assert f"kgr_{ApiToken.objects.get().prefix}_" in again
+
+
+def test_the_tokens_page_refuses_a_blank_name_with_400(f):
+    """A blank name re-renders the form with the error in words."""
+    c = Client()
+    c.force_login(f.user(role="viewer"))
+    r = c.post("/api/tokens/", {"name": ""})
+    assert r.status_code == 400 and "Give the token a name" in r.content.decode()
+
+
+def test_the_tokens_page_revokes_only_your_own_tokens(f):
+    """Revoking someone else's token is a 404; your own works and says so."""
+    mine, theirs = f.user(role="viewer"), f.user(role="viewer")
+    t1 = api_token_create(user=mine, name="mine").token
+    t2 = api_token_create(user=theirs, name="theirs").token
+    c = Client()
+    c.force_login(mine)
+    assert c.post(f"/api/tokens/{t2.pk}/revoke/").status_code == 404
+    r = c.post(f"/api/tokens/{t1.pk}/revoke/", follow=True)
+    assert "Revoked mine" in r.content.decode()
+    t1.refresh_from_db()
+    t2.refresh_from_db()
+    assert t1.revoked_at is not None and t2.revoked_at is None
+
+
+def test_the_tokens_page_needs_a_signed_in_user_with_a_role(f):
+    """Anonymous users go to login; users without a role get a 403."""
+    assert Client().get("/api/tokens/").status_code == 302
+    c = Client()
+    c.force_login(f.user())
+    assert c.get("/api/tokens/").status_code == 403
+
+
+def test_the_command_makes_lists_and_revokes_tokens(f):
+    """create prints the token on stdout alone; list and revoke work by prefix."""
+    f.user("bot-owner", role="viewer")
+    out = StringIO()
+    call_command(
+        "api_token",
+        "create",
+        "--user",
+        "bot-owner",
+        "--name",
+        "tutor",
+        stdout=out,
+        stderr=StringIO(),
+    )
+    secret = out.getvalue().strip()
+    assert api_token_authenticate(secret=secret) is not None
+    out = StringIO()
+    call_command("api_token", "list", "--json", stdout=out)
+    rows = json.loads(out.getvalue())["tokens"]
+    assert [r["name"] for r in rows] == ["tutor"] and rows[0]["revoked_at"] is None
+    call_command("api_token", "revoke", rows[0]["prefix"], stdout=StringIO())
+    assert api_token_authenticate(secret=secret) is None
+
+
+def test_the_command_names_an_unknown_user_or_prefix(f):
+    """Mistakes are CommandErrors in words."""
+    with pytest.raises(CommandError, match="no user called"):
+        call_command("api_token", "create", "--user", "ghost", "--name", "x")
+    with pytest.raises(CommandError, match="No token starts"):
+        call_command("api_token", "revoke", "deadbeef")

@@ -1,0 +1,256 @@
+"""Recursive-SQL walks: neighbourhoods, shortest paths and learning paths (both databases)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from kgreview.graph import services, traversal
+from kgreview.graph.models import Edge, RelationType
+
+pytestmark = pytest.mark.django_db
+
+
+def rid(key: str) -> int:
+    return RelationType.objects.get(key=key).pk
+
+
+def raw_edge(src, dst, key: str = "prerequisite") -> Edge:
+    """An edge row written straight to the table, as legacy data or a bad import would,
+    bypassing the cycle check of the services."""
+    now = timezone.now()
+    return Edge.objects.create(
+        source=src,
+        target=dst,
+        relation=RelationType.objects.get(key=key),
+        confidence=0.7,
+        reason="Imported.",
+        valid_at=now,
+        recorded_at=now,
+    )
+
+
+def chain(f, *names: str, rel: str = "prerequisite"):
+    concepts = [f.concept(n) for n in names]
+    edges = [f.edge(a, b, rel) for a, b in zip(concepts, concepts[1:], strict=False)]
+    return concepts, edges
+
+
+def test_ball_counts_distance_along_the_chosen_direction(f):
+    """out walks source→target, in the reverse, both either way."""
+    (a, b, c, d), _ = chain(f, "A", "B", "C", "D")
+    out = traversal.ball(start_id=b.pk, depth=5, direction="out")
+    assert out.distance == {b.pk: 0, c.pk: 1, d.pk: 2}
+    inn = traversal.ball(start_id=c.pk, depth=5, direction="in")
+    assert inn.distance == {c.pk: 0, b.pk: 1, a.pk: 2}
+    both = traversal.ball(start_id=b.pk, depth=1, direction="both")
+    assert both.distance == {b.pk: 0, a.pk: 1, c.pk: 1}
+
+
+def test_ball_stops_at_the_depth_bound(f):
+    """Nothing beyond depth is returned."""
+    (a, b, c, d), _ = chain(f, "A", "B", "C", "D")
+    assert set(traversal.ball(start_id=a.pk, depth=2, direction="out").distance) == {
+        a.pk,
+        b.pk,
+        c.pk,
+    }
+
+
+def test_ball_keeps_the_shortest_distance_when_two_routes_meet(f):
+    """A concept reached in one and in two steps is at distance one."""
+    a, b, c = f.concept("A"), f.concept("B"), f.concept("C")
+    f.edge(a, b)
+    f.edge(b, c)
+    f.edge(a, c)
+    assert traversal.ball(start_id=a.pk, depth=3, direction="out").distance[c.pk] == 1
+
+
+def test_symmetric_edges_are_walked_both_ways_in_every_direction(f):
+    """A related B is reachable from B with direction=out, though stored A→B."""
+    a, b = f.concept("A"), f.concept("B")
+    f.edge(a, b, "related")
+    assert b.pk in traversal.ball(start_id=a.pk, depth=1, direction="out").distance
+    assert a.pk in traversal.ball(start_id=b.pk, depth=1, direction="out").distance
+    assert a.pk in traversal.ball(start_id=b.pk, depth=1, direction="in").distance
+
+
+def test_relation_filter_keeps_only_those_types(f):
+    """A walk restricted to prerequisite ignores applies_to edges."""
+    a, b, c = f.concept("A"), f.concept("B"), f.concept("C")
+    f.edge(a, b)
+    f.edge(b, c, "applies_to")
+    found = traversal.ball(
+        start_id=a.pk, depth=3, direction="out", relation_ids=[rid("prerequisite")]
+    )
+    assert set(found.distance) == {a.pk, b.pk}
+
+
+def test_ball_ends_on_a_cyclic_graph(f):
+    """applies_to may form cycles; the walk still ends, each concept once."""
+    a, b, c = f.concept("A"), f.concept("B"), f.concept("C")
+    f.edge(a, b, "applies_to")
+    f.edge(b, c, "applies_to")
+    f.edge(c, a, "applies_to")
+    found = traversal.ball(start_id=a.pk, depth=6, direction="both")
+    assert found.distance == {a.pk: 0, b.pk: 1, c.pk: 1}
+
+
+def test_ball_says_when_it_was_truncated(f):
+    """A hub with more neighbours than the limit returns the nearest ones and says so."""
+    hub = f.concept("Hub")
+    for i in range(6):
+        f.edge(hub, f.concept(f"Leaf {i}"), "applies_to")
+    found = traversal.ball(start_id=hub.pk, depth=1, direction="out", limit=4)
+    assert found.truncated is True
+    assert len(found.distance) == 4 and found.distance[hub.pk] == 0
+    assert traversal.ball(start_id=hub.pk, depth=1, direction="out", limit=7).truncated is False
+
+
+def test_ball_as_of_reads_the_past(f):
+    """An edge recorded later is absent; one invalidated since is present."""
+    (a, b, c), (ab, bc) = chain(f, "A", "B", "C")
+    Edge.objects.filter(pk=ab.pk).update(
+        recorded_at=ab.recorded_at - timedelta(hours=2), valid_at=ab.valid_at - timedelta(hours=2)
+    )
+    then = timezone.now() - timedelta(hours=1)
+    services.edge_invalidate(edge=Edge.objects.get(pk=ab.pk), reason="Wrong.")
+    assert set(traversal.ball(start_id=a.pk, depth=3, direction="out", at=then).distance) == {
+        a.pk,
+        b.pk,
+    }
+    assert set(traversal.ball(start_id=a.pk, depth=3, direction="out").distance) == {a.pk}
+
+
+def test_edges_within_is_the_induced_subgraph(f):
+    """Only edges with both ends in the set."""
+    (a, b, c), (ab, bc) = chain(f, "A", "B", "C")
+    assert list(traversal.edges_within(node_ids=[a.pk, b.pk])) == [ab]
+
+
+def test_shortest_path_prefers_the_shorter_route(f):
+    """Two routes from A to E: the two-step one wins over the four-step one."""
+    (a, b, c, d, e), _ = chain(f, "A", "B", "C", "D", "E")
+    shortcut_mid = f.concept("M")
+    f.edge(a, shortcut_mid)
+    f.edge(shortcut_mid, e)
+    hops = traversal.shortest_path(start_id=a.pk, goal_id=e.pk, direction="out", max_depth=6)
+    assert [h.to_id for h in hops] == [shortcut_mid.pk, e.pk]
+
+
+@pytest.mark.parametrize("length", [1, 2, 3, 4, 5])
+def test_shortest_path_finds_chains_of_every_length_up_to_max_depth(f, length):
+    """Odd and even lengths meet in the middle correctly, hop by hop."""
+    names = [f"N{i}" for i in range(length + 1)]
+    concepts, edges = chain(f, *names)
+    hops = traversal.shortest_path(
+        start_id=concepts[0].pk, goal_id=concepts[-1].pk, direction="out", max_depth=5
+    )
+    assert [h.edge_id for h in hops] == [e.pk for e in edges]
+    assert [h.from_id for h in hops] == [c.pk for c in concepts[:-1]]
+
+
+def test_shortest_path_respects_max_depth_and_direction(f):
+    """Too long → None; against the edges → None unless both."""
+    (a, b, c, d), _ = chain(f, "A", "B", "C", "D")
+    assert traversal.shortest_path(start_id=a.pk, goal_id=d.pk, max_depth=2) is None
+    assert traversal.shortest_path(start_id=d.pk, goal_id=a.pk, max_depth=6) is None
+    back = traversal.shortest_path(start_id=d.pk, goal_id=a.pk, direction="both", max_depth=6)
+    assert [h.to_id for h in back] == [c.pk, b.pk, a.pk]
+
+
+def test_shortest_path_to_itself_is_empty_and_ends_on_cycles(f):
+    """Start equals goal → no hops; a cycle without the goal → None, promptly."""
+    a, b, c, z = f.concept("A"), f.concept("B"), f.concept("C"), f.concept("Z")
+    f.edge(a, b, "applies_to")
+    f.edge(b, c, "applies_to")
+    f.edge(c, a, "applies_to")
+    assert traversal.shortest_path(start_id=a.pk, goal_id=a.pk) == []
+    assert traversal.shortest_path(start_id=a.pk, goal_id=z.pk, max_depth=6) is None
+
+
+def orders() -> dict[int, str]:
+    return {rid("prerequisite"): "source_first", rid("builds_on"): "target_first"}
+
+
+def test_learning_path_puts_every_need_before_what_needs_it(f):
+    """A diamond: both middles come after the base and before the target."""
+    base, left, right, top = (f.concept(n) for n in ("Base", "Left", "Right", "Top"))
+    f.edge(base, left)
+    f.edge(base, right)
+    f.edge(left, top)
+    f.edge(right, top)
+    lp = traversal.learning_path(target_id=top.pk, relations=orders())
+    assert lp.ok
+    pos = {n: i for i, n in enumerate(lp.order)}
+    assert pos[base.pk] < pos[left.pk] < pos[top.pk]
+    assert pos[base.pk] < pos[right.pk] < pos[top.pk]
+    assert lp.level == {base.pk: 0, left.pk: 1, right.pk: 1, top.pk: 2}
+
+
+def test_learning_path_orders_ties_by_level_then_name(f):
+    """Concepts ready together come foundations first, then alphabetically."""
+    top = f.concept("Top")
+    zed, alpha = f.concept("Zed"), f.concept("Alpha")
+    deep = f.concept("Deep")
+    f.edge(zed, top)
+    f.edge(alpha, top)
+    f.edge(deep, alpha)
+    names = {c.pk: c.name for c in (top, zed, alpha, deep)}
+    lp = traversal.learning_path(target_id=top.pk, relations=orders(), names=names)
+    assert [names[n] for n in lp.order] == ["Deep", "Zed", "Alpha", "Top"]
+
+
+def test_learning_path_reads_builds_on_as_target_first(f):
+    """ "RAG builds on vector search": vector search is studied before RAG."""
+    vs, rag = f.concept("Vector search"), f.concept("RAG")
+    f.edge(rag, vs, "builds_on")
+    lp = traversal.learning_path(target_id=rag.pk, relations=orders())
+    assert lp.order == [vs.pk, rag.pk]
+
+
+def test_learning_path_ignores_relations_not_asked_for(f):
+    """With prerequisite alone, builds_on edges do not add needs."""
+    vs, rag = f.concept("Vector search"), f.concept("RAG")
+    f.edge(rag, vs, "builds_on")
+    lp = traversal.learning_path(target_id=rag.pk, relations={rid("prerequisite"): "source_first"})
+    assert lp.order == [rag.pk]
+
+
+def test_learning_path_names_a_cycle_in_legacy_rows_and_blocks_what_waits_on_it(f):
+    """A prerequisite cycle (planted past the services' check) is named edge by edge;
+    concepts after it are blocked, concepts before it still ordered."""
+    root, a, b, c, top = (f.concept(n) for n in ("Root", "A", "B", "C", "Top"))
+    f.edge(root, a)
+    ab = f.edge(a, b)
+    bc = f.edge(b, c)
+    ca = raw_edge(c, a)
+    f.edge(c, top)
+    lp = traversal.learning_path(target_id=top.pk, relations=orders())
+    assert not lp.ok
+    assert {e.edge_id for e in lp.cycle} == {ab.pk, bc.pk, ca.pk}
+    # Read forwards: each edge's 'after' is the next edge's 'before'.
+    for first, second in zip(lp.cycle, lp.cycle[1:] + lp.cycle[:1], strict=True):
+        assert first.after_id == second.before_id
+    assert lp.order == [root.pk]
+    assert lp.blocked == [top.pk]
+
+
+def test_learning_path_as_of_uses_the_needs_of_that_time(f):
+    """A need added later is not part of the earlier path."""
+    a, b = f.concept("A"), f.concept("B")
+    then = timezone.now()
+    f.edge(a, b)
+    assert traversal.learning_path(target_id=b.pk, relations=orders(), at=then).order == [b.pk]
+    assert traversal.learning_path(target_id=b.pk, relations=orders()).order == [a.pk, b.pk]
+
+
+def test_study_edges_says_when_the_closure_was_capped(f):
+    """A closure larger than the limit is flagged as truncated."""
+    (n0, *rest), _ = chain(f, "N0", "N1", "N2", "N3", "N4")
+    edges, truncated = traversal.study_edges(target_id=rest[-1].pk, relations=orders(), limit=2)
+    assert truncated is True
+    _edges, truncated = traversal.study_edges(target_id=rest[-1].pk, relations=orders())
+    assert truncated is False
