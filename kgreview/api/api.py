@@ -8,7 +8,8 @@ from the graph as it stood at that instant.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import Literal
 
 from django.db.models import Q
 from django.http import HttpRequest
@@ -69,6 +70,9 @@ api = NinjaAPI(
 )
 
 
+Direction = Literal["out", "in", "both"]
+
+
 class ApiError(Exception):
     def __init__(self, status: int, detail: str) -> None:
         super().__init__(detail)
@@ -100,12 +104,16 @@ def _unauthenticated(request, exc):
 EDGE_RELATED = ("source", "target", "relation", "evidence_revision__source", "decided_by")
 
 
-def _instant(value: datetime | None) -> datetime | None:
+def _instant(value: datetime | None, name: str = "as_of") -> datetime | None:
+    """An aware UTC instant (databases reject odd offsets such as +20:58)."""
     if value is None:
         return None
     if timezone.is_naive(value):
-        return timezone.make_aware(value, timezone.get_default_timezone())
-    return value
+        value = timezone.make_aware(value, timezone.get_default_timezone())
+    try:
+        return value.astimezone(UTC)
+    except (OverflowError, ValueError):
+        raise ApiError(400, f"{name} is outside the range of dates the graph can read.") from None
 
 
 def _edges(at: datetime | None):
@@ -181,7 +189,17 @@ def _bounded(value: int, low: int, high: int, name: str) -> int:
 # --- Operations -------------------------------------------------------------------------
 
 
-@api.get("/v1/relations", response=list[s.RelationOut], tags=["ontology"])
+def answers(ok, *codes: int) -> dict:
+    """The documented responses: the answer, the refusals every operation can give
+    (400 for a parameter the graph cannot answer, such as an instant out of range; 401
+    without credentials; 422 for a malformed parameter) and the ones listed."""
+    out = {200: ok, 400: s.Error, 401: s.Error, 422: s.ValidationErrorOut}
+    for code in codes:
+        out[code] = s.Error
+    return out
+
+
+@api.get("/v1/relations", response=answers(list[s.RelationOut]), tags=["ontology"])
 def relations(request, as_of: datetime | None = None):
     """The relation vocabulary (at ``as_of``): what each type means and how it behaves."""
     at = _instant(as_of)
@@ -202,8 +220,13 @@ def relations(request, as_of: datetime | None = None):
     ]
 
 
-@api.get("/v1/concepts", response={200: s.SearchOut, 400: s.Error}, tags=["concepts"])
-def concept_search(request, q: str, limit: int = 10, as_of: datetime | None = None):
+@api.get("/v1/concepts", response=answers(s.SearchOut, 400), tags=["concepts"])
+def concept_search(
+    request,
+    q: str = Query(..., min_length=1, max_length=200),  # noqa: B008
+    limit: int = Query(10, ge=1, le=100),  # noqa: B008
+    as_of: datetime | None = None,
+):
     """Fuzzy search over canonical names and aliases: exact, prefix, then fuzzy matches."""
     at = _instant(as_of)
     limit = _bounded(limit, 1, 100, "limit")
@@ -230,7 +253,7 @@ def concept_search(request, q: str, limit: int = 10, as_of: datetime | None = No
 
 @api.get(
     "/v1/concepts/{concept_id}",
-    response={200: s.ConceptDetailOut, 404: s.Error},
+    response=answers(s.ConceptDetailOut, 404),
     tags=["concepts"],
 )
 def concept_detail(request, concept_id: int, as_of: datetime | None = None):
@@ -262,16 +285,16 @@ def concept_detail(request, concept_id: int, as_of: datetime | None = None):
 
 @api.get(
     "/v1/concepts/{concept_id}/neighbours",
-    response={200: s.NeighboursOut, 400: s.Error, 404: s.Error},
+    response=answers(s.NeighboursOut, 400, 404),
     tags=["traversal"],
 )
 def neighbours(
     request,
     concept_id: int,
-    depth: int = 1,
-    direction: str = "both",
+    depth: int = Query(1, ge=1, le=traversal.MAX_DEPTH),  # noqa: B008
+    direction: Direction = "both",
     relation: list[str] = Query(None),  # noqa: B008 - ninja's way to declare a repeated query parameter
-    limit: int = 200,
+    limit: int = Query(200, ge=1, le=traversal.NODE_LIMIT),  # noqa: B008
     as_of: datetime | None = None,
 ):
     """Concepts within ``depth`` steps (1–6), nearest first, and the edges among them.
@@ -316,14 +339,14 @@ def neighbours(
     }
 
 
-@api.get("/v1/path", response={200: s.PathOut, 400: s.Error, 404: s.Error}, tags=["traversal"])
+@api.get("/v1/path", response=answers(s.PathOut, 400, 404), tags=["traversal"])
 def path(
     request,
     from_id: int,
     to_id: int,
-    direction: str = "out",
+    direction: Direction = "out",
     relation: list[str] = Query(None),  # noqa: B008
-    max_depth: int = 4,
+    max_depth: int = Query(4, ge=1, le=traversal.MAX_DEPTH),  # noqa: B008
     as_of: datetime | None = None,
 ):
     """A shortest path between two concepts, within ``max_depth`` (1–6) steps."""
@@ -384,7 +407,7 @@ def path(
 
 @api.get(
     "/v1/concepts/{concept_id}/learning-path",
-    response={200: s.LearningPathOut, 400: s.Error, 404: s.Error},
+    response=answers(s.LearningPathOut, 400, 404),
     tags=["traversal"],
 )
 def learning_path(
@@ -463,7 +486,7 @@ def learning_path(
     }
 
 
-@api.get("/v1/edges/{edge_id}", response={200: s.ExplainOut, 404: s.Error}, tags=["edges"])
+@api.get("/v1/edges/{edge_id}", response=answers(s.ExplainOut, 404), tags=["edges"])
 def edge_explain(request, edge_id: int, as_of: datetime | None = None):
     """Why an edge exists: its evidence quoted in context (source and revision), the
     agent's reason and confidence, the decisions made about it, and what it replaced."""
@@ -511,13 +534,18 @@ def edge_explain(request, edge_id: int, as_of: datetime | None = None):
     }
 
 
-@api.get("/v1/diff", response={200: s.DiffOut, 400: s.Error}, tags=["time travel"])
-def diff(request, since: datetime, until: datetime | None = None, limit: int = 200):
+@api.get("/v1/diff", response=answers(s.DiffOut, 400), tags=["time travel"])
+def diff(
+    request,
+    since: datetime,
+    until: datetime | None = None,
+    limit: int = Query(200, ge=1, le=1000),  # noqa: B008
+):
     """What changed between two instants (``until`` defaults to now): edges added,
     invalidated, and superseded (with the row that replaced each), concepts added and
     merged. Lists hold at most ``limit`` rows each; ``counts`` has the totals."""
-    start = _instant(since)
-    end = _instant(until) or timezone.now()
+    start = _instant(since, "since")
+    end = _instant(until, "until") or timezone.now()
     limit = _bounded(limit, 1, 1000, "limit")
     d = history.graph_diff(since=start, until=end, limit=limit)
     return {

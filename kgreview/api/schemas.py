@@ -11,6 +11,18 @@ class Error(Schema):
     detail: str
 
 
+class ValidationIssue(Schema):
+    type: str
+    loc: list[str | int]
+    msg: str
+
+
+class ValidationErrorOut(Schema):
+    """A parameter outside what the operation accepts, named with where it was sent."""
+
+    detail: list[ValidationIssue]
+
+
 class ConceptRef(Schema):
     id: int
     name: str

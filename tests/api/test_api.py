@@ -147,7 +147,7 @@ def test_search_as_of_before_a_concept_existed_does_not_find_it(graph, agent):
 
 
 def test_search_needs_a_query_in_words(graph, agent):
-    """An empty query is a 400 that says what to send."""
+    """A blank query is a 400 that says what to send."""
     r = agent.get("/api/v1/concepts?q=%20")
     assert r.status_code == 400
     assert "search for" in r.json()["detail"]
@@ -216,9 +216,10 @@ def test_neighbours_reject_bad_parameters_in_words(graph, agent):
     assert r.status_code == 400 and "teaches" in r.json()["detail"]
     assert "prerequisite" in r.json()["detail"]
     r = agent.get(f"/api/v1/concepts/{vs}/neighbours?direction=sideways")
-    assert r.status_code == 400
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "direction"]
     r = agent.get(f"/api/v1/concepts/{vs}/neighbours?depth=99")
-    assert r.status_code == 400 and "depth" in r.json()["detail"]
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "depth"]
+    assert "less than or equal to 6" in r.json()["detail"][0]["msg"]
 
 
 def test_neighbours_as_of_before_an_edge_leave_it_out(graph, agent):
@@ -380,3 +381,11 @@ def test_the_openapi_schema_is_published(client):
         "/api/v1/diff",
     }
     assert "BearerToken" in body["components"]["securitySchemes"]
+
+
+def test_as_of_with_an_odd_offset_or_out_of_range_is_answered_not_crashed(graph, agent):
+    """Offsets like +20:58 are read as UTC; dates that overflow are a 400 in words."""
+    r = agent.get("/api/v1/relations", {"as_of": "3489-01-11T13:15:27+20:58"})
+    assert r.status_code == 200
+    r = agent.get("/api/v1/relations", {"as_of": "0001-01-01T00:00:00+23:00"})
+    assert r.status_code == 400 and "outside the range" in r.json()["detail"]
