@@ -1,5 +1,9 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from . import views
 
 app_name = "insights"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.dashboard, name="dashboard"),
+]

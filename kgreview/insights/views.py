@@ -1,0 +1,44 @@
+"""The insights dashboard. Thin: read the filters, build the numbers, render."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from kgreview.core.permissions import view_required
+from kgreview.graph.models import RelationType
+
+from . import dashboard as board
+from .forms import WINDOW_CHOICES, DashboardForm
+
+
+@require_GET
+@login_required
+@view_required
+def dashboard(request: HttpRequest) -> HttpResponse:
+    """Queue, reviewers, acceptance and calibration; with htmx only the charts region.
+
+    Invalid filters answer 400 with the reason in words and the default in their place.
+    """
+    chosen, errors = DashboardForm(request.GET).values()
+    context = board.build(
+        days=chosen["window"], relation=chosen["relation"], target=chosen["target"]
+    )
+    decided = {r.key: r.n for r in context["outcomes"].by_relation}
+    context.update(
+        chosen=chosen,
+        errors=errors,
+        windows=WINDOW_CHOICES,
+        relation_choices=[
+            (key, decided.get(key, 0))
+            for key in sorted(
+                set(RelationType.objects.values_list("key", flat=True)) | set(decided)
+            )
+        ],
+    )
+    template = (
+        "insights/dashboard.html#insights-charts" if request.htmx else "insights/dashboard.html"
+    )
+    return render(request, template, context, status=400 if errors else 200)
