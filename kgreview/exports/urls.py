@@ -1,5 +1,11 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from . import views
 
 app_name = "exports"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("download/", views.download, name="download"),
+    path("context.jsonld", views.context_document, name="context"),
+]

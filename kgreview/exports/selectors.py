@@ -1,0 +1,144 @@
+"""What an export holds: the graph as of an instant, read in chunks, never all at once.
+
+The graph as of ``at``:
+
+- edges: ``kgreview.graph.selectors.edges_as_of(at=at)``: recorded and valid by ``at``
+  and not retired by then, so an edge invalidated later is still in a past export;
+- concepts: those that existed at ``at`` (created by then, and not merged or retired
+  at or before it), plus every endpoint of those edges;
+- relation types: those created by ``at``, plus every type those edges use.
+
+Because all three are defined by timestamps at or before ``at``, writes that happen
+while an export streams (they are recorded after ``at``) do not change what it holds.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time
+
+from django.db.models import Prefetch, Q, QuerySet
+from django.utils import timezone
+
+from kgreview.core.errors import ValidationFailed
+from kgreview.graph.models import Concept, ConceptAlias, Edge, RelationType
+from kgreview.graph.selectors import edges_as_of
+
+CHUNK = 2000
+
+AS_OF_HELP = (
+    "an ISO 8601 date or date-time, e.g. 2024-05-01, 2024-05-01T14:30 or "
+    "2024-05-01T14:30:00+02:00 (a date means 00:00 that day; no offset means the "
+    "project's time zone)"
+)
+
+
+def parse_as_of(value: str) -> datetime:
+    """An aware datetime from ISO 8601 text; naive values are in the project's time zone.
+
+    Raises ``ValidationFailed`` with a sentence a person can act on.
+    """
+    text = (value or "").strip()
+    if not text:
+        raise ValidationFailed(f"Give the instant as {AS_OF_HELP}.")
+    try:
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            # datetime.fromisoformat reads dates too; this also accepts the week and
+            # ordinal forms date.fromisoformat knows (2024-W18-3, 2024-122).
+            parsed = datetime.combine(date.fromisoformat(text), time())
+        if timezone.is_naive(parsed):
+            parsed = timezone.make_aware(parsed, timezone.get_default_timezone())
+        # Normalising to UTC finds instants that only exist past the calendar's ends.
+        return parsed.astimezone(UTC)
+    except (ValueError, OverflowError):
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        raise ValidationFailed(f'"{shown}" is not a date or time: use {AS_OF_HELP}.') from None
+
+
+def export_edges(*, at: datetime) -> QuerySet[Edge]:
+    """Edges of the graph as of ``at`` with what their provenance needs, in id order.
+
+    Only the columns written out are loaded: the revision's text (a whole lesson) and
+    the concepts' descriptions stay in the database.
+    """
+    return (
+        edges_as_of(at=at)
+        .select_related("relation", "evidence_revision__source", "decided_by")
+        .only(
+            "id",
+            "source",
+            "target",
+            "relation__key",
+            "relation__label",
+            "relation__symmetric",
+            "relation__acyclic",
+            "weight",
+            "confidence",
+            "reason",
+            "status",
+            "valid_at",
+            "recorded_at",
+            "invalid_at",
+            "evidence_revision__number",
+            "evidence_revision__source__slug",
+            "evidence_start",
+            "evidence_end",
+            "evidence_quote",
+            "proposal",
+            "decision",
+            "decided_by__username",
+        )
+        .order_by("pk")
+    )
+
+
+def _existed(at: datetime) -> Q:
+    return (
+        Q(created_at__lte=at)
+        & (Q(merged_at__isnull=True) | Q(merged_at__gt=at))
+        & (Q(retired_at__isnull=True) | Q(retired_at__gt=at))
+    )
+
+
+def export_concepts(*, at: datetime) -> QuerySet[Concept]:
+    """Concepts of the graph as of ``at``, in id order, each with ``export_aliases``.
+
+    Aliases are the names the concept holds now, less those it gained after ``at``
+    (aliases added later, names that came with a later merge).
+    """
+    edges = edges_as_of(at=at)
+    aliases = (
+        ConceptAlias.objects.filter(
+            Q(kind=ConceptAlias.Kind.ALIAS, created_at__lte=at)
+            | Q(kind=ConceptAlias.Kind.MERGED, merged_from__merged_at__lte=at)
+        )
+        .only("concept_id", "name")
+        .order_by("name", "pk")
+    )
+    return (
+        Concept.objects.filter(
+            _existed(at) | Q(pk__in=edges.values("source_id")) | Q(pk__in=edges.values("target_id"))
+        )
+        .only("id", "name", "description", "status", "merged_into", "created_at")
+        .prefetch_related(Prefetch("aliases", queryset=aliases, to_attr="export_aliases"))
+        .order_by("pk")
+    )
+
+
+def export_relation_types(*, at: datetime) -> QuerySet[RelationType]:
+    """The vocabulary as of ``at``: types created by then and every type its edges use."""
+    used = edges_as_of(at=at).values("relation_id")
+    return RelationType.objects.filter(Q(created_at__lte=at) | Q(pk__in=used)).order_by("key")
+
+
+def export_counts(*, at: datetime) -> dict[str, int]:
+    """How many concepts and edges an export as of ``at`` holds (two COUNT queries)."""
+    return {
+        "concepts": Concept.objects.filter(
+            _existed(at)
+            | Q(pk__in=edges_as_of(at=at).values("source_id"))
+            | Q(pk__in=edges_as_of(at=at).values("target_id"))
+        ).count(),
+        "edges": edges_as_of(at=at).count(),
+    }
