@@ -501,8 +501,9 @@ def reliability_diagram(
 ) -> SafeString:
     """Share accepted per confidence bin against the diagonal of perfect calibration.
 
-    A ``rect.mark`` per bin that has decisions, a dot at the bin's mean confidence, and
-    the number of decisions under each bin.
+    A ``rect.mark`` per bin that has decisions, a dot on the diagonal at the bin's mean
+    confidence (what was claimed), the gap between the two shaded, and the number of
+    decisions under each bin.
     """
     left, right, top_pad, bottom = 56, width - 20, 40, height - 74
 
@@ -563,28 +564,48 @@ def reliability_diagram(
             f"Confidence {b.low:.1f}–{b.high:.1f}: {b.n} decided, "
             f"{pct(b.share)} accepted, mean confidence {b.mean_confidence:.2f}"
         )
+        # A bin where nothing was accepted still shows a sliver to point at.
+        bar_h = max(y_of(0) - y_of(b.share), 2)
         parts.append(
             format_html(
                 '<rect class="mark{}" x="{}" y="{}" width="{}" height="{}" fill="{}" '
                 'fill-opacity="{}"><title>{}</title></rect>',
                 " few" if few else "",
                 _f(x1 + 2),
-                _f(y_of(b.share)),
+                _f(y_of(0) - bar_h),
                 _f(x2 - x1 - 4),
-                _f(y_of(0) - y_of(b.share)),
+                _f(bar_h),
                 ACCENT,
                 "0.35" if few else "0.8",
                 tip,
             )
         )
+        gap = b.share - b.mean_confidence
+        if abs(gap) >= 0.005:
+            claimed, delivered = y_of(b.mean_confidence), y_of(b.share)
+            parts.append(
+                format_html(
+                    '<rect class="gap" x="{}" y="{}" width="{}" height="{}" fill="{}" '
+                    'fill-opacity="0.16" stroke="{}" stroke-opacity="0.6" '
+                    'stroke-dasharray="3 2"><title>{}</title></rect>',
+                    _f(x1 + 2),
+                    _f(min(claimed, delivered)),
+                    _f(x2 - x1 - 4),
+                    _f(abs(claimed - delivered)),
+                    BAD,
+                    BAD,
+                    f"Claimed {b.mean_confidence:.2f} on average, {pct(b.share)} accepted: "
+                    f"{abs(gap) * 100:.0f} points {'over' if gap < 0 else 'under'}-confident",
+                )
+            )
         parts.append(
             format_html(
                 '<circle class="claim" cx="{}" cy="{}" r="3.5" fill="{}" stroke="#fff">'
-                "<title>{}</title></circle>",
+                "<title>Claimed: mean confidence {}</title></circle>",
                 _f(x_of(b.mean_confidence)),
-                _f(y_of(b.share)),
+                _f(y_of(b.mean_confidence)),
                 INK,
-                tip,
+                f"{b.mean_confidence:.2f}",
             )
         )
     if gate is not None:
@@ -621,10 +642,15 @@ def reliability_diagram(
             "Confidence the agent reported (bins of 0.1); n = decided proposals per bin",
         )
     )
-    items = [("Share accepted", ACCENT, "box"), ("Perfect calibration", MUTED, "dash")]
+    items = [
+        ("Accepted", ACCENT, "box"),
+        ("Claimed", INK, "dot"),
+        ("Gap", "#f0b4ad", "box"),
+        ("Perfect calibration", MUTED, "dash"),
+    ]
     if gate is not None:
         items.append((f"Gate {gate:g}", AMBER, "dash"))
-    parts.append(legend(items, x=left, y=18))
+    parts.append(legend(items, x=20, y=18))
     return _svg(chart_id, title, desc, width, height, _join(parts))
 
 

@@ -216,6 +216,7 @@ def ece_chart(calibrations: list[selectors.Calibration]):
         maximum=top,
         width=560,
         fmt=lambda v: f"{v:.2f}",
+        legend_items=[("Expected calibration error", charts.ACCENT, "box")],
     )
 
 

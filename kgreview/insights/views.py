@@ -38,7 +38,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             )
         ],
     )
-    template = (
-        "insights/dashboard.html#insights-charts" if request.htmx else "insights/dashboard.html"
-    )
+    # A history restore (back button, cache miss) needs the whole page, not the region.
+    partial = request.htmx and not request.htmx.history_restore_request
+    template = "insights/dashboard.html#insights-charts" if partial else "insights/dashboard.html"
     return render(request, template, context, status=400 if errors else 200)

@@ -176,6 +176,12 @@ def test_reliability_diagram_has_a_bar_per_bin_with_decisions_and_counts_under_a
     counts = [t.text for t in root.iter(f"{{{NS['svg']}}}text") if t.get("class") == "bin-n"]
     assert counts == ["0", "0", "0", "0", "0", "0", "20", "0", "0", "4"]
     assert root.find(".//svg:line[@class='diagonal']", NS) is not None
+    assert root.get("viewBox") == "0 0 520 440"
+    gaps = root.findall(".//svg:rect[@class='gap']", NS)
+    assert [tip(g) for g in gaps] == [
+        "Claimed 0.64 on average, 100% accepted: 36 points under-confident",
+        "Claimed 0.93 on average, 50% accepted: 43 points over-confident",
+    ]
     assert tip(root.find(".//svg:line[@class='gate']", NS)) == "Configured gate 0.6"
 
 

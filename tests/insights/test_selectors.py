@@ -14,7 +14,7 @@ from kgreview.review import decisions
 from kgreview.review.decisions import EdgeEdits
 from kgreview.review.models import Decision, Proposal
 
-from .conftest import plant, run
+from .planting import plant, run
 
 pytestmark = pytest.mark.django_db
 

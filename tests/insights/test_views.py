@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from kgreview.review.models import Decision
 
-from .conftest import plant, run
+from .planting import plant, run
 
 pytestmark = pytest.mark.django_db
 
@@ -102,6 +102,15 @@ def test_htmx_requests_get_only_the_charts_region(viewer, planted):
     assert "<html" not in html and 'id="insights-filters"' not in html
     for chart_id in CHARTS:
         svg(html, chart_id)
+
+
+def test_a_history_restore_gets_the_whole_page(viewer, planted):
+    """Going back to a pushed URL that htmx no longer has cached reloads the full page."""
+    response = viewer.get(
+        URL, {"window": "7"}, HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true"
+    )
+    html = response.content.decode()
+    assert "<html" in html and 'id="insights-filters"' in html
 
 
 @pytest.mark.parametrize("window,points", [("1", 24), ("7", 7), ("30", 30), ("90", 90)])
