@@ -466,9 +466,16 @@ def bench_review(**kwargs) -> dict:
     return run(**kwargs)
 
 
+def bench_graph(**kwargs) -> dict:
+    from kgreview.graph.bench import bench_graph as run
+
+    return run(**kwargs)
+
+
 BENCHMARKS: dict[str, Callable[..., dict]] = {
     "resolve": bench_resolve,
     "construct": bench_construct,
     "review": bench_review,
     "heal": bench_heal,
+    "graph": bench_graph,
 }

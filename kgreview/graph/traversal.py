@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -59,30 +59,46 @@ def _relation_condition(alias: str, relation_ids: Sequence[int] | None) -> tuple
     if not relation_ids:
         return "", []
     marks = ", ".join(["%s"] * len(relation_ids))
-    return f" AND {alias}.relation_id IN ({marks})", [int(r) for r in relation_ids]
+    # Unary plus keeps planners off the (relation, status) index: a walk must probe
+    # edges by the concept it stands on, never scan every edge of a relation.
+    return f" AND +{alias}.relation_id IN ({marks})", [int(r) for r in relation_ids]
 
 
-def _adjacency(
-    direction: str, relation_ids: Sequence[int] | None, at: datetime | None
-) -> tuple[str, list]:
-    """A subquery of (a, b, edge_id) pairs: a walk standing on ``a`` may step to ``b``.
+def _has_symmetric(relation_ids: Sequence[int] | None) -> bool:
+    from .models import RelationType
 
-    Symmetric edges are stored once but can be walked both ways in every direction.
+    if not relation_ids:
+        return True
+    return RelationType.objects.filter(pk__in=list(relation_ids), symmetric=True).exists()
+
+
+def _step(
+    direction: str, relation_ids: Sequence[int] | None, at: datetime | None, *, node: str
+) -> tuple[str, str, list]:
+    """How a walk standing on ``node`` steps along one edge ``e``: the join condition,
+    the expression for the concept it reaches, and the parameters of the condition.
+
+    The join is an OR of index probes (``edge_source_status``, ``edge_target_status``);
+    both SQLite (multi-index OR) and PostgreSQL (BitmapOr) answer it per step without
+    reading the table. Symmetric edges are stored once but walked both ways.
     """
     cond, cond_params = _edge_condition("e", at)
     rel, rel_params = _relation_condition("e", relation_ids)
-    where = cond + rel
-    params = cond_params + rel_params
-    table = _table()
-    forward = f"SELECT e.source_id AS a, e.target_id AS b, e.id AS eid FROM {table} e WHERE {where}"
-    backward = (
-        f"SELECT e.target_id AS a, e.source_id AS b, e.id AS eid FROM {table} e WHERE {where}"
-    )
+    symmetric = _has_symmetric(relation_ids)
     if direction == "both":
-        return f"{forward} UNION ALL {backward}", params + params
-    if direction == "out":
-        return f"{forward} UNION ALL {backward} AND e.is_symmetric", params + params
-    return f"{backward} UNION ALL {forward} AND e.is_symmetric", params + params
+        join = f"(e.source_id = {node} OR e.target_id = {node})"
+        reach = f"CASE WHEN e.source_id = {node} THEN e.target_id ELSE e.source_id END"
+    elif direction == "out":
+        join = f"(e.source_id = {node}" + (
+            f" OR (e.target_id = {node} AND e.is_symmetric))" if symmetric else ")"
+        )
+        reach = f"CASE WHEN e.source_id = {node} THEN e.target_id ELSE e.source_id END"
+    else:
+        join = f"(e.target_id = {node}" + (
+            f" OR (e.source_id = {node} AND e.is_symmetric))" if symmetric else ")"
+        )
+        reach = f"CASE WHEN e.target_id = {node} THEN e.source_id ELSE e.target_id END"
+    return f"{join} AND {cond}{rel}", reach, cond_params + rel_params
 
 
 @dataclass(frozen=True)
@@ -110,13 +126,13 @@ def ball(
     only the nearest ``limit`` are returned.
     """
     depth = max(0, min(int(depth), MAX_DEPTH))
-    adjacency, params = _adjacency(direction, relation_ids, at)
+    join, reach, params = _step(direction, relation_ids, at, node="walk.node")
     sql = f"""
         WITH RECURSIVE walk(node, depth) AS (
             SELECT CAST(%s AS BIGINT), 0
             UNION
-            SELECT adj.b, walk.depth + 1
-            FROM walk JOIN ({adjacency}) adj ON adj.a = walk.node
+            SELECT {reach}, walk.depth + 1
+            FROM walk JOIN {_table()} e ON {join}
             WHERE walk.depth < %s
         )
         SELECT node, MIN(depth) AS d FROM walk GROUP BY node ORDER BY d, node LIMIT %s
@@ -167,10 +183,14 @@ class Hop:
 def _steps_from(
     node_id: int, *, direction: str, relation_ids: Sequence[int] | None, at: datetime | None
 ) -> list[tuple[int, int]]:
-    adjacency, params = _adjacency(direction, relation_ids, at)
-    sql = f"SELECT adj.b, adj.eid FROM ({adjacency}) adj WHERE adj.a = %s ORDER BY adj.b, adj.eid"
+    join, reach, params = _step(direction, relation_ids, at, node="%s")
+    sql = f"SELECT {reach} AS b, e.id FROM {_table()} e WHERE {join} ORDER BY b, e.id"
+    # The node id appears in the condition and the CASE: bind it in textual order.
+    node = int(node_id)
+    n_marks = reach.count("%s")
+    n_join = join.count("%s") - len(params)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, int(node_id)])
+        cursor.execute(sql, [node] * n_marks + [node] * n_join + params)
         return [(int(b), int(e)) for b, e in cursor.fetchall()]
 
 
@@ -265,6 +285,7 @@ class LearningPath:
     """
 
     target_id: int
+    names: dict[int, str] = field(default_factory=dict)
     order: list[int] = field(default_factory=list)
     level: dict[int, int] = field(default_factory=dict)
     needs: dict[int, list[StudyEdge]] = field(default_factory=dict)
@@ -295,28 +316,39 @@ def study_edges(
     tgt_first = [r for r, how in relations.items() if how == "target_first"] or [-1]
     m1 = ", ".join(["%s"] * len(src_first))
     m2 = ", ".join(["%s"] * len(tgt_first))
-    # (later, earlier): standing on the later concept, the walk steps to what precedes it.
-    adjacency = (
-        f"SELECT e.target_id AS later, e.source_id AS earlier, e.id AS eid, e.relation_id AS rel"
-        f" FROM {table} e WHERE {cond} AND e.relation_id IN ({m1})"
-        f" UNION ALL "
-        f"SELECT e.source_id AS later, e.target_id AS earlier, e.id AS eid, e.relation_id AS rel"
-        f" FROM {table} e WHERE {cond} AND e.relation_id IN ({m2})"
-    )
-    adj_params = [*cond_params, *src_first, *cond_params, *tgt_first]
+
+    def needs_of(node: str) -> str:
+        # Standing on a concept, the edges that name what must come before it.
+        return (
+            f"((e.target_id = {node} AND +e.relation_id IN ({m1}))"
+            f" OR (e.source_id = {node} AND +e.relation_id IN ({m2}))) AND {cond}"
+        )
+
+    earlier = f"CASE WHEN e.relation_id IN ({m1}) THEN e.source_id ELSE e.target_id END"
+    later = f"CASE WHEN e.relation_id IN ({m1}) THEN e.target_id ELSE e.source_id END"
+    step_params = [*src_first, *tgt_first, *cond_params]
     sql = f"""
         WITH RECURSIVE walk(node) AS (
             SELECT CAST(%s AS BIGINT)
             UNION
-            SELECT adj.earlier FROM walk JOIN ({adjacency}) adj ON adj.later = walk.node
+            SELECT {earlier} FROM walk JOIN {table} e ON {needs_of("walk.node")}
         ),
         capped AS (SELECT node FROM walk LIMIT %s)
-        SELECT adj.earlier, adj.later, adj.eid, adj.rel
-        FROM capped JOIN ({adjacency}) adj ON adj.later = capped.node
-        ORDER BY adj.later, adj.earlier, adj.eid
+        SELECT {earlier}, {later}, e.id, e.relation_id
+        FROM capped JOIN {table} e ON {needs_of("capped.node")}
+        ORDER BY 2, 1, 3
     """
+    params = [
+        int(target_id),
+        *src_first,
+        *step_params,
+        limit + 1,
+        *src_first,
+        *src_first,
+        *step_params,
+    ]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [int(target_id), *adj_params, limit + 1, *adj_params])
+        cursor.execute(sql, params)
         rows = cursor.fetchall()
     edges = [
         StudyEdge(before_id=int(a), after_id=int(b), edge_id=int(e), relation_id=int(r))
@@ -332,15 +364,19 @@ def learning_path(
     relations: dict[int, str],
     at: datetime | None = None,
     names: dict[int, str] | None = None,
+    name_lookup: Callable[[set[int]], dict[int, str]] | None = None,
 ) -> LearningPath:
     """Order the target's closure so each concept follows everything it needs.
 
     Kahn's algorithm; among the concepts ready at once the shallower level (the longest
     chain of needs below it) goes first, then the name, so the order is stable and reads
     from foundations up. Concepts left over sit on or behind a cycle; one cycle is
-    traced back along unmet needs and named.
+    traced back along unmet needs and named. ``name_lookup`` fetches the names of the
+    closure's concepts (for the tie-break) once the walk has found them.
     """
     edges, truncated = study_edges(target_id=target_id, relations=relations, at=at)
+    if name_lookup is not None:
+        names = name_lookup({target_id} | {e.before_id for e in edges})
     names = names or {}
     nodes = {target_id}
     needs: dict[int, list[StudyEdge]] = defaultdict(list)
@@ -371,6 +407,7 @@ def learning_path(
                 heapq.heappush(ready, (level[after], names.get(after, ""), after))
     path = LearningPath(
         target_id=target_id,
+        names=names,
         order=order,
         level=level,
         needs={n: needs[n] for n in order},
