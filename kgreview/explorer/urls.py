@@ -1,5 +1,11 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from . import views
 
 app_name = "explorer"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("changes/", views.changes, name="changes"),
+    path("<int:pk>/", views.concept, name="concept"),
+]

@@ -1,0 +1,176 @@
+"""Reads for the explorer pages: the page shell's facts and the diff between two instants.
+
+The neighbourhood itself is not read here: the page fetches it from the read API.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from django.db.models import Count, Min
+from django.db.models.functions import Greatest
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from kgreview.graph.history import GraphDiff, graph_diff
+from kgreview.graph.models import Concept, Edge, RelationType
+from kgreview.graph.selectors import edges_active
+
+# The seeded vocabulary keeps the same colour everywhere; types a curator adds later take
+# the next free colour in key order. All are dark enough for 2px lines on white.
+RELATION_COLOURS = {
+    "prerequisite": "#2f5bd3",
+    "builds_on": "#7c3aed",
+    "part_of": "#15803d",
+    "contrasts_with": "#c2410c",
+    "applies_to": "#0e7490",
+    "related": "#64748b",
+}
+EXTRA_COLOURS = (
+    "#be185d",
+    "#a16207",
+    "#b91c1c",
+    "#4d7c0f",
+    "#1e3a8a",
+    "#86198f",
+    "#0f766e",
+    "#78350f",
+)
+
+
+def relation_palette() -> list[dict]:
+    """Every relation type (retired ones too: they still draw as of the past), each with
+    its colour, in key order."""
+    rows = list(RelationType.objects.order_by("key"))
+    extra = iter(EXTRA_COLOURS * (1 + len(rows) // len(EXTRA_COLOURS)))
+    return [
+        {
+            "key": r.key,
+            "label": r.label,
+            "verb": r.verb,
+            "directed": r.directed,
+            "active": r.active,
+            "colour": RELATION_COLOURS.get(r.key) or next(extra),
+        }
+        for r in rows
+    ]
+
+
+def first_edge_instant() -> datetime | None:
+    """The earliest instant at which the graph held any edge (recorded and valid), or
+    ``None`` when no edge was ever recorded."""
+    return Edge.objects.aggregate(first=Min(Greatest("recorded_at", "valid_at")))["first"]
+
+
+def starting_points(*, limit: int = 8) -> list[dict]:
+    """The most connected concepts now, to start exploring from."""
+    rows = (
+        edges_active()
+        .values("source_id")
+        .annotate(n=Count("id"))
+        .order_by("-n", "source_id")[:limit]
+    )
+    counts = {r["source_id"]: r["n"] for r in rows}
+    names = dict(Concept.objects.filter(pk__in=counts).values_list("pk", "name"))
+    return [{"id": pk, "name": names[pk], "edges": n} for pk, n in counts.items() if pk in names]
+
+
+# --- Changes between two instants ----------------------------------------------------------
+
+DIFF_LIMIT = 100
+DEFAULT_WINDOW = timedelta(days=7)
+
+
+class BadInstant(ValueError):
+    """A date the diff page cannot read; the message says which and why, in words."""
+
+
+def parse_instant(value: str, *, field: str) -> datetime:
+    """A ``datetime-local`` value (or any ISO 8601 time); naive times are read in the
+    server's time zone."""
+    text = value.strip()
+    try:
+        parsed = parse_datetime(text)
+    except ValueError:
+        parsed = None
+    if parsed is None:
+        raise BadInstant(
+            f'"{text[:40]}" is not a date and time for {field}; '
+            "use the picker or write it as 2025-01-31T14:30."
+        )
+    if timezone.is_naive(parsed):
+        parsed = timezone.make_aware(parsed, timezone.get_default_timezone())
+    return parsed
+
+
+@dataclass(frozen=True)
+class Superseded:
+    old: Edge
+    new: Edge | None
+    changes: list[str]
+
+
+def _num(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def edge_changes(old: Edge, new: Edge | None) -> list[str]:
+    """What the newer row changed, in words: endpoints, relation, confidence, weight,
+    reason, evidence, and when the fact holds from."""
+    if new is None:
+        return ["The replacing row is not recorded."]
+    words = []
+    if old.source_id != new.source_id:
+        words.append(f"source {old.source.name} → {new.source.name}")
+    if old.relation_id != new.relation_id:
+        words.append(f"relation {old.relation.label} → {new.relation.label}")
+    if old.target_id != new.target_id:
+        words.append(f"target {old.target.name} → {new.target.name}")
+    if old.confidence != new.confidence:
+        words.append(f"confidence {_num(old.confidence)} → {_num(new.confidence)}")
+    if old.weight != new.weight:
+        words.append(f"weight {_num(old.weight)} → {_num(new.weight)}")
+    if old.reason != new.reason:
+        words.append(f"reason “{old.reason}” → “{new.reason}”")
+    if (old.evidence_revision_id, old.evidence_start, old.evidence_end) != (
+        new.evidence_revision_id,
+        new.evidence_start,
+        new.evidence_end,
+    ):
+        words.append("evidence")
+    if old.valid_at != new.valid_at:
+        words.append("holds from")
+    return words or ["nothing visible (same claim, re-recorded)"]
+
+
+def iso_ms(value: datetime, *, up: bool = False) -> str:
+    """UTC, to the millisecond, ending in Z: what browsers' ``Date`` reads exactly.
+    ``up`` rounds up, so the instant is not before ``value``."""
+    utc = value.astimezone(UTC)
+    if up and utc.microsecond % 1000:
+        utc += timedelta(microseconds=1000 - utc.microsecond % 1000)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def just_before_retired(edge: Edge) -> datetime:
+    """An instant at which a retired edge was still in the graph, to draw it there."""
+    held_from = max(edge.recorded_at, edge.valid_at)
+    return max(held_from, edge.invalid_at - timedelta(milliseconds=1))
+
+
+@dataclass(frozen=True)
+class Changes:
+    diff: GraphDiff
+    superseded: list[Superseded]
+    limit: int
+
+
+def changes_between(*, since: datetime, until: datetime, limit: int = DIFF_LIMIT) -> Changes:
+    """The diff between two instants, with each supersession's changes in words."""
+    diff = graph_diff(since=since, until=until, limit=limit)
+    return Changes(
+        diff=diff,
+        superseded=[Superseded(old, new, edge_changes(old, new)) for old, new in diff.superseded],
+        limit=limit,
+    )

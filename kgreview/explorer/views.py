@@ -1,0 +1,119 @@
+"""The visual explorer and the changes page. Thin: the explorer view renders a shell and
+the browser reads the graph from the read API with its session; the changes page is
+rendered here from the graph's history."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET
+
+from kgreview.core.permissions import view_required
+from kgreview.graph import history
+from kgreview.graph.models import Concept
+
+from . import selectors
+
+# How many concepts one drawing asks the API for; more would not read as a picture.
+NODE_LIMIT = 150
+
+
+def _shell(request: HttpRequest, concept: Concept | None) -> HttpResponse:
+    first = selectors.first_edge_instant()
+    relations = selectors.relation_palette()
+    api_base = reverse("api:relations").removesuffix("relations")
+    return render(
+        request,
+        "explorer/explore.html",
+        {
+            "concept": concept,
+            "relations": relations,
+            "first_edge_at": first,
+            "now": timezone.now(),
+            "starting_points": selectors.starting_points() if concept is None else [],
+            "config": {
+                "apiBase": api_base,
+                "centre": None if concept is None else {"id": concept.pk, "name": concept.name},
+                "firstEdgeAt": selectors.iso_ms(first, up=True) if first else None,
+                "nodeLimit": NODE_LIMIT,
+                # The API quotes this many characters either side of the evidence.
+                "contextChars": history.CONTEXT_CHARS,
+                "relations": relations,
+                "urls": {
+                    "explore": reverse("explorer:home"),
+                    "changes": reverse("explorer:changes"),
+                    "concept": reverse("concept-detail", args=[0]).replace("/0/", "/{id}/"),
+                    "edge": reverse("review:edge", args=[0]).replace("/0/", "/{id}/"),
+                    "source": reverse("source-detail", args=["slug"]).replace("/slug/", "/{slug}/"),
+                },
+            },
+        },
+    )
+
+
+@require_GET
+@login_required
+@view_required
+def home(request: HttpRequest) -> HttpResponse:
+    """The explorer before a concept is chosen: search, and a few places to start."""
+    return _shell(request, None)
+
+
+@require_GET
+@login_required
+@view_required
+def concept(request: HttpRequest, pk: int) -> HttpResponse:
+    """The neighbourhood of one concept, drawn in the browser from the read API."""
+    found = get_object_or_404(Concept.objects.select_related("merged_into"), pk=pk)
+    return _shell(request, found)
+
+
+@require_GET
+@login_required
+@view_required
+def changes(request: HttpRequest) -> HttpResponse:
+    """What changed in the graph between two instants (the last seven days by default)."""
+    # Whole seconds, as the form shows them: sending the form back gives the same window.
+    now = timezone.now().replace(microsecond=0) + timedelta(seconds=1)
+    raw_since = request.GET.get("since", "").strip()
+    raw_until = request.GET.get("until", "").strip()
+    error = ""
+    result = None
+    since = until = None
+    try:
+        until = selectors.parse_instant(raw_until, field="until") if raw_until else now
+        since = (
+            selectors.parse_instant(raw_since, field="since")
+            if raw_since
+            else until - selectors.DEFAULT_WINDOW
+        )
+        if since > until:
+            raise selectors.BadInstant(
+                "“Since” is after “until”: the window runs backwards. Swap the two dates."
+            )
+    except selectors.BadInstant as exc:
+        error = str(exc)
+    else:
+        result = selectors.changes_between(since=since, until=until, limit=selectors.DIFF_LIMIT)
+    local = timezone.get_current_timezone()
+    context = {
+        "error": error,
+        "result": result,
+        "since": since,
+        "until": until,
+        # A bad value goes back into its box as typed, so it can be corrected.
+        "since_value": raw_since
+        if error and raw_since
+        else (timezone.localtime(since, local).strftime("%Y-%m-%dT%H:%M:%S") if since else ""),
+        "until_value": raw_until
+        if error and raw_until
+        else (timezone.localtime(until, local).strftime("%Y-%m-%dT%H:%M:%S") if until else ""),
+        "tz_name": timezone.get_current_timezone_name(),
+    }
+    template = "explorer/changes.html#diff-results" if request.htmx else "explorer/changes.html"
+    return render(request, template, context, status=400 if error else 200)
