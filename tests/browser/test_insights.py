@@ -175,5 +175,7 @@ def test_an_empty_dashboard_says_what_is_missing(page, live_server, login, conso
     expect(page.locator("#outcomes-empty")).to_contain_text("No decisions yet")
     expect(page.locator("#queue-section")).to_contain_text("No proposals were waiting")
     expect(page.locator("svg.chart-svg")).to_have_count(0)
-    page.locator("#outcomes-empty").get_by_role("link", name="review queue").click()
-    expect(page).to_have_url(f"{live_server.url}/review/")
+    # The link is checked, not followed: the queue page's own console is not this test's.
+    expect(
+        page.locator("#outcomes-empty").get_by_role("link", name="review queue")
+    ).to_have_attribute("href", "/review/")
