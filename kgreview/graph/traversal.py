@@ -312,50 +312,70 @@ def study_edges(
     """
     cond, cond_params = _edge_condition("e", at)
     table = _table()
-    src_first = [r for r, how in relations.items() if how == "source_first"] or [-1]
-    tgt_first = [r for r, how in relations.items() if how == "target_first"] or [-1]
+    src_first = [int(r) for r, how in relations.items() if how == "source_first"]
+    tgt_first = [int(r) for r, how in relations.items() if how == "target_first"]
+    if not src_first and not tgt_first:
+        return [], False
     m1 = ", ".join(["%s"] * len(src_first))
     m2 = ", ".join(["%s"] * len(tgt_first))
 
-    def needs_of(node: str) -> str:
+    def needs_of(node: str) -> tuple[str, list]:
         # Standing on a concept, the edges that name what must come before it.
-        return (
-            f"((e.target_id = {node} AND +e.relation_id IN ({m1}))"
-            f" OR (e.source_id = {node} AND +e.relation_id IN ({m2}))) AND {cond}"
-        )
+        parts, params = [], []
+        if src_first:
+            parts.append(f"(e.target_id = {node} AND +e.relation_id IN ({m1}))")
+            params += src_first
+        if tgt_first:
+            parts.append(f"(e.source_id = {node} AND +e.relation_id IN ({m2}))")
+            params += tgt_first
+        return f"({' OR '.join(parts)}) AND {cond}", params + cond_params
 
-    earlier = f"CASE WHEN e.relation_id IN ({m1}) THEN e.source_id ELSE e.target_id END"
-    later = f"CASE WHEN e.relation_id IN ({m1}) THEN e.target_id ELSE e.source_id END"
-    step_params = [*src_first, *tgt_first, *cond_params]
+    if not tgt_first:
+        earlier, later, case_params = "e.source_id", "e.target_id", []
+    elif not src_first:
+        earlier, later, case_params = "e.target_id", "e.source_id", []
+    else:
+        earlier = f"CASE WHEN e.relation_id IN ({m1}) THEN e.source_id ELSE e.target_id END"
+        later = f"CASE WHEN e.relation_id IN ({m1}) THEN e.target_id ELSE e.source_id END"
+        case_params = src_first
+    first_cond, _ = needs_of("%s")
+    step_cond, step_params = needs_of("n.earlier")
+    # Rows are edges; UNION drops an edge found again through another child, so each
+    # edge (and so each concept's needs) is expanded once, on cyclic graphs too.
     sql = f"""
-        WITH RECURSIVE walk(node) AS (
-            SELECT CAST(%s AS BIGINT)
+        WITH RECURSIVE needs(earlier, later, eid, rel) AS (
+            SELECT {earlier}, {later}, e.id, e.relation_id FROM {table} e WHERE {first_cond}
             UNION
-            SELECT {earlier} FROM walk JOIN {table} e ON {needs_of("walk.node")}
-        ),
-        capped AS (SELECT node FROM walk LIMIT %s)
-        SELECT {earlier}, {later}, e.id, e.relation_id
-        FROM capped JOIN {table} e ON {needs_of("capped.node")}
-        ORDER BY 2, 1, 3
+            SELECT {earlier}, {later}, e.id, e.relation_id
+            FROM needs n JOIN {table} e ON {step_cond}
+        )
+        SELECT earlier, later, eid, rel FROM needs LIMIT %s
     """
-    params = [
-        int(target_id),
-        *src_first,
-        *step_params,
-        limit + 1,
-        *src_first,
-        *src_first,
-        *step_params,
-    ]
+    # Bind in textual order: CASEs, then the first condition, then the step's.
+    params = [*case_params, *case_params]
+    params += _bind_node(first_cond, int(target_id), src_first, tgt_first, cond_params)
+    params += [*case_params, *case_params, *step_params, limit * 4 + 1]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
+    truncated = len(rows) > limit * 4
+    rows.sort(key=lambda r: (r[1], r[0], r[2]))
     edges = [
         StudyEdge(before_id=int(a), after_id=int(b), edge_id=int(e), relation_id=int(r))
-        for a, b, e, r in rows
+        for a, b, e, r in rows[: limit * 4]
     ]
     nodes = {e.after_id for e in edges} | {target_id}
-    return edges, len(nodes) > limit
+    return edges, truncated or len(nodes) > limit
+
+
+def _bind_node(cond: str, node: int, src_first, tgt_first, cond_params) -> list:
+    """Parameters of ``needs_of("%s")``: the node before each relation list."""
+    params: list = []
+    if src_first:
+        params += [node, *src_first]
+    if tgt_first:
+        params += [node, *tgt_first]
+    return params + list(cond_params)
 
 
 def learning_path(
