@@ -147,6 +147,8 @@ def queue_counts(request: HttpRequest) -> HttpResponse:
         "statuses": selectors.STATUS_CHOICES,
         "flags": selectors.FLAGS,
         "relations": RelationType.objects.order_by("key"),
+        # Only deciders have the bulk bar whose count is swapped out of band.
+        "can_decide": can_decide(request.user),
     }
     return render(request, "review/queue.html#counts-response", context)
 

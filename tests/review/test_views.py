@@ -538,3 +538,15 @@ def test_queue_rows_name_the_concepts_of_merges_and_edge_retirements(f, world):
     html = client_for(f, "reviewer").get(reverse("review:queue") + "?status=open").content.decode()
     assert re.search(r"Finetuning\s*<span class=\"verb\">into</span>\s*Fine-tuning", html)
     assert re.search(r"retire edge</span>\s*Fine-tuning\s*<span class=\"verb\">builds on", html)
+
+
+def test_counts_swap_the_bulk_count_only_for_those_who_have_the_bulk_bar(f, world):
+    """A viewer's page has no bulk bar, so its counts carry no out-of-band target for it
+    (htmx would log an error for a target that is not there)."""
+    viewer = client_for(f, "viewer")
+    assert 'id="match-all-count"' not in viewer.get(reverse("review:queue")).content.decode()
+    counts = viewer.get(reverse("review:queue-counts"), headers=HX).content.decode()
+    assert 'id="match-all-count"' not in counts
+    reviewer = client_for(f, "reviewer")
+    counts = reviewer.get(reverse("review:queue-counts"), headers=HX).content.decode()
+    assert '<span id="match-all-count" hx-swap-oob="true">2</span>' in counts
