@@ -8,8 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from django.db.models import Count, Min
-from django.db.models.functions import Greatest
+from django.db.models import Count
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -59,8 +58,20 @@ def relation_palette() -> list[dict]:
 
 def first_edge_instant() -> datetime | None:
     """The earliest instant at which the graph held any edge (recorded and valid), or
-    ``None`` when no edge was ever recorded."""
-    return Edge.objects.aggregate(first=Min(Greatest("recorded_at", "valid_at")))["first"]
+    ``None`` when no edge was ever recorded.
+
+    Walks edges in ``recorded_at`` order (an index) and stops as soon as no later row can
+    be earlier: an edge holds from max(recorded_at, valid_at), never before recorded_at.
+    Usually one row is read, however large the graph.
+    """
+    best = None
+    rows = Edge.objects.order_by("recorded_at", "pk").values_list("recorded_at", "valid_at")
+    for recorded, valid in rows.iterator(chunk_size=100):
+        if best is not None and recorded >= best:
+            break
+        held = max(recorded, valid)
+        best = held if best is None else min(best, held)
+    return best
 
 
 def starting_points(*, limit: int = 8) -> list[dict]:

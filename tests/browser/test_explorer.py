@@ -315,6 +315,25 @@ def test_a_claim_in_the_panel_recentres_on_the_concept_it_names(
     expect(page).to_have_url(f"{live_server.url}/explore/{c['tok'].pk}/")
 
 
+def test_the_panel_says_when_the_quote_is_gone_from_the_current_revision(
+    page, live_server, login, curriculum
+):
+    """After the lesson is rewritten without the quote, the panel still shows the quote in
+    the revision it came from and says the current revision no longer has it."""
+    c = curriculum
+    graph.source_import(slug="vectors", title="Vectors", text="Vectors, rewritten.\n")
+    login("viewer")
+    page.goto(f"{live_server.url}/explore/{c['vs'].pk}/?edge={c['builds'].pk}")
+    drawn(page, c["vs"].pk)
+    expect(page.locator("#ex-evidence mark")).to_have_text(
+        "Retrieval-augmented generation (RAG) builds on vector search."
+    )
+    expect(page.locator("#ex-source a")).to_have_attribute("href", "/sources/vectors/?rev=1")
+    expect(page.locator("#ex-source")).to_contain_text(
+        "Not in the current revision (2): the text changed"
+    )
+
+
 # --- time travel -------------------------------------------------------------------------
 
 
@@ -329,6 +348,8 @@ def test_moving_the_time_slider_before_an_edge_removes_it_from_the_drawing(
     drawn(page, c["vs"].pk)
     assert c["recent"].pk in drawing(page)["edges"]
     expect(page.locator("#ex-time-words")).to_have_text("Now: the live graph.")
+    click_edge(page, c["recent"].pk)
+    expect(page.locator("#ex-edge-state")).to_have_text("In the graph")
 
     with page.expect_response(re.compile(r"/neighbours\?.*as_of=")):
         page.locator("#ex-time").fill("500")
@@ -344,6 +365,9 @@ def test_moving_the_time_slider_before_an_edge_removes_it_from_the_drawing(
         "href", re.compile(r"^/explore/changes/\?since=")
     )
     expect(page.locator("#ex-status")).to_contain_text("as of")
+    # The open panel follows the slider: the edge is not part of that past.
+    expect(page.locator("#ex-edge-state")).to_have_text("Not yet recorded at this instant")
+    expect(page).to_have_url(re.compile(rf"&edge={c['recent'].pk}$"))
     shot("explorer-time-travel")
 
     page.locator("#ex-time").focus()
@@ -351,8 +375,9 @@ def test_moving_the_time_slider_before_an_edge_removes_it_from_the_drawing(
         page.keyboard.press("End")
     drawn(page, c["vs"].pk)
     assert c["recent"].pk in drawing(page)["edges"]
-    expect(page).to_have_url(f"{live_server.url}/explore/{c['vs'].pk}/")
+    expect(page).to_have_url(f"{live_server.url}/explore/{c['vs'].pk}/?edge={c['recent'].pk}")
     expect(page.locator("#ex-time-words")).to_have_text("Now: the live graph.")
+    expect(page.locator("#ex-edge-state")).to_have_text("In the graph")
 
 
 def test_the_changes_link_on_the_slider_lists_what_happened_since_that_instant(
@@ -564,11 +589,13 @@ def test_the_start_page_offers_concepts_and_draws_one_in_place(
     page.goto(f"{live_server.url}/explore/")
     expect(page.locator("#ex-start")).to_be_visible()
     expect(page.locator("#ex-canvas")).to_be_hidden()
+    expect(page.locator("#ex-time")).to_be_hidden()
     shot("explorer-start")
     page.locator("#ex-starts").get_by_role("link", name="RAG").click()
     drawn(page, curriculum["rag"].pk)
     expect(page).to_have_url(f"{live_server.url}/explore/{curriculum['rag'].pk}/")
     expect(page.locator("#ex-start")).to_be_hidden()
+    expect(page.locator("#ex-time")).to_be_visible()
     page.go_back()
     expect(page.locator("#ex-start")).to_be_visible()
     expect(page.locator("h1 #ex-centre-name")).to_have_text("Explore the graph")

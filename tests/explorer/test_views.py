@@ -136,6 +136,11 @@ def test_slider_starts_at_the_first_instant_an_edge_held(f, trio):
     first = parse_datetime(config["firstEdgeAt"])
     expected = Edge.objects.get(pk=edge.pk).valid_at
     assert timedelta(0) <= first - expected < timedelta(milliseconds=1)
+    # Recorded later than that edge but holding earlier (17 days ago): it is the first.
+    other = _at(f.edge(trio["emb"], late, "related"), days_ago=17)
+    config = _config(_client(f).get(reverse("explorer:concept", args=[trio["vs"].pk])))
+    first = parse_datetime(config["firstEdgeAt"])
+    assert timedelta(0) <= first - other.recorded_at < timedelta(milliseconds=1)
 
 
 def test_slider_is_disabled_in_words_when_no_edge_exists(f):
