@@ -882,7 +882,8 @@
 
   document.addEventListener("keydown", function (event) {
     var target = event.target;
-    var typing = target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
+    var typing = target && (target.isContentEditable || /^(TEXTAREA|SELECT)$/.test(target.tagName) ||
+      (target.tagName === "INPUT" && !/^(range|checkbox|radio|button|submit)$/.test(target.type)));
     if (event.key === "/" && !typing && !event.ctrlKey && !event.metaKey && !event.altKey) {
       event.preventDefault();
       els.search.focus();

@@ -405,15 +405,16 @@ def test_the_changes_link_on_the_slider_lists_what_happened_since_that_instant(
 
 
 def test_the_changes_form_swaps_only_the_results_and_keeps_the_address(
-    page, live_server, login, curriculum, console_errors, f
+    page, live_server, login, curriculum, console_errors, f, shot
 ):
-    """The last seven days show an invalidation with who and why; new dates replace only
-    the results region through htmx and push the URL; a bad date is said in words."""
+    """The last seven days show an invalidation and a supersession with who and why; new
+    dates replace only the results region through htmx and push the URL; a bad date is
+    said in words."""
     c = curriculum
-    graph.edge_invalidate(
-        edge=c["contrast"],
-        reason="Not what the lesson contrasts.",
-        user=f.user("carla", role="curator"),
+    carla = f.user("carla", role="curator")
+    graph.edge_invalidate(edge=c["contrast"], reason="Not what the lesson contrasts.", user=carla)
+    newer = graph.edge_supersede(
+        edge=c["tokens"], user=carla, confidence=0.6, reason="Only sometimes.", why="Hedged."
     )
     login("viewer")
     page.goto(f"{live_server.url}/explore/changes/")
@@ -421,13 +422,24 @@ def test_the_changes_form_swaps_only_the_results_and_keeps_the_address(
     expect(gone).to_have_count(1)
     expect(gone).to_contain_text("Keyword search contrasts with Vector search")
     expect(gone).to_contain_text("by carla: Not what the lesson contrasts.")
-    expect(page.locator("#changes-added li")).to_have_count(1)
+    replaced = page.locator("#changes-superseded li[data-edge]")
+    expect(replaced).to_have_count(1)
+    expect(replaced).to_contain_text("by carla: Hedged.")
+    expect(replaced.locator(".changes")).to_contain_text("confidence 0.90 → 0.60")
+    expect(replaced.locator(".changes")).to_contain_text(
+        "reason “Stated in the lesson.” → “Only sometimes.”"
+    )
+    # The superseding row is new, as is the two-day-old edge.
+    expect(page.locator("#changes-added li")).to_have_count(2)
+    expect(page.locator(f"#changes-added li[data-edge='{newer.pk}']")).to_have_count(1)
+    shot("explorer-changes-week")
     page.evaluate("document.getElementById('changes-form').dataset.marker = 'kept'")
     old = (timezone.localtime() - timedelta(days=12)).strftime("%Y-%m-%dT%H:%M:%S")
     page.locator("#ch-since").fill(old)
     with page.expect_response(re.compile(r"/explore/changes/\?since=")):
         page.get_by_role("button", name="Show changes").click()
-    # From twelve days back the contrast edge came and went inside the window: in neither.
+    # From twelve days back the contrast edge and the first tokens row came and went inside
+    # the window: in no list.
     expect(page.locator("#changes-added li")).to_have_count(4)
     expect(page.locator("#changes-invalidated")).to_contain_text("No edge was invalidated.")
     expect(page).to_have_url(re.compile(r"/explore/changes/\?since=.+&until="))
