@@ -408,8 +408,6 @@ def neighbours(
         .filter(source_id__in=list(found.distance), target_id__in=list(found.distance))
         .order_by("pk")
     )
-    if rel_ids:
-        edges = edges.filter(relation_id__in=rel_ids)
     return {
         "center": _ref(concept),
         "depth": depth,
@@ -419,7 +417,9 @@ def neighbours(
         "nodes": [
             {"id": n, "name": names.get(n, ""), "distance": d} for n, d in found.distance.items()
         ],
-        "edges": edge_rows(edges),
+        # Filtered here, not in SQL: a relation filter would tempt the planner onto the
+        # (relation, status) index and a scan of every edge of that type.
+        "edges": [e for e in edge_rows(edges) if not rel_keys or e["relation"] in rel_keys],
         "truncated": found.truncated,
     }
 
