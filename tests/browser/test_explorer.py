@@ -54,8 +54,7 @@ def console_errors(page):
     seen = ConsoleErrors()
 
     def on_console(message):
-        # The app has no favicon: the login page's request for one is not the explorer's.
-        if message.type == "error" and not message.location.get("url", "").endswith("/favicon.ico"):
+        if message.type == "error":
             seen.append(f"console: {message.text} at {message.location.get('url')}")
 
     page.on("console", on_console)
