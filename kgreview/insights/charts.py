@@ -215,6 +215,27 @@ def _x_labels(
     )
 
 
+def _time_axis(*, left, right, bottom, height, xs, x_labels, x_label) -> list:
+    """The x axis of the day-by-day charts: its line, its tick labels and its title."""
+    return [
+        format_html(
+            '<line class="axis" x1="{l}" x2="{r}" y1="{b}" y2="{b}" stroke="{}"/>',
+            MUTED,
+            l=_f(left),
+            r=_f(right),
+            b=_f(bottom),
+        ),
+        _x_labels(x_labels, xs, y=bottom + 18),
+        format_html(
+            '<text class="axis-label" x="{}" y="{}" text-anchor="middle" fill="{}">{}</text>',
+            _f((left + right) / 2),
+            _f(height - 6),
+            MUTED,
+            x_label,
+        ),
+    ]
+
+
 def line_chart(
     *,
     chart_id: str,
@@ -266,24 +287,14 @@ def line_chart(
                 ),
             )
         )
-    parts.append(
-        format_html(
-            '<line class="axis" x1="{l}" x2="{r}" y1="{b}" y2="{b}" stroke="{}"/>',
-            MUTED,
-            l=_f(left),
-            r=_f(right),
-            b=_f(bottom),
-        )
-    )
-    parts.append(_x_labels(x_labels, xs, y=bottom + 18))
-    parts.append(
-        format_html(
-            '<text class="axis-label" x="{}" y="{}" text-anchor="middle" fill="{}">{}</text>',
-            _f((left + right) / 2),
-            _f(height - 6),
-            MUTED,
-            x_label,
-        )
+    parts += _time_axis(
+        left=left,
+        right=right,
+        bottom=bottom,
+        height=height,
+        xs=xs,
+        x_labels=x_labels,
+        x_label=x_label,
     )
     parts.append(legend([(s.name, s.colour, "line") for s in series], x=left, y=18))
     return _svg(chart_id, title, desc, width, height, _join(parts))
@@ -339,24 +350,14 @@ def stacked_bars(
             )
             base[i] += v
         parts.append(format_html('<g class="series">{}</g>', _join(marks)))
-    parts.append(
-        format_html(
-            '<line class="axis" x1="{l}" x2="{r}" y1="{b}" y2="{b}" stroke="{}"/>',
-            MUTED,
-            l=_f(left),
-            r=_f(right),
-            b=_f(bottom),
-        )
-    )
-    parts.append(_x_labels(x_labels, xs, y=bottom + 18))
-    parts.append(
-        format_html(
-            '<text class="axis-label" x="{}" y="{}" text-anchor="middle" fill="{}">{}</text>',
-            _f((left + right) / 2),
-            _f(height - 6),
-            MUTED,
-            x_label,
-        )
+    parts += _time_axis(
+        left=left,
+        right=right,
+        bottom=bottom,
+        height=height,
+        xs=xs,
+        x_labels=x_labels,
+        x_label=x_label,
     )
     parts.append(legend([(s.name, s.colour, "box") for s in series], x=left, y=18))
     return _svg(chart_id, title, desc, width, height, _join(parts))
