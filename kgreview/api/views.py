@@ -33,7 +33,14 @@ def tokens(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "api/tokens.html",
-        {"tokens": rows, "issued": issued, "error": error, "name": request.POST.get("name", "")},
+        {
+            "tokens": rows,
+            "issued": issued,
+            "error": error,
+            # After a token is made the form starts empty again; after an error it keeps
+            # what was typed.
+            "name": "" if issued else request.POST.get("name", ""),
+        },
         status=status,
     )
 
