@@ -410,6 +410,8 @@ def neighbours(
     )
     return {
         "center": _ref(concept),
+        # Whether the centre was a node of the graph at as_of (or is now).
+        "existed": history.concepts_as_of(at=at).filter(pk=concept.pk).exists(),
         "depth": depth,
         "direction": direction,
         "relations": rel_keys,

@@ -102,6 +102,7 @@ class NodeOut(Schema):
 
 class NeighboursOut(Schema):
     center: ConceptRef
+    existed: bool
     depth: int
     direction: str
     relations: list[str]

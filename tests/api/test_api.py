@@ -389,3 +389,11 @@ def test_as_of_with_an_odd_offset_or_out_of_range_is_answered_not_crashed(graph,
     assert r.status_code == 200
     r = agent.get("/api/v1/relations", {"as_of": "0001-01-01T00:00:00+23:00"})
     assert r.status_code == 400 and "outside the range" in r.json()["detail"]
+
+
+def test_neighbours_say_whether_the_centre_existed_at_as_of(graph, agent):
+    """Before a concept was created its neighbourhood says it did not exist yet."""
+    url = f"/api/v1/concepts/{graph['vs'].pk}/neighbours"
+    assert agent.get(url).json()["existed"] is True
+    past = (timezone.now() - timedelta(days=1)).isoformat()
+    assert agent.get(url, {"as_of": past}).json()["existed"] is False
