@@ -477,47 +477,32 @@ def _insert_edge(
 ) -> Edge:
     """Insert the row. ``guard`` turns a lost race into ``DuplicateEdge`` (a savepoint);
     callers holding the concept locks cannot lose that race and skip it."""
+    row = Edge(
+        source_id=source_id,
+        target_id=target_id,
+        relation=relation,
+        is_symmetric=relation.symmetric,
+        weight=weight,
+        confidence=confidence,
+        reason=reason,
+        evidence_revision=evidence.revision if evidence else None,
+        evidence_start=evidence.start if evidence else None,
+        evidence_end=evidence.end if evidence else None,
+        evidence_quote=evidence.quote if evidence else "",
+        valid_at=valid_at,
+        recorded_at=recorded_at,
+        supersedes=supersedes,
+        proposal=proposal,
+        decision=decision,
+        decided_by=decided_by,
+    )
     if not guard:
-        return Edge.objects.create(
-            source_id=source_id,
-            target_id=target_id,
-            relation=relation,
-            is_symmetric=relation.symmetric,
-            weight=weight,
-            confidence=confidence,
-            reason=reason,
-            evidence_revision=evidence.revision if evidence else None,
-            evidence_start=evidence.start if evidence else None,
-            evidence_end=evidence.end if evidence else None,
-            evidence_quote=evidence.quote if evidence else "",
-            valid_at=valid_at,
-            recorded_at=recorded_at,
-            supersedes=supersedes,
-            proposal=proposal,
-            decision=decision,
-            decided_by=decided_by,
-        )
+        row.save(force_insert=True)
+        return row
     try:
         with transaction.atomic():
-            return Edge.objects.create(
-                source_id=source_id,
-                target_id=target_id,
-                relation=relation,
-                is_symmetric=relation.symmetric,
-                weight=weight,
-                confidence=confidence,
-                reason=reason,
-                evidence_revision=evidence.revision if evidence else None,
-                evidence_start=evidence.start if evidence else None,
-                evidence_end=evidence.end if evidence else None,
-                evidence_quote=evidence.quote if evidence else "",
-                valid_at=valid_at,
-                recorded_at=recorded_at,
-                supersedes=supersedes,
-                proposal=proposal,
-                decision=decision,
-                decided_by=decided_by,
-            )
+            row.save(force_insert=True)
+            return row
     except IntegrityError as exc:
         # The checks ran first, so this is a concurrent writer winning the race.
         raise DuplicateEdge(
