@@ -12,6 +12,7 @@ from construction.heal import (
     find_duplicates,
     find_duplicates_with_stats,
 )
+from construction.synthetic import concept_names
 
 # --- Helpers ----------------------------------------------------------------------------
 
@@ -33,133 +34,6 @@ def pairs(candidates):
 
 def edge(eid, source, target, confidence=0.9, relation="prerequisite"):
     return EdgeRecord(eid, source, target, relation, confidence)
-
-
-ADJECTIVES = [
-    "adaptive",
-    "sparse",
-    "dense",
-    "causal",
-    "contrastive",
-    "hierarchical",
-    "latent",
-    "recurrent",
-    "residual",
-    "quantized",
-    "federated",
-    "streaming",
-    "incremental",
-    "probabilistic",
-    "structured",
-    "semantic",
-    "lexical",
-    "neural",
-    "symbolic",
-    "distributed",
-    "cached",
-    "batched",
-    "masked",
-    "multimodal",
-    "generative",
-    "calibrated",
-    "spectral",
-    "temporal",
-    "spatial",
-    "relational",
-    "differentiable",
-    "modular",
-    "robust",
-    "hybrid",
-    "weighted",
-    "factorized",
-    "compressed",
-    "pruned",
-    "distilled",
-    "autoregressive",
-    "bidirectional",
-]
-NOUNS = [
-    "token",
-    "embedding",
-    "attention",
-    "memory",
-    "policy",
-    "reward",
-    "kernel",
-    "index",
-    "cache",
-    "router",
-    "encoder",
-    "decoder",
-    "planner",
-    "critic",
-    "retriever",
-    "ranker",
-    "tokenizer",
-    "sampler",
-    "optimizer",
-    "scheduler",
-    "evaluator",
-    "verifier",
-    "parser",
-    "chunker",
-    "aligner",
-    "adapter",
-    "projector",
-    "classifier",
-    "regressor",
-    "estimator",
-    "controller",
-    "buffer",
-    "tree",
-    "sketch",
-    "filter",
-    "hash",
-    "shard",
-    "replica",
-    "queue",
-    "stream",
-    "window",
-]
-TAILS = [
-    "search",
-    "learning",
-    "training",
-    "inference",
-    "decoding",
-    "alignment",
-    "compression",
-    "estimation",
-    "routing",
-    "ranking",
-    "retrieval",
-    "fusion",
-    "tuning",
-    "distillation",
-    "sampling",
-    "regularization",
-    "quantization",
-    "indexing",
-    "caching",
-    "planning",
-    "reasoning",
-]
-
-
-def synthetic_names(n, *, seed=11):
-    """``n`` distinct plausible concept names ("Adaptive sparse token search")."""
-    rng = random.Random(seed)
-    names, seen = [], set()
-    while len(names) < n:
-        words = [rng.choice(ADJECTIVES)]
-        if rng.random() < 0.5:
-            words.append(rng.choice(ADJECTIVES))
-        words += [rng.choice(NOUNS), rng.choice(TAILS)]
-        name = " ".join(words)
-        if name not in seen and len(set(words)) == len(words):
-            seen.add(name)
-            names.append(name[0].upper() + name[1:])
-    return names
 
 
 def drop_a_letter(name, rng):
@@ -481,7 +355,7 @@ def test_strong_match_survives_without_shared_neighbours():
 def test_blocking_keeps_comparisons_far_below_all_pairs():
     """20,000 synthetic concepts: under 2% of all pairs compared, planted typos found."""
     n = 20_000
-    names = synthetic_names(n)
+    names = concept_names(n, seed=11)
     concepts = [concept(i, name) for i, name in enumerate(names, start=1)]
     rng = random.Random(5)
     planted = {}
