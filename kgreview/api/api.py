@@ -136,44 +136,8 @@ def _relation_ids(keys: list[str] | None) -> tuple[list[int], list[str]]:
     return [found[k] for k in wanted], wanted
 
 
-def _direction(value: str) -> str:
-    if value not in traversal.DIRECTIONS:
-        raise ApiError(400, f"direction must be one of {', '.join(traversal.DIRECTIONS)}.")
-    return value
-
-
 def _ref(concept: Concept) -> dict:
     return {"id": concept.pk, "name": concept.name}
-
-
-def edge_out(edge: Edge) -> dict:
-    rev = edge.evidence_revision
-    return {
-        "id": edge.pk,
-        "source": _ref(edge.source),
-        "relation": edge.relation.key,
-        "target": _ref(edge.target),
-        "symmetric": edge.is_symmetric,
-        "confidence": edge.confidence,
-        "weight": edge.weight,
-        "reason": edge.reason,
-        "status": edge.status,
-        "valid_at": edge.valid_at,
-        "recorded_at": edge.recorded_at,
-        "invalid_at": edge.invalid_at,
-        "evidence": None
-        if rev is None
-        else {
-            "source": rev.source.slug,
-            "revision": rev.number,
-            "start": edge.evidence_start,
-            "end": edge.evidence_end,
-            "quote": edge.evidence_quote,
-        },
-        "proposal_id": edge.proposal_id,
-        "decision_id": edge.decision_id,
-        "decided_by": edge.decided_by.get_username() if edge.decided_by_id else None,
-    }
 
 
 EDGE_VALUES = (
@@ -203,9 +167,9 @@ EDGE_VALUES = (
 
 
 def edge_rows(qs) -> list[dict]:
-    """The same shape as ``edge_out``, read as plain rows in one joined query: lists of
-    edges are the bulk of what agents read, and model instances would cost more than
-    the query."""
+    """Edges as the API shows them (``EdgeOut``), read as plain rows in one joined query:
+    lists of edges are the bulk of what agents read, and model instances would cost more
+    than the query."""
     out = []
     for r in qs.values(*EDGE_VALUES):
         out.append(
@@ -239,14 +203,13 @@ def edge_rows(qs) -> list[dict]:
     return out
 
 
+def edges_by_id(ids) -> dict[int, dict]:
+    """``EdgeOut`` rows for these edge ids, whatever their status, in one query."""
+    return {r["id"]: r for r in edge_rows(Edge.objects.filter(pk__in=list(ids)))}
+
+
 def _edge_qs(at: datetime | None):
     return edges_active() if at is None else edges_as_of(at=at)
-
-
-def _bounded(value: int, low: int, high: int, name: str) -> int:
-    if not low <= value <= high:
-        raise ApiError(400, f"{name} must be between {low} and {high}.")
-    return value
 
 
 # --- Operations -------------------------------------------------------------------------
@@ -312,7 +275,6 @@ def concept_search(
 ):
     """Fuzzy search over canonical names and aliases: exact, prefix, then fuzzy matches."""
     at = _instant(as_of)
-    limit = _bounded(limit, 1, 100, "limit")
     if not q.strip():
         raise ApiError(400, "Give a name or part of one to search for (q).")
     if len(q) > 200:
@@ -390,9 +352,6 @@ def neighbours(
     """
     at = _instant(as_of)
     concept = _concept(concept_id)
-    depth = _bounded(depth, 1, traversal.MAX_DEPTH, "depth")
-    limit = _bounded(limit, 1, traversal.NODE_LIMIT, "limit")
-    direction = _direction(direction)
     rel_ids, rel_keys = _relation_ids(relation)
     found = traversal.ball(
         start_id=concept.pk,
@@ -440,8 +399,6 @@ def path(
     """A shortest path between two concepts, within ``max_depth`` (1–6) steps."""
     at = _instant(as_of)
     start, goal = _concept(from_id), _concept(to_id)
-    max_depth = _bounded(max_depth, 1, traversal.MAX_DEPTH, "max_depth")
-    direction = _direction(direction)
     rel_ids, rel_keys = _relation_ids(relation)
     hops = traversal.shortest_path(
         start_id=start.pk,
@@ -466,11 +423,7 @@ def path(
             "hops": [],
             "message": f"No path from {start.name} to {goal.name} within {max_depth} steps.",
         }
-    edges = (
-        Edge.objects.select_related(*EDGE_RELATED)
-        .defer("evidence_revision__text")
-        .in_bulk([h.edge_id for h in hops])
-    )
+    edges = edges_by_id(h.edge_id for h in hops)
     ids = [start.pk] + [h.to_id for h in hops]
     names = dict(Concept.objects.filter(pk__in=ids).values_list("pk", "name"))
     return {
@@ -482,8 +435,8 @@ def path(
             {
                 "from_concept": {"id": h.from_id, "name": names[h.from_id]},
                 "to_concept": {"id": h.to_id, "name": names[h.to_id]},
-                "along_edge_direction": edges[h.edge_id].source_id == h.from_id,
-                "edge": edge_out(edges[h.edge_id]),
+                "along_edge_direction": edges[h.edge_id]["source"]["id"] == h.from_id,
+                "edge": edges[h.edge_id],
             }
             for h in hops
         ],
@@ -539,16 +492,12 @@ def learning_path(
 
     cycle = None
     if result.cycle:
-        cycle_edges = (
-            Edge.objects.select_related(*EDGE_RELATED)
-            .defer("evidence_revision__text")
-            .in_bulk([e.edge_id for e in result.cycle])
-        )
+        cycle_edges = edges_by_id(e.edge_id for e in result.cycle)
         members = [e.before_id for e in result.cycle]
         words = " → ".join(names.get(i, "") for i in [*members, members[0]])
         cycle = {
             "concepts": [ref(i) for i in members],
-            "edges": [edge_out(cycle_edges[e.edge_id]) for e in result.cycle],
+            "edges": [cycle_edges[e.edge_id] for e in result.cycle],
             "message": f"These needs form a cycle, so no study order satisfies them: {words}.",
         }
     return {
@@ -597,7 +546,7 @@ def edge_explain(request, edge_id: int, as_of: datetime | None = None):
     proposal = info["proposal"]
     run = info["agent_run"]
     return {
-        "edge": edge_out(edge),
+        "edge": edges_by_id([edge.pk])[edge.pk],
         "claim": info["claim"],
         "as_of": at,
         "state_at": info["state_at"],
@@ -640,18 +589,20 @@ def diff(
     merged. Lists hold at most ``limit`` rows each; ``counts`` has the totals."""
     start = _instant(since, "since")
     end = _instant(until, "until") or timezone.now()
-    limit = _bounded(limit, 1, 1000, "limit")
     d = history.graph_diff(since=start, until=end, limit=limit)
+    rows = edges_by_id(
+        [e.pk for e in (*d.added, *d.invalidated)]
+        + [e.pk for pair in d.superseded for e in pair if e is not None]
+    )
     return {
         "since": d.since,
         "until": d.until,
         "counts": d.counts,
         "truncated": d.truncated,
-        "added": [edge_out(e) for e in d.added],
-        "invalidated": [edge_out(e) for e in d.invalidated],
+        "added": [rows[e.pk] for e in d.added],
+        "invalidated": [rows[e.pk] for e in d.invalidated],
         "superseded": [
-            {"old": edge_out(old), "new": edge_out(new) if new else None}
-            for old, new in d.superseded
+            {"old": rows[old.pk], "new": rows[new.pk] if new else None} for old, new in d.superseded
         ],
         "concepts_added": [_ref(c) for c in d.concepts_added],
         "concepts_merged": [
