@@ -19,11 +19,11 @@ from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from rapidfuzz import fuzz, process
 
 from kgreview.core.errors import DomainError, NotFound
 from kgreview.core.permissions import can_decide, decide_required, is_curator, view_required
-from kgreview.graph.models import ConceptAlias, Edge, RelationType
+from kgreview.graph import search as graph_search
+from kgreview.graph.models import Edge, RelationType
 
 from . import decisions, selectors
 from .decisions import REJECT_REASONS, AlreadyDecided, EdgeEdits, VersionChanged
@@ -476,42 +476,20 @@ def bulk(request: HttpRequest) -> HttpResponse:
 @login_required
 @view_required
 def concept_search(request: HttpRequest) -> HttpResponse:
-    """Concepts whose name or alias looks like ``q``: prefix matches, then fuzzy ones."""
+    """Concepts whose name or alias looks like ``q``: exact, prefix, then fuzzy matches."""
     role = request.GET.get("role", "target")
     if role not in ("source", "target"):
         role = "target"
     raw = request.GET.get("q") or request.GET.get(f"{role}_name") or ""
     q = " ".join(raw.split())[:100]
-    results: list[tuple[int, str, str]] = []
-    if q:
-        rows = list(
-            ConceptAlias.objects.filter(name__icontains=q, concept__status="active")
-            .select_related("concept")
-            .order_by("name")[:20]
-        )
-        seen = set()
-        for alias in rows:
-            if alias.concept_id not in seen:
-                seen.add(alias.concept_id)
-                results.append((alias.concept_id, alias.concept.name, alias.name))
-        if len(results) < 8:
-            from kgreview.agents.adapters import INDEX_CACHE
-
-            index = INDEX_CACHE.get()
-            keys = list(index._exact.keys())
-            for key, _score, _ in process.extract(
-                q.lower(), keys, scorer=fuzz.WRatio, limit=12, score_cutoff=70
-            ):
-                entry = index.exact(key)
-                if entry.concept_id and entry.concept_id not in seen:
-                    seen.add(entry.concept_id)
-                    results.append((entry.concept_id, entry.canonical, entry.name))
-                if len(results) >= 10:
-                    break
+    results = [
+        (hit.concept.pk, hit.concept.name, hit.matched_name)
+        for hit in graph_search.concept_search(q=q, limit=10)
+    ]
     return render(
         request,
         "review/focus.html#concept-options",
-        {"results": results[:10], "q": q, "role": role},
+        {"results": results, "q": q, "role": role},
     )
 
 
