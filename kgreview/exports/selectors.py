@@ -4,8 +4,9 @@ The graph as of ``at``:
 
 - edges: ``kgreview.graph.selectors.edges_as_of(at=at)``: recorded and valid by ``at``
   and not retired by then, so an edge invalidated later is still in a past export;
-- concepts: those that existed at ``at`` (created by then, and not merged or retired
-  at or before it), plus every endpoint of those edges;
+- concepts: ``kgreview.graph.history.concepts_as_of(at=at)``, those that existed at
+  ``at`` (created by then, and not merged or retired at or before it), plus every
+  endpoint of those edges;
 - relation types: those created by ``at``, plus every type those edges use.
 
 Because all three are defined by timestamps at or before ``at``, writes that happen
@@ -20,6 +21,7 @@ from django.db.models import Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from kgreview.core.errors import ValidationFailed
+from kgreview.graph.history import concepts_as_of
 from kgreview.graph.models import Concept, ConceptAlias, Edge, RelationType
 from kgreview.graph.selectors import edges_as_of
 
@@ -93,14 +95,6 @@ def export_edges(*, at: datetime) -> QuerySet[Edge]:
     )
 
 
-def _existed(at: datetime) -> Q:
-    return (
-        Q(created_at__lte=at)
-        & (Q(merged_at__isnull=True) | Q(merged_at__gt=at))
-        & (Q(retired_at__isnull=True) | Q(retired_at__gt=at))
-    )
-
-
 def export_concepts(*, at: datetime) -> QuerySet[Concept]:
     """Concepts of the graph as of ``at``, in id order, each with ``export_aliases``.
 
@@ -116,10 +110,11 @@ def export_concepts(*, at: datetime) -> QuerySet[Concept]:
         .only("concept_id", "name")
         .order_by("name", "pk")
     )
+    ends = Concept.objects.filter(
+        Q(pk__in=edges.values("source_id")) | Q(pk__in=edges.values("target_id"))
+    )
     return (
-        Concept.objects.filter(
-            _existed(at) | Q(pk__in=edges.values("source_id")) | Q(pk__in=edges.values("target_id"))
-        )
+        (concepts_as_of(at=at) | ends)
         .only("id", "name", "description", "status", "merged_into", "created_at")
         .prefetch_related(Prefetch("aliases", queryset=aliases, to_attr="export_aliases"))
         .order_by("pk")
@@ -135,10 +130,6 @@ def export_relation_types(*, at: datetime) -> QuerySet[RelationType]:
 def export_counts(*, at: datetime) -> dict[str, int]:
     """How many concepts and edges an export as of ``at`` holds (two COUNT queries)."""
     return {
-        "concepts": Concept.objects.filter(
-            _existed(at)
-            | Q(pk__in=edges_as_of(at=at).values("source_id"))
-            | Q(pk__in=edges_as_of(at=at).values("target_id"))
-        ).count(),
+        "concepts": export_concepts(at=at).count(),
         "edges": edges_as_of(at=at).count(),
     }
