@@ -8,7 +8,7 @@ from the graph as it stood at that instant.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import wraps
 from typing import Literal
 
@@ -19,6 +19,8 @@ from ninja import NinjaAPI, Query
 from ninja.errors import AuthenticationError
 from ninja.security import HttpBearer, SessionAuth
 
+from kgreview.core.errors import ValidationFailed
+from kgreview.core.instants import aware_utc
 from kgreview.core.permissions import can_view
 from kgreview.graph import history, search, traversal
 from kgreview.graph.models import Concept, Edge, RelationType
@@ -106,15 +108,12 @@ EDGE_RELATED = ("source", "target", "relation", "evidence_revision__source", "de
 
 
 def _instant(value: datetime | None, name: str = "as_of") -> datetime | None:
-    """An aware UTC instant (databases reject odd offsets such as +20:58)."""
     if value is None:
         return None
-    if timezone.is_naive(value):
-        value = timezone.make_aware(value, timezone.get_default_timezone())
     try:
-        return value.astimezone(UTC)
-    except (OverflowError, ValueError):
-        raise ApiError(400, f"{name} is outside the range of dates the graph can read.") from None
+        return aware_utc(value)
+    except ValidationFailed as exc:
+        raise ApiError(400, f"{name}: {exc.message}") from None
 
 
 def _concept(pk: int) -> Concept:

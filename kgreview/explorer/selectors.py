@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.db.models import Count
-from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
+from kgreview.core import instants
+from kgreview.core.errors import ValidationFailed
 from kgreview.graph.history import GraphDiff, graph_diff
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.selectors import edges_active
@@ -98,21 +98,16 @@ class BadInstant(ValueError):
 
 
 def parse_instant(value: str, *, field: str) -> datetime:
-    """A ``datetime-local`` value (or any ISO 8601 time); naive times are read in the
-    server's time zone."""
+    """A ``datetime-local`` value (or any ISO 8601 time), read by the project's one
+    parser; naive times are in the server's time zone."""
     text = value.strip()
     try:
-        parsed = parse_datetime(text)
-    except ValueError:
-        parsed = None
-    if parsed is None:
+        return instants.parse_instant(text)
+    except ValidationFailed:
         raise BadInstant(
             f'"{text[:40]}" is not a date and time for {field}; '
             "use the picker or write it as 2025-01-31T14:30."
-        )
-    if timezone.is_naive(parsed):
-        parsed = timezone.make_aware(parsed, timezone.get_default_timezone())
-    return parsed
+        ) from None
 
 
 @dataclass(frozen=True)

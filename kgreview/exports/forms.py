@@ -5,8 +5,8 @@ from __future__ import annotations
 from django import forms
 
 from kgreview.core.errors import ValidationFailed
+from kgreview.core.instants import parse_instant
 
-from .selectors import parse_as_of
 from .writers import FORMATS
 
 
@@ -30,6 +30,6 @@ class ExportForm(forms.Form):
         if not value:
             return None
         try:
-            return parse_as_of(value)
+            return parse_instant(value)
         except ValidationFailed as exc:
             raise forms.ValidationError(str(exc)) from None

@@ -365,6 +365,7 @@ def test_long_lists_are_cut_at_the_limit_with_the_totals_said(f, trio, monkeypat
     [
         ({"since": "yesterday"}, '"yesterday" is not a date and time for since'),
         ({"until": "2025-13-45T10:00"}, "is not a date and time for until"),
+        ({"since": "0001-01-01T00:00:00+05:00"}, "is not a date and time for since"),
         (
             {"since": "2025-03-02T00:00", "until": "2025-03-01T00:00"},
             "“Since” is after “until”",

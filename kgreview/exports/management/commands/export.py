@@ -10,8 +10,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from kgreview.core.errors import ValidationFailed
+from kgreview.core.instants import AS_OF_HELP, parse_instant
 from kgreview.exports import writers
-from kgreview.exports.selectors import AS_OF_HELP, parse_as_of
 
 
 def _atomic_write(path: Path, chunks, *, binary: bool) -> None:
@@ -65,7 +65,7 @@ class Command(BaseCommand):
             at = timezone.now()
         else:
             try:
-                at = parse_as_of(as_of)
+                at = parse_instant(as_of)
             except ValidationFailed as exc:
                 raise CommandError(f"--as-of: {exc}") from None
         fmt = writers.FORMATS[format]
