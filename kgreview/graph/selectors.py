@@ -22,16 +22,12 @@ def concept_by_name(*, name: str) -> Concept | None:
 
     Aliases always point at an active concept: a merge moves them to the survivor.
     """
-    alias = (
-        ConceptAlias.objects.select_related("concept")
-        .annotate(lname=Lower("name"))
-        .filter(lname=clean_name(name).lower())
-        .first()
-    )
-    return alias.concept if alias else None
+    owner = name_owner(name=name)
+    return owner.concept if owner else None
 
 
 def name_owner(*, name: str) -> ConceptAlias | None:
+    """The alias row (with its concept) holding a name, compared case-insensitively."""
     return (
         ConceptAlias.objects.select_related("concept")
         .annotate(lname=Lower("name"))
