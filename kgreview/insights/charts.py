@@ -236,6 +236,53 @@ def _time_axis(*, left, right, bottom, height, xs, x_labels, x_label) -> list:
     ]
 
 
+def _x_grid(
+    values: Sequence[float],
+    x_of: Callable[[float], float],
+    *,
+    bottom: float,
+    fmt: Callable[[float], str],
+    top: float | None = None,
+) -> SafeString:
+    """A label under the plot at each value of the x axis; given ``top``, each with a
+    vertical grid line from ``top`` down to ``bottom``."""
+    parts = []
+    for v in values:
+        x = _f(x_of(v))
+        if top is not None:
+            parts.append(
+                format_html(
+                    '<line x1="{x}" x2="{x}" y1="{}" y2="{}" stroke="{}"/>',
+                    _f(top),
+                    _f(bottom),
+                    GRID,
+                    x=x,
+                )
+            )
+        parts.append(
+            format_html(
+                '<text x="{}" y="{}" text-anchor="middle" fill="{}">{}</text>',
+                x,
+                _f(bottom + 16),
+                MUTED,
+                fmt(v),
+            )
+        )
+    return _join(parts)
+
+
+def _row_label(label: str, *, x: float, y: float) -> SafeString:
+    """A row's name right-aligned at ``x``, shortened, the whole name on hover."""
+    return format_html(
+        '<text x="{}" y="{}" dy="4" text-anchor="end" fill="{}">{}<title>{}</title></text>',
+        _f(x),
+        _f(y),
+        INK,
+        short(label),
+        label,
+    )
+
+
 def line_chart(
     *,
     chart_id: str,
@@ -391,34 +438,19 @@ def interval_bars(
     def x_of(v: float) -> float:
         return left + (right - left) * min(max(v, 0.0), maximum) / maximum
 
-    parts = []
-    for v in ticks(maximum, 4 if maximum == 1.0 else 5):
-        parts.append(
-            format_html(
-                '<line x1="{x}" x2="{x}" y1="{}" y2="{}" stroke="{}"/>'
-                '<text x="{x}" y="{}" text-anchor="middle" fill="{}">{}</text>',
-                _f(top_pad - 4),
-                _f(bottom),
-                GRID,
-                _f(bottom + 16),
-                MUTED,
-                fmt(v),
-                x=_f(x_of(v)),
-            )
+    parts = [
+        _x_grid(
+            ticks(maximum, 4 if maximum == 1.0 else 5),
+            x_of,
+            top=top_pad - 4,
+            bottom=bottom,
+            fmt=fmt,
         )
+    ]
     for i, row in enumerate(rows):
         y = top_pad + i * row_h
         mid = y + row_h / 2
-        parts.append(
-            format_html(
-                '<text x="{}" y="{}" dy="4" text-anchor="end" fill="{}">{}<title>{}</title></text>',
-                _f(label_w),
-                _f(mid),
-                INK,
-                short(row.label),
-                row.label,
-            )
-        )
+        parts.append(_row_label(row.label, x=label_w, y=mid))
         few = row.n is not None and row.n < FEW
         if row.value is not None:
             parts.append(
@@ -525,16 +557,7 @@ def reliability_diagram(
             label="Share accepted",
         )
     ]
-    for v in ticks(1.0, 10):
-        parts.append(
-            format_html(
-                '<text x="{}" y="{}" text-anchor="middle" fill="{}">{}</text>',
-                _f(x_of(v)),
-                _f(bottom + 16),
-                MUTED,
-                f"{v:.1f}",
-            )
-        )
+    parts.append(_x_grid(ticks(1.0, 10), x_of, bottom=bottom, fmt=lambda v: f"{v:.1f}"))
     parts.append(
         format_html(
             '<line class="diagonal" x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" '
@@ -676,33 +699,12 @@ def gate_chart(
     def x_of(v: float) -> float:
         return left + (right - left) * v
 
-    parts = []
-    for v in ticks(1.0, 10):
-        parts.append(
-            format_html(
-                '<line x1="{x}" x2="{x}" y1="{}" y2="{}" stroke="{}"/>'
-                '<text x="{x}" y="{}" text-anchor="middle" fill="{}">{}</text>',
-                _f(top_pad - 4),
-                _f(bottom),
-                GRID,
-                _f(bottom + 16),
-                MUTED,
-                f"{v:.1f}",
-                x=_f(x_of(v)),
-            )
-        )
+    parts = [
+        _x_grid(ticks(1.0, 10), x_of, top=top_pad - 4, bottom=bottom, fmt=lambda v: f"{v:.1f}")
+    ]
     for i, row in enumerate(rows):
         mid = top_pad + i * row_h + row_h / 2
-        parts.append(
-            format_html(
-                '<text x="{}" y="{}" dy="4" text-anchor="end" fill="{}">{}<title>{}</title></text>',
-                _f(label_w),
-                _f(mid),
-                INK,
-                short(row.label),
-                row.label,
-            )
-        )
+        parts.append(_row_label(row.label, x=label_w, y=mid))
         if row.threshold is None:
             parts.append(
                 format_html(
