@@ -73,18 +73,23 @@ def _has_symmetric(relation_ids: Sequence[int] | None) -> bool:
 
 
 def _step(
-    direction: str, relation_ids: Sequence[int] | None, at: datetime | None, *, node: str
+    direction: str,
+    relation_ids: Sequence[int] | None,
+    at: datetime | None,
+    *,
+    node: str,
+    symmetric: bool,
 ) -> tuple[str, str, list]:
     """How a walk standing on ``node`` steps along one edge ``e``: the join condition,
     the expression for the concept it reaches, and the parameters of the condition.
 
     The join is an OR of index probes (``edge_source_status``, ``edge_target_status``);
     both SQLite (multi-index OR) and PostgreSQL (BitmapOr) answer it per step without
-    reading the table. Symmetric edges are stored once but walked both ways.
+    reading the table. Symmetric edges are stored once but walked both ways (``symmetric``
+    says whether the chosen relations include any).
     """
     cond, cond_params = _edge_condition("e", at)
     rel, rel_params = _relation_condition("e", relation_ids)
-    symmetric = _has_symmetric(relation_ids)
     if direction == "both":
         join = f"(e.source_id = {node} OR e.target_id = {node})"
         reach = f"CASE WHEN e.source_id = {node} THEN e.target_id ELSE e.source_id END"
@@ -119,6 +124,7 @@ def ball(
     relation_ids: Sequence[int] | None = None,
     at: datetime | None = None,
     limit: int = NODE_LIMIT,
+    symmetric: bool | None = None,
 ) -> Ball:
     """Concepts reachable from ``start_id`` in at most ``depth`` steps, nearest first.
 
@@ -126,7 +132,9 @@ def ball(
     only the nearest ``limit`` are returned.
     """
     depth = max(0, min(int(depth), MAX_DEPTH))
-    join, reach, params = _step(direction, relation_ids, at, node="walk.node")
+    if symmetric is None:
+        symmetric = _has_symmetric(relation_ids)
+    join, reach, params = _step(direction, relation_ids, at, node="walk.node", symmetric=symmetric)
     sql = f"""
         WITH RECURSIVE walk(node, depth) AS (
             SELECT CAST(%s AS BIGINT), 0
@@ -181,16 +189,21 @@ class Hop:
 
 
 def _steps_from(
-    node_id: int, *, direction: str, relation_ids: Sequence[int] | None, at: datetime | None
+    node_id: int,
+    *,
+    direction: str,
+    relation_ids: Sequence[int] | None,
+    at: datetime | None,
+    symmetric: bool,
 ) -> list[tuple[int, int]]:
-    join, reach, params = _step(direction, relation_ids, at, node="%s")
-    sql = f"SELECT {reach} AS b, e.id FROM {_table()} e WHERE {join} ORDER BY b, e.id"
-    # The node id appears in the condition and the CASE: bind it in textual order.
-    node = int(node_id)
-    n_marks = reach.count("%s")
-    n_join = join.count("%s") - len(params)
+    """The concepts one step from ``node_id`` and the edges that lead there."""
+    join, reach, params = _step(direction, relation_ids, at, node="s.node", symmetric=symmetric)
+    sql = (
+        f"SELECT {reach} AS b, e.id FROM (SELECT CAST(%s AS BIGINT) AS node) s "
+        f"JOIN {_table()} e ON {join} ORDER BY b, e.id"
+    )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [node] * n_marks + [node] * n_join + params)
+        cursor.execute(sql, [int(node_id), *params])
         return [(int(b), int(e)) for b, e in cursor.fetchall()]
 
 
@@ -214,6 +227,7 @@ def shortest_path(
         return []
     max_depth = max(1, min(int(max_depth), MAX_DEPTH))
     half_out = (max_depth + 1) // 2
+    symmetric = _has_symmetric(relation_ids)
     fwd = ball(
         start_id=start_id,
         depth=half_out,
@@ -221,6 +235,7 @@ def shortest_path(
         relation_ids=relation_ids,
         at=at,
         limit=ANCESTOR_LIMIT,
+        symmetric=symmetric,
     )
     bwd = ball(
         start_id=goal_id,
@@ -229,6 +244,7 @@ def shortest_path(
         relation_ids=relation_ids,
         at=at,
         limit=ANCESTOR_LIMIT,
+        symmetric=symmetric,
     )
     common = fwd.distance.keys() & bwd.distance.keys()
     if not common:
@@ -240,7 +256,11 @@ def shortest_path(
     while fwd.distance[node] > 0:
         want = fwd.distance[node] - 1
         for prev, eid in _steps_from(
-            node, direction=REVERSE[direction], relation_ids=relation_ids, at=at
+            node,
+            direction=REVERSE[direction],
+            relation_ids=relation_ids,
+            at=at,
+            symmetric=symmetric,
         ):
             if fwd.distance.get(prev) == want:
                 hops.append(Hop(from_id=prev, to_id=node, edge_id=eid))
@@ -252,7 +272,9 @@ def shortest_path(
     node = meet
     while bwd.distance[node] > 0:
         want = bwd.distance[node] - 1
-        for nxt, eid in _steps_from(node, direction=direction, relation_ids=relation_ids, at=at):
+        for nxt, eid in _steps_from(
+            node, direction=direction, relation_ids=relation_ids, at=at, symmetric=symmetric
+        ):
             if bwd.distance.get(nxt) == want:
                 hops.append(Hop(from_id=node, to_id=nxt, edge_id=eid))
                 node = nxt
@@ -338,23 +360,23 @@ def study_edges(
         earlier = f"CASE WHEN e.relation_id IN ({m1}) THEN e.source_id ELSE e.target_id END"
         later = f"CASE WHEN e.relation_id IN ({m1}) THEN e.target_id ELSE e.source_id END"
         case_params = src_first
-    first_cond, _ = needs_of("%s")
     step_cond, step_params = needs_of("n.earlier")
     # Rows are edges; UNION drops an edge found again through another child, so each
     # edge (and so each concept's needs) is expanded once, on cyclic graphs too.
     sql = f"""
         WITH RECURSIVE needs(earlier, later, eid, rel) AS (
-            SELECT {earlier}, {later}, e.id, e.relation_id FROM {table} e WHERE {first_cond}
+            SELECT {earlier}, {later}, e.id, e.relation_id
+            FROM (SELECT CAST(%s AS BIGINT) AS earlier) n JOIN {table} e ON {step_cond}
             UNION
             SELECT {earlier}, {later}, e.id, e.relation_id
             FROM needs n JOIN {table} e ON {step_cond}
         )
         SELECT earlier, later, eid, rel FROM needs LIMIT %s
     """
-    # Bind in textual order: CASEs, then the first condition, then the step's.
-    params = [*case_params, *case_params]
-    params += _bind_node(first_cond, int(target_id), src_first, tgt_first, cond_params)
-    params += [*case_params, *case_params, *step_params, limit * 4 + 1]
+    # The seed is a one-row "needs" standing on the target, so both halves share the
+    # step; parameters bind in textual order.
+    step = [*case_params, *case_params]
+    params = [*step, int(target_id), *step_params, *step, *step_params, limit * 4 + 1]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
@@ -366,16 +388,6 @@ def study_edges(
     ]
     nodes = {e.after_id for e in edges} | {target_id}
     return edges, truncated or len(nodes) > limit
-
-
-def _bind_node(cond: str, node: int, src_first, tgt_first, cond_params) -> list:
-    """Parameters of ``needs_of("%s")``: the node before each relation list."""
-    params: list = []
-    if src_first:
-        params += [node, *src_first]
-    if tgt_first:
-        params += [node, *tgt_first]
-    return params + list(cond_params)
 
 
 def learning_path(
