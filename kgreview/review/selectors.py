@@ -639,30 +639,29 @@ def decision_log(
     return list(qs[:limit])
 
 
+LIFE_RELATED = (
+    "source",
+    "target",
+    "relation",
+    "decided_by",
+    "invalidated_by",
+    "evidence_revision__source",
+)
+
+
+def life_rows() -> QuerySet[Edge]:
+    """Edge rows with what the edge page shows, but not the quoted revision's full text."""
+    return Edge.objects.select_related(*LIFE_RELATED).defer("evidence_revision__text")
+
+
 def edge_life(edge: Edge) -> list[Edge]:
     """Every row of one fact's history, oldest first: what it replaced and what replaced it."""
     chain = [edge]
     while chain[0].supersedes_id:
-        chain.insert(
-            0,
-            Edge.objects.select_related(
-                "source", "target", "relation", "decided_by", "invalidated_by", "proposal"
-            ).get(pk=chain[0].supersedes_id),
-        )
+        chain.insert(0, life_rows().get(pk=chain[0].supersedes_id))
     current = chain[-1]
     while True:
-        nxt = (
-            Edge.objects.select_related(
-                "source",
-                "target",
-                "relation",
-                "decided_by",
-                "invalidated_by",
-                "evidence_revision__source",
-            )
-            .filter(supersedes=current)
-            .first()
-        )
+        nxt = life_rows().filter(supersedes=current).first()
         if nxt is None:
             break
         chain.append(nxt)

@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from kgreview.core.errors import DomainError, NotFound
 from kgreview.core.permissions import can_decide, decide_required, is_curator, view_required
 from kgreview.graph import search as graph_search
-from kgreview.graph.models import Edge, RelationType
+from kgreview.graph.models import RelationType
 
 from . import decisions, selectors
 from .decisions import REJECT_REASONS, AlreadyDecided, EdgeEdits, VersionChanged
@@ -534,8 +534,5 @@ def decision_log(request: HttpRequest) -> HttpResponse:
 @login_required
 @view_required
 def edge_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    edge = get_object_or_404(
-        Edge.objects.select_related("source", "target", "relation", "evidence_revision__source"),
-        pk=pk,
-    )
+    edge = get_object_or_404(selectors.life_rows(), pk=pk)
     return render(request, "review/edge.html", {"edge": edge, "life": selectors.edge_life(edge)})

@@ -11,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from kgreview.graph import selectors as graph_selectors
+from kgreview.graph.models import Edge
 from kgreview.review import decisions, selectors
 from kgreview.review.models import Decision, Proposal
 from kgreview.review.services import proposal_create
@@ -464,6 +465,32 @@ def test_edge_page_shows_its_whole_life(f, world):
     html = client_for(f, "viewer").get(reverse("review:edge", args=[e1.pk])).content.decode()
     assert html.index(f"#{e1.pk}") < html.index(f"#{e2.pk}")
     assert "Weaker than thought." in html and "Lesson rewritten." in html
+
+
+def test_edge_page_costs_no_queries_per_row(f, world):
+    """Each row's concepts, relation, people and quoted source come with the row itself."""
+    from kgreview.graph import services as graph
+
+    decisions.proposal_accept(proposal_id=world["p_edge"].pk, reviewer=f.user(role="reviewer"))
+    e1 = Edge.objects.get(proposal=world["p_edge"])
+    assert e1.evidence_revision_id and e1.decided_by_id
+    curator = f.user(role="curator")
+    e2 = graph.edge_supersede(edge=e1, user=curator, confidence=0.5, why="Weaker.")
+    e3 = graph.edge_supersede(edge=e2, user=curator, confidence=0.4, why="Weaker still.")
+    graph.edge_invalidate(edge=e3, user=curator, reason="Lesson rewritten.")
+    client = client_for(f, "viewer")
+
+    def queries(pk):
+        with CaptureQueriesContext(connection) as ctx:
+            client.get(reverse("review:edge", args=[pk]))
+        return len(ctx.captured_queries)
+
+    html = client.get(reverse("review:edge", args=[e2.pk])).content.decode()
+    assert all(f"#{e.pk}" in html for e in (e1, e2, e3)) and html.count(", revision ") == 3
+    # The walk reads one row per neighbour plus the miss at the newest end, whichever
+    # row the page is opened at; the template adds nothing per row.
+    single = queries(world["edge"].pk)
+    assert queries(e1.pk) == queries(e2.pk) == queries(e3.pk) == single + 2
 
 
 def test_concept_search_finds_names_and_aliases_and_escapes_them(f, world):
