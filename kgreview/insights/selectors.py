@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 
@@ -587,14 +588,13 @@ def _gate_need(
     )
 
 
-def _rate(key: str, label: str, rows, edited: int = 0) -> Rate:
-    return Rate(
-        key,
-        label,
-        sum(r["accepted"] for r in rows),
-        sum(r["rejected"] for r in rows),
-        edited,
-    )
+def _rate(key: str, label: str, cells: Iterable[_Cell], edited: int) -> Rate:
+    """The acceptance rate of a group: its cells' accepted and rejected summed."""
+    accepted = rejected = 0
+    for cell in cells:
+        accepted += cell.accepted
+        rejected += cell.rejected
+    return Rate(key, label, accepted, rejected, edited)
 
 
 def _sorted(rates) -> tuple[Rate, ...]:
@@ -631,33 +631,25 @@ def outcomes(*, target: float = DEFAULT_TARGET, gate: float | None = None) -> Ou
     everything = [(step, cell) for (_, step), cell in cells.items()]
     relations = tuple(sorted(k for k in by_relation_cells if k))
 
-    def cell_rate(key: str, label: str, group, edited: int) -> Rate:
-        return Rate(
-            key,
-            label,
-            sum(c.accepted for _, c in group),
-            sum(c.rejected for _, c in group),
-            edited,
-        )
-
-    origins = _by_origin()
-    agents: dict[object, list[dict]] = defaultdict(list)
-    models: dict[object, list[dict]] = defaultdict(list)
-    for row in origins:
-        agents[row["agent_run__agent"]].append(row)
-        models[(row["agent_run__provider"], row["agent_run__model"])].append(row)
+    agents: dict[object, list[_Cell]] = defaultdict(list)
+    models: dict[object, list[_Cell]] = defaultdict(list)
+    for row in _by_origin():
+        cell = _Cell(accepted=row["accepted"], rejected=row["rejected"])
+        agents[row["agent_run__agent"]].append(cell)
+        models[(row["agent_run__provider"], row["agent_run__model"])].append(cell)
     return Outcomes(
-        overall=cell_rate(ALL, "All proposals", everything, edited_by[("all", ALL)]),
+        overall=_rate(ALL, "All proposals", (c for _, c in everything), edited_by[("all", ALL)]),
         by_relation=_sorted(
-            cell_rate(k, k, by_relation_cells[k], edited_by[("rel", k)]) for k in relations
+            _rate(k, k, (c for _, c in by_relation_cells[k]), edited_by[("rel", k)])
+            for k in relations
         ),
         by_agent=_sorted(
-            _rate(str(k), _agent_label(k), rows, edited_by[("agent", k)])
-            for k, rows in agents.items()
+            _rate(str(k), _agent_label(k), group, edited_by[("agent", k)])
+            for k, group in agents.items()
         ),
         by_model=_sorted(
-            _rate(f"{k[0]}|{k[1]}", _model_label(*k), rows, edited_by[("model", k)])
-            for k, rows in models.items()
+            _rate(f"{k[0]}|{k[1]}", _model_label(*k), group, edited_by[("model", k)])
+            for k, group in models.items()
         ),
         calibration={
             ALL: _calibration(ALL, "All proposals", everything),
@@ -670,12 +662,4 @@ def outcomes(*, target: float = DEFAULT_TARGET, gate: float | None = None) -> Ou
         target=target,
         gate=gate,
         relations=relations,
-    )
-
-
-def open_counts() -> dict[str, int]:
-    """Proposals open right now, by status. One query."""
-    return Proposal.objects.aggregate(
-        pending=Count("pk", filter=Q(status=Proposal.Status.PENDING)),
-        held=Count("pk", filter=Q(status=Proposal.Status.HELD)),
     )
