@@ -361,11 +361,7 @@ def neighbours(
         limit=limit,
     )
     names = dict(Concept.objects.filter(pk__in=found.distance).values_list("pk", "name"))
-    edges = (
-        _edge_qs(at)
-        .filter(source_id__in=list(found.distance), target_id__in=list(found.distance))
-        .order_by("pk")
-    )
+    edges = traversal.edges_within(node_ids=found.distance, relation_ids=rel_ids, at=at)
     return {
         "center": _ref(concept),
         # Whether the centre was a node of the graph at as_of (or is now).
@@ -377,9 +373,7 @@ def neighbours(
         "nodes": [
             {"id": n, "name": names.get(n, ""), "distance": d} for n, d in found.distance.items()
         ],
-        # Filtered here, not in SQL: a relation filter would tempt the planner onto the
-        # (relation, status) index and a scan of every edge of that type.
-        "edges": [e for e in edge_rows(edges) if not rel_keys or e["relation"] in rel_keys],
+        "edges": edge_rows(edges.order_by("pk")),
         "truncated": found.truncated,
     }
 

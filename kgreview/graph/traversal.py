@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Literal
 
 from django.db import connection
+from django.db.models import F
 
 from .models import Edge
 
@@ -170,7 +171,9 @@ def edges_within(
     qs = edges_active() if at is None else edges_as_of(at=at)
     qs = qs.filter(source_id__in=ids, target_id__in=ids)
     if relation_ids:
-        qs = qs.filter(relation_id__in=list(relation_ids))
+        # relation_id + 0, like the unary plus of the walks: the ends select the rows,
+        # never the (relation, status) index and every edge of a type.
+        qs = qs.alias(rel=F("relation_id") + 0).filter(rel__in=[int(r) for r in relation_ids])
     return qs
 
 
