@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .text import name_key, split_abbreviation
+from .text import name_keys
 
 SYMMETRIC = frozenset({"contrasts_with", "related"})
 INVERSES = {("prerequisite", "builds_on"), ("builds_on", "prerequisite")}
@@ -39,10 +39,7 @@ def concept_keys(names: Iterable[str]) -> frozenset[str]:
     """Every key a concept answers to: each name, and both halves of "Long (ABBR)"."""
     found = set()
     for name in names:
-        long, short = split_abbreviation(name)
-        for part in (long, short):
-            if part and name_key(part):
-                found.add(name_key(part))
+        found.update(name_keys(name))
     return frozenset(found)
 
 

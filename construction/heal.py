@@ -32,7 +32,7 @@ from .text import (
     clean_display,
     identifiers,
     looks_like_abbreviation,
-    name_key,
+    name_parts,
     split_abbreviation,
 )
 
@@ -172,12 +172,9 @@ def _names_of(
     canonical = _identity("")
     for raw in (record.name, *record.aliases):
         display = clean_display(raw)
-        long, short = split_abbreviation(display)
-        for part in (long, short):
-            if not part:
-                continue
-            key = name_key(part)
-            if key and key not in seen:
+        long = split_abbreviation(display)[0]
+        for part, key in name_parts(display):
+            if key not in seen:
                 seen.add(key)
                 out.append(_Name(position, key, part, _identity(key)))
                 if raw is record.name and part is long:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from .keys import concept_dedup_key, invalidation_dedup_key, relation_key
 from .protocols import GraphView
 from .resolve import OverlayIndex, resolve_name
-from .text import QuoteFinder, name_key, quote_key, sentences, split_abbreviation
+from .text import QuoteFinder, name_key, name_keys, quote_key, sentences
 from .types import (
     ActiveEvidence,
     Candidate,
@@ -69,18 +69,16 @@ class _NewConcept:
 def _mention_table(mentions: Sequence[ConceptMention]) -> dict[str, ConceptMention]:
     table: dict[str, ConceptMention] = {}
     for mention in mentions:
-        long, short = split_abbreviation(mention.name)
-        for name in [long, short, *mention.aliases]:
-            if name:
-                table.setdefault(name_key(name), mention)
+        for name in [mention.name, *mention.aliases]:
+            for key in name_keys(name):
+                table.setdefault(key, mention)
     return table
 
 
 def _mention_for(name: str, table: dict[str, ConceptMention]) -> ConceptMention | None:
-    long, short = split_abbreviation(name)
-    for part in (long, short):
-        if part and name_key(part) in table:
-            return table[name_key(part)]
+    for key in name_keys(name):
+        if key in table:
+            return table[key]
     return None
 
 
@@ -135,8 +133,9 @@ def process_source(
             entry = IndexEntry(
                 name=resolution.canonical, canonical=resolution.canonical, key=resolution.key
             )
-            keys = [name_key(resolution.canonical)]
-            keys += [name_key(a) for a in resolution.aliases]
+            keys: list[str] = []
+            for item in (resolution.canonical, *resolution.aliases):
+                keys += [key for key in name_keys(item) if key not in keys]
             overlay.add(entry, keys=keys)
         return resolution
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from rapidfuzz import fuzz, process
 
 from .keys import new_concept_key
-from .text import clean_display, identifiers, name_key, split_abbreviation
+from .text import clean_display, identifiers, name_key, name_keys, split_abbreviation
 from .types import ConceptMention, IndexEntry, Resolution
 
 DEFAULT_THRESHOLD = 90.0
@@ -121,8 +121,7 @@ class InMemoryConceptIndex:
 
     def add_name(self, entry: IndexEntry) -> None:
         """Register an entry under the key of its name (and of its abbreviation, if any)."""
-        long, short = split_abbreviation(entry.name)
-        self.add(entry, keys=[name_key(long)] + ([name_key(short)] if short else []))
+        self.add(entry, keys=name_keys(entry.name))
 
     def exact(self, key: str) -> IndexEntry | None:
         return self._exact.get(key)
@@ -185,16 +184,13 @@ def resolve_name(
     """
     display = clean_display(name)
     long, short = split_abbreviation(display)
-    names = [long] + ([short] if short else [])
+    names = [display]
     if mention is not None:
-        m_long, m_short = split_abbreviation(clean_display(mention.name))
-        names += [m_long] + ([m_short] if m_short else [])
+        names += [clean_display(mention.name)]
         names += [clean_display(a) for a in mention.aliases]
     keys: list[str] = []
     for item in names:
-        key = name_key(item)
-        if key and key not in keys:
-            keys.append(key)
+        keys += [key for key in name_keys(item) if key not in keys]
     if not keys or not _usable(keys[0]) or len(display) > NAME_MAX:
         return None
 

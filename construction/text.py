@@ -156,6 +156,25 @@ def split_abbreviation(name: str) -> tuple[str, str | None]:
     return name, None
 
 
+def name_parts(name: str) -> list[tuple[str, str]]:
+    """The parts of a name and their keys: both halves of "X (Y)", else the name itself.
+
+    Parts whose key is empty, or repeats an earlier part's key, are left out; the long
+    form comes first.
+    """
+    out: list[tuple[str, str]] = []
+    for part in split_abbreviation(name):
+        key = name_key(part) if part else ""
+        if key and all(key != seen for _, seen in out):
+            out.append((part, key))
+    return out
+
+
+def name_keys(name: str) -> list[str]:
+    """Every key a name answers to: ``name_key`` of both halves of "X (Y)", in order."""
+    return [key for _, key in name_parts(name)]
+
+
 def looks_like_abbreviation(short: str, long: str) -> bool:
     """Whether ``short`` can abbreviate ``long``: its letters are initials in order."""
     letters = [c.lower() for c in short if c.isalnum()]

@@ -17,7 +17,7 @@ from django.db.models import Q
 
 from construction import keys
 from construction.resolve import InMemoryConceptIndex
-from construction.text import name_key, quote_key, split_abbreviation
+from construction.text import name_keys, quote_key
 from construction.types import ActiveEvidence, IndexEntry, Link, RelationSpec, SourceDoc
 from kgreview.graph.models import (
     ConceptAlias,
@@ -170,8 +170,7 @@ def _alias_entries(rows) -> list[tuple[IndexEntry, list[str]]]:
             concept_id=concept_id,
             is_canonical=kind == ConceptAlias.Kind.CANONICAL,
         )
-        long, short = split_abbreviation(name)
-        out.append((entry, [name_key(long)] + ([name_key(short)] if short else [])))
+        out.append((entry, name_keys(name)))
     return out
 
 
@@ -189,8 +188,7 @@ def _proposal_entries(rows) -> list[tuple[IndexEntry, list[str]]]:
         names = [canonical, *(payload.get("aliases") or [])]
         found = []
         for item in names:
-            long, short = split_abbreviation(item)
-            found += [name_key(long)] + ([name_key(short)] if short else [])
+            found += [key for key in name_keys(item) if key not in found]
         out.append((entry, found))
     return out
 

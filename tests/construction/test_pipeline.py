@@ -279,6 +279,38 @@ def test_the_same_new_concept_named_twice_in_one_source_is_one_draft():
     assert "CDC" in cdc.aliases
 
 
+def test_a_new_concept_proposed_as_long_form_and_abbreviation_is_found_by_the_abbreviation():
+    """ "Retrieval-augmented generation (RAG)" proposed earlier in a source answers to "RAG"."""
+    text = (
+        "# RAG\n\n"
+        "Retrieval-augmented generation (RAG) builds on embeddings.\n"
+        "RAG applies to vector search.\n"
+    )
+    doc = SourceDoc(slug="rag", revision_id=8, revision_number=1, title="RAG", text=text)
+    mention = ConceptMention(
+        name="Retrieval-augmented generation",
+        aliases=("Retrieval-augmented generation (RAG)",),
+    )
+    result = run(
+        cand(
+            "Retrieval-augmented generation",
+            "embeddings",
+            "builds_on",
+            "Retrieval-augmented generation (RAG) builds on embeddings.",
+        ),
+        cand("RAG", "vector search", "applies_to", "RAG applies to vector search."),
+        concepts=[mention],
+        doc=doc,
+    )
+    assert result.dropped == ()
+    assert sorted(c.name for c in result.concepts) == [
+        "Embeddings",
+        "Retrieval-augmented generation",
+        "Vector search",
+    ]
+    assert {e.source.key for e in result.edges} == {"n:retrieval augmented generation"}
+
+
 def test_unusable_names_are_unresolvable():
     """Pronouns, empty names and punctuation cannot be resolved."""
     for bad in ["it", "", "  ", "!!!", "x" * 300]:
