@@ -242,7 +242,7 @@ def concept_profile(concept: Concept) -> dict:
 
     edges = list(
         Edge.objects.filter(Q(source=concept) | Q(target=concept), status=Edge.Status.ACTIVE)
-        .select_related("source", "target", "relation", "evidence_revision__source")
+        .select_related("source", "target", "relation")
         .order_by("relation__key", "pk")[:300]
     )
     proposals = list(
@@ -262,6 +262,7 @@ def concept_profile(concept: Concept) -> dict:
         "sources": list(
             SourceConcept.objects.filter(concept=concept)
             .select_related("source", "revision")
+            .defer("revision__text")
             .order_by("source__slug")
         ),
         "merged_from": list(concept.merged_from.order_by("name")),

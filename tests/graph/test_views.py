@@ -349,6 +349,26 @@ def test_concept_detail_shows_names_edges_both_ways_and_open_proposals(viewer, f
     assert "Waiting for review" in html and "Reranking" in html
 
 
+def test_concept_detail_does_not_read_lesson_texts(viewer, f):
+    """Edges and sources are listed without loading the text of any revision."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from kgreview.graph.models import SourceConcept, SourceRevision
+
+    doc = f.lesson(slug="texts")
+    revision = doc.current_revision
+    emb, vs = f.concept("Embeddings"), f.concept("Vector search")
+    quote = "Before learning vector search you should understand embeddings."
+    f.edge(emb, vs, evidence=f.evidence(revision, quote))
+    SourceConcept.objects.create(source=doc, concept=emb, revision=revision)
+    text_column = connection.ops.quote_name(SourceRevision._meta.db_table) + '."text"'
+    with CaptureQueriesContext(connection) as ctx:
+        html = page(viewer.get(reverse("concept-detail", args=[emb.pk])))
+    assert "Texts" in html and "Vector search" in html
+    assert not [q["sql"] for q in ctx.captured_queries if text_column in q["sql"]]
+
+
 def test_concept_detail_offers_retire_to_curators_only_for_orphans(f, curator, viewer):
     """The retire button is a curator's, and only on a concept without active edges."""
     orphan = f.concept("Orphan topic")
