@@ -24,7 +24,7 @@ from kgreview.core.instants import aware_utc
 from kgreview.core.permissions import can_view
 from kgreview.graph import history, search, traversal
 from kgreview.graph.models import Concept, Edge, RelationType
-from kgreview.graph.selectors import edges_active, edges_as_of
+from kgreview.graph.selectors import concept_names, edges_active, edges_as_of
 
 from . import schemas as s
 from .services import api_token_authenticate
@@ -117,7 +117,7 @@ def _instant(value: datetime | None, name: str = "as_of") -> datetime | None:
 
 
 def _concept(pk: int) -> Concept:
-    concept = Concept.objects.filter(pk=pk).first()
+    concept = Concept.objects.select_related("merged_into").filter(pk=pk).first()
     if concept is None:
         raise ApiError(404, f"There is no concept with id {pk}.")
     return concept
@@ -276,8 +276,6 @@ def concept_search(
     at = _instant(as_of)
     if not q.strip():
         raise ApiError(400, "Give a name or part of one to search for (q).")
-    if len(q) > 200:
-        raise ApiError(400, "q has at most 200 characters.")
     hits = search.concept_search(q=q, limit=limit, at=at)
     return {
         "query": q,
@@ -306,7 +304,7 @@ def concept_detail(request, concept_id: int, as_of: datetime | None = None):
     provenance. A merged concept answers with ``merged_into``, so old ids still lead on."""
     at = _instant(as_of)
     concept = _concept(concept_id)
-    existed = history.concepts_as_of(at=at).filter(pk=concept.pk).exists()
+    existed = history.concept_existed_at(concept, at)
     edges = edge_rows(
         _edge_qs(at).filter(Q(source=concept) | Q(target=concept)).order_by("relation__key", "pk")
     )
@@ -360,12 +358,12 @@ def neighbours(
         at=at,
         limit=limit,
     )
-    names = dict(Concept.objects.filter(pk__in=found.distance).values_list("pk", "name"))
+    names = concept_names(found.distance)
     edges = traversal.edges_within(node_ids=found.distance, relation_ids=rel_ids, at=at)
     return {
         "center": _ref(concept),
         # Whether the centre was a node of the graph at as_of (or is now).
-        "existed": history.concepts_as_of(at=at).filter(pk=concept.pk).exists(),
+        "existed": history.concept_existed_at(concept, at),
         "depth": depth,
         "direction": direction,
         "relations": rel_keys,
@@ -418,7 +416,7 @@ def path(
         }
     edges = edges_by_id(h.edge_id for h in hops)
     ids = [start.pk] + [h.to_id for h in hops]
-    names = dict(Concept.objects.filter(pk__in=ids).values_list("pk", "name"))
+    names = concept_names(ids)
     return {
         **base,
         "found": True,
@@ -475,10 +473,10 @@ def learning_path(
         target_id=target.pk,
         relations=orders,
         at=at,
-        name_lookup=lambda ids: dict(Concept.objects.filter(pk__in=ids).values_list("pk", "name")),
+        name_lookup=concept_names,
     )
     names = result.names
-    keys = dict(RelationType.objects.filter(pk__in=rel_ids).values_list("pk", "key"))
+    keys = dict(zip(rel_ids, via, strict=True))
 
     def ref(i: int) -> dict:
         return {"id": i, "name": names.get(i, "")}

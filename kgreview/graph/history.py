@@ -36,6 +36,18 @@ def concepts_as_of(*, at: datetime | None) -> QuerySet[Concept]:
     )
 
 
+def concept_existed_at(concept: Concept, at: datetime | None) -> bool:
+    """Whether ``concept`` was a node of the graph at ``at`` (now when ``None``): the
+    same rule as ``concepts_as_of``, for a concept already in hand."""
+    if at is None:
+        return concept.status == Concept.Status.ACTIVE
+    return (
+        concept.created_at <= at
+        and (concept.merged_at is None or concept.merged_at > at)
+        and (concept.retired_at is None or concept.retired_at > at)
+    )
+
+
 def relations_as_of(*, at: datetime | None) -> QuerySet[RelationType]:
     if at is None:
         return RelationType.objects.filter(active=True)
