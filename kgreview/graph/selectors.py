@@ -192,6 +192,25 @@ def edge_precheck(
 CONCEPT_PAGE = 100
 
 
+def active_edge_counts(ids) -> dict[int, int]:
+    """Active edges touching each concept (in or out), for every id given; two grouped
+    queries. A self-loop counts twice, once per end."""
+    ids = list(ids)
+    counts = dict.fromkeys(ids, 0)
+    if not ids:
+        return counts
+    for end in ("source_id", "target_id"):
+        for cid, n in (
+            edges_active()
+            .filter(**{f"{end}__in": ids})
+            .values_list(end)
+            .annotate(n=Count("id"))
+            .values_list(end, "n")
+        ):
+            counts[cid] += n
+    return counts
+
+
 def concept_page(*, q: str = "", show: str = "active", after: str = "") -> tuple[list, str]:
     """A page of concepts in name order (keyset on the name), with their edge counts."""
     from .models import SourceConcept
@@ -214,14 +233,7 @@ def concept_page(*, q: str = "", show: str = "active", after: str = "") -> tuple
     more = len(rows) > CONCEPT_PAGE
     rows = rows[:CONCEPT_PAGE]
     ids = [c.pk for c in rows]
-    counts: dict[int, int] = {}
-    for s, t in (
-        edges_active()
-        .filter(Q(source_id__in=ids) | Q(target_id__in=ids))
-        .values_list("source_id", "target_id")
-    ):
-        counts[s] = counts.get(s, 0) + 1
-        counts[t] = counts.get(t, 0) + 1
+    counts = active_edge_counts(ids)
     sources = dict(
         SourceConcept.objects.filter(concept_id__in=ids)
         .values_list("concept_id")

@@ -11,6 +11,7 @@ from django.http import QueryDict
 from django.utils import timezone
 
 from kgreview.graph.models import Concept, Edge, RelationType, Source, SourceRevision
+from kgreview.graph.selectors import active_edge_counts
 
 from .models import OPEN_STATUSES, Decision, Proposal
 
@@ -389,22 +390,6 @@ class Card:
     cycle: list[tuple[Edge, Context | None]] = field(default_factory=list)
 
 
-def _neighbours(concept: Concept, *, limit: int = 6) -> list[Neighbour]:
-    rows = (
-        Edge.objects.filter(Q(source=concept) | Q(target=concept), status=Edge.Status.ACTIVE)
-        .select_related("source", "target", "relation")
-        .order_by("-recorded_at")[:limit]
-    )
-    return [
-        Neighbour(
-            edge=e,
-            direction="out" if e.source_id == concept.pk else "in",
-            other=e.target if e.source_id == concept.pk else e.source,
-        )
-        for e in rows
-    ]
-
-
 CARD_RELATED = (
     "document",
     "agent_run",
@@ -457,13 +442,7 @@ def _merge_sides(ends: dict[str, Concept]) -> list[dict]:
         "concept_id", "source__slug"
     ):
         sources[cid].append(slug)
-    counts: dict[int, int] = dict.fromkeys(ids, 0)
-    for s, t in Edge.objects.filter(
-        Q(source_id__in=ids) | Q(target_id__in=ids), status=Edge.Status.ACTIVE
-    ).values_list("source_id", "target_id"):
-        for x in (s, t):
-            if x in counts:
-                counts[x] += 1
+    counts = active_edge_counts(ids)
     return [
         {
             "role": role,

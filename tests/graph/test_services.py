@@ -517,3 +517,16 @@ def test_unmerge_of_an_active_concept_is_refused(f):
     """There is nothing to undo on a concept that was never merged."""
     with pytest.raises(StateConflict, match="no merge to undo"):
         services.concept_unmerge(loser=f.concept("A"))
+
+
+def test_active_edge_counts_count_both_ends_and_only_active_edges(f, django_assert_num_queries):
+    """In and out edges are counted per concept; retired ones and other concepts' are not."""
+    a, b, c, lone = f.concept(), f.concept(), f.concept(), f.concept()
+    f.edge(a, b)
+    f.edge(c, a, "related")
+    retired = f.edge(b, c)
+    services.edge_invalidate(edge=retired, reason="Wrong.")
+    with django_assert_num_queries(2):
+        counts = selectors.active_edge_counts([a.pk, b.pk, lone.pk])
+    assert counts == {a.pk: 2, b.pk: 1, lone.pk: 0}
+    assert selectors.active_edge_counts([]) == {}
