@@ -61,6 +61,18 @@ def reference_data(transactional_db):
     import_module("kgreview.agents.migrations.0004_default_schedules").create(apps, None)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_name_caches():
+    """Process-wide name caches follow row ids, and a rolled-back test hands the same ids
+    to the next one: start every test with empty caches."""
+    from kgreview.agents.adapters import INDEX_CACHE
+    from kgreview.graph.search import NAME_CACHE
+
+    INDEX_CACHE.clear()
+    NAME_CACHE.clear()
+    yield
+
+
 @pytest.fixture
 def f():
     """The factories module, as a fixture so tests read ``f.concept("RAG")``."""

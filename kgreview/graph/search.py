@@ -7,11 +7,13 @@ rebuilt only when names change: a new alias row, or a bump of ``NameIndexVersion
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import threading
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Max
+from django.db import connection
 from rapidfuzz import fuzz, process
 
 from .models import Concept, ConceptAlias, NameIndexVersion
@@ -34,11 +36,21 @@ class _NameList:
         self.keys: list[str] = []
         self.names: list[str] = []
         self.concepts: list[int] = []
+        self.by_key: dict[str, list[int]] = {}
+        self.sorted_keys: list[tuple[str, int]] = []
 
-    def _current_signature(self) -> tuple:
-        agg = ConceptAlias.objects.aggregate(n=Count("id"), top=Max("id"))
-        version = NameIndexVersion.objects.filter(pk=1).values_list("version", flat=True).first()
-        return (agg["n"], agg["top"], version)
+    @staticmethod
+    def _current_signature() -> tuple:
+        """One round trip: the newest alias row and the name-index version (bumped when
+        an existing name changes meaning: a merge, an undone concept)."""
+        alias = ConceptAlias._meta.db_table
+        version = NameIndexVersion._meta.db_table
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT (SELECT COALESCE(MAX(id), 0) FROM {alias}),"
+                f" (SELECT COALESCE(MAX(version), 0) FROM {version})"
+            )
+            return tuple(cursor.fetchone())
 
     def refresh(self) -> None:
         signature = self._current_signature()
@@ -49,10 +61,34 @@ class _NameList:
             self.names = [n for n, _ in rows]
             self.keys = [" ".join(n.lower().split()) for n in self.names]
             self.concepts = [c for _, c in rows]
+            by_key: dict[str, list[int]] = {}
+            for i, k in enumerate(self.keys):
+                by_key.setdefault(k, []).append(i)
+            self.by_key = by_key
+            self.sorted_keys = sorted((k, i) for i, k in enumerate(self.keys))
             self._signature = signature
+
+    def clear(self) -> None:
+        """Forget the list; the next search reads the names again."""
+        with self._lock:
+            self._signature = None
+
+    def exact(self, key: str) -> list[int]:
+        return self.by_key.get(key, [])
+
+    def prefixed(self, key: str, cap: int) -> list[int]:
+        """Up to ``cap`` names that start with ``key`` (a range of the sorted keys)."""
+        out = []
+        start = bisect.bisect_left(self.sorted_keys, (key, -1))
+        for k, i in itertools.islice(self.sorted_keys, start, None):
+            if not k.startswith(key) or len(out) >= cap:
+                break
+            out.append(i)
+        return out
 
 
 _NAMES = _NameList()
+NAME_CACHE = _NAMES
 
 
 def concept_search(
@@ -75,10 +111,10 @@ def concept_search(
         if old is None or (rank, -score) < (old[1], -old[0]):
             best[concept_id] = (score, rank, name, how)
 
-    for i, k in enumerate(_NAMES.keys):
-        if k == key:
-            offer(_NAMES.concepts[i], 100.0, 0, _NAMES.names[i], "exact")
-        elif k.startswith(key):
+    for i in _NAMES.exact(key):
+        offer(_NAMES.concepts[i], 100.0, 0, _NAMES.names[i], "exact")
+    for i in _NAMES.prefixed(key, cap=limit * 20):
+        if _NAMES.keys[i] != key:
             offer(_NAMES.concepts[i], 95.0, 1, _NAMES.names[i], "prefix")
     for _k, score, i in process.extract(
         key, _NAMES.keys, scorer=fuzz.WRatio, limit=limit * 4, score_cutoff=MIN_SCORE
