@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from django import forms
+from collections.abc import Collection
 
-from kgreview.graph.models import RelationType
+from django import forms
 
 from .selectors import DEFAULT_TARGET, DEFAULT_WINDOW, WINDOWS
 
@@ -13,6 +13,9 @@ DEFAULTS = {"window": DEFAULT_WINDOW, "relation": "", "target": DEFAULT_TARGET}
 
 
 class DashboardForm(forms.Form):
+    """The filters; ``relation_keys`` are the keys of the relation types there are, read
+    once by the caller, which also lists them."""
+
     window = forms.TypedChoiceField(
         choices=WINDOW_CHOICES,
         coerce=int,
@@ -36,9 +39,13 @@ class DashboardForm(forms.Form):
         },
     )
 
+    def __init__(self, *args, relation_keys: Collection[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.relation_keys = relation_keys
+
     def clean_relation(self) -> str:
         key = self.cleaned_data["relation"].strip()
-        if key and not RelationType.objects.filter(key=key).exists():
+        if key and key not in self.relation_keys:
             raise forms.ValidationError(
                 "There is no relation type with that key; showing all proposals."
             )

@@ -22,7 +22,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 
     Invalid filters answer 400 with the reason in words and the default in their place.
     """
-    chosen, errors = DashboardForm(request.GET).values()
+    keys = set(RelationType.objects.values_list("key", flat=True))
+    chosen, errors = DashboardForm(request.GET, relation_keys=keys).values()
     context = board.build(
         days=chosen["window"], relation=chosen["relation"], target=chosen["target"]
     )
@@ -31,12 +32,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         chosen=chosen,
         errors=errors,
         windows=WINDOW_CHOICES,
-        relation_choices=[
-            (key, decided.get(key, 0))
-            for key in sorted(
-                set(RelationType.objects.values_list("key", flat=True)) | set(decided)
-            )
-        ],
+        relation_choices=[(key, decided.get(key, 0)) for key in sorted(keys | set(decided))],
     )
     # A history restore (back button, cache miss) needs the whole page, not the region.
     partial = request.htmx and not request.htmx.history_restore_request

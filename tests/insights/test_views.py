@@ -6,6 +6,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from kgreview.review.models import Decision
@@ -171,6 +173,17 @@ def test_bad_parameters_answer_400_with_the_reason_and_the_default_in_place(
     assert "<script>" not in html
     for chart_id in CHARTS:
         svg(html, chart_id)
+
+
+def test_relation_types_are_read_once_to_check_the_filter_and_to_list_the_choices(viewer, planted):
+    """A type with no decisions yet is a valid choice; the keys come from one query."""
+    with CaptureQueriesContext(connection) as ctx:
+        response = viewer.get(URL, {"relation": "related"})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert '<option value="related" selected>related (0 decided)</option>' in html
+    reads = [q["sql"] for q in ctx.captured_queries if 'FROM "graph_relationtype"' in q["sql"]]
+    assert len(reads) == 1, reads
 
 
 def test_bad_parameters_over_htmx_answer_400_with_the_region_and_the_reason(viewer, planted):
