@@ -56,6 +56,28 @@ class Evidence:
     end: int
     quote: str
 
+    @classmethod
+    def of(cls, row) -> Evidence | None:
+        """The evidence held in a row's ``evidence_*`` columns (an edge or a proposal)."""
+        if row.evidence_revision_id is None:
+            return None
+        return cls(
+            revision=row.evidence_revision,
+            start=row.evidence_start,
+            end=row.evidence_end,
+            quote=row.evidence_quote,
+        )
+
+    @staticmethod
+    def columns(evidence: Evidence | None) -> dict:
+        """The ``evidence_*`` column values for a row carrying ``evidence`` (or none)."""
+        return {
+            "evidence_revision": evidence.revision if evidence else None,
+            "evidence_start": evidence.start if evidence else None,
+            "evidence_end": evidence.end if evidence else None,
+            "evidence_quote": evidence.quote if evidence else "",
+        }
+
     def check(self) -> None:
         text = self.revision.text
         if not 0 <= self.start < self.end <= len(text):
@@ -269,7 +291,7 @@ def concept_merge(
             weight=old.weight,
             confidence=old.confidence,
             reason=old.reason,
-            evidence=_evidence_of(old),
+            evidence=Evidence.of(old),
             valid_at=old.valid_at,
             recorded_at=now,
             supersedes=old,
@@ -377,7 +399,7 @@ def concept_unmerge(
             weight=old.weight,
             confidence=old.confidence,
             reason=old.reason,
-            evidence=_evidence_of(old),
+            evidence=Evidence.of(old),
             valid_at=old.valid_at,
             recorded_at=now,
             supersedes=supersedes,
@@ -422,17 +444,6 @@ def _path_words(ids: Sequence[int]) -> str:
 
 
 # --- Edges ------------------------------------------------------------------------------
-
-
-def _evidence_of(edge: Edge) -> Evidence | None:
-    if edge.evidence_revision_id is None:
-        return None
-    return Evidence(
-        revision=edge.evidence_revision,
-        start=edge.evidence_start,
-        end=edge.evidence_end,
-        quote=edge.evidence_quote,
-    )
 
 
 def _retire(edge: Edge, *, status: str, at: datetime, user, decision, reason: str) -> None:
@@ -485,10 +496,7 @@ def _insert_edge(
         weight=weight,
         confidence=confidence,
         reason=reason,
-        evidence_revision=evidence.revision if evidence else None,
-        evidence_start=evidence.start if evidence else None,
-        evidence_end=evidence.end if evidence else None,
-        evidence_quote=evidence.quote if evidence else "",
+        **Evidence.columns(evidence),
         valid_at=valid_at,
         recorded_at=recorded_at,
         supersedes=supersedes,
@@ -760,7 +768,7 @@ def edge_supersede(
     src_id = source.pk if source else old.source_id
     dst_id = target.pk if target else old.target_id
     locked = _lock_concepts(src_id, dst_id)
-    new_evidence = _evidence_of(old) if evidence is _UNSET else evidence
+    new_evidence = Evidence.of(old) if evidence is _UNSET else evidence
     values = dict(
         source=locked[src_id],
         target=locked[dst_id],
@@ -777,7 +785,7 @@ def edge_supersede(
         and values["confidence"] == old.confidence
         and values["weight"] == old.weight
         and values["reason"] == old.reason
-        and new_evidence == _evidence_of(old)
+        and new_evidence == Evidence.of(old)
         and (valid_at is None or valid_at == old.valid_at)
     ):
         raise ValidationFailed("Nothing would change: the update is the same as the edge.")
@@ -832,7 +840,7 @@ def edge_restore(
     relation = _lock_relation(old.relation)
     locked = _lock_concepts(old.source_id, old.target_id)
     source, target = locked[old.source_id], locked[old.target_id]
-    evidence = _evidence_of(old)
+    evidence = Evidence.of(old)
     _check_edge(
         source=source,
         target=target,

@@ -196,17 +196,6 @@ def _stale(exc: DomainError) -> ProposalStale:
     return ProposalStale(f"Cannot apply it as it stands: {exc}", cause=exc.code)
 
 
-def _evidence(proposal: Proposal) -> graph.Evidence | None:
-    if proposal.evidence_revision_id is None:
-        return None
-    return graph.Evidence(
-        revision=proposal.evidence_revision,
-        start=proposal.evidence_start,
-        end=proposal.evidence_end,
-        quote=proposal.evidence_quote,
-    )
-
-
 # --- Applying each kind -----------------------------------------------------------------
 
 
@@ -313,7 +302,7 @@ def _apply_add_edge(proposal: Proposal, reviewer, decision: Decision, out: Outco
         relation_id=relation_id,
         confidence=proposal.confidence,
         reason=proposal.reason or "Accepted by a reviewer.",
-        evidence=_evidence(proposal),
+        evidence=graph.Evidence.of(proposal),
         weight=payload.get("weight", 1.0),
         proposal=proposal,
         decision=decision,
@@ -711,7 +700,7 @@ def _undo_one(decision: Decision, *, reviewer, batch: uuid.UUID) -> Decision:
                 confidence=old.confidence,
                 weight=old.weight,
                 reason=old.reason,
-                evidence=graph._evidence_of(old),
+                evidence=graph.Evidence.of(old),
                 valid_at=old.valid_at,
             )
         elif kind == Proposal.Kind.ADD_RELATION_TYPE:

@@ -530,3 +530,19 @@ def test_active_edge_counts_count_both_ends_and_only_active_edges(f, django_asse
         counts = selectors.active_edge_counts([a.pk, b.pk, lone.pk])
     assert counts == {a.pk: 2, b.pk: 1, lone.pk: 0}
     assert selectors.active_edge_counts([]) == {}
+
+
+def test_evidence_round_trips_through_row_columns(f):
+    """Evidence.columns fills a row's evidence_* columns; Evidence.of reads them back."""
+    rev = f.source(text=LESSON).current_revision
+    ev = f.evidence(rev, "Before learning vector search you should understand embeddings.")
+    e = f.edge(f.concept(), f.concept(), evidence=ev)
+    assert services.Evidence.of(Edge.objects.get(pk=e.pk)) == ev
+    assert services.Evidence.of(f.edge(f.concept(), f.concept())) is None
+    assert services.Evidence.columns(None) == {
+        "evidence_revision": None,
+        "evidence_start": None,
+        "evidence_end": None,
+        "evidence_quote": "",
+    }
+    assert services.Evidence.columns(ev)["evidence_quote"] == ev.quote
