@@ -196,11 +196,13 @@ def process_source(
         dedup = dedup_key_for(spec, source.key, target.key)
         resolved.append((candidate, raw, spec, span, source, target, dedup))
 
+    vanished = _vanished(doc, finder, active_evidence)
     # Every remaining question is about these endpoints and keys: let the graph view
     # answer them from a few batched reads.
     graph.prepare(
         node_keys={k for item in resolved for k in (item[4].key, item[5].key)},
-        dedup_keys={item[6] for item in resolved},
+        dedup_keys={item[6] for item in resolved}
+        | {invalidation_dedup_key(item.edge_id) for item in vanished},
     )
     for candidate, raw, spec, span, source, target, dedup in resolved:
         confidence = candidate.confidence
@@ -308,7 +310,7 @@ def process_source(
         )
         for p in pending
     )
-    invalidations = tuple(_invalidations(doc, graph, active_evidence))
+    invalidations = tuple(_invalidations(doc, graph, vanished))
     return SourceResult(
         concepts=concepts,
         edges=edges,
@@ -343,13 +345,19 @@ def _concept_draft(doc: SourceDoc, spans, record: _NewConcept) -> ConceptDraft:
     )
 
 
-def _invalidations(doc: SourceDoc, graph: GraphView, active: Sequence[ActiveEvidence]):
-    finder = QuoteFinder(doc.text)
-    for item in active:
-        if item.revision_number >= doc.revision_number:
-            continue
-        if finder.find(item.quote) is not None:
-            continue
+def _vanished(
+    doc: SourceDoc, finder: QuoteFinder, active: Sequence[ActiveEvidence]
+) -> list[ActiveEvidence]:
+    """Active edges quoting an earlier revision whose quote this revision no longer has."""
+    return [
+        item
+        for item in active
+        if item.revision_number < doc.revision_number and finder.find(item.quote) is None
+    ]
+
+
+def _invalidations(doc: SourceDoc, graph: GraphView, vanished: Sequence[ActiveEvidence]):
+    for item in vanished:
         dedup = invalidation_dedup_key(item.edge_id)
         if graph.open_proposal(dedup) is not None:
             continue

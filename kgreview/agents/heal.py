@@ -219,7 +219,7 @@ def _vanished(run: AgentRun) -> dict:
             finder = finders[current.pk] = QuoteFinder(current.text)
         if finder.find(edge.evidence_quote) is None:
             gone.append(edge)
-    supported = _still_supported(gone)
+    supported = _still_supported(gone, finders)
     specs = []
     for edge in gone:
         if edge.pk in supported:
@@ -251,11 +251,13 @@ def _vanished(run: AgentRun) -> dict:
     }
 
 
-def _still_supported(gone: list[Edge]) -> set[int]:
+def _still_supported(gone: list[Edge], finders: dict[int, QuoteFinder]) -> set[int]:
     """Edges whose fact another active edge states on evidence that is still there.
 
     Support counting: a fact goes only when its last evidence goes. The other edge is the
     equivalent statement (prerequisite A→B and builds-on B→A) or the same symmetric fact.
+    ``finders`` holds a ``QuoteFinder`` per current revision already searched; it is
+    shared, so each revision's text is normalised once.
     """
     if not gone:
         return set()
@@ -276,12 +278,13 @@ def _still_supported(gone: list[Edge]) -> set[int]:
     for twin in twins:
         revision = twin.evidence_revision
         current = revision.source.current_revision if revision else None
-        if (
-            revision is None
-            or current is None
-            or revision.pk == current.pk
-            or (QuoteFinder(current.text).find(twin.evidence_quote) is not None)
-        ):
+        if revision is None or current is None or revision.pk == current.pk:
+            alive.add((twin.target_id, twin.source_id, EQUIVALENT[twin.relation.key]))
+            continue
+        finder = finders.get(current.pk)
+        if finder is None:
+            finder = finders[current.pk] = QuoteFinder(current.text)
+        if finder.find(twin.evidence_quote) is not None:
             alive.add((twin.target_id, twin.source_id, EQUIVALENT[twin.relation.key]))
     return {e.pk for e in gone if (e.source_id, e.target_id, e.relation.key) in alive}
 

@@ -349,3 +349,20 @@ def test_vanished_quote_of_an_active_edge_proposes_its_invalidation():
     assert inv.dedup_key == "invalidate_edge:5"
     queued = run(active=active, graph=MemoryGraph(open={"invalidate_edge:5": 1}))
     assert queued.invalidations == ()
+
+
+def test_invalidation_keys_are_prepared_with_the_others():
+    """The graph view is told the vanished edges' dedup keys up front, not asked one by one."""
+    active = [
+        ActiveEvidence(
+            edge_id=5,
+            quote="Vector search requires GPUs.",
+            revision_number=1,
+            description='"Vector search" requires "GPU"',
+        )
+    ]
+    graph = MemoryGraph()
+    run(cand("embeddings", "vector search"), active=active, graph=graph)
+    _, dedup_keys = graph.prepared
+    assert "invalidate_edge:5" in dedup_keys
+    assert dedup_key_for(SPEC["prerequisite"], "n:embedding", "n:vector search") in dedup_keys
