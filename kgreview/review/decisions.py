@@ -132,12 +132,8 @@ def _lock_open(proposal_id: int, version: int | None) -> Proposal:
 
 
 def _require_role(proposal: Proposal, reviewer: AbstractBaseUser) -> None:
-    if proposal.kind in CURATOR_KINDS and not _is_curator(reviewer):
+    if proposal.kind in CURATOR_KINDS and not is_curator(reviewer):
         raise NotAllowed(f"Only curators decide {proposal.get_kind_display().lower()} proposals.")
-
-
-def _is_curator(user: AbstractBaseUser) -> bool:
-    return is_curator(user)
 
 
 def _close(

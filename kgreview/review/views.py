@@ -117,9 +117,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         "relations": RelationType.objects.order_by("key"),
         "can_decide": can_decide(request.user),
         "reject_reasons": REJECT_REASONS,
-        "undo": decisions.undoable_batches(reviewer=request.user, limit=1)
-        if can_decide(request.user)
-        else [],
+        "undo": _undo_list(request.user, None),
     }
     template = "review/queue.html#queue-results" if request.htmx else "review/queue.html"
     return render(request, template, context)
@@ -182,11 +180,7 @@ def focus(request: HttpRequest) -> HttpResponse:
             )
         )
     else:
-        context["undo"] = (
-            decisions.undoable_batches(reviewer=request.user, limit=1)
-            if can_decide(request.user)
-            else []
-        )
+        context["undo"] = _undo_list(request.user, None)
     context["total"] = None  # filled in by a second, cached request
     return render(request, "review/focus.html", context)
 
@@ -461,10 +455,9 @@ def bulk(request: HttpRequest) -> HttpResponse:
         else:
             context["result"] = result
             context["applied"] = step == "apply"
-            context["refused"] = [
-                (Proposal.objects.filter(pk=pid).first(), reason_text)
-                for pid, reason_text in result.refused[:50]
-            ]
+            shown = result.refused[:50]
+            found = Proposal.objects.only("id").in_bulk([pid for pid, _ in shown])
+            context["refused"] = [(found.get(pid), reason_text) for pid, reason_text in shown]
     template = "review/bulk.html#bulk-panel" if request.htmx else "review/bulk.html"
     return render(request, template, context, status=400 if "error" in context else 200)
 

@@ -347,6 +347,22 @@ def test_bulk_preview_writes_nothing_and_apply_decides_the_selection(f, world):
     assert set(Proposal.objects.filter(pk__in=ids).values_list("status", flat=True)) == {"rejected"}
 
 
+def test_bulk_lists_refused_proposals_with_links_and_reasons(f, world):
+    """Proposals that cannot be decided are listed with their reason, linked when they exist."""
+    decisions.proposal_reject(
+        proposal_id=world["p_edge"].pk,
+        reviewer=f.user("x", role="reviewer"),
+        reason_code="too_vague",
+    )
+    client = client_for(f, "reviewer")
+    ids = [world["p_edge"].pk, world["held"].pk, 987654]
+    data = {"action": "reject", "reason_code": "too_vague", "ids": ids, "step": "preview"}
+    html = client.post(reverse("review:bulk"), data, headers=HX).content.decode()
+    assert "1 would go through" in html and "2 would be refused" in html
+    assert reverse("review:proposal", args=[world["p_edge"].pk]) in html
+    assert reverse("review:proposal", args=[987654]) not in html
+
+
 def test_bulk_on_everything_matching_a_filter(f, world):
     """scope=filter decides what the filter matches, here the held proposals."""
     client = client_for(f, "reviewer")
