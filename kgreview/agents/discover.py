@@ -28,6 +28,7 @@ from . import adapters
 from .models import AgentRun, DroppedCandidate, Mutex
 from .services import (
     RunCancelled,
+    _merge_stats,
     agent_run_create,
     agent_run_finish,
     agent_run_step,
@@ -86,9 +87,8 @@ def _payload(draft: RelationDraft) -> dict:
     }
 
 
-def _describe_with_model(draft: RelationDraft, provider: str) -> tuple[RelationDraft, LLMUsage]:
+def _describe_with_model(draft: RelationDraft, extractor) -> tuple[RelationDraft, LLMUsage]:
     """Ask the model for a better name, verb, description and shape; keep ours on failure."""
-    extractor = adapters.extractor_for(provider)
     describe = getattr(extractor, "describe_relation", None)
     if describe is None:
         return draft, LLMUsage()
@@ -121,20 +121,22 @@ def discover_run(run: AgentRun, *, provider: str | None = None) -> AgentRun:
                 status__in=(*OPEN_STATUSES, Proposal.Status.REJECTED),
             ).values_list("dedup_key", flat=True)
         )
-        fresh = [
-            d
-            for d in drafts
-            if d.key not in existing and f"add_relation_type:{d.key}" not in decided
-        ]
+
+        def undecided(d: RelationDraft) -> bool:
+            return d.key not in existing and f"add_relation_type:{d.key}" not in decided
+
+        fresh = [d for d in drafts if undecided(d)]
         stats.update({"dropped_unknown": len(examples), "drafts": len(drafts)})
         agent_run_step(run, done=1, stats=stats)
-        if provider == "openai":
+        if provider == "openai" and fresh:
+            extractor = adapters.extractor_for(provider)  # one client for the whole run
             described = []
             for draft in fresh:
-                draft, spent = _describe_with_model(draft, provider)
+                draft, spent = _describe_with_model(draft, extractor)
                 usage = usage + spent
                 described.append(draft)
-            fresh = [d for d in described if d.key not in existing]
+            # The model may have renamed a draft to a type that exists or was decided.
+            fresh = [d for d in described if undecided(d)]
         specs = [
             ProposalSpec(
                 kind="add_relation_type",
@@ -202,9 +204,12 @@ def requeue_dropped_for(*, relation_key: str) -> int:
     by_revision: dict[int, list[DroppedCandidate]] = defaultdict(list)
     for d in dropped:
         by_revision[d.revision_id].append(d)
-    created = 0
     stats: dict = {"proposals": {}, "dropped": {}}
     agent_run_step(run, done=0, total=len(by_revision))
+    # The relation table is read once: the type just accepted is in it, and a requeue
+    # does not change the vocabulary.
+    relations = adapters.relation_table()
+    vocabulary = adapters.vocabulary(relations)
     for done, rows in enumerate(by_revision.values(), start=1):
         revision = rows[0].revision
         candidates = []
@@ -222,11 +227,10 @@ def requeue_dropped_for(*, relation_key: str) -> int:
             )
         with transaction.atomic():
             Mutex.objects.select_for_update().get_or_create(name="construct")
-            relations = adapters.relation_table()
             result = process_source(
                 doc=adapters.source_doc(revision),
                 extraction=Extraction(concepts=(), candidates=tuple(candidates)),
-                vocabulary=adapters.vocabulary(relations),
+                vocabulary=vocabulary,
                 index=adapters.INDEX_CACHE.get(),
                 graph=adapters.DbGraphView(relations),
                 gate=settings.KG_CONFIDENCE_GATE,
@@ -235,16 +239,10 @@ def requeue_dropped_for(*, relation_key: str) -> int:
             DroppedCandidate.objects.filter(pk__in=[d.pk for d in rows]).update(
                 requeued_at=timezone.now()
             )
-        for kind, by_status in part["proposals"].items():
-            slot = stats["proposals"].setdefault(kind, {})
-            for status, n in by_status.items():
-                slot[status] = slot.get(status, 0) + n
-                created += n
-        for reason, n in part["dropped"].items():
-            stats["dropped"][reason] = stats["dropped"].get(reason, 0) + n
+        stats = _merge_stats(stats, part)
         agent_run_step(run, done=done, stats=stats)
     agent_run_finish(run, status=AgentRun.Status.SUCCEEDED, stats=stats)
-    return created
+    return sum(n for by_status in stats["proposals"].values() for n in by_status.values())
 
 
 def requeue_pending() -> int:

@@ -166,6 +166,30 @@ def test_with_the_openai_provider_the_model_names_the_relation(recurring, settin
     assert "Direct preference optimization is an alternative to RLHF" in sent
 
 
+def test_a_relation_the_model_renames_to_a_rejected_one_is_not_proposed_again(
+    recurring, settings, fake_llm
+):
+    """The model's name is checked against decided proposals too, not only our draft's."""
+    settings.OPENAI_BASE_URL = fake_llm.base_url
+    settings.OPENAI_API_KEY = "k"
+    settings.KG_LLM_MODEL = "fake"
+    answer = {
+        "label": "Substitutes for",
+        "verb": "can substitute for",
+        "description": "Either can do the job of the other.",
+        "symmetric": True,
+        "acyclic": False,
+    }
+    fake_llm.push(reply(answer))
+    discover(provider="openai")
+    (first,) = Proposal.objects.filter(kind="add_relation_type")
+    Proposal.objects.filter(pk=first.pk).update(status="rejected", decided_at=first.created_at)
+    fake_llm.push(reply(answer))
+    run = discover(provider="openai")
+    assert run.status == "succeeded" and run.stats["relation_proposals"] == 0
+    assert Proposal.objects.filter(kind="add_relation_type").count() == 1
+
+
 def test_a_broken_model_answer_keeps_the_offline_draft(recurring, settings, fake_llm):
     """If the model cannot describe the relation, the offline draft is proposed."""
     settings.OPENAI_BASE_URL = fake_llm.base_url
