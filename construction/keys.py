@@ -38,6 +38,15 @@ def invalidation_dedup_key(edge_id: int) -> str:
     return f"invalidate_edge:{edge_id}"
 
 
+def merge_dedup_key(a: int, b: int) -> str:
+    """Merging a into b and b into a ask for the same change: the pair, smaller id first."""
+    return f"merge_concepts:{min(a, b)}|{max(a, b)}"
+
+
+def relation_type_dedup_key(key: str) -> str:
+    return f"add_relation_type:{key}"
+
+
 def relation_key(label: str) -> str:
     """A free-form relation label as a snake_case key ("Is Part Of" -> "is_part_of")."""
     out = []

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from construction import keys
 from construction.discover import DroppedExample, RelationDraft, discover_relations
 from construction.errors import LLMError
 from construction.pipeline import process_source
@@ -123,7 +124,7 @@ def discover_run(run: AgentRun, *, provider: str | None = None) -> AgentRun:
         )
 
         def undecided(d: RelationDraft) -> bool:
-            return d.key not in existing and f"add_relation_type:{d.key}" not in decided
+            return d.key not in existing and keys.relation_type_dedup_key(d.key) not in decided
 
         fresh = [d for d in drafts if undecided(d)]
         stats.update({"dropped_unknown": len(examples), "drafts": len(drafts)})
@@ -146,7 +147,7 @@ def discover_run(run: AgentRun, *, provider: str | None = None) -> AgentRun:
                     f'The vocabulary has no "{d.label.lower()}" relation, but lessons state '
                     f"one {d.support} times in {d.sources} sources. {d.description}"
                 ),
-                dedup_key=f"add_relation_type:{d.key}",
+                dedup_key=keys.relation_type_dedup_key(d.key),
                 priority=150,
                 agent_run=run,
             )
@@ -249,17 +250,17 @@ def requeue_pending() -> int:
     """Candidates covered by an accepted type but never verified again (the queue was down
     when the type was accepted): verify them now. Returns the proposals made."""
     made = 0
-    keys = set(RelationType.objects.filter(active=True).values_list("key", flat=True))
+    active = set(RelationType.objects.filter(active=True).values_list("key", flat=True))
     labels = set(
         DroppedCandidate.objects.filter(reason="unknown_relation", requeued_at__isnull=True)
         .values_list("relation_label", flat=True)
         .distinct()
     )
     accepted = Proposal.objects.filter(kind="add_relation_type", status=Proposal.Status.ACCEPTED)
-    covered = {key for key in keys if key in labels}
+    covered = {key for key in active if key in labels}
     for proposal in accepted:
         key = proposal.payload.get("key")
-        if key in keys and labels & set(proposal.payload.get("labels") or []):
+        if key in active and labels & set(proposal.payload.get("labels") or []):
             covered.add(key)
     for key in sorted(covered):
         made += requeue_dropped_for(relation_key=key)

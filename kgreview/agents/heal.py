@@ -129,8 +129,7 @@ def _duplicates(run: AgentRun) -> dict:
                     f'"{names.get(c.survivor_id)}". {c.why_survivor} {" ".join(reasons)}'
                 ),
                 flags=("duplicate",),
-                dedup_key=f"merge_concepts:{min(c.survivor_id, c.loser_id)}|"
-                f"{max(c.survivor_id, c.loser_id)}",
+                dedup_key=keys.merge_dedup_key(c.survivor_id, c.loser_id),
                 priority=round(c.score),
                 agent_run=run,
             )

@@ -128,10 +128,9 @@ def proposal_dedup_key(*, kind: str, payload: dict, symmetric: bool | None = Non
     if kind == "invalidate_edge":
         return keys.invalidation_dedup_key(payload["edge_id"])
     if kind == "merge_concepts":
-        pair = sorted((payload["survivor_id"], payload["loser_id"]))
-        return f"merge_concepts:{pair[0]}|{pair[1]}"
+        return keys.merge_dedup_key(payload["survivor_id"], payload["loser_id"])
     if kind == "add_relation_type":
-        return f"add_relation_type:{payload['key']}"
+        return keys.relation_type_dedup_key(payload["key"])
     digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
     return f"{kind}:{digest}"
 

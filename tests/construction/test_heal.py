@@ -532,3 +532,11 @@ def test_weakest_edges_break_every_cycle_of_random_graphs():
         findings = find_cycles(edges, acyclic={"prerequisite"})
         removed = _check_findings(edges, findings)
         assert _is_acyclic([e for e in edges if e.id not in removed])
+
+
+def test_merge_and_relation_type_dedup_keys_keep_their_format():
+    """The queue's stored keys must not change: one pair either way, the type by its key."""
+    from construction.keys import merge_dedup_key, relation_type_dedup_key
+
+    assert merge_dedup_key(12, 3) == merge_dedup_key(3, 12) == "merge_concepts:3|12"
+    assert relation_type_dedup_key("alternative_to") == "add_relation_type:alternative_to"
