@@ -34,6 +34,7 @@ from .text import (
     NAME_PUNCT,
     TYPOGRAPHIC,
     clean_display,
+    display_case,
     looks_like_abbreviation,
     name_key,
     sentences,
@@ -712,17 +713,8 @@ def _tokens(text: str, start: int, end: int) -> list[_Tok]:
 
 
 def _display_name(name: str) -> str:
-    """People's spelling of a new name: first letter capitalised unless case carries meaning."""
-    name = clean_display(name)
-    if not name:
-        return name
-    first = name.split()[0]
-    keeps_case = (
-        any(c.isupper() for c in first[1:])
-        or (len(first) > 1 and first[1] in "-.")
-        or not first[0].isalpha()
-    )
-    return name if keeps_case else name[0].upper() + name[1:]
+    """People's spelling of a new name: cleaned, and cased as ``display_case`` says."""
+    return display_case(clean_display(name))
 
 
 def _sentence_case(words: list[str]) -> str:

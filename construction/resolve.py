@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from rapidfuzz import fuzz, process
 
 from .keys import new_concept_key
-from .text import clean_display, identifiers, name_key, name_keys, split_abbreviation
+from .text import clean_display, display_case, identifiers, name_key, name_keys, split_abbreviation
 from .types import ConceptMention, IndexEntry, Resolution
 
 DEFAULT_THRESHOLD = 90.0
@@ -165,12 +165,6 @@ def _usable(key: str) -> bool:
     return bool(meaningful) and any(ch.isalpha() for ch in key)
 
 
-def _display(name: str) -> str:
-    if name and name[0].islower() and not any(c.isupper() for c in name.split()[0][1:]):
-        return name[0].upper() + name[1:]
-    return name
-
-
 def resolve_name(
     name: str,
     index,
@@ -223,13 +217,13 @@ def resolve_name(
                 matched_name=entry.name,
             )
 
-    canonical = _display(long)
+    canonical = display_case(long)
     aliases: list[str] = []
     description = ""
     if mention is not None:
         m_long, m_short = split_abbreviation(clean_display(mention.name))
         if _usable(name_key(m_long)):
-            canonical = _display(m_long)
+            canonical = display_case(m_long)
         extra = [m_short] if m_short else []
         extra += [clean_display(a) for a in mention.aliases]
         aliases += [a for a in extra if a]

@@ -109,6 +109,24 @@ def clean_display(name: str) -> str:
     return text.strip(" \t\"'.,;:!?*_-")
 
 
+def display_case(name: str) -> str:
+    """A new name as people spell it: first letter capitalised unless case carries meaning.
+
+    The first word keeps its case when it has an inner capital ("iPhone", "pgVector"),
+    a dash or dot right after its first letter ("k-means", "x.ai"), or does not start with
+    a letter ("3D printing").
+    """
+    if not name:
+        return name
+    first = name.split()[0]
+    keeps_case = (
+        any(c.isupper() for c in first[1:])
+        or (len(first) > 1 and first[1] in "-.")
+        or not first[0].isalpha()
+    )
+    return name if keeps_case else name[0].upper() + name[1:]
+
+
 def singular(word: str) -> str:
     """A light English singular for the last word of a name (embeddings -> embedding)."""
     if len(word) <= 3 or word in SINGULAR_S or not word.isalpha():

@@ -366,3 +366,16 @@ def test_invalidation_keys_are_prepared_with_the_others():
     _, dedup_keys = graph.prepared
     assert "invalidate_edge:5" in dedup_keys
     assert dedup_key_for(SPEC["prerequisite"], "n:embedding", "n:vector search") in dedup_keys
+
+
+def test_a_new_name_whose_case_carries_meaning_keeps_it():
+    """ "k-means" and "pgVector" stay as written; plain names get a capital."""
+    from construction.resolve import resolve_name
+
+    for name, canonical in [
+        ("k-means", "k-means"),
+        ("pgVector", "pgVector"),
+        ("vector search", "Vector search"),
+    ]:
+        resolution = resolve_name(name, index_of())
+        assert resolution.is_new and resolution.canonical == canonical, name
