@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from .keys import edge_dedup_key, relation_key
 from .protocols import GraphView
+from .relations import normalise_label
 from .text import name_key
 from .types import Conflict, Link, RelationSpec
 
@@ -29,14 +30,25 @@ OPPOSED: tuple[tuple[str, str, bool], ...] = (
 )
 
 
+# Table entries for a relation's meaning (``normalise_label``) rather than its words.
+MEANING = "meaning:"
+
+
 def vocabulary_lookup(vocabulary: Sequence[RelationSpec]) -> dict[str, RelationSpec]:
-    """Every way a relation may be named (key, label, verb) mapped to its spec."""
+    """Every way a relation may be named (key, label, verb) mapped to its spec, and the
+    meaning of each of those names (``MEANING`` + ``normalise_label``), as discovery
+    reads them."""
     table: dict[str, RelationSpec] = {}
     for spec in vocabulary:
         for label in (spec.key, spec.label, spec.verb):
             key = relation_key(label)
             if key:
                 table.setdefault(key, spec)
+    for spec in vocabulary:
+        for label in (spec.key, spec.label, spec.verb):
+            meaning = normalise_label(label) or relation_key(label)
+            if meaning:
+                table.setdefault(MEANING + meaning, spec)
     return table
 
 
@@ -53,7 +65,12 @@ def match_relation(label: str, table: dict[str, RelationSpec]) -> RelationSpec |
     for suffix in ("_for", "_of", "_to", "_with", "_on"):
         if trimmed.endswith(suffix) and trimmed[: -len(suffix)] in table:
             return table[trimmed[: -len(suffix)]]
-    return table.get(trimmed)
+    if trimmed in table:
+        return table[trimmed]
+    # Another wording of a known meaning ("based on", "used for"): discovery treats these
+    # as known, so they must not be dropped as unknown here either.
+    meaning = normalise_label(label)
+    return table.get(MEANING + meaning) if meaning else None
 
 
 @dataclass

@@ -379,3 +379,33 @@ def test_a_new_name_whose_case_carries_meaning_keeps_it():
     ]:
         resolution = resolve_name(name, index_of())
         assert resolution.is_new and resolution.canonical == canonical, name
+
+
+def test_wordings_discovery_counts_as_known_are_matched_not_dropped():
+    """ "based on", "used for": discovery will never propose them, so VERIFY must map them."""
+    from construction.discover import DroppedExample, discover_relations
+
+    table = vocabulary_lookup(VOCABULARY)
+    for label, key in [
+        ("based on", "builds_on"),
+        ("used for", "applies_to"),
+        ("required for", "prerequisite"),
+        ("component of", "part_of"),
+    ]:
+        assert match_relation(label, table).key == key, label
+        examples = [
+            DroppedExample(
+                id=i,
+                label=label,
+                source_slug=f"s{i}",
+                revision_id=i,
+                quote="",
+                start=None,
+                end=None,
+                source_name=f"a{i}",
+                target_name=f"b{i}",
+            )
+            for i in range(3)
+        ]
+        assert discover_relations(examples, vocabulary=VOCABULARY, min_support=1) == []
+    assert match_relation("not based on", table) is None
