@@ -12,7 +12,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Greatest, Least, Lower
 
-from kgreview.core.nodelete import AppendOnlyModel, NoDeleteModel
+from kgreview.core.nodelete import AppendOnlyModel, NoDeleteModel, NoDeleteQuerySet
 
 EVIDENCE_CONSISTENT = Q(
     evidence_revision__isnull=True,
@@ -136,13 +136,23 @@ class Concept(NoDeleteModel):
         return self.status == self.Status.ACTIVE
 
 
-class ConceptAlias(models.Model):
+class _CurrentNames(models.Manager.from_queryset(NoDeleteQuerySet)):
+    """Names a concept answers to now: removed aliases stay as rows, out of sight."""
+
+    def get_queryset(self):
+        return super().get_queryset().filter(removed_at__isnull=True)
+
+
+class ConceptAlias(NoDeleteModel):
     """Every name a concept answers to, its canonical name included.
 
     Keeping canonical names here too lets one case-insensitive unique index guard the
     whole name space: no alias can shadow another concept's name, and resolving a name
-    is a single index lookup.
+    is a single index lookup. A removed alias is never deleted: it keeps its row with
+    ``removed_at`` set, and its name is free for another concept.
     """
+
+    DELETE_HINT = "remove the alias instead (the row stays, its name is freed)"
 
     class Kind(models.TextChoices):
         CANONICAL = "canonical", "Canonical name"
@@ -161,20 +171,32 @@ class ConceptAlias(models.Model):
         help_text="Set when a merge moved this name from another concept.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    removed_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set when a curator took this name off the concept."
+    )
+
+    objects = _CurrentNames()
+    all_objects = NoDeleteQuerySet.as_manager()
 
     class Meta:
         verbose_name_plural = "concept aliases"
         ordering = ["name"]
+        base_manager_name = "all_objects"
         constraints = [
             models.UniqueConstraint(
                 Lower("name"),
-                name="conceptalias_name_unique_ci",
+                condition=Q(removed_at__isnull=True),
+                name="conceptalias_current_name_unique_ci",
                 violation_error_message="This name already belongs to a concept.",
             ),
             models.UniqueConstraint(
                 fields=["concept"],
-                condition=Q(kind="canonical"),
+                condition=Q(kind="canonical", removed_at__isnull=True),
                 name="conceptalias_one_canonical_per_concept",
+            ),
+            models.CheckConstraint(
+                condition=~Q(kind="canonical", removed_at__isnull=False),
+                name="conceptalias_canonical_not_removed",
             ),
             models.CheckConstraint(condition=~Q(name=""), name="conceptalias_name_not_empty"),
             models.CheckConstraint(

@@ -19,6 +19,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Max, Q
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 from kgreview.core.errors import (
@@ -108,6 +109,22 @@ def name_index_changed() -> None:
         NameIndexVersion.objects.get_or_create(pk=1, defaults={"version": 1})
 
 
+def inactive_words(concept: Concept) -> str:
+    """Why a concept that is not active cannot be used, naming the survivor of a merge."""
+    if concept.status == Concept.Status.MERGED and concept.merged_into_id:
+        survivor = Concept.objects.filter(pk=concept.merged_into_id).only("name").first()
+        return (
+            f'"{concept.name}" was merged into "{survivor.name if survivor else "?"}"; '
+            "use the surviving concept."
+        )
+    if concept.status == Concept.Status.RETIRED:
+        return (
+            f'"{concept.name}" was retired; a curator can reactivate it from its page, '
+            "or choose another concept."
+        )
+    return f'"{concept.name}" is {concept.status}, not active.'
+
+
 def _checked_name(name: str) -> str:
     cleaned = selectors.clean_name(name)
     if not cleaned:
@@ -164,11 +181,112 @@ def concept_add_alias(*, concept: Concept, name: str) -> ConceptAlias:
     """Register another name for an active concept."""
     concept = Concept.objects.select_for_update().get(pk=concept.pk)
     if not concept.is_active:
-        raise ConceptNotActive(
-            f'"{concept.name}" was merged into "{concept.merged_into.name}"; '
-            "add the alias there instead."
-        )
+        raise ConceptNotActive(inactive_words(concept), concept_id=concept.pk)
     return _claim_name(concept=concept, name=_checked_name(name), kind=ConceptAlias.Kind.ALIAS)
+
+
+def _own_alias(concept: Concept, name: str) -> ConceptAlias | None:
+    return (
+        ConceptAlias.objects.select_for_update()
+        .annotate(lname=Lower("name"))
+        .filter(concept=concept, lname=selectors.clean_name(name).lower())
+        .first()
+    )
+
+
+@transaction.atomic
+def concept_rename(*, concept: Concept, name: str) -> tuple[Concept, bool]:
+    """Give an active concept a new canonical name; the old name stays as an alias.
+
+    Returns the concept and whether the new name was already one of its aliases (an
+    undo then knows whether to take the name off again). Refused when another concept
+    answers to the name.
+    """
+    concept = Concept.objects.select_for_update().get(pk=concept.pk)
+    if not concept.is_active:
+        raise ConceptNotActive(inactive_words(concept), concept_id=concept.pk)
+    new = _checked_name(name)
+    if new == concept.name:
+        raise ValidationFailed(f'"{concept.name}" already has that name.')
+    owner = selectors.name_owner(name=new)
+    if owner is not None and owner.concept_id != concept.pk:
+        raise NameTaken(
+            f'The name "{new}" already belongs to the concept "{owner.concept.name}"; '
+            "merge the two concepts instead.",
+            concept_id=owner.concept_id,
+        )
+    canonical = ConceptAlias.objects.select_for_update().get(
+        concept=concept, kind=ConceptAlias.Kind.CANONICAL
+    )
+    was_alias = owner is not None and owner.pk != canonical.pk
+    if owner is not None and owner.pk == canonical.pk:
+        # Only the spelling changes ("llm" -> "LLM"): one row, new letters.
+        canonical.name = new
+        canonical.save(update_fields=["name"])
+    else:
+        canonical.kind = ConceptAlias.Kind.ALIAS
+        canonical.save(update_fields=["kind"])
+        if was_alias:
+            promoted = ConceptAlias.objects.select_for_update().get(pk=owner.pk)
+            promoted.kind = ConceptAlias.Kind.CANONICAL
+            promoted.name = new
+            promoted.merged_from = None
+            promoted.save(update_fields=["kind", "name", "merged_from"])
+        else:
+            _claim_name(concept=concept, name=new, kind=ConceptAlias.Kind.CANONICAL)
+    concept.name = new
+    try:
+        with transaction.atomic():
+            concept.save(update_fields=["name", "updated_at"])
+    except IntegrityError:
+        raise NameTaken(f'A concept named "{new}" already exists.') from None
+    name_index_changed()
+    return concept, was_alias
+
+
+@transaction.atomic
+def concept_remove_alias(*, concept: Concept, name: str) -> ConceptAlias:
+    """Take a name off a concept. The row stays (``removed_at``); the name is free again."""
+    concept = Concept.objects.select_for_update().get(pk=concept.pk)
+    if not concept.is_active:
+        raise ConceptNotActive(inactive_words(concept), concept_id=concept.pk)
+    alias = _own_alias(concept, name)
+    if alias is None:
+        raise ValidationFailed(f'"{selectors.clean_name(name)}" is not a name of "{concept.name}".')
+    if alias.kind == ConceptAlias.Kind.CANONICAL:
+        raise ValidationFailed(
+            f'"{alias.name}" is the concept\'s own name; rename the concept instead.'
+        )
+    if alias.kind == ConceptAlias.Kind.MERGED:
+        raise ValidationFailed(
+            f'"{alias.name}" came with a merge; undo that merge from the concept\'s page instead.'
+        )
+    alias.removed_at = timezone.now()
+    alias.save(update_fields=["removed_at"])
+    name_index_changed()
+    return alias
+
+
+@transaction.atomic
+def concept_restore_alias(*, alias_id: int) -> ConceptAlias:
+    """Give a removed name back to its concept (undoing its removal), if still free."""
+    alias = ConceptAlias.all_objects.select_for_update().select_related("concept").get(pk=alias_id)
+    if alias.removed_at is None:
+        return alias
+    owner = selectors.name_owner(name=alias.name)
+    if owner is not None:
+        raise NameTaken(
+            f'The name "{alias.name}" was given to "{owner.concept.name}" since.',
+            concept_id=owner.concept_id,
+        )
+    alias.removed_at = None
+    try:
+        with transaction.atomic():
+            alias.save(update_fields=["removed_at"])
+    except IntegrityError:
+        raise NameTaken(f'The name "{alias.name}" was just taken by another concept.') from None
+    name_index_changed()
+    return alias
 
 
 @transaction.atomic
@@ -245,9 +363,7 @@ def concept_merge(
     loser, survivor = locked[loser.pk], locked[survivor.pk]
     for concept in (loser, survivor):
         if not concept.is_active:
-            raise ConceptNotActive(
-                f'"{concept.name}" was already merged into "{concept.merged_into.name}".'
-            )
+            raise ConceptNotActive(inactive_words(concept), concept_id=concept.pk)
     now = timezone.now()
     who = _user(user)
     outcome = MergeOutcome(survivor=survivor, loser=loser)
@@ -534,10 +650,7 @@ def _check_edge(
         )
     for concept in (source, target):
         if not concept.is_active:
-            raise ConceptNotActive(
-                f'"{concept.name}" was merged into "{concept.merged_into.name}"; '
-                "use the surviving concept."
-            )
+            raise ConceptNotActive(inactive_words(concept), concept_id=concept.pk)
     if source.pk == target.pk:
         raise SelfLoop(f'An edge cannot join "{source.name}" to itself.')
     if not 0.0 <= confidence <= 1.0:

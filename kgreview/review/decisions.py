@@ -6,7 +6,9 @@ are checked before anything else, so when two reviewers decide the same proposal
 exactly one wins and the other is told who decided and when. Applying a proposal
 re-verifies it against the graph as it is now (through the graph services, which lock
 what they change); a proposal that went stale is refused with the reason in words and
-nothing of it is written.
+nothing of it is written. What the decision changed in the graph is then settled in
+the queue (``reconcile``): twins superseded, waiting proposals re-pointed, in the same
+transaction and batch, each settlement a decision caused by this one.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from construction import keys
+from construction.text import name_key
 from kgreview.core.errors import (
     ConceptNotActive,
     CycleDetected,
@@ -35,12 +38,14 @@ from kgreview.core.errors import (
     ValidationFailed,
 )
 from kgreview.core.permissions import is_curator
+from kgreview.graph import search as graph_search
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
-from kgreview.graph.models import Concept, Edge, RelationType, SourceConcept
+from kgreview.graph.models import Concept, ConceptAlias, Edge, RelationType, SourceConcept
 
 from .models import OPEN_STATUSES, Decision, Proposal
 from .payloads import payload_validate
+from .reconcile import GraphChanges, close_proposal, reconcile
 from .services import endpoint_columns
 
 REJECT_REASONS = {
@@ -51,7 +56,12 @@ REJECT_REASONS = {
     "too_vague": "Too vague",
     "other": "Other",
 }
-CURATOR_KINDS = frozenset({"merge_concepts", "add_relation_type"})
+CURATOR_KINDS = frozenset({"merge_concepts", "add_relation_type", "update_concept"})
+PRIMARY_ACTIONS = (
+    Decision.Action.ACCEPT,
+    Decision.Action.REJECT,
+    Decision.Action.EDIT_ACCEPT,
+)
 UNDO_WINDOW = timedelta(hours=24)
 
 
@@ -78,17 +88,20 @@ class Outcome:
     """What one decision did, for the caller to show."""
 
     proposal: Proposal
-    decision: Decision
+    decision: Decision | None
     batch: uuid.UUID
     edges: list[Edge] = field(default_factory=list)
     concepts: list[Concept] = field(default_factory=list)
     also_decided: list[Proposal] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)  # all of this batch, first first
+    settled: list[Decision] = field(default_factory=list)  # proposals settled as a consequence
+    changes: GraphChanges = field(default_factory=GraphChanges)
     message: str = ""
 
-    def __post_init__(self) -> None:
-        if not self.decisions:
-            self.decisions = [self.decision]
+
+def can_decide_kind(user, kind: str) -> bool:
+    """Whether this user's role decides proposals of this kind (reviewers: not curator kinds)."""
+    return kind not in CURATOR_KINDS or is_curator(user)
 
 
 # --- Shared steps -----------------------------------------------------------------------
@@ -113,8 +126,10 @@ def _lock_open(proposal_id: int, version: int | None) -> Proposal:
     if not proposal.is_open:
         last = proposal.decisions.select_related("user").order_by("-created_at", "-id").first()
         when = timezone.localtime(proposal.decided_at).strftime("%Y-%m-%d %H:%M")
+        why = f" ({last.note})" if last is not None and last.note and last.caused_by_id else ""
         raise AlreadyDecided(
-            f"Proposal #{proposal.pk} was already {proposal.status} by {_who(last)} at {when}.",
+            f"Proposal #{proposal.pk} was already {proposal.status} by {_who(last)} at "
+            f"{when}{why}.",
             proposal_id=proposal.pk,
             status=proposal.status,
             decided_by=_who(last),
@@ -131,131 +146,13 @@ def _lock_open(proposal_id: int, version: int | None) -> Proposal:
     return proposal
 
 
-def _require_role(proposal: Proposal, reviewer: AbstractBaseUser) -> None:
-    if proposal.kind in CURATOR_KINDS and not is_curator(reviewer):
+def _require_role(proposal: Proposal, reviewer) -> None:
+    if not can_decide_kind(reviewer, proposal.kind):
         raise NotAllowed(f"Only curators decide {proposal.get_kind_display().lower()} proposals.")
-
-
-def _close(
-    proposal: Proposal,
-    *,
-    reviewer,
-    status: str,
-    action: str,
-    batch: uuid.UUID,
-    reason_code: str = "",
-    note: str = "",
-    before: dict | None = None,
-    after: dict | None = None,
-) -> Decision:
-    now = timezone.now()
-    decision = Decision.objects.create(
-        proposal=proposal,
-        user=reviewer,
-        action=action,
-        reason_code=reason_code,
-        note=note.strip(),
-        before=before or {"status": proposal.status},
-        after={"status": status, **(after or {})},
-        proposal_version=proposal.version,
-        batch=batch,
-    )
-    proposal.status = status
-    proposal.decided_at = now
-    proposal.decided_by = reviewer
-    proposal.version += 1
-    # One UPDATE carries everything a decision may have changed (edits included).
-    proposal.save(
-        update_fields=[
-            "status",
-            "decided_at",
-            "decided_by",
-            "version",
-            "payload",
-            "confidence",
-            "relation_key",
-            "source_key",
-            "target_key",
-            "relation",
-            "source_concept",
-            "target_concept",
-            "concept",
-            "updated_at",
-        ]
-    )
-    if proposal.kind == Proposal.Kind.ADD_CONCEPT:
-        graph.name_index_changed()
-    return decision
 
 
 def _stale(exc: DomainError) -> ProposalStale:
     return ProposalStale(f"Cannot apply it as it stands: {exc}", cause=exc.code)
-
-
-# --- Applying each kind -----------------------------------------------------------------
-
-
-def _apply_add_concept(proposal: Proposal, reviewer, decision: Decision, out: Outcome) -> None:
-    payload = proposal.payload
-    name = payload["name"]
-    owner = graph_selectors.name_owner(name=name)
-    if owner is not None:
-        concept = owner.concept
-        earlier = Proposal.objects.filter(concept=concept, kind="add_concept").exists()
-        if concept.status == Concept.Status.RETIRED and earlier:
-            concept = graph.concept_reactivate(concept=concept)
-        else:
-            raise ProposalStale(
-                f'"{name}" already names the concept "{concept.name}" (#{concept.pk}); '
-                "reject this proposal as a duplicate, or edit the edges that need it.",
-                concept_id=concept.pk,
-            )
-    else:
-        free = [a for a in payload.get("aliases", []) if graph_selectors.name_owner(name=a) is None]
-        concept = graph.concept_create(
-            name=name, description=payload.get("description", ""), aliases=free
-        )
-    proposal.concept = concept
-    _ground(proposal, [concept.pk])
-    out.concepts.append(concept)
-
-
-def _endpoint(endpoint: dict, reviewer, batch: uuid.UUID, out: Outcome) -> int:
-    """The id of the concept an endpoint stands for now, accepting its concept proposal
-    if it is still pending. A known concept costs no query here: the edge service locks
-    and checks it (merged or retired ends are refused there, with the survivor named)."""
-    if endpoint.get("concept_id"):
-        return endpoint["concept_id"]
-    if endpoint.get("proposal_id"):
-        needed = Proposal.objects.select_for_update().filter(pk=endpoint["proposal_id"]).first()
-        if needed is None:
-            raise ProposalStale(f'The proposal for "{endpoint["name"]}" no longer exists.')
-        if needed.status == Proposal.Status.ACCEPTED and needed.concept_id:
-            concept = needed.concept
-            if concept.status == Concept.Status.MERGED:
-                concept = concept.merged_into
-            return concept.pk
-        if needed.is_open:
-            inner = _accept(
-                needed,
-                reviewer=reviewer,
-                batch=batch,
-                note=f"Accepted with edge proposal #{out.proposal.pk}, which needs it.",
-            )
-            out.also_decided.append(needed)
-            out.decisions += inner.decisions
-            out.concepts += inner.concepts
-            return inner.concepts[0].pk
-        raise ProposalStale(
-            f'The concept "{endpoint["name"]}" was {needed.status} (proposal #{needed.pk}); '
-            "edit the proposal to use another concept, or reject it."
-        )
-    existing = graph_selectors.concept_by_name(name=endpoint["name"])
-    if existing is not None and existing.is_active:
-        return existing.pk
-    concept = graph.concept_create(name=endpoint["name"])
-    out.concepts.append(concept)
-    return concept.pk
 
 
 def _ground(proposal: Proposal, concept_ids) -> None:
@@ -277,10 +174,146 @@ def _ground(proposal: Proposal, concept_ids) -> None:
     )
 
 
-def _apply_add_edge(proposal: Proposal, reviewer, decision: Decision, out: Outcome) -> None:
+def open_concept_proposal(name: str) -> Proposal | None:
+    """The open add_concept proposal for this name (or its plural/singular twin)."""
+    return (
+        Proposal.objects.filter(
+            kind=Proposal.Kind.ADD_CONCEPT,
+            status__in=OPEN_STATUSES,
+            dedup_key=keys.concept_dedup_key(name)[:255],
+        )
+        .order_by("pk")
+        .first()
+    )
+
+
+def concept_for_name(name: str) -> Concept | None:
+    """The concept a typed name means: the same name, an alias, or a plural/singular twin
+    (the resolver's rule: names with one key are one concept). Inactive concepts too."""
+    owner = graph_selectors.name_owner(name=name)
+    if owner is not None:
+        return owner.concept
+    wanted = name_key(name)
+    if not wanted:
+        return None
+    for hit in graph_search.concept_search(q=name, limit=10, include_inactive=True):
+        if name_key(hit.matched_name) == wanted:
+            return hit.concept
+    return None
+
+
+# --- Applying each kind -----------------------------------------------------------------
+#
+# Each apply function changes the graph for one accepted proposal, records what it did
+# in ``record`` (kept in the decision's ``after``, which undo reads) and what changed in
+# ``out.changes`` (which reconcile reads).
+
+
+def _apply_add_concept(proposal, reviewer, decision, out: Outcome, record: dict) -> None:
+    """Create the concept, or reuse the one that already answers to the name."""
     payload = proposal.payload
-    source_id = _endpoint(payload["source"], reviewer, out.batch, out)
-    target_id = _endpoint(payload["target"], reviewer, out.batch, out)
+    name = payload["name"]
+    owner = graph_selectors.name_owner(name=name)
+    concept = owner.concept if owner is not None else None
+    if concept is None:
+        twin = concept_for_name(name)
+        if twin is not None and twin.is_active:
+            concept = twin
+    if concept is not None and concept.status == Concept.Status.RETIRED:
+        if proposal.concept_id != concept.pk:  # not this proposal's own concept coming back
+            raise ProposalStale(
+                f'"{name}" names the concept "{concept.name}", which a curator retired; '
+                "a curator can reactivate it from its page, or reject this proposal.",
+                concept_id=concept.pk,
+            )
+        concept = graph.concept_reactivate(concept=concept)
+        record.update(concept_id=concept.pk, created=True)
+    elif concept is not None:
+        added = []
+        for alias in [name, *payload.get("aliases", [])]:
+            if graph_selectors.name_owner(name=alias) is None:
+                added.append(graph.concept_add_alias(concept=concept, name=alias).pk)
+        record.update(concept_id=concept.pk, created=False, aliases_added=added)
+        out.message = f'"{name}" was already the concept "{concept.name}"; linked to it.'
+    else:
+        free = [a for a in payload.get("aliases", []) if graph_selectors.name_owner(name=a) is None]
+        concept = graph.concept_create(
+            name=name, description=payload.get("description", ""), aliases=free
+        )
+        record.update(concept_id=concept.pk, created=True)
+    proposal.concept = concept
+    _ground(proposal, [concept.pk])
+    out.concepts.append(concept)
+    out.changes.named.add(concept.pk)
+    out.changes.resolved[proposal.pk] = concept.pk
+
+
+def _accept_needed(needed: Proposal, reviewer, out: Outcome) -> int:
+    """Accept the open add_concept proposal an edge needs, in the edge's batch."""
+    inner = _accept(
+        needed,
+        reviewer=reviewer,
+        batch=out.batch,
+        note=f"Accepted with edge proposal #{out.proposal.pk}, which needs it.",
+        cause=out.decision,
+        changes=out.changes,
+    )
+    out.also_decided.append(needed)
+    out.decisions += inner.decisions
+    out.concepts += inner.concepts
+    return inner.concepts[0].pk
+
+
+def _endpoint(endpoint: dict, reviewer, out: Outcome) -> int:
+    """The id of the concept an edge proposal's end stands for now.
+
+    One rule for every path (accept, edit-accept, bulk, keep over contradictions): a
+    known concept is used as it is (the edge service locks it and refuses a merged or
+    retired one in words); a pending concept proposal is accepted with the edge; an
+    accepted or superseded one stands for its concept; a rejected one stands for the
+    concept that now answers to its name, if any; a bare name (an explicit new concept
+    from an edit) reuses the concept or open proposal for that name, else is created.
+    """
+    if endpoint.get("concept_id"):
+        return endpoint["concept_id"]
+    if endpoint.get("proposal_id"):
+        needed = Proposal.objects.select_for_update().filter(pk=endpoint["proposal_id"]).first()
+        if needed is None:
+            raise ProposalStale(f'The proposal for "{endpoint["name"]}" no longer exists.')
+        if needed.is_open:
+            return _accept_needed(needed, reviewer, out)
+        concept = needed.concept if needed.concept_id else None
+        if concept is None:
+            owner = graph_selectors.name_owner(name=needed.payload["name"])
+            concept = owner.concept if owner is not None else None
+        if concept is not None:
+            if not concept.is_active:
+                raise ProposalStale(graph.inactive_words(concept), concept_id=concept.pk)
+            return concept.pk
+        raise ProposalStale(
+            f'The concept "{endpoint["name"]}" was {needed.status} (proposal #{needed.pk}); '
+            "edit the proposal to use another concept, or reject it."
+        )
+    existing = concept_for_name(endpoint["name"])
+    if existing is not None:
+        if not existing.is_active:
+            raise ProposalStale(graph.inactive_words(existing), concept_id=existing.pk)
+        return existing.pk
+    waiting = open_concept_proposal(endpoint["name"])
+    if waiting is not None:
+        waiting = Proposal.objects.select_for_update().get(pk=waiting.pk)
+        if waiting.is_open:
+            return _accept_needed(waiting, reviewer, out)
+    concept = graph.concept_create(name=endpoint["name"])
+    out.concepts.append(concept)
+    out.changes.named.add(concept.pk)
+    return concept.pk
+
+
+def _apply_add_edge(proposal, reviewer, decision, out: Outcome, record: dict) -> None:
+    payload = proposal.payload
+    source_id = _endpoint(payload["source"], reviewer, out)
+    target_id = _endpoint(payload["target"], reviewer, out)
     relation_id = proposal.relation_id
     if relation_id is None:
         relation_id = (
@@ -306,6 +339,7 @@ def _apply_add_edge(proposal: Proposal, reviewer, decision: Decision, out: Outco
     )
     _ground(proposal, [source_id, target_id])
     out.edges.append(edge)
+    out.changes.edges_added.add(edge.pk)
 
 
 def _locked_edge(edge_id: int) -> Edge:
@@ -320,7 +354,7 @@ def _locked_edge(edge_id: int) -> Edge:
     return edge
 
 
-def _apply_update_edge(proposal: Proposal, reviewer, decision: Decision, out: Outcome) -> None:
+def _apply_update_edge(proposal, reviewer, decision, out: Outcome, record: dict) -> None:
     payload = proposal.payload
     edge = _locked_edge(payload["edge_id"])
     changes: dict = {}
@@ -346,9 +380,11 @@ def _apply_update_edge(proposal: Proposal, reviewer, decision: Decision, out: Ou
         **changes,
     )
     out.edges.append(new)
+    out.changes.edges_gone.add(edge.pk)
+    out.changes.edges_added.add(new.pk)
 
 
-def _apply_invalidate_edge(proposal: Proposal, reviewer, decision: Decision, out: Outcome) -> None:
+def _apply_invalidate_edge(proposal, reviewer, decision, out: Outcome, record: dict) -> None:
     edge = _locked_edge(proposal.payload["edge_id"])
     graph.edge_invalidate(
         edge=edge,
@@ -357,9 +393,10 @@ def _apply_invalidate_edge(proposal: Proposal, reviewer, decision: Decision, out
         decision=decision,
     )
     out.edges.append(edge)
+    out.changes.edges_gone.add(edge.pk)
 
 
-def _apply_merge(proposal: Proposal, reviewer, decision: Decision, out: Outcome) -> None:
+def _apply_merge(proposal, reviewer, decision, out: Outcome, record: dict) -> None:
     payload = proposal.payload
     merged = graph.concept_merge(
         loser=Concept.objects.get(pk=payload["loser_id"]),
@@ -371,9 +408,13 @@ def _apply_merge(proposal: Proposal, reviewer, decision: Decision, out: Outcome)
     )
     out.concepts.append(merged.survivor)
     out.edges += [new for _, new in merged.superseded]
+    out.changes.merged[merged.loser.pk] = merged.survivor.pk
+    out.changes.edges_gone |= {old.pk for old, _ in merged.superseded}
+    out.changes.edges_gone |= {old.pk for old in merged.invalidated}
+    out.changes.edges_added |= {new.pk for _, new in merged.superseded}
 
 
-def _apply_relation_type(proposal: Proposal, reviewer, decision: Decision, out: Outcome) -> None:
+def _apply_relation_type(proposal, reviewer, decision, out: Outcome, record: dict) -> None:
     payload = proposal.payload
     key = payload["key"]
     # Once the type exists, the candidates dropped for lacking it are verified again.
@@ -387,6 +428,35 @@ def _apply_relation_type(proposal: Proposal, reviewer, decision: Decision, out: 
         symmetric=payload.get("symmetric", False),
         acyclic=payload.get("acyclic", False),
     )
+
+
+def _apply_update_concept(proposal, reviewer, decision, out: Outcome, record: dict) -> None:
+    payload = proposal.payload
+    concept = Concept.objects.filter(pk=payload["concept_id"]).first()
+    if concept is None:
+        raise ProposalStale(f"There is no concept #{payload['concept_id']}.")
+    status = payload.get("status")
+    if status == "retired":
+        concept = graph.concept_retire(concept=concept)
+        out.changes.retired.add(concept.pk)
+    elif status == "active":
+        concept = graph.concept_reactivate(concept=concept)
+        out.changes.named.add(concept.pk)
+    else:
+        if payload.get("name"):
+            old = concept.name
+            concept, was_alias = graph.concept_rename(concept=concept, name=payload["name"])
+            record.update(renamed_from=old, renamed_to=concept.name, was_alias=was_alias)
+        record["aliases_added"] = [
+            graph.concept_add_alias(concept=concept, name=name).pk
+            for name in payload.get("add_aliases", [])
+        ]
+        record["aliases_removed"] = [
+            graph.concept_remove_alias(concept=concept, name=name).pk
+            for name in payload.get("remove_aliases", [])
+        ]
+        out.changes.named.add(concept.pk)
+    out.concepts.append(concept)
 
 
 def _requeue_dropped(key: str) -> None:
@@ -405,7 +475,11 @@ APPLY = {
     "invalidate_edge": _apply_invalidate_edge,
     "merge_concepts": _apply_merge,
     "add_relation_type": _apply_relation_type,
+    "update_concept": _apply_update_concept,
 }
+# Kinds whose graph rows link to the decision: it is written before they are applied.
+# The others are applied first, so the decision can record what they did.
+DECISION_FIRST = frozenset({"add_edge", "update_edge", "invalidate_edge", "merge_concepts"})
 GRAPH_REFUSALS = (
     ConceptNotActive,
     CycleDetected,
@@ -428,29 +502,62 @@ def _accept(
     action: str = Decision.Action.ACCEPT,
     before: dict | None = None,
     after: dict | None = None,
+    cause: Decision | None = None,
+    changes: GraphChanges | None = None,
 ) -> Outcome:
-    """Apply a locked, open proposal. Runs inside the caller's transaction."""
+    """Apply a locked, open proposal. Runs inside the caller's transaction; a refusal
+    propagates (no savepoint) and the caller's transaction rolls back whole."""
     _require_role(proposal, reviewer)
-    decision = _close(
-        proposal,
-        reviewer=reviewer,
-        status=Proposal.Status.ACCEPTED,
-        action=action,
+    out = Outcome(
+        proposal=proposal,
+        decision=None,
         batch=batch,
-        note=note,
-        before=before,
-        after=after,
+        changes=changes if changes is not None else GraphChanges(),
     )
-    out = Outcome(proposal=proposal, decision=decision, batch=batch)
-    # No savepoint: a refusal propagates and the caller's transaction rolls back whole.
+    record: dict = {}
+
+    def close() -> Decision:
+        return close_proposal(
+            proposal,
+            user=reviewer,
+            status=Proposal.Status.ACCEPTED,
+            action=action,
+            batch=batch,
+            note=note,
+            before=before,
+            after={**(after or {}), **record},
+            cause=cause,
+        )
+
     try:
-        APPLY[proposal.kind](proposal, reviewer, decision, out)
+        if proposal.kind in DECISION_FIRST:
+            out.decision = close()
+            out.decisions.append(out.decision)
+            APPLY[proposal.kind](proposal, reviewer, out.decision, out, record)
+        else:
+            APPLY[proposal.kind](proposal, reviewer, None, out, record)
+            out.decision = close()
+            out.decisions.insert(0, out.decision)
     except ProposalStale:
         raise
     except GRAPH_REFUSALS as exc:
         raise _stale(exc) from exc
-    if proposal.concept_id:
-        proposal.save(update_fields=["concept"])
+    if proposal.kind == Proposal.Kind.ADD_CONCEPT:
+        graph.name_index_changed()
+    return out
+
+
+def _settle(out: Outcome, reviewer) -> Outcome:
+    """Settle the queue after a top-level decision (see ``reconcile``)."""
+    settled = reconcile(
+        out.changes,
+        user=reviewer,
+        batch=out.batch,
+        cause=out.decision,
+        why=f"(Settled by decision #{out.decision.pk} on proposal #{out.proposal.pk}.)",
+    )
+    out.settled += settled
+    out.decisions += settled
     return out
 
 
@@ -473,6 +580,7 @@ def proposal_accept(
     may keep the other one than the agent suggested (the decision records both).
     """
     proposal = _lock_open(proposal_id, version)
+    batch = batch or uuid.uuid4()
     if proposal.kind == Proposal.Kind.MERGE_CONCEPTS and merge_survivor is not None:
         payload = proposal.payload
         if merge_survivor not in (payload["survivor_id"], payload["loser_id"]):
@@ -486,16 +594,17 @@ def proposal_accept(
             }
             for column, value in endpoint_columns(proposal.kind, proposal.payload).items():
                 setattr(proposal, column, value)
-            return _accept(
+            out = _accept(
                 proposal,
                 reviewer=reviewer,
-                batch=batch or uuid.uuid4(),
+                batch=batch,
                 note=note or "Kept the other concept than the one suggested.",
                 action=Decision.Action.EDIT_ACCEPT,
                 before=before,
                 after={"payload": proposal.payload},
             )
-    return _accept(proposal, reviewer=reviewer, batch=batch or uuid.uuid4(), note=note)
+            return _settle(out, reviewer)
+    return _settle(_accept(proposal, reviewer=reviewer, batch=batch, note=note), reviewer)
 
 
 @transaction.atomic
@@ -507,8 +616,13 @@ def proposal_reject(
     note: str = "",
     version: int | None = None,
     batch=None,
+    cause: Decision | None = None,
 ) -> Outcome:
-    """Reject a proposal with a typed reason; ``other`` needs words."""
+    """Reject a proposal with a typed reason; ``other`` needs words.
+
+    Rejecting a concept proposal settles the edge proposals waiting for it: they are
+    re-pointed at the concept that now answers to its name, or closed as superseded.
+    """
     if reason_code not in REJECT_REASONS:
         raise ValidationFailed(
             f'"{reason_code}" is not a reject reason; use one of {", ".join(REJECT_REASONS)}.'
@@ -518,16 +632,37 @@ def proposal_reject(
     proposal = _lock_open(proposal_id, version)
     _require_role(proposal, reviewer)
     batch = batch or uuid.uuid4()
-    decision = _close(
+    decision = close_proposal(
         proposal,
-        reviewer=reviewer,
+        user=reviewer,
         status=Proposal.Status.REJECTED,
         action=Decision.Action.REJECT,
         batch=batch,
         reason_code=reason_code,
         note=note,
+        cause=cause,
     )
-    return Outcome(proposal=proposal, decision=decision, batch=batch)
+    out = Outcome(proposal=proposal, decision=decision, batch=batch, decisions=[decision])
+    if proposal.kind == Proposal.Kind.ADD_CONCEPT:
+        graph.name_index_changed()
+        out.changes.rejected.add(proposal.pk)
+    if cause is None:
+        _settle(out, reviewer)
+    return out
+
+
+# --- Edit, then accept ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EndChoice:
+    """How a reviewer set one end of an edge: a concept picked, a pending concept
+    proposal picked, a new concept explicitly asked for, or a name typed."""
+
+    concept_id: int | None = None
+    proposal_id: int | None = None
+    name: str | None = None
+    create: bool = False
 
 
 @dataclass(frozen=True)
@@ -536,26 +671,72 @@ class EdgeEdits:
 
     relation: str | None = None
     swap_direction: bool = False
-    source_concept_id: int | None = None
-    target_concept_id: int | None = None
-    source_name: str | None = None
-    target_name: str | None = None
+    source: EndChoice | None = None
+    target: EndChoice | None = None
     confidence: float | None = None
     weight: float | None = None
 
 
-def _edited_endpoint(current: dict, concept_id: int | None, name: str | None) -> dict:
-    if concept_id:
-        concept = Concept.objects.filter(pk=concept_id).first()
+def _suggestion_words(name: str) -> str:
+    hits = graph_search.concept_search(q=name, limit=3)
+    if not hits:
+        return ""
+    listed = ", ".join(f'"{h.concept.name}"' for h in hits)
+    return f" Closest: {listed}."
+
+
+def resolve_choice(choice: EndChoice | None, current: dict | None = None) -> dict:
+    """The payload endpoint for a reviewer's choice.
+
+    A typed name is never silently made a new concept: it must name a concept (or its
+    plural/singular twin), an alias, or a pending concept proposal; otherwise the reviewer
+    is told the closest names and asked to pick one or choose to create it.
+    """
+    if choice is None:
+        if current is None:
+            raise ValidationFailed("Choose a concept for each end.")
+        return current
+    if choice.concept_id:
+        concept = Concept.objects.filter(pk=choice.concept_id).first()
         if concept is None:
-            raise ValidationFailed(f"There is no concept #{concept_id}.")
+            raise ValidationFailed(f"There is no concept #{choice.concept_id}.")
+        if not concept.is_active:
+            raise ValidationFailed(graph.inactive_words(concept))
         return {"name": concept.name, "concept_id": concept.pk, "match": "manual"}
-    if name and name.strip():
-        existing = graph_selectors.concept_by_name(name=name)
-        if existing is not None and existing.is_active:
-            return {"name": existing.name, "concept_id": existing.pk, "match": "manual"}
-        return {"name": graph_selectors.clean_name(name), "match": "new"}
-    return current
+    if choice.proposal_id:
+        needed = Proposal.objects.filter(
+            pk=choice.proposal_id, kind=Proposal.Kind.ADD_CONCEPT
+        ).first()
+        if needed is None:
+            raise ValidationFailed(f"There is no concept proposal #{choice.proposal_id}.")
+        if needed.concept_id and needed.status in ("accepted", "superseded"):
+            return resolve_choice(EndChoice(concept_id=needed.concept_id))
+        if not needed.is_open:
+            raise ValidationFailed(
+                f'The concept proposal "{needed.payload["name"]}" was {needed.status}.'
+            )
+        return {"name": needed.payload["name"], "proposal_id": needed.pk, "match": "manual"}
+    name = graph_selectors.clean_name(choice.name or "")
+    if not name:
+        raise ValidationFailed("Each end needs a concept: type a name and pick one.")
+    if len(name) > graph.NAME_MAX:
+        raise ValidationFailed(f"A concept name is at most {graph.NAME_MAX} characters.")
+    if current is not None and name.casefold() == current["name"].casefold():
+        return current
+    existing = concept_for_name(name)
+    if existing is not None:
+        if not existing.is_active:
+            raise ValidationFailed(graph.inactive_words(existing))
+        return {"name": existing.name, "concept_id": existing.pk, "match": "manual"}
+    waiting = open_concept_proposal(name)
+    if waiting is not None:
+        return {"name": waiting.payload["name"], "proposal_id": waiting.pk, "match": "manual"}
+    if not choice.create:
+        raise ValidationFailed(
+            f'No concept is called "{name}". Pick one of the suggestions, or choose '
+            f'"Create “{name}” as a new concept".' + _suggestion_words(name)
+        )
+    return {"name": name, "match": "new"}
 
 
 @transaction.atomic
@@ -564,7 +745,8 @@ def proposal_edit_accept(
 ) -> Outcome:
     """Correct an add_edge proposal (relation, direction, endpoints, numbers) and accept it.
 
-    The decision keeps the proposal as it was (``before``) and as accepted (``after``).
+    The decision keeps the proposal as it was (``before``) and as accepted (``after``);
+    undoing it puts the proposal back as the agent drafted it.
     """
     proposal = _lock_open(proposal_id, version)
     if proposal.kind != Proposal.Kind.ADD_EDGE:
@@ -575,12 +757,14 @@ def proposal_edit_accept(
         "confidence": proposal.confidence,
     }
     payload = dict(proposal.payload)
-    source = _edited_endpoint(payload["source"], edits.source_concept_id, edits.source_name)
-    target = _edited_endpoint(payload["target"], edits.target_concept_id, edits.target_name)
+    source = resolve_choice(edits.source, payload["source"])
+    target = resolve_choice(edits.target, payload["target"])
     if edits.swap_direction:
         source, target = target, source
     payload["source"], payload["target"] = source, target
     if edits.relation:
+        if not RelationType.objects.filter(key=edits.relation, active=True).exists():
+            raise ValidationFailed(f'"{edits.relation}" is not an active relation.')
         payload["relation"] = edits.relation
     if edits.weight is not None:
         payload["weight"] = edits.weight
@@ -591,7 +775,8 @@ def proposal_edit_accept(
         proposal.confidence = edits.confidence
     changed = payload != proposal.payload or edits.confidence not in (None, before["confidence"])
     if not changed:
-        return _accept(proposal, reviewer=reviewer, batch=uuid.uuid4(), note=note)
+        out = _accept(proposal, reviewer=reviewer, batch=uuid.uuid4(), note=note)
+        return _settle(out, reviewer)
     if payload != proposal.payload:
         relation_ids = None
         if payload["relation"] == proposal.relation_key and proposal.relation_id:
@@ -599,7 +784,7 @@ def proposal_edit_accept(
         for column, value in endpoint_columns("add_edge", payload, relation_ids).items():
             setattr(proposal, column, value)
     proposal.payload = payload
-    return _accept(
+    out = _accept(
         proposal,
         reviewer=reviewer,
         batch=uuid.uuid4(),
@@ -608,12 +793,23 @@ def proposal_edit_accept(
         before=before,
         after={"payload": payload, "confidence": proposal.confidence},
     )
+    return _settle(out, reviewer)
 
 
 # --- Undo -------------------------------------------------------------------------------
 
 
-def _reopen(proposal: Proposal) -> None:
+def _reopen(proposal: Proposal, *, restore: dict | None = None, strict: bool = True) -> bool:
+    """Put a closed proposal back in the queue (as it was before an edit, if ``restore``).
+
+    Returns False when the same change is already waiting and ``strict`` is off.
+    """
+    if restore and restore.get("payload"):
+        proposal.payload = restore["payload"]
+        if restore.get("confidence") is not None:
+            proposal.confidence = restore["confidence"]
+        for column, value in endpoint_columns(proposal.kind, proposal.payload).items():
+            setattr(proposal, column, value)
     held = proposal.confidence < settings.KG_CONFIDENCE_GATE
     proposal.status = Proposal.Status.HELD if held else Proposal.Status.PENDING
     proposal.decided_at = None
@@ -622,9 +818,26 @@ def _reopen(proposal: Proposal) -> None:
     try:
         with transaction.atomic():
             proposal.save(
-                update_fields=["status", "decided_at", "decided_by", "version", "updated_at"]
+                update_fields=[
+                    "status",
+                    "decided_at",
+                    "decided_by",
+                    "version",
+                    "payload",
+                    "confidence",
+                    "relation_key",
+                    "source_key",
+                    "target_key",
+                    "relation",
+                    "source_concept",
+                    "target_concept",
+                    "concept",
+                    "updated_at",
+                ]
             )
     except IntegrityError:
+        if not strict:
+            return False
         twin = Proposal.objects.filter(
             dedup_key=proposal.dedup_key, status__in=OPEN_STATUSES
         ).first()
@@ -634,133 +847,319 @@ def _reopen(proposal: Proposal) -> None:
         ) from None
     if proposal.kind == Proposal.Kind.ADD_CONCEPT:
         graph.name_index_changed()
+    return True
 
 
-def _undo_one(decision: Decision, *, reviewer, batch: uuid.UUID) -> Decision:
+def _undo_graph(proposal: Proposal, decision: Decision, *, reviewer, undo, changes) -> None:
+    """Compensate what an accepted proposal did to the graph."""
+    why = f"Undone by {reviewer.get_username()} (decision #{undo.pk})."
+    kind = proposal.kind
+    after = decision.after or {}
+    if kind == Proposal.Kind.ADD_EDGE:
+        for edge in Edge.objects.filter(decision=decision):
+            if not edge.is_active:
+                raise StateConflict(
+                    f"Edge #{edge.pk} made by this decision was {edge.status} since; "
+                    "it can no longer be undone from here."
+                )
+            graph.edge_invalidate(edge=edge, reason=why, user=reviewer, decision=undo)
+            changes.edges_gone.add(edge.pk)
+        for edge_id in after.get("invalidated_edges", []):
+            back = graph.edge_restore(
+                edge=Edge.objects.get(pk=edge_id), user=reviewer, why=why, decision=undo
+            )
+            changes.edges_added.add(back.pk)
+    elif kind == Proposal.Kind.ADD_CONCEPT and proposal.concept_id:
+        if after.get("created", True):
+            concept = graph.concept_retire(concept=proposal.concept)
+            changes.unmade[concept.pk] = proposal.pk
+        for alias_id in after.get("aliases_added", []):
+            alias = ConceptAlias.objects.filter(pk=alias_id).first()
+            if alias is not None:
+                graph.concept_remove_alias(concept=proposal.concept, name=alias.name)
+    elif kind == Proposal.Kind.INVALIDATE_EDGE:
+        back = graph.edge_restore(
+            edge=Edge.objects.get(pk=proposal.payload["edge_id"]),
+            user=reviewer,
+            why=why,
+            decision=undo,
+        )
+        changes.edges_added.add(back.pk)
+    elif kind == Proposal.Kind.UPDATE_EDGE:
+        new = Edge.objects.filter(decision=decision).first()
+        if new is None or not new.is_active:
+            raise StateConflict("The updated edge changed since; it cannot be undone here.")
+        old = new.supersedes
+        back = graph.edge_supersede(
+            edge=new,
+            user=reviewer,
+            why=why,
+            decision=undo,
+            source=old.source,
+            target=old.target,
+            relation=old.relation,
+            confidence=old.confidence,
+            weight=old.weight,
+            reason=old.reason,
+            evidence=graph.Evidence.of(old),
+            valid_at=old.valid_at,
+        )
+        changes.edges_gone.add(new.pk)
+        changes.edges_added.add(back.pk)
+    elif kind == Proposal.Kind.ADD_RELATION_TYPE:
+        relation = RelationType.objects.get(key=proposal.payload["key"])
+        if relation.edges.exists():
+            raise StateConflict(
+                f'The relation "{relation.key}" already has edges; retire it instead.'
+            )
+        graph.relation_type_retire(relation=relation)
+    elif kind == Proposal.Kind.MERGE_CONCEPTS:
+        loser = Concept.objects.get(pk=proposal.payload["loser_id"])
+        result = graph.concept_unmerge(loser=loser, user=reviewer, reason=why, decision=undo)
+        changes.named.add(loser.pk)
+        changes.edges_added |= {e.pk for e in result.restored}
+    elif kind == Proposal.Kind.UPDATE_CONCEPT:
+        _undo_update_concept(proposal, after, changes)
+
+
+def _undo_update_concept(proposal: Proposal, after: dict, changes: GraphChanges) -> None:
+    concept = Concept.objects.get(pk=proposal.payload["concept_id"])
+    status = proposal.payload.get("status")
+    if status == "retired":
+        graph.concept_reactivate(concept=concept)
+        changes.named.add(concept.pk)
+        return
+    if status == "active":
+        graph.concept_retire(concept=concept)
+        changes.retired.add(concept.pk)
+        return
+    for alias_id in after.get("aliases_removed", []):
+        graph.concept_restore_alias(alias_id=alias_id)
+    for alias_id in after.get("aliases_added", []):
+        alias = ConceptAlias.objects.filter(pk=alias_id).first()
+        if alias is not None:
+            graph.concept_remove_alias(concept=concept, name=alias.name)
+    if after.get("renamed_from"):
+        concept, _ = graph.concept_rename(concept=concept, name=after["renamed_from"])
+        if not after.get("was_alias"):
+            graph.concept_remove_alias(concept=concept, name=after["renamed_to"])
+    changes.named.add(concept.pk)
+
+
+def _record_undo(
+    decision: Decision, proposal: Proposal, *, reviewer, batch, cause, withdrawn: bool = False
+) -> Decision:
+    return Decision.objects.create(
+        proposal=proposal,
+        user=reviewer,
+        action=Decision.Action.UNDO,
+        note=f"Undoes {decision.get_action_display().lower()} #{decision.pk}."
+        + (" The change made by hand is withdrawn." if withdrawn else ""),
+        before={"status": proposal.status},
+        after={"status": "superseded" if withdrawn else "pending"},
+        proposal_version=proposal.version,
+        undoes=decision,
+        batch=batch,
+        caused_by=cause,
+    )
+
+
+def _undo_one(
+    decision: Decision, *, reviewer, batch: uuid.UUID, changes: GraphChanges, cause=None
+) -> Decision | None:
     proposal = Proposal.objects.select_for_update().get(pk=decision.proposal_id)
+    latest = proposal.decisions.order_by("-created_at", "-id").first()
+    if decision.action == Decision.Action.SUPERSEDE:
+        # A proposal settled as a consequence comes back, unless it changed since or the
+        # same change is already waiting again.
+        if proposal.status != Proposal.Status.SUPERSEDED or latest.pk != decision.pk:
+            return None
+        version = proposal.version
+        if proposal.kind == Proposal.Kind.ADD_CONCEPT:
+            proposal.concept = None
+        if not _reopen(proposal, strict=False):
+            return None
+        return Decision.objects.create(
+            proposal=proposal,
+            user=reviewer,
+            action=Decision.Action.UNDO,
+            note=f"Undoes {decision.get_action_display().lower()} #{decision.pk}.",
+            before={"status": Proposal.Status.SUPERSEDED},
+            after={"status": proposal.status},
+            proposal_version=version,
+            undoes=decision,
+            batch=batch,
+            caused_by=cause,
+        )
     if proposal.status not in (Proposal.Status.ACCEPTED, Proposal.Status.REJECTED):
         raise StateConflict(f"Proposal #{proposal.pk} is {proposal.status}; nothing to undo.")
-    latest = proposal.decisions.order_by("-created_at", "-id").first()
     if latest is None or latest.pk != decision.pk:
         raise StateConflict(
             f"Proposal #{proposal.pk} was decided again since; undo the later decision."
         )
-    undo = Decision.objects.create(
-        proposal=proposal,
-        user=reviewer,
-        action=Decision.Action.UNDO,
-        note=f"Undoes {decision.get_action_display().lower()} #{decision.pk}.",
-        before={"status": proposal.status},
-        after={"status": "pending"},
-        proposal_version=proposal.version,
-        undoes=decision,
-        batch=batch,
+    manual = "manual" in proposal.flags and proposal.created_by_id == decision.user_id
+    undo = _record_undo(
+        decision, proposal, reviewer=reviewer, batch=batch, cause=cause, withdrawn=manual
     )
-    why = f"Undone by {reviewer.get_username()} (decision #{undo.pk})."
     if proposal.status == Proposal.Status.ACCEPTED:
-        kind = proposal.kind
-        if kind == Proposal.Kind.ADD_EDGE:
-            for edge in Edge.objects.filter(decision=decision):
-                if not edge.is_active:
-                    raise StateConflict(
-                        f"Edge #{edge.pk} made by this decision was {edge.status} since; "
-                        "it can no longer be undone from here."
-                    )
-                graph.edge_invalidate(edge=edge, reason=why, user=reviewer, decision=undo)
-            for edge_id in decision.after.get("invalidated_edges", []):
-                graph.edge_restore(
-                    edge=Edge.objects.get(pk=edge_id), user=reviewer, why=why, decision=undo
-                )
-        elif kind == Proposal.Kind.ADD_CONCEPT and proposal.concept_id:
-            graph.concept_retire(concept=proposal.concept)
-        elif kind == Proposal.Kind.INVALIDATE_EDGE:
-            graph.edge_restore(
-                edge=Edge.objects.get(pk=proposal.payload["edge_id"]),
-                user=reviewer,
-                why=why,
-                decision=undo,
-            )
-        elif kind == Proposal.Kind.UPDATE_EDGE:
-            new = Edge.objects.filter(decision=decision).first()
-            if new is None or not new.is_active:
-                raise StateConflict("The updated edge changed since; it cannot be undone here.")
-            old = new.supersedes
-            graph.edge_supersede(
-                edge=new,
-                user=reviewer,
-                why=why,
-                decision=undo,
-                source=old.source,
-                target=old.target,
-                relation=old.relation,
-                confidence=old.confidence,
-                weight=old.weight,
-                reason=old.reason,
-                evidence=graph.Evidence.of(old),
-                valid_at=old.valid_at,
-            )
-        elif kind == Proposal.Kind.ADD_RELATION_TYPE:
-            relation = RelationType.objects.get(key=proposal.payload["key"])
-            if relation.edges.exists():
-                raise StateConflict(
-                    f'The relation "{relation.key}" already has edges; retire it instead.'
-                )
-            graph.relation_type_retire(relation=relation)
-        elif kind == Proposal.Kind.MERGE_CONCEPTS:
-            graph.concept_unmerge(
-                loser=Concept.objects.get(pk=proposal.payload["loser_id"]),
-                user=reviewer,
-                reason=why,
-                decision=undo,
-            )
-    _reopen(proposal)
+        _undo_graph(proposal, decision, reviewer=reviewer, undo=undo, changes=changes)
+    if proposal.status == Proposal.Status.REJECTED and proposal.kind == "add_concept":
+        graph.name_index_changed()
+    if manual:
+        # A change made by hand is withdrawn, not put in the queue for someone to decide.
+        proposal.status = Proposal.Status.SUPERSEDED
+        proposal.decided_at = timezone.now()
+        proposal.decided_by = reviewer
+        proposal.version += 1
+        proposal.save(update_fields=["status", "decided_at", "decided_by", "version", "updated_at"])
+        return undo
+    restore = decision.before if decision.action == Decision.Action.EDIT_ACCEPT else None
+    _reopen(proposal, restore=restore)
     return undo
 
 
+def _undo_order(decision: Decision) -> tuple:
+    """Primary decisions first (their edges go), then the settlements, then the concepts
+    accepted with them (a concept with active edges cannot be taken back); newest first."""
+    concept = decision.proposal.kind == Proposal.Kind.ADD_CONCEPT and (
+        decision.action in (Decision.Action.ACCEPT, Decision.Action.EDIT_ACCEPT)
+    )
+    settled = decision.action in (Decision.Action.SUPERSEDE, Decision.Action.RERESOLVE)
+    return (2 if concept else 1 if settled else 0, -decision.pk)
+
+
+@dataclass
+class UndoResult:
+    undone: list[Decision]
+    primary: list[Decision]  # the decisions the reviewer took, as opposed to consequences
+    settled: list[Decision]  # what the undo itself settled in the queue
+
+    @property
+    def first_proposal_id(self) -> int | None:
+        """The proposal of the earliest primary decision: the card to show again."""
+        return min(self.primary, key=lambda d: d.pk).proposal_id if self.primary else None
+
+
 @transaction.atomic
-def decisions_undo(*, reviewer, batch: uuid.UUID) -> list[Decision]:
+def decisions_undo(*, reviewer, batch: uuid.UUID) -> UndoResult:
     """Undo every decision of one batch (a single decision, or a bulk action) by compensating.
 
     Only the reviewer's own recent decisions; an accepted edge is invalidated, never
     deleted; an accepted concept with no edges left is retired; a rejection goes back to
-    the queue. All or nothing: if one cannot be undone, none is.
+    the queue; proposals the decisions settled come back too. All or nothing: if one
+    cannot be undone, none is.
     """
     decisions = list(
         Decision.objects.filter(batch=batch)
-        .exclude(action=Decision.Action.UNDO)
+        .exclude(action__in=(Decision.Action.UNDO, Decision.Action.RERESOLVE))
         .select_related("proposal")
-        .order_by("-created_at", "-id")
+        .order_by("id")
     )
-    if not decisions:
+    primary = [d for d in decisions if d.caused_by_id is None]
+    if not primary:
         raise NotFound("There is nothing to undo in that batch.")
     if any(d.user_id != reviewer.pk for d in decisions):
         raise NotAllowed("You can only undo your own decisions.")
     if Decision.objects.filter(undoes__in=decisions).exists():
         raise StateConflict("These decisions were already undone.")
-    if timezone.now() - decisions[-1].created_at > UNDO_WINDOW:
+    if timezone.now() - primary[0].created_at > UNDO_WINDOW:
         raise StateConflict("Decisions older than a day are changed with a new proposal.")
     undo_batch = uuid.uuid4()
-    # Edges first, then the concepts they used: a concept with edges cannot be retired.
-    decisions.sort(key=lambda d: d.proposal.kind == Proposal.Kind.ADD_CONCEPT)
-    return [_undo_one(d, reviewer=reviewer, batch=undo_batch) for d in decisions]
-
-
-def undoable_batches(*, reviewer, limit: int = 10) -> list[dict]:
-    """The reviewer's most recent decision batches that can still be undone."""
-    since = timezone.now() - UNDO_WINDOW
-    rows = (
-        Decision.objects.filter(user=reviewer, created_at__gte=since, undone_by__isnull=True)
-        .exclude(action=Decision.Action.UNDO)
-        .select_related("proposal")
-        .order_by("-created_at", "-id")[: limit * 20]
+    changes = GraphChanges()
+    undone: list[Decision] = []
+    first: Decision | None = None
+    for decision in sorted(decisions, key=_undo_order):
+        undo = _undo_one(
+            decision, reviewer=reviewer, batch=undo_batch, changes=changes, cause=first
+        )
+        if undo is not None:
+            undone.append(undo)
+            first = first or undo
+    settled = reconcile(
+        changes,
+        user=reviewer,
+        batch=undo_batch,
+        cause=first,
+        why=f"(Settled by the undo of decision #{primary[0].pk}.)",
     )
-    batches: dict[uuid.UUID, dict] = {}
+    return UndoResult(undone=undone, primary=primary, settled=settled)
+
+
+@dataclass
+class BatchSummary:
+    """One undoable batch, named by the decision the reviewer took."""
+
+    batch: uuid.UUID
+    at: object
+    primary: list[Decision]
+    concepts: int  # concept proposals accepted with the primary decisions
+
+    @property
+    def first(self) -> Decision:
+        return self.primary[0]
+
+    @property
+    def words(self) -> str:
+        """What undoing it reverts, e.g. "accept #12 and the 2 concepts accepted with it"."""
+        verb = UNDO_VERBS.get(self.first.action, self.first.action)
+        if len(self.primary) > 1:
+            text = f"bulk {verb} of {len(self.primary)} proposals"
+        else:
+            text = f"{verb} #{self.first.proposal_id}"
+        if self.concepts:
+            text += (
+                f" and the {self.concepts} concept{'s' if self.concepts > 1 else ''} "
+                f"accepted with {'them' if len(self.primary) > 1 else 'it'}"
+            )
+        return text
+
+
+UNDO_VERBS = {"accept": "accept", "reject": "reject", "edit_accept": "edit-and-accept"}
+
+
+def batch_summary(decisions: list[Decision]) -> BatchSummary | None:
+    primary = sorted((d for d in decisions if d.caused_by_id is None), key=lambda d: d.pk)
+    if not primary:
+        return None
+    return BatchSummary(
+        batch=primary[0].batch,
+        at=primary[0].created_at,
+        primary=primary,
+        concepts=sum(
+            1
+            for d in decisions
+            if d.caused_by_id is not None and d.action == Decision.Action.ACCEPT
+        ),
+    )
+
+
+def undoable_batches(*, reviewer, limit: int = 10) -> list[BatchSummary]:
+    """The reviewer's most recent decision batches that can still be undone, newest first."""
+    since = timezone.now() - UNDO_WINDOW
+    recent = list(
+        Decision.objects.filter(
+            user=reviewer,
+            created_at__gte=since,
+            undone_by__isnull=True,
+            caused_by__isnull=True,
+            action__in=PRIMARY_ACTIONS,
+        )
+        .order_by("-created_at", "-id")
+        .values_list("batch", flat=True)[: limit * 50]
+    )
+    wanted = list(dict.fromkeys(recent))[:limit]
+    if not wanted:
+        return []
+    rows = list(
+        Decision.objects.filter(batch__in=wanted)
+        .exclude(action=Decision.Action.UNDO)
+        .order_by("id")
+    )
+    by_batch: dict[uuid.UUID, list[Decision]] = {}
     for d in rows:
-        entry = batches.setdefault(d.batch, {"batch": d.batch, "at": d.created_at, "decisions": []})
-        entry["decisions"].append(d)
-        if len(batches) > limit:
-            break
-    return list(batches.values())[:limit]
+        by_batch.setdefault(d.batch, []).append(d)
+    out = [batch_summary(by_batch.get(b, [])) for b in wanted]
+    return [s for s in out if s is not None]
 
 
 # --- Bulk -------------------------------------------------------------------------------
@@ -769,10 +1168,36 @@ BULK_LIMIT = 1000
 
 
 @dataclass
+class BulkItem:
+    """What a bulk decision did (or would do) to one proposal."""
+
+    proposal_id: int
+    ok: bool
+    words: str = ""  # the refusal, when not ok
+    also: list[tuple[int, str]] = field(default_factory=list)  # concept proposals with it
+    settled: int = 0  # other proposals it settles
+
+
+@dataclass
 class BulkResult:
     batch: uuid.UUID
-    done: list[int] = field(default_factory=list)
-    refused: list[tuple[int, str]] = field(default_factory=list)
+    items: list[BulkItem] = field(default_factory=list)
+
+    @property
+    def done(self) -> list[int]:
+        return [i.proposal_id for i in self.items if i.ok]
+
+    @property
+    def refused(self) -> list[tuple[int, str]]:
+        return [(i.proposal_id, i.words) for i in self.items if not i.ok]
+
+    @property
+    def also_count(self) -> int:
+        return sum(len(i.also) for i in self.items)
+
+    @property
+    def settled_count(self) -> int:
+        return sum(i.settled for i in self.items)
 
 
 class _DryRun(Exception):
@@ -788,11 +1213,11 @@ def proposals_bulk_decide(
     note: str = "",
     dry_run: bool = False,
 ) -> BulkResult:
-    """Accept or reject many proposals, each in its own transaction, as one undoable batch.
+    """Accept or reject many proposals, each in its own savepoint, as one undoable batch.
 
-    A refusal (stale, already decided) does not stop the others; it is reported with
-    its reason. With ``dry_run`` every decision is applied and rolled back, which shows
-    exactly what would happen.
+    A refusal (stale, already decided, not the reviewer's kind) does not stop the others;
+    it is reported with its reason. With ``dry_run`` every decision is applied and rolled
+    back, which shows exactly what would happen, concept proposals included.
     """
     if action not in ("accept", "reject"):
         raise ValidationFailed('Bulk decisions are "accept" or "reject".')
@@ -801,29 +1226,37 @@ def proposals_bulk_decide(
             f"At most {BULK_LIMIT} proposals at once; narrow the filter and repeat."
         )
     result = BulkResult(batch=uuid.uuid4())
-    for proposal_id in proposal_ids:
-        try:
-            with transaction.atomic():
-                if action == "accept":
-                    proposal_accept(
-                        proposal_id=proposal_id, reviewer=reviewer, batch=result.batch, note=note
-                    )
-                else:
-                    proposal_reject(
-                        proposal_id=proposal_id,
-                        reviewer=reviewer,
-                        reason_code=reason_code,
-                        note=note,
-                        batch=result.batch,
-                    )
-                if dry_run:
-                    raise _DryRun
-        except _DryRun:
-            result.done.append(proposal_id)
-        except DomainError as exc:
-            result.refused.append((proposal_id, str(exc)))
-        else:
-            result.done.append(proposal_id)
+    with transaction.atomic():
+        for proposal_id in proposal_ids:
+            item = BulkItem(proposal_id=proposal_id, ok=True)
+            try:
+                with transaction.atomic():
+                    if action == "accept":
+                        out = proposal_accept(
+                            proposal_id=proposal_id,
+                            reviewer=reviewer,
+                            batch=result.batch,
+                            note=note,
+                        )
+                    else:
+                        out = proposal_reject(
+                            proposal_id=proposal_id,
+                            reviewer=reviewer,
+                            reason_code=reason_code,
+                            note=note,
+                            batch=result.batch,
+                        )
+                    item.also = [(p.pk, p.payload.get("name", "")) for p in out.also_decided]
+                    item.settled = len(out.settled)
+                    if dry_run:
+                        raise _DryRun
+            except _DryRun:
+                pass
+            except NotAllowed as exc:
+                item.ok, item.words = False, str(exc)
+            except DomainError as exc:
+                item.ok, item.words = False, str(exc)
+            result.items.append(item)
     return result
 
 
@@ -839,36 +1272,35 @@ def proposal_accept_over_conflicts(
     if not conflicts:
         raise ValidationFailed(f"Proposal #{proposal.pk} contradicts nothing.")
     why = f"Contradicted by proposal #{proposal.pk}, which {reviewer.get_username()} kept."
-    retired: list[int] = []
-    seen: set[tuple[str, int]] = set()
-    for conflict in conflicts:
-        key = (conflict.get("kind"), conflict.get("id"))
-        if key in seen:
-            continue
-        seen.add(key)
-        if conflict.get("kind") == "edge":
-            edge = Edge.objects.filter(pk=conflict["id"]).first()
-            if edge is not None and edge.is_active:
-                graph.edge_invalidate(edge=edge, reason=why, user=reviewer)
-                retired.append(edge.pk)
-        elif conflict.get("kind") == "proposal":
-            other = Proposal.objects.filter(pk=conflict["id"]).first()
-            if other is not None and other.is_open:
-                proposal_reject(
-                    proposal_id=other.pk,
-                    reviewer=reviewer,
-                    reason_code="other",
-                    note=why,
-                    batch=batch,
-                )
+    edge_ids = sorted({c["id"] for c in conflicts if c.get("kind") == "edge"})
+    proposal_ids = sorted({c["id"] for c in conflicts if c.get("kind") == "proposal"})
+    retired = []
+    for edge in Edge.objects.filter(pk__in=edge_ids, status=Edge.Status.ACTIVE).order_by("pk"):
+        graph.edge_invalidate(edge=edge, reason=why, user=reviewer)
+        retired.append(edge.pk)
     # The accept decision lists the edges it retired, so undoing it restores them.
-    return _accept(
+    out = _accept(
         proposal,
         reviewer=reviewer,
         batch=batch,
         note=note or why,
         after={"invalidated_edges": retired},
     )
+    out.changes.edges_gone |= set(retired)
+    for other_id in proposal_ids:
+        other = Proposal.objects.filter(pk=other_id).only("status").first()
+        if other is not None and other.is_open:
+            inner = proposal_reject(
+                proposal_id=other_id,
+                reviewer=reviewer,
+                reason_code="other",
+                note=why,
+                batch=batch,
+                cause=out.decision,
+            )
+            out.decisions += inner.decisions
+            out.changes.rejected |= inner.changes.rejected
+    return _settle(out, reviewer)
 
 
 @transaction.atomic
@@ -899,6 +1331,8 @@ def merge_undo(*, loser_id: int, user) -> Concept:
     ):
         graph.concept_unmerge(loser=loser, user=user)
     else:
-        _undo_one(decision, reviewer=user, batch=uuid.uuid4())
+        changes = GraphChanges()
+        undo = _undo_one(decision, reviewer=user, batch=uuid.uuid4(), changes=changes)
+        reconcile(changes, user=user, batch=undo.batch, cause=undo)
     loser.refresh_from_db()
     return loser

@@ -26,6 +26,7 @@ class Proposal(NoDeleteModel):
         INVALIDATE_EDGE = "invalidate_edge", "Invalidate edge"
         MERGE_CONCEPTS = "merge_concepts", "Merge concepts"
         ADD_RELATION_TYPE = "add_relation_type", "Add relation type"
+        UPDATE_CONCEPT = "update_concept", "Rename concept or change its aliases"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -195,6 +196,7 @@ class Decision(AppendOnlyModel):
         SUPERSEDE = "supersede", "Superseded"
         HOLD = "hold", "Held"
         RELEASE = "release", "Released from hold"
+        RERESOLVE = "reresolve", "Re-resolved"
 
     proposal = models.ForeignKey(Proposal, on_delete=models.PROTECT, related_name="decisions")
     user = models.ForeignKey(
@@ -215,6 +217,15 @@ class Decision(AppendOnlyModel):
     )
     undoes = models.OneToOneField(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="undone_by"
+    )
+    caused_by = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="consequences",
+        help_text="The decision that made this one necessary: a concept accepted with the "
+        "edge that needs it, a twin proposal superseded when its concept came into being.",
     )
     batch = models.UUIDField(
         default=uuid.uuid4,

@@ -101,7 +101,7 @@ class UpdateEdge(_Strict):
 
 class InvalidateEdge(_Strict):
     edge_id: int
-    reason_code: Literal["evidence_gone", "cycle", "contradiction", "duplicate", "other"]
+    reason_code: Literal["evidence_gone", "cycle", "contradiction", "duplicate", "manual", "other"]
     cycle_edge_ids: list[int] = Field(default_factory=list)
 
 
@@ -152,6 +152,24 @@ class AddRelationType(_Strict):
         return self
 
 
+class UpdateConcept(_Strict):
+    """A person's correction of a concept: its name, its aliases, or whether it is in use."""
+
+    concept_id: int
+    name: Name | None = None
+    add_aliases: list[Name] = Field(default_factory=list, max_length=50)
+    remove_aliases: list[Name] = Field(default_factory=list, max_length=50)
+    status: Literal["retired", "active"] | None = None
+
+    @model_validator(mode="after")
+    def _changes_something(self) -> UpdateConcept:
+        if not (self.name or self.add_aliases or self.remove_aliases or self.status):
+            raise ValueError("a concept update must change at least one thing")
+        if self.status and (self.name or self.add_aliases or self.remove_aliases):
+            raise ValueError("retire or reactivate a concept on its own, not with renames")
+        return self
+
+
 SCHEMAS: dict[str, type[_Strict]] = {
     "add_concept": AddConcept,
     "add_edge": AddEdge,
@@ -159,6 +177,7 @@ SCHEMAS: dict[str, type[_Strict]] = {
     "invalidate_edge": InvalidateEdge,
     "merge_concepts": MergeConcepts,
     "add_relation_type": AddRelationType,
+    "update_concept": UpdateConcept,
 }
 
 

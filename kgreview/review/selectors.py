@@ -646,3 +646,139 @@ def edge_life(edge: Edge) -> list[Edge]:
         chain.append(nxt)
         current = nxt
     return chain
+
+
+# --- What stands in the way of a decision -----------------------------------------------
+
+
+def _end_blocker(role: str, end: dict, concepts: dict, needed: dict) -> str:
+    from kgreview.graph.services import inactive_words
+
+    if end.get("concept_id"):
+        concept = concepts.get(end["concept_id"])
+        if concept is None:
+            return f"Its {role} (concept #{end['concept_id']}) does not exist."
+        return "" if concept.is_active else inactive_words(concept)
+    if end.get("proposal_id"):
+        p = needed.get(end["proposal_id"])
+        if p is None:
+            return f'The proposal for its {role} "{end["name"]}" does not exist.'
+        if p.is_open:
+            return ""
+        if p.concept_id:
+            concept = concepts.get(p.concept_id) or Concept.objects.get(pk=p.concept_id)
+            return "" if concept.is_active else inactive_words(concept)
+        return f'Its {role} "{end["name"]}" was {p.status} (proposal #{p.pk}).'
+    return ""
+
+
+def proposal_blockers(proposal: Proposal) -> list[str]:
+    """Why this open proposal cannot be accepted as it stands, in words (none: it can).
+
+    The card shows these, and accepting refuses with the same words. The queue is kept
+    free of them by ``reconcile``; this is the check that it worked.
+    """
+    return open_proposal_blockers([proposal]).get(proposal.pk, [])
+
+
+def open_proposal_blockers(proposals) -> dict[int, list[str]]:
+    """``proposal_blockers`` for many open proposals, in a handful of queries."""
+    from kgreview.graph.selectors import active_edge_between, name_owner
+
+    proposals = [p for p in proposals if p.is_open]
+    concept_ids: set[int] = set()
+    needed_ids: set[int] = set()
+    edge_ids: set[int] = set()
+    for p in proposals:
+        payload = p.payload
+        if p.kind == "add_edge":
+            for role in ("source", "target"):
+                if payload[role].get("concept_id"):
+                    concept_ids.add(payload[role]["concept_id"])
+                elif payload[role].get("proposal_id"):
+                    needed_ids.add(payload[role]["proposal_id"])
+        elif p.kind == "merge_concepts":
+            concept_ids |= {payload["survivor_id"], payload["loser_id"]}
+        elif p.kind == "update_concept":
+            concept_ids.add(payload["concept_id"])
+        elif p.kind in ("invalidate_edge", "update_edge"):
+            edge_ids.add(payload["edge_id"])
+    needed = Proposal.objects.in_bulk(needed_ids) if needed_ids else {}
+    concept_ids |= {n.concept_id for n in needed.values() if n.concept_id}
+    concepts = Concept.objects.in_bulk(concept_ids) if concept_ids else {}
+    edges = Edge.objects.in_bulk(edge_ids) if edge_ids else {}
+    relations = {r.key: r for r in RelationType.objects.all()}
+    out: dict[int, list[str]] = {}
+    for p in proposals:
+        words: list[str] = []
+        payload = p.payload
+        if p.kind == "add_edge":
+            ends = {}
+            for role in ("source", "target"):
+                blocker = _end_blocker(role, payload[role], concepts, needed)
+                if blocker:
+                    words.append(blocker)
+                end = payload[role]
+                cid = end.get("concept_id")
+                if not cid and end.get("proposal_id") in needed:
+                    cid = needed[end["proposal_id"]].concept_id
+                ends[role] = cid
+            relation = relations.get(payload["relation"])
+            if relation is None:
+                words.append(f'The relation "{payload["relation"]}" does not exist.')
+            elif not relation.active:
+                words.append(f'The relation "{relation.key}" was retired; edit it to another.')
+            if relation is not None and ends["source"] and ends["target"]:
+                if ends["source"] == ends["target"]:
+                    words.append("Both ends are the same concept; an edge cannot loop.")
+                else:
+                    found = active_edge_between(
+                        source_id=ends["source"], target_id=ends["target"], relation=relation
+                    )
+                    if found is not None:
+                        words.append(f"The same edge is already in the graph (edge #{found.pk}).")
+        elif p.kind == "add_concept":
+            owner = name_owner(name=payload["name"])
+            retired = owner is not None and owner.concept.status == Concept.Status.RETIRED
+            if retired and p.concept_id != owner.concept_id:
+                words.append(
+                    f'"{payload["name"]}" names the concept "{owner.concept.name}", '
+                    "which a curator retired."
+                )
+        elif p.kind == "merge_concepts":
+            from kgreview.graph.services import inactive_words
+
+            for key in ("survivor_id", "loser_id"):
+                concept = concepts.get(payload[key])
+                if concept is None:
+                    words.append(f"Concept #{payload[key]} does not exist.")
+                elif not concept.is_active:
+                    words.append(inactive_words(concept))
+        elif p.kind in ("invalidate_edge", "update_edge"):
+            edge = edges.get(payload["edge_id"])
+            if edge is None:
+                words.append(f"Edge #{payload['edge_id']} does not exist.")
+            elif not edge.is_active:
+                words.append(f"Edge #{edge.pk} is no longer active ({edge.status}).")
+        if words:
+            out[p.pk] = words
+    return out
+
+
+def twin_concept_proposals() -> list[Proposal]:
+    """Open add_concept proposals whose name already belongs to an active concept: the
+    twins ``reconcile`` supersedes when a concept comes into being (should be none)."""
+    from construction.keys import concept_dedup_key
+    from kgreview.graph.models import ConceptAlias
+
+    keys = {
+        concept_dedup_key(name)
+        for name in ConceptAlias.objects.filter(concept__status="active").values_list(
+            "name", flat=True
+        )
+    }
+    return [
+        p
+        for p in Proposal.objects.filter(kind="add_concept", status__in=OPEN_STATUSES)
+        if p.dedup_key in keys
+    ]

@@ -47,6 +47,8 @@ def endpoint_columns(
             "source_concept_id": payload["loser_id"],
             "target_concept_id": payload["survivor_id"],
         }
+    if kind == "update_concept":
+        return {"source_concept_id": payload["concept_id"]}
     if kind in ("invalidate_edge", "update_edge"):
         if edges is None:
             edges = edge_ends([payload["edge_id"]])

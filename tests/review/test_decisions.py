@@ -12,6 +12,7 @@ from kgreview.review import decisions
 from kgreview.review.decisions import (
     AlreadyDecided,
     EdgeEdits,
+    EndChoice,
     NotAllowed,
     ProposalStale,
     VersionChanged,
@@ -86,11 +87,26 @@ def test_accepting_a_concept_creates_it_with_free_aliases_only(f, reviewer):
     assert reload(p).concept == concept
 
 
-def test_accepting_a_concept_whose_name_exists_is_refused_in_words(f, reviewer):
-    """A concept proposal for a name the graph already has is stale; nothing changes."""
-    f.concept("Embeddings")
+def test_accepting_a_concept_whose_name_exists_links_it_to_that_concept(f, reviewer):
+    """A concept proposal for a name the graph already has is accepted as that concept:
+    nothing new is created, and undoing it leaves the concept alone."""
+    emb = f.concept("Embeddings")
+    p = f.concept_proposal("embeddings", aliases=["Vector embeddings"])
+    out = decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
+    assert out.concepts == [emb] and "already the concept" in out.message
+    assert reload(p).concept == emb and Concept.objects.count() == 1
+    assert set(emb.aliases.values_list("name", flat=True)) == {"Embeddings", "Vector embeddings"}
+    decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    assert reload(emb).status == "active" and reload(p).status == "pending"
+    assert set(emb.aliases.values_list("name", flat=True)) == {"Embeddings"}
+
+
+def test_accepting_a_concept_whose_name_a_curator_retired_is_refused_in_words(f, reviewer):
+    """A retired concept is not silently brought back by an agent's proposal."""
+    emb = f.concept("Embeddings")
+    graph.concept_retire(concept=emb)
     p = f.concept_proposal("embeddings")
-    with pytest.raises(ProposalStale, match='already names the concept "Embeddings"'):
+    with pytest.raises(ProposalStale, match="which a curator retired"):
         decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
     assert reload(p).status == "pending" and not Decision.objects.exists()
 
@@ -210,16 +226,45 @@ def test_edit_then_accept_can_repoint_an_endpoint_to_an_existing_or_new_concept(
     out = decisions.proposal_edit_accept(
         proposal_id=p.pk,
         reviewer=reviewer,
-        edits=EdgeEdits(target_concept_id=ann.pk, source_name="Dense embeddings"),
+        edits=EdgeEdits(
+            target=EndChoice(concept_id=ann.pk),
+            source=EndChoice(name="Dense embeddings", create=True),
+        ),
     )
     (edge,) = out.edges
     assert edge.target == ann and edge.source.name == "Dense embeddings"
 
 
+def test_edit_with_a_typed_name_nobody_picked_is_refused_with_the_closest_names(f, reviewer):
+    """A partial name is never silently made a new concept: the reviewer must pick one of
+    the suggestions or ask for a new concept explicitly."""
+    f.concept("Embeddings")
+    p = f.edge_proposal(f.concept("Vector search"), f.concept("ANN"))
+    with pytest.raises(ValidationFailed, match='No concept is called "Embed".*"Embeddings"'):
+        decisions.proposal_edit_accept(
+            proposal_id=p.pk, reviewer=reviewer, edits=EdgeEdits(source=EndChoice(name="Embed"))
+        )
+    assert reload(p).status == "pending" and not Concept.objects.filter(name="Embed").exists()
+
+
+def test_edit_with_a_plural_of_an_existing_concept_uses_that_concept(f, reviewer):
+    """ "Large language models" typed where "Large language model" exists is that concept:
+    the resolver's rule (one name key, one concept), not a new twin beside it."""
+    llm = f.concept("Large language model")
+    p = f.edge_proposal(f.concept("Tokenization"), f.concept("Transformers"))
+    out = decisions.proposal_edit_accept(
+        proposal_id=p.pk,
+        reviewer=reviewer,
+        edits=EdgeEdits(target=EndChoice(name="Large language models", create=True)),
+    )
+    assert out.edges[0].target == llm
+    assert not Concept.objects.filter(name="Large language models").exists()
+
+
 def test_edit_with_an_unknown_relation_is_refused(f, reviewer):
     """Edits are validated like any proposal."""
     p = f.edge_proposal(f.concept("A5"), f.concept("B5"))
-    with pytest.raises(ProposalStale, match="does not exist"):
+    with pytest.raises(ValidationFailed, match='"causes" is not an active relation'):
         decisions.proposal_edit_accept(
             proposal_id=p.pk, reviewer=reviewer, edits=EdgeEdits(relation="causes")
         )
@@ -236,7 +281,7 @@ def test_undoing_an_accepted_edge_invalidates_it_and_reopens_everything_it_accep
     vs = f.concept_proposal("Vector search", doc=doc)
     p = f.edge_proposal(emb, vs, doc=doc)
     out = decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
-    undone = decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    undone = decisions.decisions_undo(reviewer=reviewer, batch=out.batch).undone
     assert len(undone) == 3 and {d.action for d in undone} == {"undo"}
     (edge,) = Edge.objects.all()
     assert edge.status == "invalidated" and "Undone by rita" in edge.invalidation_reason
@@ -330,9 +375,9 @@ def test_undoable_batches_lists_recent_own_decisions(f, reviewer):
     first = decisions.proposal_reject(proposal_id=p1.pk, reviewer=reviewer, reason_code="too_vague")
     second = decisions.proposal_accept(proposal_id=p2.pk, reviewer=reviewer)
     batches = decisions.undoable_batches(reviewer=reviewer)
-    assert [b["batch"] for b in batches] == [second.batch, first.batch]
+    assert [b.batch for b in batches] == [second.batch, first.batch]
     decisions.decisions_undo(reviewer=reviewer, batch=second.batch)
-    assert [b["batch"] for b in decisions.undoable_batches(reviewer=reviewer)] == [first.batch]
+    assert [b.batch for b in decisions.undoable_batches(reviewer=reviewer)] == [first.batch]
 
 
 # --- roles ------------------------------------------------------------------------------

@@ -1,0 +1,477 @@
+"""Keep the queue decidable: when the graph changes under open proposals, settle them.
+
+A decision (or a curator's mend, or an undo) changes concepts and edges. Open proposals
+that depended on what changed are settled in the same transaction, by the same user,
+in the same batch, each with a decision that names its cause:
+
+- a concept came into being or gained a name: open ``add_concept`` proposals for that
+  name (its twins) are superseded, linked to the concept;
+- an ``add_concept`` proposal now stands for a concept (accepted, reused, or its twin
+  superseded): the ``add_edge`` proposals waiting for it are re-pointed at the concept;
+- an ``add_concept`` proposal was rejected: if its name belongs to a concept now, the
+  edges waiting for it are re-pointed there; otherwise they are superseded, since the
+  concept they need will not exist;
+- a concept was merged: proposals on the loser are re-pointed at the survivor (merge
+  proposals involving it are superseded); a concept was retired: proposals needing it
+  are superseded; a concept was taken back by an undo: proposals on it wait again for
+  the add_concept proposal that the undo reopened;
+- an edge stopped being active: the open proposals to retire or update it are
+  superseded; an edge became active: an open proposal asking for the same fact is
+  superseded.
+
+A re-pointed proposal is checked like a new one: both ends the same concept, the edge
+already in the graph, or the same change already waiting all close it as superseded
+with that reason. Locking: rows settled here are locked with SKIP LOCKED, after the
+deciding service locked its own rows, so two decisions never wait on each other here;
+a proposal locked by someone deciding it right now is left to that decision, whose
+own checks see the new state.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from django.db.models import Q
+from django.utils import timezone
+
+from construction import keys
+from kgreview.graph import selectors as graph_selectors
+from kgreview.graph.models import Concept, Edge, RelationType
+
+from .models import OPEN_STATUSES, Decision, Proposal
+from .payloads import payload_validate
+from .services import endpoint_columns, proposal_dedup_key
+
+
+@dataclass
+class GraphChanges:
+    """What one action changed, as far as open proposals are concerned."""
+
+    named: set[int] = field(default_factory=set)  # concepts that gained names
+    resolved: dict[int, int] = field(default_factory=dict)  # add_concept proposal -> concept
+    rejected: set[int] = field(default_factory=set)  # add_concept proposals rejected
+    merged: dict[int, int] = field(default_factory=dict)  # loser -> survivor
+    retired: set[int] = field(default_factory=set)  # concepts a curator retired
+    unmade: dict[int, int] = field(default_factory=dict)  # concept -> reopened proposal
+    edges_added: set[int] = field(default_factory=set)
+    edges_gone: set[int] = field(default_factory=set)
+
+    def __bool__(self) -> bool:
+        return any(
+            (
+                self.named,
+                self.resolved,
+                self.rejected,
+                self.merged,
+                self.retired,
+                self.unmade,
+                self.edges_added,
+                self.edges_gone,
+            )
+        )
+
+
+# --- Closing a proposal -----------------------------------------------------------------
+
+CLOSE_FIELDS = [
+    "status",
+    "decided_at",
+    "decided_by",
+    "version",
+    "payload",
+    "confidence",
+    "dedup_key",
+    "relation_key",
+    "source_key",
+    "target_key",
+    "relation",
+    "source_concept",
+    "target_concept",
+    "concept",
+    "updated_at",
+]
+
+
+def close_proposal(
+    proposal: Proposal,
+    *,
+    user,
+    status: str,
+    action: str,
+    batch: uuid.UUID,
+    reason_code: str = "",
+    note: str = "",
+    before: dict | None = None,
+    after: dict | None = None,
+    cause: Decision | None = None,
+) -> Decision:
+    """Record the decision and close the (locked) proposal in one UPDATE."""
+    decision = Decision.objects.create(
+        proposal=proposal,
+        user=user,
+        action=action,
+        reason_code=reason_code,
+        note=note.strip(),
+        before=before or {"status": proposal.status},
+        after={"status": status, **(after or {})},
+        proposal_version=proposal.version,
+        batch=batch,
+        caused_by=cause,
+    )
+    proposal.status = status
+    proposal.decided_at = timezone.now()
+    proposal.decided_by = user
+    proposal.version += 1
+    proposal.save(update_fields=CLOSE_FIELDS)
+    return decision
+
+
+class _Settler:
+    def __init__(self, *, user, batch: uuid.UUID, cause: Decision | None, why: str) -> None:
+        self.user = user
+        self.batch = batch
+        self.cause = cause
+        self.why = why
+        self.decisions: list[Decision] = []
+        self.done: set[int] = set()
+
+    def _open(self, qs):
+        """Open proposals of ``qs``, locked, skipping rows someone is deciding right now."""
+        rows = (
+            qs.filter(status__in=OPEN_STATUSES)
+            .exclude(pk__in=self.done)
+            .select_for_update(skip_locked=True, of=("self",))
+            .select_related("relation")
+            .order_by("pk")
+        )
+        return list(rows)
+
+    def supersede(self, proposal: Proposal, words: str, *, concept: Concept | None = None):
+        self.done.add(proposal.pk)
+        if concept is not None and proposal.kind == Proposal.Kind.ADD_CONCEPT:
+            proposal.concept = concept
+        after = {"superseded_because": words}
+        if concept is not None:
+            after["concept_id"] = concept.pk
+        self.decisions.append(
+            close_proposal(
+                proposal,
+                user=self.user,
+                status=Proposal.Status.SUPERSEDED,
+                action=Decision.Action.SUPERSEDE,
+                batch=self.batch,
+                note=f"{words} {self.why}".strip(),
+                after=after,
+                cause=self.cause,
+            )
+        )
+
+    def repoint(self, proposal: Proposal, ends: dict[str, dict], words: str) -> None:
+        """Give an open add_edge proposal new ends; close it if that makes it moot."""
+        self.done.add(proposal.pk)
+        payload = dict(proposal.payload)
+        for role, endpoint in ends.items():
+            payload[role] = endpoint
+        src, dst = payload["source"], payload["target"]
+        same = (src.get("concept_id") and src.get("concept_id") == dst.get("concept_id")) or (
+            src["name"].casefold() == dst["name"].casefold()
+        )
+        if same:
+            self.done.discard(proposal.pk)
+            self.supersede(
+                proposal, f'Both ends are now the concept "{src["name"]}"; an edge cannot loop.'
+            )
+            return
+        payload = payload_validate(kind="add_edge", payload=payload)
+        relation = proposal.relation or RelationType.objects.filter(key=payload["relation"]).first()
+        if relation is not None and src.get("concept_id") and dst.get("concept_id"):
+            existing = graph_selectors.active_edge_between(
+                source_id=src["concept_id"], target_id=dst["concept_id"], relation=relation
+            )
+            if existing is not None:
+                self.done.discard(proposal.pk)
+                self.supersede(
+                    proposal,
+                    f'"{src["name"]}" {relation.verb} "{dst["name"]}" is already in the graph '
+                    f"(edge #{existing.pk}).",
+                )
+                return
+        key = proposal_dedup_key(
+            kind="add_edge",
+            payload=payload,
+            symmetric=relation.symmetric if relation is not None else False,
+        )[:255]
+        twin = (
+            Proposal.objects.filter(dedup_key=key, status__in=OPEN_STATUSES)
+            .exclude(pk=proposal.pk)
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if twin is not None:
+            self.done.discard(proposal.pk)
+            self.supersede(proposal, f"The same edge is already waiting as proposal #{twin}.")
+            return
+        before = {
+            "status": proposal.status,
+            "payload": proposal.payload,
+            "dedup_key": proposal.dedup_key,
+        }
+        relation_ids = {relation.key: relation.pk} if relation is not None else {}
+        for column, value in endpoint_columns("add_edge", payload, relation_ids).items():
+            setattr(proposal, column, value)
+        proposal.payload = payload
+        proposal.dedup_key = key
+        self.decisions.append(
+            Decision.objects.create(
+                proposal=proposal,
+                user=self.user,
+                action=Decision.Action.RERESOLVE,
+                note=f"{words} {self.why}".strip(),
+                before=before,
+                after={"status": proposal.status, "payload": payload, "dedup_key": key},
+                proposal_version=proposal.version,
+                batch=self.batch,
+                caused_by=self.cause,
+            )
+        )
+        proposal.version += 1
+        proposal.save(
+            update_fields=[
+                "payload",
+                "dedup_key",
+                "relation_key",
+                "source_key",
+                "target_key",
+                "relation",
+                "source_concept",
+                "target_concept",
+                "version",
+                "updated_at",
+            ]
+        )
+
+    def follow_edge(self, proposal: Proposal, edge: Edge) -> None:
+        """Point a proposal about an edge at the newer row of the same fact."""
+        self.done.add(proposal.pk)
+        old_key = proposal.dedup_key
+        payload = {**proposal.payload, "edge_id": edge.pk}
+        key = proposal_dedup_key(kind=proposal.kind, payload=payload)[:255]
+        taken = (
+            Proposal.objects.filter(dedup_key=key, status__in=OPEN_STATUSES)
+            .exclude(pk=proposal.pk)
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if taken is not None:
+            self.done.discard(proposal.pk)
+            self.supersede(proposal, f"The same change is already waiting as proposal #{taken}.")
+            return
+        before = {"status": proposal.status, "payload": proposal.payload, "dedup_key": old_key}
+        for column, value in endpoint_columns(proposal.kind, payload).items():
+            setattr(proposal, column, value)
+        proposal.payload = payload
+        proposal.dedup_key = key
+        self.decisions.append(
+            Decision.objects.create(
+                proposal=proposal,
+                user=self.user,
+                action=Decision.Action.RERESOLVE,
+                note=f"Edge #{edge.supersedes_id} is now edge #{edge.pk}. {self.why}".strip(),
+                before=before,
+                after={"status": proposal.status, "payload": payload, "dedup_key": key},
+                proposal_version=proposal.version,
+                batch=self.batch,
+                caused_by=self.cause,
+            )
+        )
+        proposal.version += 1
+        proposal.save(
+            update_fields=[
+                "payload",
+                "dedup_key",
+                "relation",
+                "source_concept",
+                "target_concept",
+                "version",
+                "updated_at",
+            ]
+        )
+
+
+def _concept_end(concept: Concept) -> dict:
+    return {
+        "name": concept.name,
+        "concept_id": concept.pk,
+        "match": "exact",
+        "score": 100.0,
+        "matched_name": concept.name,
+    }
+
+
+def _proposal_end(proposal: Proposal) -> dict:
+    return {"name": proposal.payload["name"], "proposal_id": proposal.pk, "match": "new"}
+
+
+def _waiting_on_names(names) -> Q:
+    node_keys = {keys.new_concept_key(n) for n in names}
+    return Q(source_key__in=node_keys) | Q(target_key__in=node_keys)
+
+
+def _waiting_on_concepts(ids) -> Q:
+    return Q(source_concept_id__in=ids) | Q(target_concept_id__in=ids)
+
+
+def _ends_matching(proposal: Proposal, test) -> list[str]:
+    return [role for role in ("source", "target") if test(proposal.payload[role])]
+
+
+def reconcile(
+    changes: GraphChanges, *, user, batch: uuid.UUID, cause: Decision | None, why: str = ""
+) -> list[Decision]:
+    """Settle the open proposals that ``changes`` affect; returns the decisions taken."""
+    if not changes:
+        return []
+    s = _Settler(user=user, batch=batch, cause=cause, why=why)
+    if cause is not None:
+        s.done.add(cause.proposal_id)
+    edges_open = Proposal.objects.filter(kind=Proposal.Kind.ADD_EDGE)
+
+    # Merged concepts: their survivors gained names; proposals on the loser move over.
+    if changes.merged:
+        survivors = Concept.objects.in_bulk(set(changes.merged.values()))
+        changes.named |= set(survivors)
+        losers = Concept.objects.in_bulk(set(changes.merged))
+        for p in s._open(edges_open.filter(_waiting_on_concepts(changes.merged))):
+            ends = {}
+            for role in _ends_matching(p, lambda e: e.get("concept_id") in changes.merged):
+                loser = losers[p.payload[role]["concept_id"]]
+                ends[role] = _concept_end(survivors[changes.merged[loser.pk]])
+            s.repoint(p, ends, "An end was merged into another concept.")
+        merges = Proposal.objects.filter(kind=Proposal.Kind.MERGE_CONCEPTS)
+        for p in s._open(merges.filter(_waiting_on_concepts(changes.merged))):
+            s.supersede(p, "One of its concepts was merged in another decision.")
+
+    # Concepts that gained names: their twin add_concept proposals are settled.
+    if changes.named:
+        concepts = Concept.objects.filter(pk__in=changes.named, status=Concept.Status.ACTIVE)
+        by_key: dict[str, Concept] = {}
+        for concept in concepts.prefetch_related("aliases"):
+            for alias in concept.aliases.all():
+                by_key.setdefault(keys.concept_dedup_key(alias.name), concept)
+        twins = Proposal.objects.filter(kind=Proposal.Kind.ADD_CONCEPT, dedup_key__in=by_key)
+        for twin in s._open(twins):
+            concept = by_key[twin.dedup_key]
+            s.supersede(
+                twin,
+                f'"{twin.payload["name"]}" is already the concept "{concept.name}" '
+                f"(#{concept.pk}).",
+                concept=concept,
+            )
+            changes.resolved.setdefault(twin.pk, concept.pk)
+
+    # Rejected concept proposals whose name belongs to a concept now count as resolved.
+    dead: dict[int, Proposal] = {}
+    if changes.rejected:
+        for p in Proposal.objects.filter(pk__in=changes.rejected):
+            owner = graph_selectors.name_owner(name=p.payload["name"])
+            if owner is not None and owner.concept.is_active:
+                changes.resolved.setdefault(p.pk, owner.concept_id)
+            else:
+                dead[p.pk] = p
+
+    if changes.resolved:
+        needed = Proposal.objects.in_bulk(set(changes.resolved))
+        concepts = Concept.objects.in_bulk(set(changes.resolved.values()))
+        by_key = {keys.new_concept_key(p.payload["name"]): p for p in needed.values()}
+        by_id = {p.pk: p for p in needed.values()}
+        waiting = edges_open.filter(_waiting_on_names(p.payload["name"] for p in needed.values()))
+        for p in s._open(waiting):
+            ends = {}
+            for role in ("source", "target"):
+                end = p.payload[role]
+                if end.get("concept_id"):
+                    continue
+                wanted = by_id.get(end.get("proposal_id")) or by_key.get(
+                    keys.new_concept_key(end["name"])
+                )
+                if wanted is None:
+                    continue
+                concept = concepts[changes.resolved[wanted.pk]]
+                ends[role] = {**_concept_end(concept), "proposal_id": wanted.pk}
+            if ends:
+                s.repoint(p, ends, "The concept it needed is in the graph now.")
+
+    if dead:
+        waiting = edges_open.filter(_waiting_on_names(p.payload["name"] for p in dead.values()))
+        names = {keys.new_concept_key(p.payload["name"]): p for p in dead.values()}
+        for p in s._open(waiting):
+            for role in ("source", "target"):
+                end = p.payload[role]
+                gone = (
+                    None if end.get("concept_id") else names.get(keys.new_concept_key(end["name"]))
+                )
+                if gone is not None:
+                    s.supersede(
+                        p,
+                        f'It needs the concept "{gone.payload["name"]}", which was rejected '
+                        f"(proposal #{gone.pk}).",
+                    )
+                    break
+
+    if changes.retired:
+        retired = Concept.objects.in_bulk(changes.retired)
+        for p in s._open(edges_open.filter(_waiting_on_concepts(changes.retired))):
+            role = _ends_matching(p, lambda e: e.get("concept_id") in changes.retired)[0]
+            name = retired[p.payload[role]["concept_id"]].name
+            s.supersede(p, f'Its {role} "{name}" was retired.')
+        merges = Proposal.objects.filter(kind=Proposal.Kind.MERGE_CONCEPTS)
+        for p in s._open(merges.filter(_waiting_on_concepts(changes.retired))):
+            s.supersede(p, "One of its concepts was retired.")
+
+    if changes.unmade:
+        reopened = Proposal.objects.in_bulk(set(changes.unmade.values()))
+        for p in s._open(edges_open.filter(_waiting_on_concepts(changes.unmade))):
+            ends = {}
+            for role in _ends_matching(p, lambda e: e.get("concept_id") in changes.unmade):
+                back = reopened[changes.unmade[p.payload[role]["concept_id"]]]
+                ends[role] = _proposal_end(back)
+            s.repoint(p, ends, "The concept it used went back to the queue.")
+        merges = Proposal.objects.filter(kind=Proposal.Kind.MERGE_CONCEPTS)
+        for p in s._open(merges.filter(_waiting_on_concepts(changes.unmade))):
+            s.supersede(p, "One of its concepts went back to the queue.")
+
+    if changes.edges_gone or changes.edges_added:
+        # Proposals to retire or update an edge follow the fact: to its newer row when
+        # one replaced it (a merge moved it, an undo restored it), else they close.
+        touching = Proposal.objects.filter(
+            kind__in=(Proposal.Kind.INVALIDATE_EDGE, Proposal.Kind.UPDATE_EDGE)
+        )
+        successors = {
+            e.supersedes_id: e
+            for e in Edge.objects.filter(
+                Q(supersedes_id__in=changes.edges_gone) | Q(pk__in=changes.edges_added),
+                status=Edge.Status.ACTIVE,
+                supersedes__isnull=False,
+            )
+        }
+        for p in s._open(touching):
+            edge_id = p.payload.get("edge_id")
+            if edge_id in successors:
+                s.follow_edge(p, successors[edge_id])
+            elif edge_id in changes.edges_gone:
+                s.supersede(p, f"Edge #{edge_id} is no longer active.")
+
+    if changes.edges_added:
+        wanted = {}
+        for edge in Edge.objects.filter(pk__in=changes.edges_added).select_related("relation"):
+            key = keys.edge_dedup_key(
+                keys.concept_key(edge.source_id),
+                edge.relation.key,
+                keys.concept_key(edge.target_id),
+                symmetric=edge.relation.symmetric,
+            )
+            wanted[key] = edge
+        for p in s._open(edges_open.filter(dedup_key__in=wanted)):
+            s.supersede(p, f"The same edge is in the graph now (edge #{wanted[p.dedup_key].pk}).")
+    return s.decisions

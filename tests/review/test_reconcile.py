@@ -1,0 +1,327 @@
+"""The queue stays decidable: every way the graph changes under an open proposal settles it.
+
+After every scenario the whole queue is checked: no open proposal has a blocker (an end
+that is retired, merged, rejected or missing; a fact already in the graph) and no open
+concept proposal names a concept that already exists.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kgreview.graph import selectors as graph_selectors
+from kgreview.graph import services as graph
+from kgreview.graph.models import Concept, Edge
+from kgreview.review import decisions, mend
+from kgreview.review.decisions import EdgeEdits, EndChoice, ProposalStale
+from kgreview.review.models import OPEN_STATUSES, Decision, Proposal
+from kgreview.review.selectors import (
+    open_proposal_blockers,
+    proposal_blockers,
+    twin_concept_proposals,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def reviewer(f):
+    return f.user("rita", role="reviewer")
+
+
+@pytest.fixture
+def curator(f):
+    return f.user("cora", role="curator")
+
+
+def reload(obj):
+    obj.refresh_from_db()
+    return obj
+
+
+def assert_queue_decidable() -> None:
+    """No open proposal is stuck: each can be accepted as it stands, or rejected."""
+    open_ = list(Proposal.objects.filter(status__in=OPEN_STATUSES))
+    assert open_proposal_blockers(open_) == {}
+    assert twin_concept_proposals() == []
+
+
+def end(p: Proposal, role: str) -> dict:
+    return reload(p).payload[role]
+
+
+# --- twins after an edit ----------------------------------------------------------------
+
+
+def test_edit_naming_a_pending_concept_accepts_that_proposal_instead_of_a_twin(f, reviewer):
+    """Typing "Queries" where "Queries" waits as a concept proposal accepts that proposal,
+    and the other edges waiting for it now point at the concept."""
+    doc = f.lesson()
+    queries = f.concept_proposal("Queries", doc=doc)
+    waiting = f.edge_proposal(queries, f.concept("Vector search"), doc=doc)
+    p = f.edge_proposal(f.concept("Embeddings"), f.concept("Rerankers"), doc=doc)
+    out = decisions.proposal_edit_accept(
+        proposal_id=p.pk, reviewer=reviewer, edits=EdgeEdits(target=EndChoice(name="queries"))
+    )
+    (edge,) = out.edges
+    assert edge.target.name == "Queries" and reload(queries).status == "accepted"
+    assert reload(queries).concept == edge.target
+    assert out.also_decided == [queries]
+    source = end(waiting, "source")
+    assert source["concept_id"] == edge.target.pk and source["match"] == "exact"
+    assert reload(waiting).source_key == f"c{edge.target.pk}"
+    assert Concept.objects.filter(name__iexact="queries").count() == 1
+    assert_queue_decidable()
+    decisions.proposal_accept(proposal_id=waiting.pk, reviewer=reviewer)
+    assert_queue_decidable()
+
+
+def test_a_concept_made_by_another_route_supersedes_its_twin_and_repoints_its_edges(
+    f, curator, reviewer
+):
+    """Renaming a concept to "Cross-encoder" settles the pending "cross-encoders" proposal:
+    superseded, linked to the concept; the edges that needed it now use the concept."""
+    doc = f.lesson()
+    twin = f.concept_proposal("Cross-encoders", doc=doc)
+    e1 = f.edge_proposal(twin, f.concept("Rerankers"), doc=doc)
+    e2 = f.edge_proposal(f.concept("Embeddings"), twin, "builds_on", doc=doc)
+    ce = f.concept("CE model")
+    out = mend.concept_update_by_hand(user=curator, concept_id=ce.pk, name="Cross-encoder")
+    twin = reload(twin)
+    assert twin.status == "superseded" and twin.concept == ce
+    assert "already the concept" in twin.decisions.get(action="supersede").note
+    assert end(e1, "source")["concept_id"] == ce.pk and end(e2, "target")["concept_id"] == ce.pk
+    assert {d.action for d in out.settled} == {"supersede", "reresolve"}
+    assert all(d.caused_by == out.decision and d.user == curator for d in out.settled)
+    assert_queue_decidable()
+    decisions.proposal_accept(proposal_id=e1.pk, reviewer=reviewer)
+    decisions.proposal_accept(proposal_id=e2.pk, reviewer=reviewer)
+    assert graph_selectors.edges_active().filter(source=ce).count() == 1
+    assert_queue_decidable()
+
+
+def test_editing_only_the_relation_when_the_end_concept_already_exists_accepts(f, reviewer):
+    """The end waits for a "Tokenization" proposal, but the concept exists (made before the
+    settling rule, or by a race): the edit reuses it instead of failing on the name."""
+    doc = f.lesson()
+    tok = f.concept_proposal("Tokenization", doc=doc)
+    p = f.edge_proposal(tok, f.concept("Transformers"), doc=doc)
+    existing = graph.concept_create(name="Tokenization")  # behind the queue's back
+    out = decisions.proposal_edit_accept(
+        proposal_id=p.pk, reviewer=reviewer, edits=EdgeEdits(relation="builds_on")
+    )
+    (edge,) = out.edges
+    assert edge.source == existing and edge.relation.key == "builds_on"
+    assert reload(tok).status == "accepted" and reload(tok).concept == existing
+    assert Concept.objects.filter(name="Tokenization").count() == 1
+    assert_queue_decidable()
+
+
+# --- rejection --------------------------------------------------------------------------
+
+
+def test_rejecting_a_concept_whose_name_now_belongs_to_a_concept_repoints_its_edges(f, reviewer):
+    """Rejected as a duplicate, the proposal does not poison the edges waiting for it."""
+    doc = f.lesson()
+    ce = f.concept_proposal("Cross-encoder", doc=doc)
+    waiting = f.edge_proposal(ce, f.concept("Rerankers"), doc=doc)
+    existing = graph.concept_create(name="Cross-encoder")  # behind the queue's back
+    out = decisions.proposal_reject(proposal_id=ce.pk, reviewer=reviewer, reason_code="duplicate")
+    assert end(waiting, "source")["concept_id"] == existing.pk
+    assert [d.action for d in out.settled] == ["reresolve"]
+    accepted = decisions.proposal_accept(proposal_id=waiting.pk, reviewer=reviewer)
+    assert accepted.edges[0].source == existing
+    assert_queue_decidable()
+
+
+def test_rejecting_a_concept_nobody_has_supersedes_the_edges_that_need_it_and_undo_restores(
+    f, reviewer
+):
+    """The concept will not exist, so the edges needing it close with the reason; undoing
+    the rejection brings all of them back."""
+    doc = f.lesson()
+    embed = f.concept_proposal("Embed", doc=doc)
+    e1 = f.edge_proposal(embed, f.concept("Vector search"), doc=doc)
+    e2 = f.edge_proposal(f.concept("RAG"), embed, "builds_on", doc=doc)
+    out = decisions.proposal_reject(
+        proposal_id=embed.pk, reviewer=reviewer, reason_code="too_vague"
+    )
+    for e in (e1, e2):
+        e = reload(e)
+        assert e.status == "superseded"
+        assert 'needs the concept "Embed", which was rejected' in e.decisions.last().note
+    assert_queue_decidable()
+    undone = decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    assert {reload(x).status for x in (embed, e1, e2)} == {"pending"}
+    assert undone.first_proposal_id == embed.pk and len(undone.undone) == 3
+    assert_queue_decidable()
+
+
+# --- retired and merged ends -------------------------------------------------------------
+
+
+def test_accepting_an_edge_whose_end_was_retired_is_refused_in_words_not_a_500(f, reviewer):
+    """A legacy proposal on a retired concept: the card lists the blocker and accepting
+    says the same words (it used to raise AttributeError)."""
+    old = f.concept("Bag of words")
+    p = f.edge_proposal(old, f.concept("TF-IDF"))
+    graph.concept_retire(concept=old)  # behind the queue's back
+    assert proposal_blockers(reload(p)) == [
+        '"Bag of words" was retired; a curator can reactivate it from its page, '
+        "or choose another concept."
+    ]
+    with pytest.raises(ProposalStale, match='"Bag of words" was retired'):
+        decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
+    assert reload(p).status == "pending"
+
+
+def test_accepting_an_edge_whose_end_was_merged_names_the_survivor(f, reviewer):
+    emb, dense = f.concept("Embeddings"), f.concept("Dense vectors")
+    p = f.edge_proposal(dense, f.concept("Vector search"))
+    graph.concept_merge(loser=dense, survivor=emb)  # behind the queue's back
+    assert proposal_blockers(reload(p)) == [
+        '"Dense vectors" was merged into "Embeddings"; use the surviving concept.'
+    ]
+    with pytest.raises(ProposalStale, match='merged into "Embeddings"'):
+        decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
+
+
+def test_retiring_a_concept_supersedes_the_proposals_that_need_it(f, curator):
+    """A curator retires an orphan; edges and merges proposed on it close with the reason."""
+    orphan, other = f.concept("Bag of words"), f.concept("TF-IDF")
+    p = f.edge_proposal(orphan, other)
+    out = mend.concept_update_by_hand(user=curator, concept_id=orphan.pk, status="retired")
+    assert reload(orphan).status == "retired"
+    assert reload(p).status == "superseded" and "was retired" in reload(p).decisions.last().note
+    assert out.settled[0].caused_by == out.decision
+    assert_queue_decidable()
+    decisions.decisions_undo(reviewer=curator, batch=out.batch)
+    assert reload(orphan).status == "active" and reload(p).status == "pending"
+    assert_queue_decidable()
+
+
+def test_merging_moves_open_proposals_to_the_survivor_and_closes_rival_merges(f, curator):
+    emb, dense, vec = f.concept("Embeddings"), f.concept("Dense vectors"), f.concept("Vectors")
+    p = f.edge_proposal(dense, f.concept("Vector search"))
+    rival = decisions_merge_proposal(dense, vec)
+    out = mend.concepts_merge_by_hand(
+        user=curator, survivor_id=emb.pk, loser_id=dense.pk, note="Same thing."
+    )
+    assert end(p, "source")["concept_id"] == emb.pk and reload(p).source_concept == emb
+    assert reload(rival).status == "superseded"
+    assert reload(dense).status == "merged" and out.proposal.created_by == curator
+    assert_queue_decidable()
+
+
+def decisions_merge_proposal(a: Concept, b: Concept) -> Proposal:
+    from kgreview.review.services import proposal_create
+
+    return proposal_create(
+        kind="merge_concepts",
+        payload={"survivor_id": b.pk, "loser_id": a.pk, "score": 90.0, "why": "Similar."},
+        confidence=0.9,
+    )
+
+
+def test_a_merge_that_joins_both_ends_of_a_proposal_closes_it_as_a_loop(f, curator):
+    emb, dense = f.concept("Embeddings"), f.concept("Dense vectors")
+    p = f.edge_proposal(dense, emb, "related")
+    mend.concepts_merge_by_hand(user=curator, survivor_id=emb.pk, loser_id=dense.pk, note="")
+    assert reload(p).status == "superseded"
+    assert "an edge cannot loop" in reload(p).decisions.last().note
+    assert_queue_decidable()
+
+
+# --- the edge already exists ------------------------------------------------------------
+
+
+def test_adding_an_edge_by_hand_supersedes_the_agent_proposal_for_the_same_fact(f, reviewer):
+    emb, vs = f.concept("Embeddings"), f.concept("Vector search")
+    p = f.edge_proposal(emb, vs)
+    out = mend.edge_add_by_hand(
+        user=reviewer,
+        source=EndChoice(concept_id=emb.pk),
+        target=EndChoice(concept_id=vs.pk),
+        relation="prerequisite",
+        note="Obvious from lesson 3.",
+    )
+    assert reload(p).status == "superseded"
+    assert f"edge #{out.edges[0].pk}" in reload(p).decisions.last().note
+    assert_queue_decidable()
+    decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    assert reload(p).status == "pending" and graph_selectors.edges_active().count() == 0
+    assert_queue_decidable()
+
+
+def test_retiring_an_edge_by_hand_supersedes_the_open_proposals_to_retire_it(f, reviewer):
+    edge = f.edge(f.concept("A1"), f.concept("B1"))
+    from kgreview.review.services import proposal_create
+
+    heal = proposal_create(
+        kind="invalidate_edge",
+        payload={"edge_id": edge.pk, "reason_code": "evidence_gone"},
+        confidence=0.8,
+        reason="The quote is gone.",
+    )
+    out = mend.edge_retire_by_hand(user=reviewer, edge_id=edge.pk, note="Wrong direction.")
+    assert reload(edge).status == "invalidated" and reload(heal).status == "superseded"
+    assert_queue_decidable()
+    decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    assert graph_selectors.edges_active().count() == 1 and reload(heal).status == "pending"
+    assert_queue_decidable()
+
+
+# --- undo -------------------------------------------------------------------------------
+
+
+def test_undoing_an_accept_that_created_concepts_makes_later_proposals_wait_again(f, reviewer):
+    """Proposals re-pointed at the new concept wait for its proposal again after undo."""
+    doc = f.lesson()
+    ce = f.concept_proposal("Cross-encoder", doc=doc)
+    first = f.edge_proposal(ce, f.concept("Rerankers"), doc=doc)
+    second = f.edge_proposal(f.concept("Embeddings"), ce, "related", doc=doc)
+    out = decisions.proposal_accept(proposal_id=first.pk, reviewer=reviewer)
+    concept = reload(ce).concept
+    assert end(second, "target")["concept_id"] == concept.pk
+    result = decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    assert result.first_proposal_id == first.pk
+    assert reload(concept).status == "retired" and reload(ce).status == "pending"
+    target = end(second, "target")
+    assert target.get("concept_id") is None and target["proposal_id"] == ce.pk
+    assert reload(second).target_key == "n:cross encoder"
+    assert_queue_decidable()
+    again = decisions.proposal_accept(proposal_id=second.pk, reviewer=reviewer)
+    assert again.edges[0].target == concept and reload(concept).status == "active"
+    assert_queue_decidable()
+
+
+def test_undoable_batch_is_named_by_the_decision_the_reviewer_took(f, reviewer):
+    doc = f.lesson()
+    emb, vs = f.concept_proposal("Embeddings", doc=doc), f.concept_proposal("VS", doc=doc)
+    p = f.edge_proposal(emb, vs, doc=doc)
+    decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
+    (latest,) = decisions.undoable_batches(reviewer=reviewer, limit=1)
+    assert latest.first.proposal_id == p.pk
+    assert latest.words == f"accept #{p.pk} and the 2 concepts accepted with it"
+
+
+# --- bulk -------------------------------------------------------------------------------
+
+
+def test_bulk_accept_of_edges_sharing_a_pending_concept_accepts_it_once(f, reviewer):
+    """The second edge finds the concept already made by the first: no refusal."""
+    doc = f.lesson()
+    ce = f.concept_proposal("Cross-encoder", doc=doc)
+    ids = [f.edge_proposal(ce, f.concept(f"Target {i}"), doc=doc).pk for i in range(3)]
+    preview = decisions.proposals_bulk_decide(
+        reviewer=reviewer, proposal_ids=ids, action="accept", dry_run=True
+    )
+    assert preview.done == ids and preview.refused == []
+    assert preview.items[0].also == [(ce.pk, "Cross-encoder")]
+    assert not Decision.objects.exists() and reload(ce).status == "pending"
+    result = decisions.proposals_bulk_decide(reviewer=reviewer, proposal_ids=ids, action="accept")
+    assert result.done == ids and Edge.objects.count() == 3
+    assert Concept.objects.filter(name="Cross-encoder").count() == 1
+    assert_queue_decidable()
+    (batch,) = decisions.undoable_batches(reviewer=reviewer, limit=1)
+    assert batch.words == "bulk accept of 3 proposals and the 1 concept accepted with them"
