@@ -23,4 +23,22 @@
   document.addEventListener("htmx:sendError", function () {
     toast("The server did not answer; your last action was not saved. Try again.", "bad");
   });
+
+  // On a narrow screen the navigation folds behind a Menu button. The fold is CSS keyed
+  // on the button's aria-expanded, and only once this script marks the bar, so without
+  // script the links simply wrap.
+  var bar = document.querySelector(".topbar");
+  var menu = bar && bar.querySelector(".nav-toggle");
+  if (!menu) return;
+  function setOpen(open) { menu.setAttribute("aria-expanded", open ? "true" : "false"); }
+  bar.classList.add("nav-foldable");
+  menu.addEventListener("click", function () {
+    setOpen(menu.getAttribute("aria-expanded") !== "true");
+  });
+  bar.addEventListener("keydown", function (event) {
+    if (event.key === "Escape" && menu.getAttribute("aria-expanded") === "true") {
+      setOpen(false);
+      menu.focus();
+    }
+  });
 })();
