@@ -696,6 +696,11 @@ def resolve_choice(choice: EndChoice | None, current: dict | None = None) -> dic
         if current is None:
             raise ValidationFailed("Choose a concept for each end.")
         return current
+    if current is not None and (
+        (choice.concept_id and choice.concept_id == current.get("concept_id"))
+        or (choice.proposal_id and choice.proposal_id == current.get("proposal_id"))
+    ):
+        return current  # left as it was
     if choice.concept_id:
         concept = Concept.objects.filter(pk=choice.concept_id).first()
         if concept is None:

@@ -291,10 +291,18 @@ def queue_counts(f: QueueFilter) -> dict:
 
 
 def next_in_queue(
-    f: QueueFilter, *, after: str | None = None, before: str | None = None, skip=()
+    f: QueueFilter,
+    *,
+    after: str | None = None,
+    before: str | None = None,
+    skip=(),
+    exclude_kinds=(),
 ) -> Proposal | None:
-    """The proposal after (or before) a cursor in the filter's order."""
+    """The proposal after (or before) a cursor in the filter's order, leaving out the
+    kinds the reviewer's role does not decide."""
     qs = queue_queryset(f).exclude(pk__in=list(skip))
+    if exclude_kinds:
+        qs = qs.exclude(kind__in=list(exclude_kinds))
     if before:
         qs = _after(qs, f.sort, before, before=True).order_by(*_order(f.sort, reverse=True))
     else:
@@ -388,6 +396,11 @@ class Card:
     # For a cycle-breaking invalidation: the cycle's edges in order, each with its
     # evidence in context, the weakest being the one proposed for retirement.
     cycle: list[tuple[Edge, Context | None]] = field(default_factory=list)
+    # Why accepting would be refused right now, in words (the same words the refusal uses).
+    blockers: list[str] = field(default_factory=list)
+    # For a new concept: existing concepts with a similar name, to spot a duplicate.
+    similar: list = field(default_factory=list)
+    claim: str = ""
 
 
 CARD_RELATED = (
@@ -555,6 +568,20 @@ def proposal_card(proposal: Proposal) -> Card:
         card.decisions = list(
             proposal.decisions.select_related("user").order_by("created_at", "id")
         )
+    if proposal.kind == "add_edge":
+        # A merged end names its survivor (one query, only when there is one).
+        merged = [c for c in concepts.values() if c.status == Concept.Status.MERGED]
+        if merged:
+            survivors = Concept.objects.in_bulk({c.merged_into_id for c in merged})
+            for c in merged:
+                c.survivor = survivors.get(c.merged_into_id)
+    elif proposal.kind == "add_concept" and proposal.is_open:
+        from kgreview.graph.search import concept_search
+
+        card.similar = concept_search(q=payload["name"], limit=3)
+    if proposal.is_open:
+        card.blockers = proposal_blockers(proposal)
+    card.claim = claim_words(proposal)
     return card
 
 
@@ -782,3 +809,151 @@ def twin_concept_proposals() -> list[Proposal]:
         for p in Proposal.objects.filter(kind="add_concept", status__in=OPEN_STATUSES)
         if p.dedup_key in keys
     ]
+
+
+# --- Words for a proposal ----------------------------------------------------------------
+
+
+def claim_words(proposal: Proposal, relations: dict[str, RelationType] | None = None) -> str:
+    """What the proposal asks for, as one sentence of plain text."""
+    payload = proposal.payload
+    kind = proposal.kind
+    if kind == "add_edge":
+        relation = (relations or {}).get(payload["relation"]) or proposal.relation
+        verb = relation.verb if relation is not None else payload["relation"].replace("_", " ")
+        return f"{payload['source']['name']} {verb} {payload['target']['name']}"
+    if kind == "add_concept":
+        return f"New concept {payload['name']}"
+    if kind in ("invalidate_edge", "update_edge"):
+        what = "Retire" if kind == "invalidate_edge" else "Update"
+        if proposal.source_concept_id and proposal.target_concept_id:
+            return (
+                f"{what} edge #{payload['edge_id']}: {proposal.source_concept.name} "
+                f"{proposal.relation.verb if proposal.relation else ''} "
+                f"{proposal.target_concept.name}"
+            ).replace("  ", " ")
+        return f"{what} edge #{payload['edge_id']}"
+    if kind == "merge_concepts":
+        if proposal.source_concept_id and proposal.target_concept_id:
+            return f"Merge {proposal.source_concept.name} into {proposal.target_concept.name}"
+        return f"Merge concept #{payload['loser_id']} into #{payload['survivor_id']}"
+    if kind == "add_relation_type":
+        return f"New relation {payload['label']} (“source {payload['verb']} target”)"
+    if kind == "update_concept":
+        name = proposal.source_concept.name if proposal.source_concept_id else "a concept"
+        parts = []
+        if payload.get("name"):
+            parts.append(f"rename to {payload['name']}")
+        if payload.get("add_aliases"):
+            parts.append("add " + ", ".join(payload["add_aliases"]))
+        if payload.get("remove_aliases"):
+            parts.append("remove " + ", ".join(payload["remove_aliases"]))
+        if payload.get("status"):
+            parts.append("retire" if payload["status"] == "retired" else "reactivate")
+        return f"{name}: " + "; ".join(parts)
+    return proposal.get_kind_display()
+
+
+# --- The concept picker ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConceptOption:
+    """One choice in the concept picker."""
+
+    kind: str  # concept | proposal | create
+    name: str
+    id: int | None = None
+    detail: str = ""
+    same: bool = False  # the same name key (the name itself, or its plural/singular)
+
+
+def concept_options(*, q: str, limit: int = 8) -> list[ConceptOption]:
+    """Choices for a typed name, best first: concepts and aliases (same-key twins such as
+    plural/singular first, then exact, prefix and fuzzy matches by score), pending concept
+    proposals, and, when nothing has the same key, an explicit "create it as new"."""
+    from construction.keys import concept_dedup_key
+    from construction.text import name_key
+    from kgreview.graph.search import concept_search
+
+    q = " ".join(q.split())[:200]
+    if not q:
+        return []
+    key = name_key(q)
+    ranked: list[tuple[tuple, ConceptOption]] = []
+    for i, hit in enumerate(concept_search(q=q, limit=limit)):
+        same = bool(key) and key in (name_key(hit.matched_name), name_key(hit.concept.name))
+        if hit.matched_name.casefold() != hit.concept.name.casefold():
+            detail = f"alias “{hit.matched_name}”"
+        elif same and hit.concept.name.casefold() != q.casefold():
+            detail = "same concept, other spelling"
+        else:
+            detail = {"exact": "exact", "prefix": "starts with it"}.get(hit.match, "similar")
+            if hit.match == "fuzzy":
+                detail = f"similar ({hit.score:.0f})"
+        ranked.append(
+            (
+                (0 if same else 1, i),
+                ConceptOption("concept", hit.concept.name, hit.concept.pk, detail, same),
+            )
+        )
+    if key:
+        wanted = concept_dedup_key(q)[:255]
+        pending = (
+            Proposal.objects.filter(kind="add_concept", status__in=OPEN_STATUSES)
+            .filter(Q(dedup_key=wanted) | Q(dedup_key__startswith=wanted))
+            .order_by("dedup_key", "pk")
+            .values_list("pk", "payload", "dedup_key")[:4]
+        )
+        for pk, payload, dedup in pending:
+            same = dedup == wanted
+            ranked.append(
+                (
+                    (0 if same else 1, 50 + len(ranked)),
+                    ConceptOption(
+                        "proposal",
+                        payload.get("name", ""),
+                        pk,
+                        f"pending concept proposal #{pk}",
+                        same,
+                    ),
+                )
+            )
+    ranked.sort(key=lambda item: item[0])
+    options = [option for _, option in ranked]
+    if key and not any(o.same for o in options):
+        options.append(ConceptOption("create", q, None, "create it as a new concept"))
+    return options
+
+
+# --- Bulk preview -------------------------------------------------------------------------
+
+
+def bulk_listing(result, *, page: int | None = None, size: int = 50) -> dict:
+    """One page of a bulk result, each item with its proposal's words and what it does."""
+    items = result.items
+    pages = max(1, (len(items) + size - 1) // size)
+    page = min(max(1, page or 1), pages)
+    shown = items[(page - 1) * size : page * size]
+    found = Proposal.objects.select_related("relation", "source_concept", "target_concept").in_bulk(
+        [i.proposal_id for i in shown]
+    )
+    relations = {r.key: r for r in RelationType.objects.all()}
+    rows = []
+    for item in shown:
+        proposal = found.get(item.proposal_id)
+        rows.append(
+            {
+                "item": item,
+                "proposal": proposal,
+                "claim": claim_words(proposal, relations) if proposal else f"#{item.proposal_id}",
+            }
+        )
+    return {
+        "rows": rows,
+        "page": page,
+        "pages": pages,
+        "page_range": range(1, pages + 1),
+        "refused_count": len(result.refused),
+        "done_count": len(result.done),
+    }

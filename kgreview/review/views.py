@@ -22,12 +22,21 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from kgreview.core.errors import DomainError, NotFound
 from kgreview.core.permissions import can_decide, decide_required, is_curator, view_required
-from kgreview.graph import search as graph_search
 from kgreview.graph.models import RelationType
 
 from . import decisions, selectors
-from .decisions import REJECT_REASONS, AlreadyDecided, EdgeEdits, VersionChanged
+from .decisions import (
+    CURATOR_KINDS,
+    REJECT_REASONS,
+    AlreadyDecided,
+    EdgeEdits,
+    EndChoice,
+    VersionChanged,
+    can_decide_kind,
+)
 from .models import Proposal
+
+TRAIL_MAX = 50
 
 
 def _filter_from(request: HttpRequest, source: QueryDict | None = None):
@@ -37,30 +46,63 @@ def _filter_from(request: HttpRequest, source: QueryDict | None = None):
     return selectors.QueueFilter.from_query(query)
 
 
+def _hidden_kinds(user) -> tuple[str, ...]:
+    """Kinds this user's role cannot decide: the focus queue never serves them."""
+    return () if is_curator(user) else tuple(sorted(CURATOR_KINDS))
+
+
+def _trail(source) -> list[int]:
+    """The cards this reviewer saw before the current one, oldest first (for Previous)."""
+    ids = []
+    for part in str(source.get("trail", "")).split(","):
+        part = part.strip()
+        if part.isdigit() and len(part) < 19:
+            ids.append(int(part))
+    return ids[-TRAIL_MAX:]
+
+
+def _trail_text(ids) -> str:
+    return ",".join(str(i) for i in list(ids)[-TRAIL_MAX:])
+
+
 def _focus_url(f: selectors.QueueFilter, **extra) -> str:
     params = f.params() + [(k, str(v)) for k, v in extra.items() if v not in (None, "")]
     return reverse("review:focus") + ("?" + urlencode(params) if params else "")
 
 
 def _undo_list(user, hint):
-    """The newest undoable batch: known already after a decision, else read (one query)."""
+    """The newest undoable batch: known already after a decision, else read."""
     if hint is not None:
         return [hint]
     return decisions.undoable_batches(reviewer=user, limit=1) if can_decide(user) else []
 
 
-def _card_context(request, card, f, *, cursor: str, notice: str = "", error: str = "", undo=None):
+def _next(request, f, *, after=None, before=None):
+    return selectors.next_in_queue(
+        f, after=after, before=before, exclude_kinds=_hidden_kinds(request.user)
+    )
+
+
+def _card_context(
+    request, card, f, *, cursor: str, trail, notice="", error="", undo=None, reject_reason=""
+):
     user = request.user
     proposal = card.proposal
+    allowed = can_decide(user) and can_decide_kind(user, proposal.kind)
     return {
         "card": card,
         "p": proposal,
         "filter": f,
         "q": f.query(),
         "cursor": cursor,
-        "can_decide": can_decide(user)
-        and (proposal.kind not in decisions.CURATOR_KINDS or is_curator(user)),
+        "trail": _trail_text(trail),
+        "trail_next": _trail_text([*trail, proposal.pk]),
+        "previous_id": trail[-1] if trail else None,
+        "previous_trail": _trail_text(trail[:-1]),
+        "can_decide": allowed,
+        "curator_only": proposal.kind in CURATOR_KINDS and not is_curator(user),
         "reject_reasons": REJECT_REASONS,
+        "reject_reason": reject_reason,
         "relations": RelationType.objects.filter(active=True).order_by("key"),
         "notice": notice,
         "error": error,
@@ -68,7 +110,10 @@ def _card_context(request, card, f, *, cursor: str, notice: str = "", error: str
     }
 
 
-def _render_card(request, proposal, f, *, notice="", error="", status=200, undo=None):
+def _render_card(
+    request, proposal, f, *, trail=(), notice="", error="", status=200, undo=None, **extra
+):
+    trail = list(trail)
     if proposal is None:
         return render(
             request,
@@ -77,9 +122,13 @@ def _render_card(request, proposal, f, *, notice="", error="", status=200, undo=
                 "p": None,
                 "filter": f,
                 "q": f.query(),
+                "trail": _trail_text(trail),
+                "previous_id": trail[-1] if trail else None,
+                "previous_trail": _trail_text(trail[:-1]),
                 "notice": notice,
                 "error": error,
                 "undo": _undo_list(request.user, undo),
+                "can_decide": can_decide(request.user),
             },
             status=status,
         )
@@ -89,10 +138,13 @@ def _render_card(request, proposal, f, *, notice="", error="", status=200, undo=
         card,
         f,
         cursor=selectors.cursor_of(proposal, f.sort),
+        trail=trail,
         notice=notice,
         error=error,
         undo=undo,
+        reject_reason=extra.pop("reject_reason", ""),
     )
+    ctx.update(extra)
     return render(request, "review/focus.html#card", ctx, status=status)
 
 
@@ -116,6 +168,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         "flags": selectors.FLAGS,
         "relations": RelationType.objects.order_by("key"),
         "can_decide": can_decide(request.user),
+        "hidden_kinds": _hidden_kinds(request.user),
         "reject_reasons": REJECT_REASONS,
         "undo": _undo_list(request.user, None),
     }
@@ -155,20 +208,40 @@ def queue_counts(request: HttpRequest) -> HttpResponse:
 @login_required
 @view_required
 def focus(request: HttpRequest) -> HttpResponse:
+    """One card at a time, in queue order, of the kinds this reviewer's role decides.
+
+    ``id`` shows one proposal (any kind, any status: a curator-only card is shown read-only
+    to a reviewer); ``after``/``before`` walk the queue; ``trail`` lists the cards seen
+    before, so Previous goes back through them.
+    """
     f, errors = _filter_from(request)
-    if request.GET.get("id"):
-        try:
-            proposal = Proposal.objects.select_related(*selectors.CARD_RELATED).get(
-                pk=int(request.GET["id"])
-            )
-        except (ValueError, Proposal.DoesNotExist):
-            raise Http404("No such proposal.") from None
+    trail = _trail(request.GET)
+    notice = ""
+    raw_id = request.GET.get("id", "")
+    if raw_id:
+        if not raw_id.isdigit() or len(raw_id) > 18:
+            raise Http404("No such proposal.")
+        proposal = Proposal.objects.select_related(*selectors.CARD_RELATED).filter(pk=raw_id)
+        proposal = proposal.first()
+        if proposal is None:
+            raise Http404("No such proposal.")
     else:
-        proposal = selectors.next_in_queue(
-            f, after=request.GET.get("after"), before=request.GET.get("before")
+        proposal = _next(
+            request, f, after=request.GET.get("after"), before=request.GET.get("before")
         )
+        came_from = request.GET.get("from", "")
+        if proposal is None and request.GET.get("before") and came_from.isdigit():
+            # Nothing earlier in this view: stay on the card, and say so.
+            proposal = (
+                Proposal.objects.select_related(*selectors.CARD_RELATED)
+                .filter(pk=came_from)
+                .first()
+            )
+            notice = "This is the first card in this view; nothing comes before it."
     if request.htmx:
-        return _render_card(request, proposal, f, error=" ".join(errors))
+        return _render_card(
+            request, proposal, f, trail=trail, notice=notice, error=" ".join(errors)
+        )
     context = {"filter": f, "q": f.query(), "errors": errors, "p": proposal}
     if proposal is not None:
         context.update(
@@ -177,11 +250,20 @@ def focus(request: HttpRequest) -> HttpResponse:
                 selectors.proposal_card(proposal),
                 f,
                 cursor=selectors.cursor_of(proposal, f.sort),
+                trail=trail,
+                notice=notice,
             )
         )
     else:
-        context["undo"] = _undo_list(request.user, None)
+        context.update(
+            undo=_undo_list(request.user, None),
+            trail=_trail_text(trail),
+            previous_id=trail[-1] if trail else None,
+            previous_trail=_trail_text(trail[:-1]),
+            can_decide=can_decide(request.user),
+        )
     context["total"] = None  # filled in by a second, cached request
+    context["hidden_kinds"] = _hidden_kinds(request.user)
     return render(request, "review/focus.html", context)
 
 
@@ -200,39 +282,58 @@ def proposal_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _version(request) -> int | None:
     raw = request.POST.get("version", "")
-    return int(raw) if raw.isdigit() else None
+    return int(raw) if raw.isdigit() and len(raw) < 10 else None
 
 
-def _after_decision(request, f, cursor: str, *, notice: str, outcome=None):
-    """Show the next card (htmx) or go there (plain form)."""
+def _after_decision(request, f, cursor: str, *, notice: str, outcome=None, decided=None):
+    """Show the next card (htmx) or go there (plain form); the decided card joins the trail."""
+    trail = _trail(request.POST)
+    if decided is not None:
+        trail = [*trail, decided]
     if request.htmx:
-        proposal = selectors.next_in_queue(f, after=cursor)
-        hint = None
-        if outcome is not None:
-            hint = {"batch": outcome.batch, "decisions": outcome.decisions}
-        return _render_card(request, proposal, f, notice=notice, undo=hint)
+        proposal = _next(request, f, after=cursor)
+        hint = decisions.batch_summary(outcome.decisions) if outcome is not None else None
+        return _render_card(request, proposal, f, trail=trail, notice=notice, undo=hint)
     messages.success(request, notice)
-    return redirect(_focus_url(f, after=cursor))
+    return redirect(_focus_url(f, after=cursor, trail=_trail_text(trail)))
 
 
-def _refused(request, f, proposal_id: int, cursor: str, exc: DomainError):
+def _refused(request, f, proposal_id: int, cursor: str, exc: DomainError, **extra):
     """A decision that could not be taken: say why, in words, and show what is true now."""
+    trail = _trail(request.POST if request.method == "POST" else request.GET)
     if isinstance(exc, AlreadyDecided):
         # Someone else decided it: move on, and say who and when.
         if request.htmx:
             return _render_card(
-                request, selectors.next_in_queue(f, after=cursor), f, error=str(exc)
+                request, _next(request, f, after=cursor), f, trail=trail, error=str(exc)
             )
         messages.error(request, str(exc))
-        return redirect(_focus_url(f, after=cursor))
+        return redirect(_focus_url(f, after=cursor, trail=_trail_text(trail)))
     if request.htmx:
         proposal = (
             Proposal.objects.select_related(*selectors.CARD_RELATED).filter(pk=proposal_id).first()
         )
         status = 200 if isinstance(exc, VersionChanged) else 409
-        return _render_card(request, proposal, f, error=str(exc), status=status)
+        if isinstance(exc, VersionChanged):
+            extra.pop("editing", None)
+        return _render_card(
+            request, proposal, f, trail=trail, error=str(exc), status=status, **extra
+        )
     messages.error(request, str(exc))
-    return redirect(_focus_url(f, id=proposal_id))
+    return redirect(_focus_url(f, id=proposal_id, trail=_trail_text(trail)))
+
+
+def _accept_words(pk: int, out) -> str:
+    words = f"Accepted #{pk}"
+    if out.also_decided:
+        names = ", ".join(f"“{p.payload.get('name', '')}”" for p in out.also_decided)
+        words += f" with the concept{'s' if len(out.also_decided) > 1 else ''} {names}"
+    if out.settled:
+        words += f"; {len(out.settled)} other proposal{'s' if len(out.settled) > 1 else ''} settled"
+    words += "."
+    if out.message:
+        words += " " + out.message
+    return words
 
 
 @require_POST
@@ -260,10 +361,9 @@ def accept(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404(str(exc)) from exc
     except DomainError as exc:
         return _refused(request, f, pk, cursor, exc)
-    extra = ""
-    if out.also_decided:
-        extra = f" (and {len(out.also_decided)} concept proposal(s) it needed)"
-    return _after_decision(request, f, cursor, notice=f"Accepted #{pk}{extra}.", outcome=out)
+    return _after_decision(
+        request, f, cursor, notice=_accept_words(pk, out), outcome=out, decided=pk
+    )
 
 
 @require_POST
@@ -286,19 +386,52 @@ def reject(request: HttpRequest, pk: int) -> HttpResponse:
     except NotFound as exc:
         raise Http404(str(exc)) from exc
     except DomainError as exc:
-        return _refused(request, f, pk, cursor, exc)
+        return _refused(request, f, pk, cursor, exc, reject_reason=reason)
     label = REJECT_REASONS.get(reason, reason).lower()
-    return _after_decision(request, f, cursor, notice=f"Rejected #{pk}: {label}.", outcome=out)
+    words = f"Rejected #{pk}: {label}."
+    if out.settled:
+        words += f" {len(out.settled)} proposal{'s' if len(out.settled) > 1 else ''} waiting "
+        words += "for it settled."
+    return _after_decision(request, f, cursor, notice=words, outcome=out, decided=pk)
 
 
 def _float(value: str | None) -> float | None:
     if value is None or not value.strip():
         return None
-    return float(value)
+    number = float(value)
+    if number != number or number in (float("inf"), float("-inf")):
+        raise ValueError(value)
+    return number
 
 
 def _int(value: str | None) -> int | None:
-    return int(value) if value and value.strip().isdigit() else None
+    value = (value or "").strip()
+    return int(value) if value.isdigit() and len(value) < 19 else None
+
+
+def end_choice(source, role: str) -> EndChoice | None:
+    """One end of an edge as the concept picker sent it (None: left as it was)."""
+    concept_id = _int(source.get(f"{role}_concept_id"))
+    proposal_id = _int(source.get(f"{role}_proposal_id"))
+    name = " ".join(source.get(f"{role}_name", "").replace("\x00", "").split())
+    if not (concept_id or proposal_id or name):
+        return None
+    return EndChoice(
+        concept_id=concept_id,
+        proposal_id=proposal_id,
+        name=name or None,
+        create=source.get(f"{role}_create") == "1",
+    )
+
+
+def _edit_values(source) -> dict:
+    """What the reviewer typed in the edit form, to show it again after a refusal."""
+    keys = ("relation", "confidence", "weight", "note", "swap")
+    roles = ("name", "concept_id", "proposal_id", "create")
+    values = {k: source.get(k, "") for k in keys}
+    for role in ("source", "target"):
+        values[role] = {r: source.get(f"{role}_{r}", "") for r in roles}
+    return values
 
 
 @require_http_methods(["GET", "POST"])
@@ -322,26 +455,31 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
         )
     if request.method == "GET":
         card = selectors.proposal_card(proposal)
-        ctx = _card_context(request, card, f, cursor=cursor)
+        ctx = _card_context(request, card, f, cursor=cursor, trail=_trail(source))
         ctx["editing"] = True
         template = "review/focus.html#card" if request.htmx else "review/focus.html"
         if not request.htmx:
             ctx["total"] = None
         return render(request, template, ctx)
+    values = _edit_values(request.POST)
     try:
         edits = EdgeEdits(
             relation=request.POST.get("relation") or None,
             swap_direction=bool(request.POST.get("swap")),
-            source_concept_id=_int(request.POST.get("source_concept_id")),
-            target_concept_id=_int(request.POST.get("target_concept_id")),
-            source_name=request.POST.get("source_name") or None,
-            target_name=request.POST.get("target_name") or None,
+            source=end_choice(request.POST, "source"),
+            target=end_choice(request.POST, "target"),
             confidence=_float(request.POST.get("confidence")),
             weight=_float(request.POST.get("weight")),
         )
     except ValueError:
         return _refused(
-            request, f, pk, cursor, DomainError("Confidence and weight must be numbers.")
+            request,
+            f,
+            pk,
+            cursor,
+            DomainError("Confidence and weight must be numbers."),
+            editing=True,
+            edit=values,
         )
     try:
         out = decisions.proposal_edit_accept(
@@ -354,69 +492,104 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
     except decisions.NotAllowed as exc:
         raise PermissionDenied(str(exc)) from exc
     except DomainError as exc:
-        return _refused(request, f, pk, cursor, exc)
-    return _after_decision(request, f, cursor, notice=f"Edited and accepted #{pk}.", outcome=out)
+        return _refused(request, f, pk, cursor, exc, editing=True, edit=values)
+    notice = _accept_words(pk, out).replace("Accepted", "Edited and accepted", 1)
+    return _after_decision(request, f, cursor, notice=notice, outcome=out, decided=pk)
 
 
 @require_POST
 @login_required
 @decide_required
 def undo(request: HttpRequest) -> HttpResponse:
+    """Undo a batch, then show the card that was undone (focus) or stay on the queue."""
     f, _ = _filter_from(request, request.POST)
+    trail = _trail(request.POST)
+    back_to_queue = request.POST.get("from") == "queue"
     raw = request.POST.get("batch", "")
     try:
         batch = uuid.UUID(raw)
     except ValueError:
         recent = decisions.undoable_batches(reviewer=request.user, limit=1)
         if not recent:
-            error = "There is nothing of yours to undo."
-            if request.htmx:
-                return _render_card(request, selectors.next_in_queue(f), f, error=error)
-            messages.error(request, error)
-            return redirect(_focus_url(f))
-        batch = recent[0]["batch"]
+            return _undo_refused(request, f, trail, "There is nothing of yours to undo.")
+        batch = recent[0].batch
     try:
-        undone = decisions.decisions_undo(reviewer=request.user, batch=batch)
+        result = decisions.decisions_undo(reviewer=request.user, batch=batch)
     except decisions.NotAllowed as exc:
         raise PermissionDenied(str(exc)) from exc
     except DomainError as exc:
+        return _undo_refused(request, f, trail, str(exc), back_to_queue=back_to_queue)
+    primary = result.primary
+    verb = decisions.UNDO_VERBS.get(primary[0].action, primary[0].action)
+    if len(primary) == 1:
+        notice = f"Undone: {verb} #{primary[0].proposal_id}"
+    else:
+        notice = f"Undone: the bulk {verb} of {len(primary)} proposals"
+    rest = len(result.undone) - len(primary)
+    if rest > 0:
+        notice += f" and {rest} decision{'s' if rest > 1 else ''} taken with it"
+    notice += "; back in the queue."
+    if back_to_queue:
+        messages.success(request, notice)
+        url = reverse("review:queue") + (f"?{f.query()}" if f.query() else "")
         if request.htmx:
-            return _render_card(request, selectors.next_in_queue(f), f, error=str(exc))
-        messages.error(request, str(exc))
-        return redirect(_focus_url(f))
-    ids = ", ".join(f"#{d.proposal_id}" for d in undone)
-    notice = f"Undone: {ids} back in the queue."
-    # Show the proposal that came back first, so it can be decided again at once.
-    first = undone[-1].proposal_id if undone else None
+            response = HttpResponse(status=204)
+            response["HX-Redirect"] = url
+            return response
+        return redirect(url)
+    # Back to exactly the card that was undone, its place in the trail restored.
+    first_id = result.first_proposal_id
+    if first_id in trail:
+        trail = trail[: trail.index(first_id)]
     if request.htmx:
-        proposal = Proposal.objects.select_related(*selectors.CARD_RELATED).filter(pk=first).first()
-        return _render_card(request, proposal, f, notice=notice)
+        proposal = (
+            Proposal.objects.select_related(*selectors.CARD_RELATED).filter(pk=first_id).first()
+        )
+        return _render_card(request, proposal, f, trail=trail, notice=notice)
     messages.success(request, notice)
-    return redirect(_focus_url(f, id=first))
+    return redirect(_focus_url(f, id=first_id, trail=_trail_text(trail)))
+
+
+def _undo_refused(request, f, trail, words: str, *, back_to_queue: bool = False):
+    if request.htmx and not back_to_queue:
+        return _render_card(request, _next(request, f), f, trail=trail, error=words)
+    messages.error(request, words)
+    if back_to_queue:
+        url = reverse("review:queue") + (f"?{f.query()}" if f.query() else "")
+        if request.htmx:
+            response = HttpResponse(status=204)
+            response["HX-Redirect"] = url
+            return response
+        return redirect(url)
+    return redirect(_focus_url(f))
 
 
 # --- Bulk -------------------------------------------------------------------------------
+
+BULK_PAGE = 50
 
 
 def _bulk_ids(request, f) -> list[int]:
     if request.POST.get("scope") == "filter":
         return list(
             selectors.queue_queryset(f)
+            .exclude(kind__in=_hidden_kinds(request.user))
             .order_by(*selectors._order(f.sort))
             .values_list("pk", flat=True)[: decisions.BULK_LIMIT + 1]
         )
     ids = []
     for raw in request.POST.getlist("ids"):
-        if raw.isdigit():
+        if raw.isdigit() and len(raw) < 19:
             ids.append(int(raw))
-    return ids
+    return list(dict.fromkeys(ids))
 
 
 @require_POST
 @login_required
 @decide_required
 def bulk(request: HttpRequest) -> HttpResponse:
-    """Preview (a dry run of every decision) then apply, as one undoable batch."""
+    """Preview (a dry run of every decision, listed item by item) then apply, as one
+    undoable batch."""
     f, _ = _filter_from(request, request.POST)
     action = request.POST.get("action", "")
     reason = request.POST.get("reason_code", "")
@@ -427,6 +600,7 @@ def bulk(request: HttpRequest) -> HttpResponse:
         "q": f.query(),
         "action": action,
         "reason_code": reason,
+        "note": request.POST.get("note", ""),
         "ids": ids,
         "reject_reasons": REJECT_REASONS,
     }
@@ -440,6 +614,8 @@ def bulk(request: HttpRequest) -> HttpResponse:
         context["error"] = "Choose accept or reject."
     elif action == "reject" and reason not in REJECT_REASONS:
         context["error"] = "Choose a reason for rejecting."
+    elif action == "reject" and reason == "other" and not request.POST.get("note", "").strip():
+        context["error"] = 'Say why in a few words when the reason is "other".'
     else:
         try:
             result = decisions.proposals_bulk_decide(
@@ -453,11 +629,14 @@ def bulk(request: HttpRequest) -> HttpResponse:
         except DomainError as exc:
             context["error"] = str(exc)
         else:
+            context.update(selectors.bulk_listing(result, page=_int(request.POST.get("page"))))
             context["result"] = result
             context["applied"] = step == "apply"
-            shown = result.refused[:50]
-            found = Proposal.objects.only("id").in_bulk([pid for pid, _ in shown])
-            context["refused"] = [(found.get(pid), reason_text) for pid, reason_text in shown]
+            if context["applied"]:
+                context["undo_words"] = (
+                    f"the bulk {action} of {len(result.done)} proposal"
+                    f"{'s' if len(result.done) != 1 else ''}"
+                )
     template = "review/bulk.html#bulk-panel" if request.htmx else "review/bulk.html"
     return render(request, template, context, status=400 if "error" in context else 200)
 
@@ -469,20 +648,18 @@ def bulk(request: HttpRequest) -> HttpResponse:
 @login_required
 @view_required
 def concept_search(request: HttpRequest) -> HttpResponse:
-    """Concepts whose name or alias looks like ``q``: exact, prefix, then fuzzy matches."""
+    """Options for the concept picker: concepts (by name and alias, plural/singular twins
+    first), pending concept proposals, and an explicit "create it" choice."""
     role = request.GET.get("role", "target")
     if role not in ("source", "target"):
         role = "target"
     raw = request.GET.get("q") or request.GET.get(f"{role}_name") or ""
-    q = " ".join(raw.split())[:100]
-    results = [
-        (hit.concept.pk, hit.concept.name, hit.matched_name)
-        for hit in graph_search.concept_search(q=q, limit=10)
-    ]
+    q = " ".join(raw.replace("\x00", "").split())[:100]
+    options = selectors.concept_options(q=q)
     return render(
         request,
         "review/focus.html#concept-options",
-        {"results": results, "q": q, "role": role},
+        {"options": options, "q": q, "role": role},
     )
 
 

@@ -325,7 +325,8 @@ def test_undo_last_returns_the_proposal_to_the_queue_and_shows_it(f, world):
     client.post(reverse("review:reject", args=[p.pk]), {"reason_code": "too_vague"}, headers=HX)
     response = client.post(reverse("review:undo"), {}, headers=HX)
     html = response.content.decode()
-    assert f"Undone: #{p.pk}" in html and f'data-proposal="{p.pk}"' in html
+    assert f"Undone: reject #{p.pk}; back in the queue." in html
+    assert f'data-proposal="{p.pk}"' in html
     assert Proposal.objects.get(pk=p.pk).status == "pending"
     nothing = client.post(reverse("review:undo"), {}, headers=HX).content.decode()
     assert "nothing of yours to undo" in nothing
@@ -518,7 +519,7 @@ def test_concept_search_finds_names_and_aliases_and_escapes_them(f, world):
     hostile = client.get(reverse("review:concept-search") + "?q=bold").content.decode()
     assert "<b>Bold</b>" not in hostile and "&lt;b&gt;Bold&lt;/b&gt; idea" in hostile
     none = client.get(reverse("review:concept-search") + "?q=zzzz").content.decode()
-    assert "accepting will create it" in none
+    assert "Create “<strong>zzzz</strong>” as a new concept" in none
 
 
 def test_source_page_highlights_each_proposal_by_status(f, world):

@@ -52,3 +52,9 @@ def clip_end(text, limit=160) -> str:
 def words(value) -> str:
     """snake_case as words: "new_concept" -> "new concept"."""
     return str(value or "").replace("_", " ")
+
+
+@register.filter
+def split(value, sep=None) -> list[str]:
+    """``"a b"|split`` -> ["a", "b"]; for short literal lists in templates."""
+    return str(value or "").split(sep)
