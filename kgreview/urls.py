@@ -5,14 +5,16 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from kgreview.graph import views as graph_views
+from kgreview.review import mend_views
 
 urlpatterns = [
     path("", graph_views.home, name="home"),
     path("sources/<slug:slug>/", graph_views.source_detail, name="source-detail"),
     path("concepts/", graph_views.concepts, name="concepts"),
     path("concepts/<int:pk>/", graph_views.concept_detail, name="concept-detail"),
-    path("concepts/<int:pk>/unmerge/", graph_views.concept_unmerge, name="concept-unmerge"),
-    path("concepts/<int:pk>/status/", graph_views.concept_status, name="concept-status"),
+    # Curators' changes to a concept are decisions: they live with the review services.
+    path("concepts/<int:pk>/unmerge/", mend_views.concept_unmerge, name="concept-unmerge"),
+    path("concepts/<int:pk>/status/", mend_views.concept_status, name="concept-status"),
     path("ontology/", graph_views.ontology, name="ontology"),
     path("ontology/<int:pk>/", graph_views.relation_action, name="relation-action"),
     path("review/", include("kgreview.review.urls")),

@@ -8,13 +8,16 @@ from django.contrib.auth.decorators import login_required
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from kgreview.agents.selectors import unknown_relations, worker_status
-from kgreview.core.errors import DomainError, NotFound, ValidationFailed
-from kgreview.core.permissions import curator_required, is_curator, view_required
-from kgreview.review.selectors import source_segments
+from kgreview.core.errors import DomainError, ValidationFailed
+from kgreview.core.markup import Span
+from kgreview.core.permissions import can_decide, curator_required, is_curator, view_required
+from kgreview.review.models import Proposal
+from kgreview.review.selectors import STATUS_RANK
 
 from . import selectors, services
 from .models import Concept, RelationType, Source
@@ -51,7 +54,25 @@ def source_detail(request: HttpRequest, slug: str) -> HttpResponse:
             revision = source.revisions.get(number=int(wanted))
         except (ValueError, source.revisions.model.DoesNotExist):
             raise Http404(f"{slug} has no revision {wanted!r}") from None
-    segments, proposals = source_segments(revision)
+    proposals = list(
+        Proposal.objects.filter(evidence_revision=revision)
+        .only("id", "kind", "status", "payload", "evidence_start", "evidence_end")
+        .order_by("evidence_start", "id")
+    )
+    # Each quote links to its proposal; where quotes overlap, the most open one wins.
+    spans = [
+        Span(
+            p.evidence_start,
+            p.evidence_end,
+            tag="a",
+            attrs={"href": reverse("review:proposal", args=[p.pk]), "class": f"hl status-{p.status}"},
+            key=str(p.pk),
+            label=f"#{p.pk} {p.status}",
+            rank=STATUS_RANK.get(p.status, 9),
+        )
+        for p in proposals
+        if p.evidence_start is not None and p.evidence_end is not None
+    ]
     return render(
         request,
         "graph/source_detail.html",
@@ -59,7 +80,7 @@ def source_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "source": source,
             "revision": revision,
             "revisions": revisions,
-            "segments": segments,
+            "spans": spans,
             "proposals": proposals,
         },
     )
@@ -127,46 +148,8 @@ def concept_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(
         request,
         "graph/concept.html",
-        {**profile, "can_curate": is_curator(request.user)},
+        {**profile, "can_curate": is_curator(request.user), "can_decide": can_decide(request.user)},
     )
-
-
-@require_POST
-@login_required
-@curator_required
-def concept_unmerge(request: HttpRequest, pk: int) -> HttpResponse:
-    from kgreview.review.decisions import merge_undo
-
-    try:
-        concept = merge_undo(loser_id=pk, user=request.user)
-    except NotFound as exc:
-        raise Http404(str(exc)) from None
-    except DomainError as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, f'"{concept.name}" is a concept of its own again.')
-    return redirect("concept-detail", pk=pk)
-
-
-@require_POST
-@login_required
-@curator_required
-def concept_status(request: HttpRequest, pk: int) -> HttpResponse:
-    """Retire an orphan concept that should not be in the graph, or bring it back."""
-    concept = get_object_or_404(Concept, pk=pk)
-    action = request.POST.get("action")
-    try:
-        if action == "retire":
-            services.concept_retire(concept=concept)
-            messages.success(request, f'"{concept.name}" retired; its names stay reserved for it.')
-        elif action == "reactivate":
-            services.concept_reactivate(concept=concept)
-            messages.success(request, f'"{concept.name}" is active again.')
-        else:
-            raise ValidationFailed("Choose retire or reactivate.")
-    except DomainError as exc:
-        messages.error(request, str(exc))
-    return redirect("concept-detail", pk=pk)
 
 
 @require_GET

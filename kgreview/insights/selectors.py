@@ -225,11 +225,18 @@ class ReviewerActivity:
 
 
 def reviewer_activity(*, days: int = DEFAULT_WINDOW, now: datetime | None = None):
-    """Decision rows per reviewer, bucket and action (undo counted as its own action);
-    decisions the system took are listed as ``(system)``. One query."""
+    """Decisions per reviewer, bucket and action (undo counted as its own action);
+    decisions the system took are listed as ``(system)``. One query.
+
+    A decision counts once per proposal a person decided: what came with it (a concept
+    accepted with its edge, a twin proposal settled, a re-pointed end) is not counted
+    again, so a bulk batch of 93 proposals is 93 decisions, and its undo 93 undos.
+    """
     buckets = time_buckets(days=days, now=now)
     rows = (
-        Decision.objects.filter(created_at__gte=buckets.start, created_at__lt=buckets.end)
+        Decision.objects.filter(
+            created_at__gte=buckets.start, created_at__lt=buckets.end, caused_by__isnull=True
+        )
         .annotate(bucket=buckets.trunc("created_at"))
         .values("bucket", "user_id", "user__username", "action")
         .annotate(n=Count("pk"))

@@ -1074,8 +1074,11 @@ def decisions_undo(*, reviewer, batch: uuid.UUID) -> UndoResult:
     undone: list[Decision] = []
     first: Decision | None = None
     for decision in sorted(decisions, key=_undo_order):
+        # Undoing a decision the reviewer took is a decision of its own (counted as one
+        # undo); undoing what came with it is caused by that.
+        cause = None if decision.caused_by_id is None else first
         undo = _undo_one(
-            decision, reviewer=reviewer, batch=undo_batch, changes=changes, cause=first
+            decision, reviewer=reviewer, batch=undo_batch, changes=changes, cause=cause
         )
         if undo is not None:
             undone.append(undo)

@@ -440,7 +440,7 @@ def _neighbours_of(concepts: dict[str, Concept], *, limit: int = 6) -> dict[str,
     return out
 
 
-def _merge_sides(ends: dict[str, Concept]) -> list[dict]:
+def merge_sides(ends: dict[str, Concept]) -> list[dict]:
     """Names, sources and edge counts of the two concepts a merge would join."""
     from kgreview.graph.models import ConceptAlias, SourceConcept
 
@@ -512,7 +512,7 @@ def proposal_card(proposal: Proposal) -> Card:
             if payload[key] in concepts
         }
         card.neighbours = _neighbours_of(ends, limit=12)
-        card.merge_sides = _merge_sides(ends)
+        card.merge_sides = merge_sides(ends)
     card.concepts = concepts
     if proposal.kind in ("invalidate_edge", "update_edge"):
         cycle_ids = [int(i) for i in payload.get("cycle_edge_ids") or []][:50]
@@ -652,6 +652,7 @@ LIFE_RELATED = (
     "decided_by",
     "invalidated_by",
     "evidence_revision__source",
+    "proposal",
 )
 
 

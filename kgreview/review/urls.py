@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import mend_views, views
 
 app_name = "review"
 
@@ -17,4 +17,8 @@ urlpatterns = [
     path("concepts/", views.concept_search, name="concept-search"),
     path("decisions/", views.decision_log, name="decisions"),
     path("edges/<int:pk>/", views.edge_detail, name="edge"),
+    path("edges/<int:pk>/retire/", mend_views.edge_retire, name="edge-retire"),
+    path("mend/edges/new/", mend_views.edge_add, name="edge-add"),
+    path("mend/concepts/<int:pk>/merge/", mend_views.concept_merge, name="concept-merge"),
+    path("mend/concepts/<int:pk>/names/", mend_views.concept_names, name="concept-names"),
 ]

@@ -656,6 +656,8 @@ def concept_search(request: HttpRequest) -> HttpResponse:
     raw = request.GET.get("q") or request.GET.get(f"{role}_name") or ""
     q = " ".join(raw.replace("\x00", "").split())[:100]
     options = selectors.concept_options(q=q)
+    if request.GET.get("only") == "concepts":  # picking an existing concept (a merge)
+        options = [o for o in options if o.kind == "concept"]
     return render(
         request,
         "review/focus.html#concept-options",
@@ -705,4 +707,8 @@ def decision_log(request: HttpRequest) -> HttpResponse:
 @view_required
 def edge_detail(request: HttpRequest, pk: int) -> HttpResponse:
     edge = get_object_or_404(selectors.life_rows(), pk=pk)
-    return render(request, "review/edge.html", {"edge": edge, "life": selectors.edge_life(edge)})
+    return render(
+        request,
+        "review/edge.html",
+        {"edge": edge, "life": selectors.edge_life(edge), "can_decide": can_decide(request.user)},
+    )
