@@ -24,14 +24,31 @@
     toast("The server did not answer; your last action was not saved. Try again.", "bad");
   });
 
-  // On a narrow screen the navigation folds behind a Menu button. The fold is CSS keyed
-  // on the button's aria-expanded, and only once this script marks the bar, so without
-  // script the links simply wrap.
+  // When the links do not fit on the bar's one line (that depends on the role's links and
+  // the user's name, so it is measured, not a breakpoint), they fold behind a Menu button.
+  // The fold is CSS keyed on .nav-folded and the button's aria-expanded; without script
+  // the bar wraps instead.
   var bar = document.querySelector(".topbar");
   var menu = bar && bar.querySelector(".nav-toggle");
   if (!menu) return;
+  var brand = bar.querySelector(".brand");
   function setOpen(open) { menu.setAttribute("aria-expanded", open ? "true" : "false"); }
-  bar.classList.add("nav-foldable");
+  function fold() {
+    bar.classList.remove("nav-folded");
+    var line = brand.getBoundingClientRect().bottom;
+    var wrapped = Array.prototype.some.call(bar.children, function (el) {
+      return el.getClientRects().length > 0 && el.getBoundingClientRect().top >= line;
+    });
+    bar.classList.toggle("nav-folded", wrapped);
+    if (!wrapped) setOpen(false);
+  }
+  fold();
+  window.addEventListener("resize", fold);
+  window.addEventListener("load", fold);
+  // The worker badge changes its words as it polls; longer words may no longer fit.
+  document.addEventListener("htmx:afterSettle", function (event) {
+    if (bar.contains(event.target)) fold();
+  });
   menu.addEventListener("click", function () {
     setOpen(menu.getAttribute("aria-expanded") !== "true");
   });
