@@ -873,6 +873,8 @@ def concept_options(*, q: str, limit: int = 8) -> list[ConceptOption]:
     """Choices for a typed name, best first: concepts and aliases (same-key twins such as
     plural/singular first, then exact, prefix and fuzzy matches by score), pending concept
     proposals, and, when nothing has the same key, an explicit "create it as new"."""
+    from rapidfuzz import fuzz
+
     from construction.keys import concept_dedup_key
     from construction.text import name_key
     from kgreview.graph.search import concept_search
@@ -881,23 +883,23 @@ def concept_options(*, q: str, limit: int = 8) -> list[ConceptOption]:
     if not q:
         return []
     key = name_key(q)
+    low = q.casefold()
     ranked: list[tuple[tuple, ConceptOption]] = []
-    for i, hit in enumerate(concept_search(q=q, limit=limit)):
+    for hit in concept_search(q=q, limit=limit):
+        matched = hit.matched_name.casefold()
         same = bool(key) and key in (name_key(hit.matched_name), name_key(hit.concept.name))
-        if hit.matched_name.casefold() != hit.concept.name.casefold():
+        if not same and hit.match == "fuzzy" and fuzz.partial_ratio(low, matched) < 75:
+            continue  # a loose fuzzy hit ("RAG" for "large lang") is noise in a picker
+        if matched != hit.concept.name.casefold():
             detail = f"alias “{hit.matched_name}”"
-        elif same and hit.concept.name.casefold() != q.casefold():
+        elif same and matched != low:
             detail = "same concept, other spelling"
         else:
-            detail = {"exact": "exact", "prefix": "starts with it"}.get(hit.match, "similar")
-            if hit.match == "fuzzy":
-                detail = f"similar ({hit.score:.0f})"
-        ranked.append(
-            (
-                (0 if same else 1, i),
-                ConceptOption("concept", hit.concept.name, hit.concept.pk, detail, same),
-            )
-        )
+            detail = {"exact": "exact", "prefix": "starts with it"}.get(hit.match, "")
+            detail = detail or f"similar ({hit.score:.0f})"
+        tier = 0 if same else 1 if hit.match in ("exact", "prefix") else 2
+        option = ConceptOption("concept", hit.concept.name, hit.concept.pk, detail, same)
+        ranked.append(((tier, -hit.score, hit.concept.name.casefold()), option))
     if key:
         wanted = concept_dedup_key(q)[:255]
         pending = (
@@ -908,18 +910,9 @@ def concept_options(*, q: str, limit: int = 8) -> list[ConceptOption]:
         )
         for pk, payload, dedup in pending:
             same = dedup == wanted
-            ranked.append(
-                (
-                    (0 if same else 1, 50 + len(ranked)),
-                    ConceptOption(
-                        "proposal",
-                        payload.get("name", ""),
-                        pk,
-                        f"pending concept proposal #{pk}",
-                        same,
-                    ),
-                )
-            )
+            name = payload.get("name", "")
+            option = ConceptOption("proposal", name, pk, f"pending concept proposal #{pk}", same)
+            ranked.append(((0 if same else 1, -95.0, name.casefold()), option))
     ranked.sort(key=lambda item: item[0])
     options = [option for _, option in ranked]
     if key and not any(o.same for o in options):
