@@ -198,6 +198,18 @@ def test_page_has_no_critical_or_serious_axe_violation_on_a_laptop(
     assert not found, report(found, f"{name} as {role} at 1366x768")
 
 
+def test_a_flash_message_is_a_status_inside_main(page, live_server, login, world):
+    """The message after an action is a live region at the top of main, still a list."""
+    page.set_viewport_size(LAPTOP)
+    login("curator")
+    page.goto(f"{live_server.url}/agents/")
+    page.locator("#agent-heal").get_by_role("button", name="Pause schedule").click()
+    message = page.locator("main#main > .messages[role=status] > ul > li")
+    expect(message).to_contain_text("paused")
+    found = axe_violations(page)
+    assert not found, report(found, "agents with a message")
+
+
 # --- small screens ----------------------------------------------------------------------
 
 
