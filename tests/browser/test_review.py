@@ -93,6 +93,13 @@ def middle_y(locator) -> float:
     return box["y"] + box["height"] / 2
 
 
+def open_edit(page) -> None:
+    """Press e and wait for the edit form, its first concept field focused."""
+    page.keyboard.press("e")
+    expect(page.locator("#card .edit-form")).to_be_visible()
+    expect(page.locator("#edit-source")).to_be_focused()
+
+
 def pairs(f, n: int, prefix: str) -> list[Proposal]:
     """``n`` edge proposals between fresh concepts, created oldest first."""
     return [
@@ -195,7 +202,8 @@ def test_keys_pressed_while_a_decision_is_in_flight_do_not_act_on_the_old_card(
 def test_edit_then_accept_by_keyboard_changes_relation_direction_and_target(
     page, live_server, login, f, shot
 ):
-    """e opens the form; relation, swap and an autocompleted target are what gets accepted."""
+    """e opens the form with the first name selected; the concept picker is a combobox
+    driven by ArrowDown and Enter; relation, swap and the picked target are accepted."""
     emb, vs = f.concept("Embeddings"), f.concept("Vector search")
     dense = f.concept("Dense retrieval", aliases=["Semantic search"])
     p = f.edge_proposal(emb, vs)
@@ -204,33 +212,41 @@ def test_edit_then_accept_by_keyboard_changes_relation_direction_and_target(
 
     page.keyboard.press("e")
     expect(page.locator("#card .edit-form")).to_be_visible()
-    expect(page.locator("#edit-source")).to_be_focused()
+    source = page.locator("#edit-source")
+    expect(source).to_be_focused()
+    # The name is selected on open: typing replaces it instead of prepending.
+    assert page.evaluate("document.activeElement.selectionStart") == 0
+    assert page.evaluate("document.activeElement.selectionEnd") == len("Embeddings")
+    page.keyboard.press("Tab")
+    target = page.locator("#edit-target")
+    expect(target).to_be_focused()
+    page.keyboard.type("dense")
+    listbox = page.locator("#target-listbox[role=listbox]")
+    option = listbox.locator("[role=option]", has_text="Dense retrieval")
+    expect(option).to_be_visible()
+    expect(target).to_have_attribute("aria-expanded", "true")
+    assert_usable_without_scrolling(page, option)
+    page.keyboard.press("ArrowDown")
+    expect(option).to_have_attribute("aria-selected", "true")
+    expect(target).to_have_attribute("aria-activedescendant", option.get_attribute("id"))
+    shot("review-edit-form")
+    page.keyboard.press("Enter")
+    expect(target).to_have_value("Dense retrieval")
+    expect(page.locator("#edit-target-id")).to_have_value(str(dense.pk))
+    expect(listbox).to_have_count(0)
+    expect(target).to_have_attribute("aria-expanded", "false")
+    expect(target).to_be_focused()
+    # Typing again forgets the pick and searches again.
+    page.keyboard.press("Backspace")
+    expect(page.locator("#edit-target-id")).to_have_value("")
+    expect(listbox.locator("[role=option]").first).to_be_visible()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    expect(page.locator("#edit-target-id")).to_have_value(str(dense.pk))
     page.keyboard.press("Tab")
     expect(page.locator("#edit-relation")).to_be_focused()
     page.keyboard.press("b")  # a closed select jumps to the first option starting with b
     expect(page.locator("#edit-relation")).to_have_value("builds_on")
-    page.keyboard.press("Tab")
-    target = page.locator("#edit-target")
-    expect(target).to_be_focused()
-    page.keyboard.press("Control+A")
-    page.keyboard.type("dense")
-    option = page.locator("#target-options .option", has_text="Dense retrieval")
-    expect(option).to_be_visible()
-    assert_usable_without_scrolling(page, option)
-    shot("review-edit-form")
-    page.keyboard.press("Tab")
-    expect(option).to_be_focused()
-    page.keyboard.press("Enter")
-    expect(target).to_have_value("Dense retrieval")
-    expect(page.locator("#edit-target-id")).to_have_value(str(dense.pk))
-    expect(page.locator("#target-options .option")).to_have_count(0)
-    expect(target).to_be_focused()
-    # Typing again searches again: the list has a place to go back to.
-    page.keyboard.press("Backspace")
-    expect(page.locator("#edit-target-id")).to_have_value("")
-    expect(option).to_be_visible()
-    option.click()
-    expect(page.locator("#edit-target-id")).to_have_value(str(dense.pk))
     page.keyboard.press("Tab")
     expect(page.locator("#edit-swap")).to_be_focused()
     page.keyboard.press("Space")
@@ -248,19 +264,80 @@ def test_edit_then_accept_by_keyboard_changes_relation_direction_and_target(
     assert decision.before["payload"]["target"]["name"] == "Vector search"
 
 
-def test_edit_with_a_new_target_name_creates_that_concept(page, live_server, login, f):
-    """A name no concept has is said so, and accepting creates the concept."""
-    p = f.edge_proposal(f.concept("Embeddings"), f.concept("Vector search"))
+def test_a_typed_name_nobody_picked_is_refused_and_creating_is_an_explicit_choice(
+    page, live_server, login, f
+):
+    """A partial name plus Ctrl+Enter creates nothing: the card says which names are close;
+    choosing "Create … as a new concept" from the list is what creates it."""
+    f.concept("Embeddings")
+    p = f.edge_proposal(f.concept("Vector search"), f.concept("ANN"))
     login("reviewer")
     open_focus(page, live_server, p)
-    page.keyboard.press("e")
-    target = page.locator("#edit-target")
-    target.fill("Graph pruning")
-    expect(page.locator("#target-options")).to_contain_text("accepting will create it")
-    expect(page.locator("#edit-target-id")).to_have_value("")
+    open_edit(page)
+    page.keyboard.type("Embed")
+    listbox = page.locator("#source-listbox")
+    expect(listbox.locator("[role=option]").first).to_contain_text("Embeddings")
+    create = listbox.locator("[role=option][data-kind=create]")
+    expect(create).to_have_text(re.compile("Create “Embed” as a new concept"))
+    page.keyboard.press("Control+Enter")
+    expect(card(page).locator(".flash.bad")).to_contain_text('No concept is called "Embed"')
+    expect(card(page).locator(".flash.bad")).to_contain_text('"Embeddings"')
+    expect(page.locator("#edit-source")).to_have_value("Embed")  # the edit is kept
+    assert status(p) == "pending" and not Edge.objects.exists()
+    # Now create it on purpose: the last choice, picked by keys.
+    page.locator("#edit-source").focus()
+    page.keyboard.press("End")
+    page.keyboard.type("ding model")
+    expect(create).to_have_text(re.compile("Create “Embedding model”"))
+    for _ in range(listbox.locator("[role=option]").count()):
+        page.keyboard.press("ArrowDown")
+    expect(create).to_have_attribute("aria-selected", "true")
+    page.keyboard.press("Enter")
+    expect(page.locator("#edit-source-create")).to_have_value("1")
     page.keyboard.press("Control+Enter")
     expect(card(page)).to_contain_text(f"Edited and accepted #{p.pk}")
-    assert Edge.objects.get(proposal=p).target.name == "Graph pruning"
+    assert Edge.objects.get(proposal=p).source.name == "Embedding model"
+
+
+def test_pending_concept_proposals_are_offered_and_picking_one_accepts_it_too(
+    page, live_server, login, f
+):
+    """The picker offers a concept that is only proposed; picking it accepts that proposal
+    with the edge instead of creating a twin beside it."""
+    doc = f.lesson()
+    ce = f.concept_proposal("Cross-encoder", doc=doc)
+    p = f.edge_proposal(f.concept("Rerankers"), f.concept("BM25"), doc=doc)
+    login("reviewer")
+    open_focus(page, live_server, p)
+    open_edit(page)
+    page.keyboard.press("Tab")
+    page.keyboard.type("cross")
+    option = page.locator("#target-listbox [role=option][data-kind=proposal]")
+    expect(option).to_contain_text("pending concept proposal")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    expect(page.locator("#edit-target-proposal")).to_have_value(str(ce.pk))
+    page.keyboard.press("Control+Enter")
+    expect(card(page)).to_contain_text("with the concept “Cross-encoder”")
+    assert status(ce) == "accepted"
+    assert Edge.objects.get(proposal=p).target == Proposal.objects.get(pk=ce.pk).concept
+
+
+def test_the_concept_picker_has_no_serious_accessibility_violation(page, live_server, login, f):
+    """axe-core on the open combobox and its listbox."""
+    from tests.browser.axe import axe_violations, report
+
+    f.concept("Embeddings")
+    f.concept_proposal("Embedding model")
+    p = f.edge_proposal(f.concept("Vector search"), f.concept("ANN"))
+    login("reviewer")
+    open_focus(page, live_server, p)
+    open_edit(page)
+    page.keyboard.type("Embed")
+    expect(page.locator("#source-listbox [role=option]").first).to_be_visible()
+    page.keyboard.press("ArrowDown")
+    found = axe_violations(page)
+    assert not found, report(found)
 
 
 def test_escape_closes_suggestions_then_cancels_the_edit_and_writes_nothing(
@@ -270,12 +347,11 @@ def test_escape_closes_suggestions_then_cancels_the_edit_and_writes_nothing(
     p = f.edge_proposal(f.concept("Embeddings"), f.concept("Vector search"))
     login("reviewer")
     open_focus(page, live_server, p)
-    page.keyboard.press("e")
-    expect(page.locator("#card .edit-form")).to_be_visible()
-    page.locator("#edit-source").fill("Vector")
-    expect(page.locator("#source-options .option").first).to_have_text("Vector search")
+    open_edit(page)
+    page.keyboard.type("Vector")
+    expect(page.locator("#source-listbox [role=option]").first).to_contain_text("Vector search")
     page.keyboard.press("Escape")  # the first Esc closes the suggestions, keeping the edit
-    expect(page.locator("#source-options .option")).to_have_count(0)
+    expect(page.locator("#source-listbox [role=option]")).to_have_count(0)
     expect(page.locator("#card .edit-form")).to_be_visible()
     expect(page.locator("#edit-source")).to_have_value("Vector")
     page.keyboard.press("Escape")
@@ -304,7 +380,7 @@ def test_undo_after_accept_reopens_the_proposal_and_invalidates_its_edge(
 
     page.keyboard.press("u")
     expect_card(page, p)
-    expect(card(page)).to_contain_text(f"Undone: #{p.pk} back in the queue")
+    expect(card(page)).to_contain_text(f"Undone: accept #{p.pk}; back in the queue")
     assert status(p) == "pending"
     edge.refresh_from_db()
     assert edge.status == "invalidated" and edge.invalid_at is not None
