@@ -313,7 +313,9 @@ def _refused(request, f, proposal_id: int, cursor: str, exc: DomainError, **extr
         proposal = (
             Proposal.objects.select_related(*selectors.CARD_RELATED).filter(pk=proposal_id).first()
         )
-        status = 200 if isinstance(exc, VersionChanged) else 409
+        # The card itself says why in words; a 4xx would only add a console error, since
+        # htmx swaps it the same way.
+        status = 200
         if isinstance(exc, VersionChanged):
             extra.pop("editing", None)
         return _render_card(
@@ -638,7 +640,8 @@ def bulk(request: HttpRequest) -> HttpResponse:
                     f"{'s' if len(result.done) != 1 else ''}"
                 )
     template = "review/bulk.html#bulk-panel" if request.htmx else "review/bulk.html"
-    return render(request, template, context, status=400 if "error" in context else 200)
+    status = 400 if "error" in context and not request.htmx else 200
+    return render(request, template, context, status=status)
 
 
 # --- Look-ups and history ---------------------------------------------------------------
