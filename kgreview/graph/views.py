@@ -65,7 +65,10 @@ def source_detail(request: HttpRequest, slug: str) -> HttpResponse:
             p.evidence_start,
             p.evidence_end,
             tag="a",
-            attrs={"href": reverse("review:proposal", args=[p.pk]), "class": f"hl status-{p.status}"},
+            attrs={
+                "href": reverse("review:proposal", args=[p.pk]),
+                "class": f"hl status-{p.status}",
+            },
             key=str(p.pk),
             label=f"#{p.pk} {p.status}",
             rank=STATUS_RANK.get(p.status, 9),

@@ -1,0 +1,51 @@
+"""Source Markdown in templates: a whole revision with highlights, or an evidence excerpt.
+
+Each returns block HTML (``<p>``, ``<ul>``, ...) without a wrapper; put it in an element
+with the ``md`` class for its styles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django import template
+from django.utils.safestring import SafeString
+
+from kgreview.core.markup import Span, render_markdown
+from kgreview.review.templatetags.review_tags import clip_end, clip_start
+
+register = template.Library()
+
+
+@register.filter(name="markdown")
+def markdown(text) -> SafeString:
+    """``{{ text|markdown }}``: Markdown as sanitised HTML, nothing highlighted."""
+    return render_markdown(str(text or ""))
+
+
+@register.simple_tag
+def markdown_html(text, spans: Sequence[Span] = (), heading_offset: int = 0) -> SafeString:
+    """``{% markdown_html revision.text spans heading_offset=1 %}``: Markdown with each
+    ``Span`` highlighted, its headings demoted by ``heading_offset`` levels."""
+    return render_markdown(str(text or ""), spans or (), heading_offset=int(heading_offset))
+
+
+@register.simple_tag
+def evidence_html(context, clip: int = 0, heading_offset: int = 4) -> SafeString:
+    """``{% evidence_html card.context %}``: the paragraph around a quote, as Markdown, the
+    quote in a ``<mark>``. ``clip=80`` keeps only about 80 characters either side; a
+    heading in the excerpt becomes an ``<h5>`` (``heading_offset``) inside the card.
+
+    ``context`` is a ``kgreview.review.selectors.Context`` (``before``, ``quote``,
+    ``after``); None renders nothing.
+    """
+    if context is None:
+        return render_markdown("")
+    offset = int(heading_offset)
+    before, quote, after = context.before or "", context.quote or "", context.after or ""
+    if clip:
+        before, after = clip_start(before, clip), clip_end(after, clip)
+    start = len(before)
+    return render_markdown(
+        before + quote + after, [Span(start, start + len(quote))], heading_offset=offset
+    )
