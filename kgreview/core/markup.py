@@ -733,6 +733,7 @@ def render_markdown(
     may overlap; empty or out-of-range spans are ignored.
     """
     raw = text or ""
+    spans = list(spans)
     norm, newlines = _normalise(raw)
     size = len(norm)
     cuts: list[tuple[int, int, int]] = []
