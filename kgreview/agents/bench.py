@@ -297,6 +297,12 @@ def bench_review(**kwargs) -> dict:
     return run(**kwargs)
 
 
+def bench_bulk(**kwargs) -> dict:
+    from kgreview.review.bench import bench_bulk as run
+
+    return run(**kwargs)
+
+
 def bench_graph(**kwargs) -> dict:
     from kgreview.graph.bench import bench_graph as run
 
@@ -307,6 +313,7 @@ BENCHMARKS: dict[str, Callable[..., dict]] = {
     "resolve": bench_resolve,
     "construct": bench_construct,
     "review": bench_review,
+    "bulk": bench_bulk,
     "heal": bench_heal,
     "graph": bench_graph,
 }

@@ -277,3 +277,152 @@ def _measure(proposals, concepts, edges, decisions, setup_s) -> dict:
         and max(every_q) <= 15
         and page_p95 <= 150,
     }
+
+
+# --- Bulk decisions -----------------------------------------------------------------------
+
+
+def _seed_bulk(ids, names, relations, revision, n: int, rng) -> list[int]:
+    """``n`` edge proposals shaped like an agent's: about half need a concept that is only
+    proposed (several edges share each), the rest join known concepts."""
+    quote = TEXT.splitlines()[0]
+    start = revision.text.index(quote)
+    new_names = [f"Bulk topic {i}" for i in range(n // 4)]
+    concept_props = Proposal.objects.bulk_create(
+        [
+            Proposal(
+                kind="add_concept",
+                status="pending",
+                payload={"name": name, "aliases": [], "description": ""},
+                confidence=0.9,
+                reason="Named in the lesson.",
+                flags=["new_concept"],
+                flags_text=flags_text(["new_concept"]),
+                dedup_key=f"add_concept:bulk topic {i}",
+                document=revision.source,
+            )
+            for i, name in enumerate(new_names)
+        ]
+    )
+    if concept_props[0].pk is None:
+        concept_props = list(Proposal.objects.filter(kind="add_concept").order_by("pk"))
+    rows = []
+    for i in range(n):
+        rel = relations[i % len(relations)]
+        a, b = rng.sample(range(len(ids)), 2)
+        if rel.acyclic:
+            a, b = min(a, b), max(a, b)
+        source = {"name": names[a], "concept_id": ids[a], "match": "exact", "score": 100.0}
+        target = {"name": names[b], "concept_id": ids[b], "match": "exact", "score": 100.0}
+        source_key, target_key = f"c{ids[a]}", f"c{ids[b]}"
+        if i % 2:
+            needed = concept_props[(i // 2) % len(concept_props)]
+            name = needed.payload["name"]
+            target = {"name": name, "proposal_id": needed.pk, "match": "new"}
+            target_key = f"n:{name.lower()}"
+        rows.append(
+            Proposal(
+                kind="add_edge",
+                status="pending",
+                payload={
+                    "source": source,
+                    "target": target,
+                    "relation": rel.key,
+                    "weight": 1.0,
+                    "conflicts": [],
+                },
+                confidence=0.8,
+                reason="Seeded for the benchmark.",
+                evidence_revision=revision,
+                evidence_start=start,
+                evidence_end=start + len(quote),
+                evidence_quote=quote,
+                flags=[],
+                flags_text="",
+                dedup_key=f"bulk:{i}:{uuid.uuid4().hex[:8]}",
+                priority=80,
+                relation_key=rel.key,
+                source_key=source_key,
+                target_key=target_key,
+                relation=rel,
+                source_concept_id=source["concept_id"],
+                target_concept_id=target.get("concept_id"),
+                document=revision.source,
+            )
+        )
+    created = Proposal.objects.bulk_create(rows)
+    if created[0].pk is None:
+        return list(
+            Proposal.objects.filter(kind="add_edge").order_by("pk").values_list("pk", flat=True)
+        )
+    return [p.pk for p in created]
+
+
+def bench_bulk(
+    *, proposals: int = 1000, concepts: int = 50_000, edges: int = 200_000, seed: int = 5
+) -> dict:
+    """Preview then apply one bulk accept of ``proposals`` edge proposals through the view,
+    half of them needing concept proposals accepted with them; then undo it."""
+    from kgreview.review import decisions
+
+    rng = random.Random(seed)
+    names = concept_names(concepts)
+    seed_concepts(names)
+    rows = list(Concept.objects.order_by("pk").values_list("pk", "name"))
+    ids = [pk for pk, _ in rows]
+    names = [name for _, name in rows]
+    relations = list(RelationType.objects.filter(active=True).order_by("key"))
+    with transaction.atomic():
+        _seed_edges(ids, relations, edges, rng)
+    revision = source_import(slug="bench-lesson", title="Bench", text=TEXT).revision
+    with transaction.atomic():
+        wanted = _seed_bulk(ids, names, relations, revision, proposals, rng)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("ANALYZE")
+    plain_static = override_settings(
+        STORAGES={
+            "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+            "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+        }
+    )
+    plain_static.enable()
+    try:
+        user = get_user_model().objects.create_user("bench-bulk", password="x-bench-12345")
+        user.groups.add(Group.objects.get(name="reviewer"))
+        client = Client()
+        client.force_login(user)
+        hx = {"HX-Request": "true"}
+        data = {"action": "accept", "id_list": ",".join(map(str, wanted))}
+        preview_ms, preview_q, _ = _timed(
+            client, "post", reverse("review:bulk"), {**data, "step": "preview"}, hx
+        )
+        apply_ms, apply_q, _ = _timed(
+            client, "post", reverse("review:bulk"), {**data, "step": "apply"}, hx
+        )
+        accepted = Proposal.objects.filter(pk__in=wanted, status="accepted").count()
+        with_them = Proposal.objects.filter(kind="add_concept", status="accepted").count()
+        (batch,) = decisions.undoable_batches(reviewer=user, limit=1)
+        undo_ms, undo_q, _ = _timed(
+            client, "post", reverse("review:undo"), {"batch": str(batch.batch), "from": "queue"}, hx
+        )
+        reopened = Proposal.objects.filter(pk__in=wanted, status="pending").count()
+    finally:
+        plain_static.disable()
+    return {
+        "benchmark": "bulk",
+        "database": connection.vendor,
+        "proposals": proposals,
+        "concepts": concepts,
+        "edges": edges,
+        "preview": {"ms": round(preview_ms, 1), "queries": preview_q},
+        "apply": {
+            "ms": round(apply_ms, 1),
+            "queries": apply_q,
+            "accepted": accepted,
+            "concepts_accepted_with_them": with_them,
+        },
+        "undo": {"ms": round(undo_ms, 1), "queries": undo_q, "reopened": reopened},
+        "budget": {"preview_ms": 2000, "apply_ms": 2000},
+        "within_budget": preview_ms <= 2000 and apply_ms <= 2000,
+    }

@@ -579,8 +579,12 @@ def _bulk_ids(request, f) -> list[int]:
             .order_by(*selectors._order(f.sort))
             .values_list("pk", flat=True)[: decisions.BULK_LIMIT + 1]
         )
+    # Checked rows come as ``ids``; a preview's confirm form carries its whole list as one
+    # ``id_list`` field (a thousand fields would pass Django's limit on form fields).
+    raw_ids = request.POST.getlist("ids") + request.POST.get("id_list", "").split(",")
     ids = []
-    for raw in request.POST.getlist("ids"):
+    for raw in raw_ids:
+        raw = raw.strip()
         if raw.isdigit() and len(raw) < 19:
             ids.append(int(raw))
     return list(dict.fromkeys(ids))
