@@ -17,6 +17,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from construction.synthetic import concept_names, typo
+from construction.text import name_key
 
 FILLER = [
     "In practice the details matter more than the names suggest.",
@@ -110,6 +111,8 @@ def seed_concepts(names: list[str], *, alias_every: int = 3) -> None:
                 for i, c in enumerate(concepts)
                 if i % alias_every == 0
             ]
+            for alias in aliases:
+                alias.key = name_key(alias.name)[:200]
             ConceptAlias.objects.bulk_create(aliases)
 
 

@@ -174,6 +174,13 @@ class ConceptAlias(NoDeleteModel):
     removed_at = models.DateTimeField(
         null=True, blank=True, help_text="Set when a curator took this name off the concept."
     )
+    key = models.CharField(
+        max_length=200,
+        default="",
+        blank=True,
+        help_text="The name's key (construction.text.name_key): spellings that share it, "
+        "such as a plural and its singular, name one concept.",
+    )
 
     objects = _CurrentNames()
     all_objects = NoDeleteQuerySet.as_manager()
@@ -182,6 +189,13 @@ class ConceptAlias(NoDeleteModel):
         verbose_name_plural = "concept aliases"
         ordering = ["name"]
         base_manager_name = "all_objects"
+        indexes = [
+            models.Index(
+                fields=["key"],
+                condition=Q(removed_at__isnull=True),
+                name="conceptalias_current_key",
+            )
+        ]
         constraints = [
             models.UniqueConstraint(
                 Lower("name"),

@@ -36,6 +36,19 @@ def name_owner(*, name: str) -> ConceptAlias | None:
     )
 
 
+def concepts_by_key(*, name: str) -> list[ConceptAlias]:
+    """Current names sharing ``name``'s key (its plural/singular, other punctuation), with
+    their concepts: one index look-up."""
+    from construction.text import name_key
+
+    key = name_key(name)[:200]
+    if not key:
+        return []
+    return list(
+        ConceptAlias.objects.select_related("concept").filter(key=key).order_by("kind", "pk")[:10]
+    )
+
+
 def edges_active() -> QuerySet[Edge]:
     return Edge.objects.filter(status=Edge.Status.ACTIVE)
 

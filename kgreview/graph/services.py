@@ -22,6 +22,7 @@ from django.db.models import F, Max, Q
 from django.db.models.functions import Lower
 from django.utils import timezone
 
+from construction.text import name_key
 from kgreview.core.errors import (
     ConceptNotActive,
     CycleDetected,
@@ -145,7 +146,9 @@ def _claim_name(*, concept: Concept, name: str, kind: str) -> ConceptAlias:
         )
     try:
         with transaction.atomic():
-            return ConceptAlias.objects.create(concept=concept, name=name, kind=kind)
+            return ConceptAlias.objects.create(
+                concept=concept, name=name, kind=kind, key=name_key(name)[:200]
+            )
     except IntegrityError:
         raise NameTaken(f'The name "{name}" was just taken by another concept.') from None
 
@@ -222,7 +225,8 @@ def concept_rename(*, concept: Concept, name: str) -> tuple[Concept, bool]:
     if owner is not None and owner.pk == canonical.pk:
         # Only the spelling changes ("llm" -> "LLM"): one row, new letters.
         canonical.name = new
-        canonical.save(update_fields=["name"])
+        canonical.key = name_key(new)[:200]
+        canonical.save(update_fields=["name", "key"])
     else:
         canonical.kind = ConceptAlias.Kind.ALIAS
         canonical.save(update_fields=["kind"])
@@ -230,8 +234,9 @@ def concept_rename(*, concept: Concept, name: str) -> tuple[Concept, bool]:
             promoted = ConceptAlias.objects.select_for_update().get(pk=owner.pk)
             promoted.kind = ConceptAlias.Kind.CANONICAL
             promoted.name = new
+            promoted.key = name_key(new)[:200]
             promoted.merged_from = None
-            promoted.save(update_fields=["kind", "name", "merged_from"])
+            promoted.save(update_fields=["kind", "name", "key", "merged_from"])
         else:
             _claim_name(concept=concept, name=new, kind=ConceptAlias.Kind.CANONICAL)
     concept.name = new

@@ -23,7 +23,6 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from construction import keys
-from construction.text import name_key
 from kgreview.core.errors import (
     ConceptNotActive,
     CycleDetected,
@@ -193,13 +192,8 @@ def concept_for_name(name: str) -> Concept | None:
     owner = graph_selectors.name_owner(name=name)
     if owner is not None:
         return owner.concept
-    wanted = name_key(name)
-    if not wanted:
-        return None
-    for hit in graph_search.concept_search(q=name, limit=10, include_inactive=True):
-        if name_key(hit.matched_name) == wanted:
-            return hit.concept
-    return None
+    same_key = graph_selectors.concepts_by_key(name=name)
+    return same_key[0].concept if same_key else None
 
 
 # --- Applying each kind -----------------------------------------------------------------
@@ -1190,6 +1184,17 @@ class BulkItem:
 class BulkResult:
     batch: uuid.UUID
     items: list[BulkItem] = field(default_factory=list)
+    extra_settled: int = 0  # proposals settled by the batch as a whole
+
+    def accept(self, proposal_id: int, *, also=(), settled: int = 0) -> None:
+        self.items.append(BulkItem(proposal_id, True, also=list(also), settled=settled))
+
+    def refuse(self, proposal_id: int, words: str) -> None:
+        self.items.append(BulkItem(proposal_id, False, words=words))
+
+    def in_order(self, ids) -> None:
+        order = {pk: i for i, pk in enumerate(ids)}
+        self.items.sort(key=lambda item: order.get(item.proposal_id, len(order)))
 
     @property
     def done(self) -> list[int]:
@@ -1205,11 +1210,34 @@ class BulkResult:
 
     @property
     def settled_count(self) -> int:
-        return sum(i.settled for i in self.items)
+        return sum(i.settled for i in self.items) + self.extra_settled
 
 
-class _DryRun(Exception):
-    pass
+def _one_by_one(result: BulkResult, ids, *, reviewer, action, reason_code, note) -> None:
+    """Decide each proposal in its own savepoint: a refusal leaves the others alone."""
+    for proposal_id in ids:
+        try:
+            with transaction.atomic():
+                if action == "accept":
+                    out = proposal_accept(
+                        proposal_id=proposal_id, reviewer=reviewer, batch=result.batch, note=note
+                    )
+                else:
+                    out = proposal_reject(
+                        proposal_id=proposal_id,
+                        reviewer=reviewer,
+                        reason_code=reason_code,
+                        note=note,
+                        batch=result.batch,
+                    )
+        except DomainError as exc:
+            result.refuse(proposal_id, str(exc))
+        else:
+            result.accept(
+                proposal_id,
+                also=[(p.pk, p.payload.get("name", "")) for p in out.also_decided],
+                settled=len(out.settled),
+            )
 
 
 def proposals_bulk_decide(
@@ -1221,50 +1249,63 @@ def proposals_bulk_decide(
     note: str = "",
     dry_run: bool = False,
 ) -> BulkResult:
-    """Accept or reject many proposals, each in its own savepoint, as one undoable batch.
+    """Accept or reject many proposals as one undoable batch.
 
-    A refusal (stale, already decided, not the reviewer's kind) does not stop the others;
-    it is reported with its reason. With ``dry_run`` every decision is applied and rolled
-    back, which shows exactly what would happen, concept proposals included.
+    Edge and concept proposals are accepted, and any proposal rejected, as one set
+    (``review.bulk``: a thousand in a few statements); other kinds, and any batch a
+    concurrent writer raced, are decided one by one. A refusal (stale, already decided,
+    not the reviewer's kind) does not stop the others; it is reported with its reason.
+    With ``dry_run`` everything is applied and rolled back, which shows exactly what
+    would happen, concept proposals accepted with the edges included.
     """
+    from . import bulk
+
     if action not in ("accept", "reject"):
         raise ValidationFailed('Bulk decisions are "accept" or "reject".')
-    if len(proposal_ids) > BULK_LIMIT:
+    if action == "reject" and reason_code not in REJECT_REASONS:
+        raise ValidationFailed(
+            f'"{reason_code}" is not a reject reason; use one of {", ".join(REJECT_REASONS)}.'
+        )
+    if action == "reject" and reason_code == "other" and not note.strip():
+        raise ValidationFailed('Say why in a few words when the reason is "other".')
+    ids = list(dict.fromkeys(proposal_ids))
+    if len(ids) > BULK_LIMIT:
         raise ValidationFailed(
             f"At most {BULK_LIMIT} proposals at once; narrow the filter and repeat."
         )
     result = BulkResult(batch=uuid.uuid4())
     with transaction.atomic():
-        for proposal_id in proposal_ids:
-            item = BulkItem(proposal_id=proposal_id, ok=True)
-            try:
-                with transaction.atomic():
-                    if action == "accept":
-                        out = proposal_accept(
-                            proposal_id=proposal_id,
-                            reviewer=reviewer,
-                            batch=result.batch,
-                            note=note,
-                        )
-                    else:
-                        out = proposal_reject(
-                            proposal_id=proposal_id,
-                            reviewer=reviewer,
-                            reason_code=reason_code,
-                            note=note,
-                            batch=result.batch,
-                        )
-                    item.also = [(p.pk, p.payload.get("name", "")) for p in out.also_decided]
-                    item.settled = len(out.settled)
-                    if dry_run:
-                        raise _DryRun
-            except _DryRun:
-                pass
-            except NotAllowed as exc:
-                item.ok, item.words = False, str(exc)
-            except DomainError as exc:
-                item.ok, item.words = False, str(exc)
-            result.items.append(item)
+        try:
+            with transaction.atomic():
+                if action == "accept":
+                    slow = bulk.bulk_accept(
+                        reviewer=reviewer,
+                        proposal_ids=ids,
+                        note=note,
+                        batch=result.batch,
+                        result=result,
+                        can_decide_kind=can_decide_kind,
+                    )
+                else:
+                    bulk.bulk_reject(
+                        reviewer=reviewer,
+                        proposal_ids=ids,
+                        reason_code=reason_code,
+                        note=note,
+                        batch=result.batch,
+                        result=result,
+                        can_decide_kind=can_decide_kind,
+                    )
+                    slow = []
+        except (bulk.Slow, IntegrityError):
+            result = BulkResult(batch=result.batch)
+            slow = ids
+        _one_by_one(
+            result, slow, reviewer=reviewer, action=action, reason_code=reason_code, note=note
+        )
+        result.in_order(ids)
+        if dry_run:
+            transaction.set_rollback(True)
     return result
 
 

@@ -325,3 +325,78 @@ def test_bulk_accept_of_edges_sharing_a_pending_concept_accepts_it_once(f, revie
     assert_queue_decidable()
     (batch,) = decisions.undoable_batches(reviewer=reviewer, limit=1)
     assert batch.words == "bulk accept of 3 proposals and the 1 concept accepted with them"
+
+
+def test_bulk_accept_is_set_based_not_one_call_per_proposal(
+    f, reviewer, django_assert_max_num_queries
+):
+    """Thirty edges needing ten new concepts: a few dozen statements in all, not hundreds."""
+    doc = f.lesson()
+    needed = [f.concept_proposal(f"Topic {i}", doc=doc) for i in range(10)]
+    ends = [f.concept(f"Known {i}") for i in range(30)]
+    ids = [f.edge_proposal(ends[i], needed[i % 10], "related", doc=doc).pk for i in range(30)]
+    with django_assert_max_num_queries(40):
+        result = decisions.proposals_bulk_decide(
+            reviewer=reviewer, proposal_ids=ids, action="accept"
+        )
+    assert result.done == ids and Edge.objects.filter(status="active").count() == 30
+    assert Concept.objects.filter(name__startswith="Topic").count() == 10
+    assert sum(len(i.also) for i in result.items) == 10
+    (batch,) = decisions.undoable_batches(reviewer=reviewer, limit=1)
+    assert batch.words == "bulk accept of 30 proposals and the 10 concepts accepted with them"
+    assert_queue_decidable()
+    decisions.decisions_undo(reviewer=reviewer, batch=result.batch)
+    assert Proposal.objects.filter(pk__in=ids, status="pending").count() == 30
+    assert not Concept.objects.filter(name__startswith="Topic", status="active").exists()
+    assert_queue_decidable()
+
+
+def test_bulk_refuses_in_words_what_one_by_one_would_refuse(f, reviewer, curator):
+    """A cycle closed within the batch, the same fact twice, a decided proposal, a kind the
+    reviewer does not decide, a missing id: each refused with its reason, the rest done."""
+    a, b, c = f.concept("A"), f.concept("B"), f.concept("C")
+    forward = f.edge_proposal(a, b)
+    backward = f.edge_proposal(b, a)
+    doc = f.lesson()
+    cp = f.concept_proposal("Bee", doc=doc)
+    graph.concept_add_alias(concept=b, name="Bee")  # behind the queue's back
+    twin = f.edge_proposal(c, cp, "related", doc=doc)
+    same = f.edge_proposal(c, b, "related", doc=doc)
+    done = f.edge_proposal(a, c)
+    decisions.proposal_reject(proposal_id=done.pk, reviewer=curator, reason_code="too_vague")
+    merge = decisions_merge_proposal(a, c)
+    ids = [forward.pk, backward.pk, twin.pk, same.pk, done.pk, merge.pk, 999999]
+    result = decisions.proposals_bulk_decide(reviewer=reviewer, proposal_ids=ids, action="accept")
+    words = dict(result.refused)
+    assert result.done == [forward.pk, twin.pk]
+    assert "would close a cycle" in words[backward.pk]
+    assert f"accepted earlier in this batch (#{twin.pk})" in words[same.pk]
+    assert words[done.pk].startswith(f"Proposal #{done.pk} was already rejected by cora")
+    assert words[merge.pk] == "Only curators decide merge concepts proposals."
+    assert words[999999] == "There is no proposal #999999."
+    assert reload(cp).status == "accepted" and reload(cp).concept == b
+    assert [i.proposal_id for i in result.items] == ids
+
+
+def test_bulk_of_curator_kinds_falls_back_to_one_by_one_and_keeps_the_order(f, curator):
+    a, b, c = f.concept("A"), f.concept("B"), f.concept("C")
+    edge = f.edge_proposal(a, b)
+    merge = decisions_merge_proposal(c, b)
+    result = decisions.proposals_bulk_decide(
+        reviewer=curator, proposal_ids=[merge.pk, edge.pk], action="accept"
+    )
+    assert result.done == [merge.pk, edge.pk]
+    assert reload(c).status == "merged"
+    assert len({d.batch for d in Decision.objects.all()}) == 1
+
+
+def test_bulk_reject_of_concepts_settles_the_edges_that_needed_them(f, reviewer):
+    doc = f.lesson()
+    embed = f.concept_proposal("Embed", doc=doc)
+    waiting = f.edge_proposal(embed, f.concept("Vector search"), doc=doc)
+    result = decisions.proposals_bulk_decide(
+        reviewer=reviewer, proposal_ids=[embed.pk], action="reject", reason_code="too_vague"
+    )
+    assert result.done == [embed.pk] and result.settled_count == 1
+    assert reload(waiting).status == "superseded"
+    assert_queue_decidable()
