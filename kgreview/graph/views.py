@@ -85,6 +85,7 @@ def source_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "revisions": revisions,
             "spans": spans,
             "proposals": proposals,
+            "can_decide": can_decide(request.user),
         },
     )
 

@@ -148,3 +148,41 @@ def test_a_viewer_sees_no_mending_controls_and_is_refused_by_the_server(
         assert response.status == 403, url
     assert Edge.objects.get(pk=edge.pk).status == "active"
     assert not Decision.objects.exists()
+
+
+def test_evidence_for_a_hand_made_edge_is_picked_by_selecting_text_on_the_source_page(
+    page, live_server, login, f
+):
+    """Select a rendered sentence (its Markdown marks hidden), add the edge with it: the
+    edge quotes the revision's own text at the right offsets."""
+    text = "# Search\n\nBefore learning vector search you should understand **embeddings**.\n"
+    doc = f.source(slug="search-lesson", text=text)
+    emb, vs = f.concept("Embeddings"), f.concept("Vector search")
+    login("reviewer")
+    page.goto(f"{live_server.url}/sources/{doc.slug}/")
+    button = page.locator("#quote-add")
+    expect(button).to_be_disabled()
+    page.evaluate(
+        """() => {
+            const p = [...document.querySelectorAll('#source-text p')]
+                .find(el => el.textContent.includes('you should understand'));
+            window.getSelection().selectAllChildren(p);
+        }"""
+    )
+    expect(button).to_be_enabled()
+    button.click()
+    quote = page.locator("#edge-add-quote")
+    expect(quote).to_contain_text("you should understand **embeddings**")
+    pick(page, "source", "Embeddings", "Embeddings")
+    pick(page, "target", "Vector se", "Vector search")
+    page.locator("#edit-relation").select_option("prerequisite")
+    page.locator("#edge-add-note").fill("Stated in the lesson.")
+    page.locator("#edge-add-submit").click()
+    expect(page.locator(".messages")).to_contain_text("Added edge #")
+    edge = Edge.objects.get(status="active")
+    revision = doc.current_revision
+    assert revision.text[edge.evidence_start : edge.evidence_end] == edge.evidence_quote
+    assert edge.evidence_quote.startswith("Before learning vector search")
+    assert "**embeddings**" in edge.evidence_quote
+    # Shown as the lesson shows it: the quote's Markdown rendered, not its marks.
+    expect(page.locator("#edge-life blockquote strong")).to_have_text("embeddings")
