@@ -334,6 +334,8 @@ def _apply_add_edge(proposal, reviewer, decision, out: Outcome, record: dict) ->
     _ground(proposal, [source_id, target_id])
     out.edges.append(edge)
     out.changes.edges_added.add(edge.pk)
+    out.changes.edge_rows[edge.pk] = edge
+    out.changes.closed_keys.add(proposal.dedup_key)
 
 
 def _locked_edge(edge_id: int) -> Edge:

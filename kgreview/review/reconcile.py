@@ -56,6 +56,10 @@ class GraphChanges:
     unmade: dict[int, int] = field(default_factory=dict)  # concept -> reopened proposal
     edges_added: set[int] = field(default_factory=set)
     edges_gone: set[int] = field(default_factory=set)
+    # Rows already in hand (an accepted edge), so settling need not read them again, and
+    # the dedup keys of proposals just accepted: no other open proposal can hold those.
+    edge_rows: dict[int, Edge] = field(default_factory=dict)
+    closed_keys: set[str] = field(default_factory=set)
 
     def __bool__(self) -> bool:
         return any(
@@ -441,20 +445,29 @@ def reconcile(
         for p in s._open(merges.filter(_waiting_on_concepts(changes.unmade))):
             s.supersede(p, "One of its concepts went back to the queue.")
 
-    if changes.edges_gone or changes.edges_added:
-        # Proposals to retire or update an edge follow the fact: to its newer row when
-        # one replaced it (a merge moved it, an undo restored it), else they close.
+    added: list[Edge] = []
+    if changes.edges_added:
+        missing = changes.edges_added - set(changes.edge_rows)
+        added = [changes.edge_rows[pk] for pk in changes.edges_added if pk in changes.edge_rows]
+        if missing:
+            added += list(Edge.objects.filter(pk__in=missing).select_related("relation"))
+
+    # Proposals to retire or update an edge follow the fact: to its newer row when one
+    # replaced it (a merge moved it, an undo restored it), else they close.
+    successors = {e.supersedes_id: e for e in added if e.supersedes_id and e.is_active}
+    if changes.edges_gone:
+        successors.update(
+            {
+                e.supersedes_id: e
+                for e in Edge.objects.filter(
+                    supersedes_id__in=changes.edges_gone, status=Edge.Status.ACTIVE
+                )
+            }
+        )
+    if successors or changes.edges_gone:
         touching = Proposal.objects.filter(
             kind__in=(Proposal.Kind.INVALIDATE_EDGE, Proposal.Kind.UPDATE_EDGE)
         )
-        successors = {
-            e.supersedes_id: e
-            for e in Edge.objects.filter(
-                Q(supersedes_id__in=changes.edges_gone) | Q(pk__in=changes.edges_added),
-                status=Edge.Status.ACTIVE,
-                supersedes__isnull=False,
-            )
-        }
         for p in s._open(touching):
             edge_id = p.payload.get("edge_id")
             if edge_id in successors:
@@ -462,16 +475,18 @@ def reconcile(
             elif edge_id in changes.edges_gone:
                 s.supersede(p, f"Edge #{edge_id} is no longer active.")
 
-    if changes.edges_added:
-        wanted = {}
-        for edge in Edge.objects.filter(pk__in=changes.edges_added).select_related("relation"):
-            key = keys.edge_dedup_key(
-                keys.concept_key(edge.source_id),
-                edge.relation.key,
-                keys.concept_key(edge.target_id),
-                symmetric=edge.relation.symmetric,
-            )
+    # An edge in the graph now: the open proposal asking for the same fact closes.
+    wanted = {}
+    for edge in added:
+        key = keys.edge_dedup_key(
+            keys.concept_key(edge.source_id),
+            edge.relation.key,
+            keys.concept_key(edge.target_id),
+            symmetric=edge.relation.symmetric,
+        )
+        if key not in changes.closed_keys:
             wanted[key] = edge
+    if wanted:
         for p in s._open(edges_open.filter(dedup_key__in=wanted)):
             s.supersede(p, f"The same edge is in the graph now (edge #{wanted[p.dedup_key].pk}).")
     return s.decisions

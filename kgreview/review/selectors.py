@@ -733,9 +733,22 @@ def open_proposal_blockers(proposals) -> dict[int, list[str]]:
             edge_ids.add(payload["edge_id"])
     needed = Proposal.objects.in_bulk(needed_ids) if needed_ids else {}
     concept_ids |= {n.concept_id for n in needed.values() if n.concept_id}
-    concepts = Concept.objects.in_bulk(concept_ids) if concept_ids else {}
+    # Concepts and relations a card loaded with its proposal are not read again.
+    concepts: dict[int, Concept] = {}
+    relations: dict[str, RelationType] = {}
+    for p in proposals:
+        for attr in ("source_concept", "target_concept"):
+            if Proposal._meta.get_field(attr).is_cached(p) and getattr(p, attr) is not None:
+                concepts[getattr(p, attr).pk] = getattr(p, attr)
+        if Proposal._meta.get_field("relation").is_cached(p) and p.relation is not None:
+            relations[p.relation.key] = p.relation
+    missing = concept_ids - set(concepts)
+    if missing:
+        concepts.update(Concept.objects.in_bulk(missing))
+    wanted_relations = {p.payload["relation"] for p in proposals if p.kind == "add_edge"}
+    if wanted_relations - set(relations):
+        relations.update({r.key: r for r in RelationType.objects.filter(key__in=wanted_relations)})
     edges = Edge.objects.in_bulk(edge_ids) if edge_ids else {}
-    relations = {r.key: r for r in RelationType.objects.all()}
     out: dict[int, list[str]] = {}
     for p in proposals:
         words: list[str] = []

@@ -316,8 +316,9 @@ def _refused(request, f, proposal_id: int, cursor: str, exc: DomainError, **extr
         # The card itself says why in words; a 4xx would only add a console error, since
         # htmx swaps it the same way.
         status = 200
-        if isinstance(exc, VersionChanged):
+        if isinstance(exc, VersionChanged) or (proposal and proposal.kind != "add_edge"):
             extra.pop("editing", None)
+            extra.pop("edit", None)
         return _render_card(
             request, proposal, f, trail=trail, error=str(exc), status=status, **extra
         )
@@ -440,13 +441,15 @@ def _edit_values(source) -> dict:
 @login_required
 @decide_required
 def edit(request: HttpRequest, pk: int) -> HttpResponse:
+    source = request.POST if request.method == "POST" else request.GET
+    f, _ = _filter_from(request, source)
+    cursor = source.get("cursor", "")
+    if request.method == "POST":
+        return _edit_accept(request, pk, f, cursor)
     proposal = get_object_or_404(
         Proposal.objects.select_related(*selectors.CARD_RELATED),
         pk=pk,
     )
-    source = request.POST if request.method == "POST" else request.GET
-    f, _ = _filter_from(request, source)
-    cursor = source.get("cursor", "")
     if proposal.kind != Proposal.Kind.ADD_EDGE:
         return _refused(
             request,
@@ -455,14 +458,16 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
             cursor,
             DomainError("Only edge proposals can be edited before accepting."),
         )
-    if request.method == "GET":
-        card = selectors.proposal_card(proposal)
-        ctx = _card_context(request, card, f, cursor=cursor, trail=_trail(source))
-        ctx["editing"] = True
-        template = "review/focus.html#card" if request.htmx else "review/focus.html"
-        if not request.htmx:
-            ctx["total"] = None
-        return render(request, template, ctx)
+    card = selectors.proposal_card(proposal)
+    ctx = _card_context(request, card, f, cursor=cursor, trail=_trail(source))
+    ctx["editing"] = True
+    template = "review/focus.html#card" if request.htmx else "review/focus.html"
+    if not request.htmx:
+        ctx["total"] = None
+    return render(request, template, ctx)
+
+
+def _edit_accept(request: HttpRequest, pk: int, f, cursor: str) -> HttpResponse:
     values = _edit_values(request.POST)
     try:
         edits = EdgeEdits(
@@ -493,6 +498,8 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
         )
     except decisions.NotAllowed as exc:
         raise PermissionDenied(str(exc)) from exc
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
     except DomainError as exc:
         return _refused(request, f, pk, cursor, exc, editing=True, edit=values)
     notice = _accept_words(pk, out).replace("Accepted", "Edited and accepted", 1)
