@@ -169,6 +169,24 @@ def test_reviewer_activity_counts_an_undo_as_a_decision_of_its_own(f):
     assert sum(row.bucket_totals) == 2
 
 
+def test_a_bulk_batch_and_its_undo_count_one_decision_per_proposal_decided(f):
+    """Bulk-accepting edges with the concepts they need, then undoing it, counts each edge
+    once as accepted and once as undone; what came with them (concepts, settled twins,
+    re-pointed ends) is not counted again."""
+    rita = f.user("rita", role="reviewer")
+    doc = f.lesson()
+    needed = [f.concept_proposal(f"Topic {i}", doc=doc) for i in range(3)]
+    ids = [
+        f.edge_proposal(f.concept(f"Known {i}"), needed[i % 3], "related", doc=doc).pk
+        for i in range(6)
+    ]
+    result = decisions.proposals_bulk_decide(reviewer=rita, proposal_ids=ids, action="accept")
+    assert len(result.done) == 6 and result.also_count == 3
+    decisions.decisions_undo(reviewer=rita, batch=result.batch)
+    (row,) = selectors.reviewer_activity(days=1).rows
+    assert {a: n for a, n in row.totals.items() if n} == {"accept": 6, "undo": 6}
+
+
 def test_reviewer_activity_with_one_day_is_hourly(f, clock):
     """A one-day window puts decisions in their hour."""
     rita = f.user("rita", role="reviewer")
