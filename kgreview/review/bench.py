@@ -21,6 +21,7 @@ from django.test.utils import CaptureQueriesContext, override_settings
 from django.urls import reverse
 from django.utils import timezone
 
+from construction import keys
 from kgreview.agents.bench import concept_names, percentiles, seed_concepts
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.services import source_import
@@ -73,11 +74,19 @@ def _seed_proposals(ids, names, relations, revision, n: int, rng) -> None:
     batch: list[Proposal] = []
     quote = TEXT.splitlines()[0]
     start = revision.text.index(quote)
-    for i in range(n):
+    taken: set[str] = set()
+    i = 0
+    while len(taken) < n:
+        i += 1
         rel = relations[i % len(relations)]
         a, b = rng.sample(range(len(ids)), 2)
         if rel.acyclic:
             a, b = min(a, b), max(a, b)
+        # The key an agent's proposal between these two concepts carries.
+        key = keys.edge_dedup_key(f"c{ids[a]}", rel.key, f"c{ids[b]}", symmetric=rel.symmetric)
+        if key in taken:
+            continue
+        taken.add(key)
         flags = rng.choice(FLAG_MIX)
         confidence = round(rng.uniform(0.3, 1.0), 2)
         status = "held" if confidence < 0.6 else "pending"
@@ -113,7 +122,7 @@ def _seed_proposals(ids, names, relations, revision, n: int, rng) -> None:
                 evidence_quote=quote,
                 flags=list(flags),
                 flags_text=flags_text(flags),
-                dedup_key=f"bench:{i}:{uuid.uuid4().hex[:8]}",
+                dedup_key=key,
                 priority=round(confidence * 100) + (100 if "contradiction" in flags else 0),
                 relation_key=rel.key,
                 source_key=src,
