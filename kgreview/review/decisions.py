@@ -44,7 +44,7 @@ from kgreview.graph.models import Concept, ConceptAlias, Edge, RelationType, Sou
 
 from .models import OPEN_STATUSES, Decision, Proposal
 from .payloads import payload_validate
-from .reconcile import GraphChanges, close_proposal, reconcile
+from .reconcile import CLOSE_FIELDS, GraphChanges, close_proposal, reconcile
 from .services import endpoint_columns
 
 REJECT_REASONS = {
@@ -818,24 +818,7 @@ def _reopen(proposal: Proposal, *, restore: dict | None = None, strict: bool = T
     proposal.version += 1
     try:
         with transaction.atomic():
-            proposal.save(
-                update_fields=[
-                    "status",
-                    "decided_at",
-                    "decided_by",
-                    "version",
-                    "payload",
-                    "confidence",
-                    "relation_key",
-                    "source_key",
-                    "target_key",
-                    "relation",
-                    "source_concept",
-                    "target_concept",
-                    "concept",
-                    "updated_at",
-                ]
-            )
+            proposal.save(update_fields=CLOSE_FIELDS)
     except IntegrityError:
         if not strict:
             return False

@@ -97,6 +97,20 @@ CLOSE_FIELDS = [
 ]
 
 
+REKEY_FIELDS = [
+    "payload",
+    "dedup_key",
+    "relation_key",
+    "source_key",
+    "target_key",
+    "relation",
+    "source_concept",
+    "target_concept",
+    "version",
+    "updated_at",
+]
+
+
 def close_proposal(
     proposal: Proposal,
     *,
@@ -206,61 +220,20 @@ class _Settler:
             payload=payload,
             symmetric=relation.symmetric if relation is not None else False,
         )[:255]
-        twin = (
-            Proposal.objects.filter(dedup_key=key, status__in=OPEN_STATUSES)
-            .exclude(pk=proposal.pk)
-            .values_list("pk", flat=True)
-            .first()
-        )
-        if twin is not None:
-            self.done.discard(proposal.pk)
-            self.supersede(proposal, f"The same edge is already waiting as proposal #{twin}.")
-            return
-        before = {
-            "status": proposal.status,
-            "payload": proposal.payload,
-            "dedup_key": proposal.dedup_key,
-        }
         relation_ids = {relation.key: relation.pk} if relation is not None else {}
-        for column, value in endpoint_columns("add_edge", payload, relation_ids).items():
-            setattr(proposal, column, value)
-        proposal.payload = payload
-        proposal.dedup_key = key
-        self.decisions.append(
-            Decision.objects.create(
-                proposal=proposal,
-                user=self.user,
-                action=Decision.Action.RERESOLVE,
-                note=f"{words} {self.why}".strip(),
-                before=before,
-                after={"status": proposal.status, "payload": payload, "dedup_key": key},
-                proposal_version=proposal.version,
-                batch=self.batch,
-                caused_by=self.cause,
-            )
-        )
-        proposal.version += 1
-        proposal.save(
-            update_fields=[
-                "payload",
-                "dedup_key",
-                "relation_key",
-                "source_key",
-                "target_key",
-                "relation",
-                "source_concept",
-                "target_concept",
-                "version",
-                "updated_at",
-            ]
-        )
+        self._rekey(proposal, payload, key, f"{words} {self.why}", relation_ids)
 
     def follow_edge(self, proposal: Proposal, edge: Edge) -> None:
         """Point a proposal about an edge at the newer row of the same fact."""
         self.done.add(proposal.pk)
-        old_key = proposal.dedup_key
         payload = {**proposal.payload, "edge_id": edge.pk}
         key = proposal_dedup_key(kind=proposal.kind, payload=payload)[:255]
+        words = f"Edge #{edge.supersedes_id} is now edge #{edge.pk}."
+        self._rekey(proposal, payload, key, f"{words} {self.why}")
+
+    def _rekey(self, proposal: Proposal, payload: dict, key: str, note: str, relation_ids=None):
+        """Give an open proposal a new payload and dedup key, recorded as a re-resolving
+        decision; if the same change is already waiting, close this one instead."""
         taken = (
             Proposal.objects.filter(dedup_key=key, status__in=OPEN_STATUSES)
             .exclude(pk=proposal.pk)
@@ -271,8 +244,12 @@ class _Settler:
             self.done.discard(proposal.pk)
             self.supersede(proposal, f"The same change is already waiting as proposal #{taken}.")
             return
-        before = {"status": proposal.status, "payload": proposal.payload, "dedup_key": old_key}
-        for column, value in endpoint_columns(proposal.kind, payload).items():
+        before = {
+            "status": proposal.status,
+            "payload": proposal.payload,
+            "dedup_key": proposal.dedup_key,
+        }
+        for column, value in endpoint_columns(proposal.kind, payload, relation_ids).items():
             setattr(proposal, column, value)
         proposal.payload = payload
         proposal.dedup_key = key
@@ -281,7 +258,7 @@ class _Settler:
                 proposal=proposal,
                 user=self.user,
                 action=Decision.Action.RERESOLVE,
-                note=f"Edge #{edge.supersedes_id} is now edge #{edge.pk}. {self.why}".strip(),
+                note=note.strip(),
                 before=before,
                 after={"status": proposal.status, "payload": payload, "dedup_key": key},
                 proposal_version=proposal.version,
@@ -290,17 +267,7 @@ class _Settler:
             )
         )
         proposal.version += 1
-        proposal.save(
-            update_fields=[
-                "payload",
-                "dedup_key",
-                "relation",
-                "source_concept",
-                "target_concept",
-                "version",
-                "updated_at",
-            ]
-        )
+        proposal.save(update_fields=REKEY_FIELDS)
 
 
 def _concept_end(concept: Concept) -> dict:

@@ -180,6 +180,7 @@ def test_evidence_for_a_hand_made_edge_is_picked_by_selecting_text_on_the_source
     page.locator("#edge-add-submit").click()
     expect(page.locator(".messages")).to_contain_text("Added edge #")
     edge = Edge.objects.get(status="active")
+    assert (edge.source, edge.target) == (emb, vs)
     revision = doc.current_revision
     assert revision.text[edge.evidence_start : edge.evidence_end] == edge.evidence_quote
     assert edge.evidence_quote.startswith("Before learning vector search")
