@@ -16,11 +16,12 @@ proposals they need, then (per acyclic relation) the relation row, as ``edge_add
 from __future__ import annotations
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, OuterRef, Subquery
+from django.db.models import F, Max, OuterRef, Subquery
 from django.db.models.functions import Lower
 from django.utils import timezone
 
 from construction.text import name_key
+from kgreview.core.errors import StateConflict
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
 from kgreview.graph.models import (
@@ -604,3 +605,149 @@ def bulk_reject(
     for p in open_:
         result.accept(p.pk)
     result.extra_settled += len(settled)
+
+
+# --- Undoing a batch ----------------------------------------------------------------------
+
+UNDOABLE_AT_ONCE = {
+    (Decision.Action.ACCEPT, "add_edge"),
+    (Decision.Action.ACCEPT, "add_concept"),
+    (Decision.Action.REJECT, None),
+    (Decision.Action.SUPERSEDE, None),
+}
+
+
+def bulk_undo(decisions: list[Decision], *, reviewer, undo_batch, gate: float):
+    """Undo a bulk batch as one set: its accepted edges invalidated in one statement, the
+    concepts made for them retired, every proposal reopened, the undo decisions written
+    in bulk. Returns (undo decisions, graph changes). Raises ``Slow`` for what the
+    one-by-one path must do (edits, other kinds, aliases added to reused concepts, a
+    proposal that cannot go back because the same change is waiting again)."""
+    for d in decisions:
+        kind = (d.action, d.proposal.kind)
+        if kind not in UNDOABLE_AT_ONCE and (d.action, None) not in UNDOABLE_AT_ONCE:
+            raise Slow("a kind undone one by one")
+        if d.action == Decision.Action.ACCEPT and (d.after or {}).get("aliases_added"):
+            raise Slow("aliases to take back")
+    ids = sorted({d.proposal_id for d in decisions})
+    proposals = _lock(ids)
+    latest = dict(
+        Decision.objects.filter(proposal_id__in=ids)
+        .values("proposal_id")
+        .annotate(last=Max("id"))
+        .values_list("proposal_id", "last")
+    )
+    now = timezone.now()
+    doing: list[Decision] = []
+    for d in decisions:
+        p = proposals[d.proposal_id]
+        if d.action == Decision.Action.SUPERSEDE:
+            if p.status == Proposal.Status.SUPERSEDED and latest[p.pk] == d.pk:
+                doing.append(d)
+            continue
+        if latest[p.pk] != d.pk or p.status not in ("accepted", "rejected"):
+            raise StateConflict(
+                f"Proposal #{p.pk} was decided again since; undo the later decision."
+            )
+        doing.append(d)
+    accepts = [d.pk for d in doing if d.action == Decision.Action.ACCEPT]
+    edges = list(Edge.objects.filter(decision_id__in=accepts))
+    for edge in edges:
+        if not edge.is_active:
+            raise StateConflict(
+                f"Edge #{edge.pk} made by this decision was {edge.status} since; "
+                "it can no longer be undone from here."
+            )
+
+    # The undo decisions: one per decision the reviewer took, the rest caused by the first.
+    primary = [d for d in doing if d.caused_by_id is None]
+    rest = [d for d in doing if d.caused_by_id is not None]
+
+    def undo_row(d: Decision, cause=None) -> Decision:
+        p = proposals[d.proposal_id]
+        return Decision(
+            proposal=p,
+            user=reviewer,
+            action=Decision.Action.UNDO,
+            note=f"Undoes {d.get_action_display().lower()} #{d.pk}.",
+            before={"status": p.status},
+            after={"status": "pending"},
+            proposal_version=p.version,
+            undoes=d,
+            batch=undo_batch,
+            caused_by=cause,
+        )
+
+    rows = Decision.objects.bulk_create([undo_row(d) for d in primary])
+    first = rows[0] if rows else None
+    rows += Decision.objects.bulk_create([undo_row(d, first) for d in rest])
+    changes = GraphChanges()
+
+    if edges:
+        why = f"Undone by {reviewer.get_username()} (the bulk undo of decision #{first.pk})."
+        Edge.objects.filter(pk__in=[e.pk for e in edges]).update(
+            status=Edge.Status.INVALIDATED,
+            invalid_at=now,
+            invalidated_by=reviewer,
+            invalidation_reason=why,
+            invalidation_decision_id=Subquery(
+                Decision.objects.filter(batch=undo_batch, undoes_id=OuterRef("decision_id")).values(
+                    "pk"
+                )[:1]
+            ),
+        )
+        changes.edges_gone |= {e.pk for e in edges}
+
+    # Concepts the batch made go back, with no edges left (else the undo is refused).
+    made: dict[int, int] = {}
+    for d in doing:
+        p = proposals[d.proposal_id]
+        accepted_concept = d.action == Decision.Action.ACCEPT and p.kind == "add_concept"
+        if accepted_concept and p.concept_id and (d.after or {}).get("created", True):
+            made[p.concept_id] = p.pk
+    if made:
+        concepts = Concept.objects.select_for_update().in_bulk(list(made))
+        for concept in concepts.values():
+            if not concept.is_active:
+                raise StateConflict(f'"{concept.name}" is {concept.status}, not active.')
+        for cid, n in graph_selectors.active_edge_counts(list(made)).items():
+            if n:
+                raise StateConflict(
+                    f'"{concepts[cid].name}" is an end of {n} active edge(s); '
+                    "undo or invalidate them first.",
+                    concept_id=cid,
+                )
+        Concept.objects.filter(pk__in=list(made)).update(
+            status=Concept.Status.RETIRED, retired_at=now, updated_at=now
+        )
+        changes.unmade.update(made)
+
+    # Every proposal back in the queue (held below the gate); twins lose their link.
+    back = [proposals[d.proposal_id] for d in doing]
+    twins = [
+        p.pk
+        for d, p in zip(doing, back, strict=True)
+        if d.action == Decision.Action.SUPERSEDE and p.kind == "add_concept"
+    ]
+    common = {
+        "decided_at": None,
+        "decided_by": None,
+        "version": F("version") + 1,
+        "updated_at": now,
+    }
+    pks = [p.pk for p in back]
+    try:
+        with transaction.atomic():
+            Proposal.objects.filter(pk__in=pks, confidence__lt=gate).update(
+                status=Proposal.Status.HELD, **common
+            )
+            Proposal.objects.filter(pk__in=pks, confidence__gte=gate).update(
+                status=Proposal.Status.PENDING, **common
+            )
+            if twins:
+                Proposal.objects.filter(pk__in=twins).update(concept=None)
+    except IntegrityError as exc:
+        raise Slow("the same change is waiting again") from exc
+    if made or any(p.kind == "add_concept" for p in back):
+        graph.name_index_changed()
+    return rows, changes

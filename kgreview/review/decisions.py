@@ -1049,6 +1049,28 @@ def decisions_undo(*, reviewer, batch: uuid.UUID) -> UndoResult:
     if timezone.now() - primary[0].created_at > UNDO_WINDOW:
         raise StateConflict("Decisions older than a day are changed with a new proposal.")
     undo_batch = uuid.uuid4()
+    if len(primary) > 1:  # a bulk batch: undone as one set when it can be
+        from . import bulk
+
+        try:
+            with transaction.atomic():
+                undone, changes = bulk.bulk_undo(
+                    decisions,
+                    reviewer=reviewer,
+                    undo_batch=undo_batch,
+                    gate=settings.KG_CONFIDENCE_GATE,
+                )
+        except (bulk.Slow, IntegrityError):
+            pass
+        else:
+            settled = reconcile(
+                changes,
+                user=reviewer,
+                batch=undo_batch,
+                cause=undone[0] if undone else None,
+                why=f"(Settled by the undo of decision #{primary[0].pk}.)",
+            )
+            return UndoResult(undone=undone, primary=primary, settled=settled)
     changes = GraphChanges()
     undone: list[Decision] = []
     first: Decision | None = None

@@ -345,9 +345,18 @@ def test_bulk_accept_is_set_based_not_one_call_per_proposal(
     (batch,) = decisions.undoable_batches(reviewer=reviewer, limit=1)
     assert batch.words == "bulk accept of 30 proposals and the 10 concepts accepted with them"
     assert_queue_decidable()
-    decisions.decisions_undo(reviewer=reviewer, batch=result.batch)
+    with django_assert_max_num_queries(30):  # undone as one set too
+        undone = decisions.decisions_undo(reviewer=reviewer, batch=result.batch)
+    assert len(undone.undone) == 40 and len(undone.primary) == 30
     assert Proposal.objects.filter(pk__in=ids, status="pending").count() == 30
     assert not Concept.objects.filter(name__startswith="Topic", status="active").exists()
+    edges = Edge.objects.filter(proposal_id__in=ids)
+    assert {e.status for e in edges} == {"invalidated"}
+    assert all(e.invalidation_decision.undoes_id == e.decision_id for e in edges)
+    assert {reload(p).status for p in needed} == {"pending"}
+    waiting = reload(Proposal.objects.get(pk=ids[0]))
+    assert waiting.payload["target"]["proposal_id"] == needed[0].pk
+    assert waiting.target_key.startswith("n:")
     assert_queue_decidable()
 
 
