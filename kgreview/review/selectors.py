@@ -590,47 +590,6 @@ def proposal_card(proposal: Proposal) -> Card:
 STATUS_RANK = {"pending": 0, "held": 1, "accepted": 2, "rejected": 3, "superseded": 4}
 
 
-@dataclass
-class Segment:
-    text: str
-    proposals: list[Proposal]
-
-    @property
-    def status(self) -> str:
-        if not self.proposals:
-            return ""
-        return min((p.status for p in self.proposals), key=lambda s: STATUS_RANK.get(s, 9))
-
-
-def source_segments(revision: SourceRevision) -> tuple[list[Segment], list[Proposal]]:
-    """The revision text cut at every proposal's evidence span, each piece with its proposals."""
-    proposals = list(
-        Proposal.objects.filter(evidence_revision=revision)
-        .only(
-            "id",
-            "kind",
-            "status",
-            "payload",
-            "evidence_start",
-            "evidence_end",
-            "confidence",
-            "flags",
-        )
-        .order_by("evidence_start", "id")
-    )
-    text = revision.text
-    cuts = {0, len(text)}
-    for p in proposals:
-        cuts.add(p.evidence_start)
-        cuts.add(p.evidence_end)
-    points = sorted(c for c in cuts if 0 <= c <= len(text))
-    segments = []
-    for a, b in zip(points, points[1:], strict=False):
-        covering = [p for p in proposals if p.evidence_start <= a and p.evidence_end >= b]
-        segments.append(Segment(text=text[a:b], proposals=covering))
-    return segments, proposals
-
-
 def decision_log(
     *, reviewer: str = "", since: date | None = None, until: date | None = None, limit: int = 200
 ) -> list[Decision]:
