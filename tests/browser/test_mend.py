@@ -22,6 +22,7 @@ def browser_context_args(browser_context_args):
 
 def pick(page, role: str, typed: str, name: str) -> None:
     """Type into a concept picker and choose ``name`` with the keyboard."""
+    page.wait_for_load_state("load")  # htmx binds the field once the page has loaded
     field = page.locator(f"#edit-{role}")
     field.focus()
     page.keyboard.press("Control+A")
