@@ -36,17 +36,36 @@ def name_owner(*, name: str) -> ConceptAlias | None:
     )
 
 
-def concepts_by_key(*, name: str) -> list[ConceptAlias]:
-    """Current names sharing ``name``'s key (its plural/singular, other punctuation), with
-    their concepts: one index look-up."""
+def concepts_for_names(names) -> dict[str, Concept]:
+    """The concept each name means, by the resolver's rule: the same name or alias (any
+    case), else a name with the same key (a plural, a singular). Inactive concepts too;
+    names nobody answers to are left out. Two queries for any number of names."""
     from construction.text import name_key
 
-    key = name_key(name)[:200]
-    if not key:
-        return []
-    return list(
-        ConceptAlias.objects.select_related("concept").filter(key=key).order_by("kind", "pk")[:10]
-    )
+    names = list(dict.fromkeys(names))
+    if not names:
+        return {}
+    by_name = {
+        a.lname: a.concept
+        for a in ConceptAlias.objects.select_related("concept")
+        .annotate(lname=Lower("name"))
+        .filter(lname__in=[clean_name(n).lower() for n in names])
+    }
+    wanted = {n: name_key(n)[:200] for n in names if clean_name(n).lower() not in by_name}
+    by_key: dict[str, Concept] = {}
+    if any(wanted.values()):
+        for a in (
+            ConceptAlias.objects.select_related("concept")
+            .filter(key__in=[k for k in wanted.values() if k])
+            .order_by("kind", "pk")
+        ):
+            by_key.setdefault(a.key, a.concept)
+    out = {}
+    for n in names:
+        concept = by_name.get(clean_name(n).lower()) or by_key.get(wanted.get(n, ""))
+        if concept is not None:
+            out[n] = concept
+    return out
 
 
 def edges_active() -> QuerySet[Edge]:

@@ -294,6 +294,18 @@ def concept_restore_alias(*, alias_id: int) -> ConceptAlias:
     return alias
 
 
+def check_retirable(concept: Concept, active_edges: int) -> None:
+    """Only an active concept with no active edges can be retired."""
+    if not concept.is_active:
+        raise ConceptNotActive(f'"{concept.name}" is {concept.status}, not active.')
+    if active_edges:
+        raise StateConflict(
+            f'"{concept.name}" is an end of {active_edges} active edge(s); undo or '
+            "invalidate them first.",
+            concept_id=concept.pk,
+        )
+
+
 @transaction.atomic
 def concept_retire(*, concept: Concept) -> Concept:
     """Take back a concept that should not have been created (undoing its acceptance).
@@ -302,14 +314,8 @@ def concept_retire(*, concept: Concept) -> Concept:
     so accepting the same proposal again brings the same concept back.
     """
     concept = Concept.objects.select_for_update().get(pk=concept.pk)
-    if not concept.is_active:
-        raise ConceptNotActive(f'"{concept.name}" is {concept.status}, not active.')
     used = selectors.edges_active().filter(Q(source=concept) | Q(target=concept)).count()
-    if used:
-        raise StateConflict(
-            f'"{concept.name}" is an end of {used} active edge(s); undo or invalidate them first.',
-            concept_id=concept.pk,
-        )
+    check_retirable(concept, used)
     concept.status = Concept.Status.RETIRED
     concept.retired_at = timezone.now()
     concept.save(update_fields=["status", "retired_at", "updated_at"])
@@ -590,6 +596,41 @@ def _set_retired_status(edge: Edge, status: str, reason: str) -> None:
     edge.save(update_fields=["status", "invalidation_reason"])
 
 
+def edge_row(
+    *,
+    source_id: int,
+    target_id: int,
+    relation: RelationType,
+    weight: float,
+    confidence: float,
+    reason: str,
+    evidence: Evidence | None,
+    valid_at: datetime,
+    recorded_at: datetime,
+    supersedes: Edge | None = None,
+    proposal=None,
+    decision=None,
+    decided_by=None,
+) -> Edge:
+    """An unsaved edge row with every column an edge carries (written by the caller)."""
+    return Edge(
+        source_id=source_id,
+        target_id=target_id,
+        relation=relation,
+        is_symmetric=relation.symmetric,
+        weight=weight,
+        confidence=confidence,
+        reason=reason,
+        **Evidence.columns(evidence),
+        valid_at=valid_at,
+        recorded_at=recorded_at,
+        supersedes=supersedes,
+        proposal=proposal,
+        decision=decision,
+        decided_by=decided_by,
+    )
+
+
 def _insert_edge(
     *,
     source_id: int,
@@ -609,15 +650,14 @@ def _insert_edge(
 ) -> Edge:
     """Insert the row. ``guard`` turns a lost race into ``DuplicateEdge`` (a savepoint);
     callers holding the concept locks cannot lose that race and skip it."""
-    row = Edge(
+    row = edge_row(
         source_id=source_id,
         target_id=target_id,
         relation=relation,
-        is_symmetric=relation.symmetric,
         weight=weight,
         confidence=confidence,
         reason=reason,
-        **Evidence.columns(evidence),
+        evidence=evidence,
         valid_at=valid_at,
         recorded_at=recorded_at,
         supersedes=supersedes,
@@ -666,6 +706,12 @@ def _check_edge(
         raise ValidationFailed("Every edge needs a reason: say why it exists.")
     if evidence is not None:
         evidence.check()
+    ensure_new_fact(relation=relation, source=source, target=target)
+
+
+def ensure_new_fact(*, relation: RelationType, source: Concept, target: Concept) -> None:
+    """Refuse an edge the graph already holds, or one that closes a cycle in an acyclic
+    relation (one round trip; the cycle's chain is read only when there is one)."""
     existing_id, closes_cycle = selectors.edge_precheck(
         relation=relation, source_id=source.pk, target_id=target.pk
     )
@@ -676,7 +722,6 @@ def _check_edge(
             edge_id=existing_id,
         )
     if closes_cycle:
-        # Rare: only now rebuild the chain, to say which edges form the cycle.
         path = selectors.relation_path(relation=relation, start_id=target.pk, goal_id=source.pk)
         if path is not None:
             raise CycleDetected(

@@ -372,7 +372,7 @@ def bench_bulk(
 ) -> dict:
     """Preview then apply one bulk accept of ``proposals`` edge proposals through the view,
     half of them needing concept proposals accepted with them; then undo it."""
-    from kgreview.review import decisions
+    from kgreview.review import undo
 
     rng = random.Random(seed)
     names = concept_names(concepts)
@@ -411,7 +411,7 @@ def bench_bulk(
         )
         accepted = Proposal.objects.filter(pk__in=wanted, status="accepted").count()
         with_them = Proposal.objects.filter(kind="add_concept", status="accepted").count()
-        (batch,) = decisions.undoable_batches(reviewer=user, limit=1)
+        (batch,) = undo.undoable_batches(reviewer=user, limit=1)
         undo_ms, undo_q, _ = _timed(
             client, "post", reverse("review:undo"), {"batch": str(batch.batch), "from": "queue"}, hx
         )

@@ -15,26 +15,35 @@ proposals they need, then (per acyclic relation) the relation row, as ``edge_add
 
 from __future__ import annotations
 
+import uuid
+from dataclasses import dataclass, field
+
 from django.db import IntegrityError, transaction
-from django.db.models import F, Max, OuterRef, Subquery
-from django.db.models.functions import Lower
+from django.db.models import F
 from django.utils import timezone
 
-from construction.text import name_key
-from kgreview.core.errors import StateConflict
+from kgreview.core.errors import (
+    CycleDetected,
+    DomainError,
+    DuplicateEdge,
+    NameTaken,
+    ValidationFailed,
+)
+from kgreview.graph import bulk as graph_bulk
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
-from kgreview.graph.models import (
-    Concept,
-    ConceptAlias,
-    Edge,
-    RelationType,
-    SourceConcept,
-    SourceRevision,
-)
+from kgreview.graph.models import Concept, Edge, RelationType, SourceRevision
 
+from .decisions import (
+    REJECT_REASONS,
+    can_decide_kind,
+    proposal_accept,
+    proposal_reject,
+)
+from .ends import retired_name_words
 from .models import Decision, Proposal
 from .reconcile import GraphChanges, reconcile
+from .services import lock_proposals
 
 FAST_ACCEPT = frozenset({"add_edge", "add_concept"})
 
@@ -54,11 +63,6 @@ def _already(proposal: Proposal, names: dict[int, str]) -> str:
     return f"Proposal #{proposal.pk} was already {proposal.status} by {who} at {when}."
 
 
-def _lock(ids) -> dict[int, Proposal]:
-    rows = Proposal.objects.select_for_update(of=("self",)).filter(pk__in=list(ids)).order_by("pk")
-    return {p.pk: p for p in rows}
-
-
 def _user_names(proposals) -> dict[int, str]:
     from django.contrib.auth import get_user_model
 
@@ -69,7 +73,7 @@ def _user_names(proposals) -> dict[int, str]:
     return dict(User.objects.filter(pk__in=ids).values_list("pk", User.USERNAME_FIELD))
 
 
-def _screen(ids, proposals, reviewer, result, can_decide_kind) -> list[Proposal]:
+def _screen(ids, proposals, reviewer, result) -> list[Proposal]:
     """Refuse what cannot be decided at all; return the open proposals, in the given order."""
     closed = [p for p in proposals.values() if not p.is_open]
     names = _user_names(closed)
@@ -94,39 +98,18 @@ class _Ends:
     def __init__(self) -> None:
         self.stands: dict[int, int | tuple[str, int]] = {}
         self.refused: dict[int, str] = {}
-        self.reuse_aliases: dict[
-            int, list[str]
-        ] = {}  # proposal -> names to add to a reused concept
+        # proposal -> names to add to the existing concept it is accepted as
+        self.reuse_aliases: dict[int, list[str]] = {}
         self.reactivate: dict[int, int] = {}  # proposal -> its own retired concept
 
 
 def _resolve_concept_proposals(needed: dict[int, Proposal]) -> _Ends:
     ends = _Ends()
     open_ = {p.pk for p in needed.values() if p.is_open}
-    names = {p.payload["name"] for p in needed.values()}
-    owners = {
-        a.lname: a
-        for a in ConceptAlias.objects.select_related("concept")
-        .annotate(lname=Lower("name"))
-        .filter(lname__in=[graph_selectors.clean_name(n).lower() for n in names])
-    }
-    by_key: dict[str, ConceptAlias] = {}
-    for a in (
-        ConceptAlias.objects.select_related("concept")
-        .filter(key__in=[name_key(n)[:200] for n in names])
-        .order_by("kind", "pk")
-    ):
-        by_key.setdefault(a.key, a)
-
-    def owner_of(name: str) -> Concept | None:
-        alias = owners.get(graph_selectors.clean_name(name).lower())
-        if alias is None:
-            alias = by_key.get(name_key(name)[:200])
-        return alias.concept if alias is not None else None
-
+    owners = graph_selectors.concepts_for_names(p.payload["name"] for p in needed.values())
     for p in needed.values():
         name = p.payload["name"]
-        owner = owner_of(name)
+        owner = owners.get(name)
         if p.pk in open_:
             if owner is None:
                 ends.stands[p.pk] = ("new", p.pk)
@@ -135,10 +118,7 @@ def _resolve_concept_proposals(needed: dict[int, Proposal]) -> _Ends:
                     ends.stands[p.pk] = owner.pk
                     ends.reactivate[p.pk] = owner.pk
                 else:
-                    ends.refused[p.pk] = (
-                        f'"{name}" names the concept "{owner.name}", which a curator retired; '
-                        "a curator can reactivate it from its page, or reject this proposal."
-                    )
+                    ends.refused[p.pk] = retired_name_words(name, owner)
             else:
                 ends.stands[p.pk] = owner.pk
                 ends.reuse_aliases[p.pk] = [name, *p.payload.get("aliases", [])]
@@ -159,12 +139,12 @@ def _resolve_concept_proposals(needed: dict[int, Proposal]) -> _Ends:
     return ends
 
 
-def bulk_accept(*, reviewer, proposal_ids, note, batch, result, can_decide_kind) -> list[int]:
+def bulk_accept(*, reviewer, proposal_ids, note, batch, result) -> list[int]:
     """Accept the edge and concept proposals among ``proposal_ids`` as one set; returns
     the ids left for the one-by-one path. Runs inside the caller's transaction; raises
     ``Slow`` when a race makes the set-based writes impossible."""
-    proposals = _lock(proposal_ids)
-    open_ = _screen(proposal_ids, proposals, reviewer, result, can_decide_kind)
+    proposals = lock_proposals(proposal_ids)
+    open_ = _screen(proposal_ids, proposals, reviewer, result)
     slow = [
         p.pk
         for p in open_
@@ -191,7 +171,7 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result, can_decide_kind)
         if not p.payload[r].get("concept_id")
     }
     needed = {p.pk: p for p in concept_items}
-    needed.update(_lock(wanted - set(proposals)))
+    needed.update(lock_proposals(wanted - set(proposals)))
     needed.update({pk: proposals[pk] for pk in wanted if pk in proposals})
     ends = _resolve_concept_proposals(needed)
     for p in concept_items:
@@ -211,6 +191,9 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result, can_decide_kind)
     revisions = SourceRevision.objects.select_related("source").in_bulk(
         {p.evidence_revision_id for p in fast if p.evidence_revision_id}
     )
+    for p in fast:  # each revision read once, not once per proposal quoting it
+        if p.evidence_revision_id:
+            p.evidence_revision = revisions[p.evidence_revision_id]
     planned: list[tuple[Proposal, object, object, RelationType]] = []
     for p in edges_items:
         relation = relations.get(p.relation_id) or by_key.get(p.payload["relation"])
@@ -290,7 +273,12 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result, can_decide_kind)
     } | {p.pk for p in concept_items if p.pk not in ends.refused}
     accepted_concepts = [needed[pk] for pk in sorted(used) if needed[pk].is_open]
     to_create = [p for p in accepted_concepts if ends.stands.get(p.pk) == ("new", p.pk)]
-    made = _create_concepts(to_create)
+    made = graph_bulk.concepts_create_many(
+        [
+            (p.payload["name"], p.payload.get("description", ""), p.payload.get("aliases", []))
+            for p in to_create
+        ]
+    )
     for p, concept in zip(to_create, made, strict=True):
         ends.stands[p.pk] = concept.pk
         concepts[concept.pk] = concept
@@ -308,59 +296,41 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result, can_decide_kind)
         ]
     for pk, cid in ends.reactivate.items():
         if pk in used:
-            graph.concept_reactivate(concept=Concept.objects.get(pk=cid))
+            concepts[cid] = graph.concept_reactivate(concept=Concept.objects.get(pk=cid))
             created_ids.add(cid)
 
     # Edges: acyclic ones one by one (each checked against what the batch wrote so far),
     # the others in one insert.
     now = timezone.now()
-    locked_relations: set[int] = set()
     new_edges: list[tuple[Proposal, Edge]] = []
     later: list[tuple[Proposal, Edge]] = []
     for p, s, t, relation in survivors:
         s = ends.stands[s[1]] if isinstance(s, tuple) else s
         t = ends.stands[t[1]] if isinstance(t, tuple) else t
-        row = Edge(
+        row = graph.edge_row(
             source_id=s,
             target_id=t,
             relation=relation,
-            is_symmetric=relation.symmetric,
             weight=p.payload.get("weight", 1.0),
             confidence=p.confidence,
             reason=p.reason or "Accepted by a reviewer.",
-            evidence_revision_id=p.evidence_revision_id,
-            evidence_start=p.evidence_start,
-            evidence_end=p.evidence_end,
-            evidence_quote=p.evidence_quote,
+            evidence=graph.Evidence.of(p),
             valid_at=now,
             recorded_at=now,
             proposal=p,
             decided_by=reviewer,
         )
-        if relation.acyclic:
-            if relation.pk not in locked_relations:
-                RelationType.objects.select_for_update().filter(pk=relation.pk).first()
-                locked_relations.add(relation.pk)
-            existing, cycle = graph_selectors.edge_precheck(
-                relation=relation, source_id=s, target_id=t
-            )
-            if existing is not None:
-                result.refuse(
-                    p.pk, _stale(f"This edge is already in the graph (edge #{existing}).")
-                )
-                continue
-            if cycle:
-                result.refuse(p.pk, _stale(_cycle_words(relation, s, t)))
-                continue
-            row.save(force_insert=True)
-            new_edges.append((p, row))
-        else:
+        if not relation.acyclic:
             later.append((p, row))
-    if later:
-        made_edges = Edge.objects.bulk_create([row for _, row in later])
-        if any(e.pk is None for e in made_edges):
-            raise Slow("edge ids not returned")
-        new_edges += list(zip([p for p, _ in later], made_edges, strict=True))
+            continue
+        try:
+            graph_bulk.edge_add_checked(row, source=concepts[s], target=concepts[t])
+        except (DuplicateEdge, CycleDetected) as exc:
+            result.refuse(p.pk, _stale(str(exc)))
+        else:
+            new_edges.append((p, row))
+    made_edges = graph_bulk.edges_insert([row for _, row in later])
+    new_edges += list(zip([p for p, _ in later], made_edges, strict=True))
 
     # Decisions: one per proposal decided, the concept proposals caused by their edges.
     accepted_edges = {p.pk: edge for p, edge in new_edges}
@@ -413,41 +383,19 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result, can_decide_kind)
         decision_of[d.proposal_id] = d
     if any(c.pk not in decision_of for c in accepted_concepts):
         raise Slow("a concept would be made for no decision")
-    # The edges point at the decisions that made them (rows written moments ago): one
-    # UPDATE, each edge finding its decision by its proposal.
+    # The edges point at the decisions that made them (rows written moments ago).
     for p, edge in new_edges:
         edge.decision = decision_of[p.pk]
-    if new_edges:
-        Edge.objects.filter(pk__in=[edge.pk for _, edge in new_edges]).update(
-            decision_id=Subquery(
-                Decision.objects.filter(
-                    batch=batch, proposal_id=OuterRef("proposal_id"), caused_by__isnull=True
-                ).values("pk")[:1]
-            )
-        )
+    graph_bulk.edges_link_decisions({edge.pk: decision_of[p.pk].pk for p, edge in new_edges})
 
     # The proposals: closed as accepted, concept proposals linked to their concepts.
-    stamp = timezone.now()
-    closed = []
-    for pk in decision_of:
-        p = needed.get(pk) or proposals[pk]
-        p.status = Proposal.Status.ACCEPTED
-        p.decided_at = stamp
-        p.decided_by = reviewer
-        p.version += 1
-        p.updated_at = stamp
+    closed = [needed.get(pk) or proposals[pk] for pk in decision_of]
+    for p in closed:
         if p.kind == "add_concept":
             p.concept_id = ends.stands[p.pk]
-        closed.append(p)
-    Proposal.objects.filter(pk__in=[p.pk for p in closed]).update(
-        status=Proposal.Status.ACCEPTED,
-        decided_at=stamp,
-        decided_by=reviewer,
-        version=F("version") + 1,
-        updated_at=stamp,
-    )
+    _close_all(closed, Proposal.Status.ACCEPTED, reviewer)
     Proposal.objects.bulk_update([p for p in closed if p.kind == "add_concept"], ["concept"])
-    _ground(closed, new_edges, ends)
+    _ground(closed, new_edges)
     if any(p.kind == "add_concept" for p in closed):
         graph.name_index_changed()
 
@@ -485,58 +433,7 @@ def _after(p: Proposal, ends: _Ends, created: set[int], alias_ids: dict[int, lis
     return after
 
 
-def _create_concepts(proposals: list[Proposal]) -> list[Concept]:
-    """New concepts for these proposals, with their canonical names and free aliases."""
-    if not proposals:
-        return []
-    rows = []
-    for p in proposals:
-        name = graph_selectors.clean_name(p.payload["name"])
-        if not name or len(name) > graph.NAME_MAX:
-            raise Slow("an unusual name")
-        rows.append(Concept(name=name, description=p.payload.get("description", "").strip()))
-    try:
-        with transaction.atomic():
-            made = Concept.objects.bulk_create(rows)
-            if any(c.pk is None for c in made):
-                raise Slow("concept ids not returned")
-            wanted_aliases: dict[str, tuple[Concept, str]] = {}
-            for p, concept in zip(proposals, made, strict=True):
-                wanted_aliases.setdefault(
-                    concept.name.lower(), (concept, "canonical", concept.name)
-                )
-                for alias in p.payload.get("aliases", []):
-                    alias = graph_selectors.clean_name(alias)
-                    if alias and len(alias) <= graph.NAME_MAX:
-                        wanted_aliases.setdefault(alias.lower(), (concept, "alias", alias))
-            taken = set(
-                ConceptAlias.objects.annotate(lname=Lower("name"))
-                .filter(lname__in=list(wanted_aliases))
-                .values_list("lname", flat=True)
-            )
-            ConceptAlias.objects.bulk_create(
-                [
-                    ConceptAlias(concept=c, name=n, kind=kind, key=name_key(n)[:200])
-                    for lname, (c, kind, n) in wanted_aliases.items()
-                    if lname not in taken or kind == "canonical"
-                ]
-            )
-    except IntegrityError as exc:
-        raise Slow("a name was taken meanwhile") from exc
-    return made
-
-
-def _cycle_words(relation: RelationType, source_id: int, target_id: int) -> str:
-    path = graph_selectors.relation_path(relation=relation, start_id=target_id, goal_id=source_id)
-    names = graph_selectors.concept_names([source_id, target_id, *(path or [])])
-    chain = " → ".join(names.get(i, f"#{i}") for i in [*(path or [target_id]), target_id])
-    return (
-        f'"{names.get(source_id)}" {relation.verb} "{names.get(target_id)}" would close a cycle: '
-        f"{chain}."
-    )
-
-
-def _ground(closed: list[Proposal], new_edges, ends: _Ends) -> None:
+def _ground(closed: list[Proposal], new_edges) -> None:
     rows: dict[tuple[int, int], int] = {}
     for p, edge in new_edges:
         if p.document_id and p.evidence_revision_id:
@@ -545,21 +442,29 @@ def _ground(closed: list[Proposal], new_edges, ends: _Ends) -> None:
     for p in closed:
         if p.kind == "add_concept" and p.document_id and p.evidence_revision_id:
             rows[(p.document_id, p.concept_id)] = p.evidence_revision_id
-    if rows:
-        SourceConcept.objects.bulk_create(
-            [SourceConcept(source_id=s, concept_id=c, revision_id=r) for (s, c), r in rows.items()],
-            update_conflicts=True,
-            unique_fields=["source", "concept"],
-            update_fields=["revision"],
-        )
+    graph_bulk.sources_ground(rows)
 
 
-def bulk_reject(
-    *, reviewer, proposal_ids, reason_code: str, note: str, batch, result, can_decide_kind
-) -> None:
+def _close_all(proposals: list[Proposal], status: str, reviewer) -> None:
+    """Close the (locked) proposals with one UPDATE, and say so on the objects in hand."""
+    stamp = timezone.now()
+    for p in proposals:
+        p.status, p.decided_at, p.decided_by = status, stamp, reviewer
+        p.version += 1
+        p.updated_at = stamp
+    Proposal.objects.filter(pk__in=[p.pk for p in proposals]).update(
+        status=status,
+        decided_at=stamp,
+        decided_by=reviewer,
+        version=F("version") + 1,
+        updated_at=stamp,
+    )
+
+
+def bulk_reject(*, reviewer, proposal_ids, reason_code: str, note: str, batch, result) -> None:
     """Reject every open proposal of the selection the reviewer may decide, as one set."""
-    proposals = _lock(proposal_ids)
-    open_ = _screen(proposal_ids, proposals, reviewer, result, can_decide_kind)
+    proposals = lock_proposals(proposal_ids)
+    open_ = _screen(proposal_ids, proposals, reviewer, result)
     if not open_:
         return
     rows = Decision.objects.bulk_create(
@@ -578,20 +483,7 @@ def bulk_reject(
             for p in open_
         ]
     )
-    stamp = timezone.now()
-    for p in open_:
-        p.status = Proposal.Status.REJECTED
-        p.decided_at = stamp
-        p.decided_by = reviewer
-        p.version += 1
-        p.updated_at = stamp
-    Proposal.objects.filter(pk__in=[p.pk for p in open_]).update(
-        status=Proposal.Status.REJECTED,
-        decided_at=stamp,
-        decided_by=reviewer,
-        version=F("version") + 1,
-        updated_at=stamp,
-    )
+    _close_all(open_, Proposal.Status.REJECTED, reviewer)
     changes = GraphChanges(rejected={p.pk for p in open_ if p.kind == "add_concept"})
     if changes.rejected:
         graph.name_index_changed()
@@ -607,147 +499,142 @@ def bulk_reject(
     result.extra_settled += len(settled)
 
 
-# --- Undoing a batch ----------------------------------------------------------------------
+# --- The service -------------------------------------------------------------------------
 
-UNDOABLE_AT_ONCE = {
-    (Decision.Action.ACCEPT, "add_edge"),
-    (Decision.Action.ACCEPT, "add_concept"),
-    (Decision.Action.REJECT, None),
-    (Decision.Action.SUPERSEDE, None),
-}
+BULK_LIMIT = 1000
 
 
-def bulk_undo(decisions: list[Decision], *, reviewer, undo_batch, gate: float):
-    """Undo a bulk batch as one set: its accepted edges invalidated in one statement, the
-    concepts made for them retired, every proposal reopened, the undo decisions written
-    in bulk. Returns (undo decisions, graph changes). Raises ``Slow`` for what the
-    one-by-one path must do (edits, other kinds, aliases added to reused concepts, a
-    proposal that cannot go back because the same change is waiting again)."""
-    for d in decisions:
-        kind = (d.action, d.proposal.kind)
-        if kind not in UNDOABLE_AT_ONCE and (d.action, None) not in UNDOABLE_AT_ONCE:
-            raise Slow("a kind undone one by one")
-        if d.action == Decision.Action.ACCEPT and (d.after or {}).get("aliases_added"):
-            raise Slow("aliases to take back")
-    ids = sorted({d.proposal_id for d in decisions})
-    proposals = _lock(ids)
-    latest = dict(
-        Decision.objects.filter(proposal_id__in=ids)
-        .values("proposal_id")
-        .annotate(last=Max("id"))
-        .values_list("proposal_id", "last")
-    )
-    now = timezone.now()
-    doing: list[Decision] = []
-    for d in decisions:
-        p = proposals[d.proposal_id]
-        if d.action == Decision.Action.SUPERSEDE:
-            if p.status == Proposal.Status.SUPERSEDED and latest[p.pk] == d.pk:
-                doing.append(d)
-            continue
-        if latest[p.pk] != d.pk or p.status not in ("accepted", "rejected"):
-            raise StateConflict(
-                f"Proposal #{p.pk} was decided again since; undo the later decision."
+@dataclass
+class BulkItem:
+    """What a bulk decision did (or would do) to one proposal."""
+
+    proposal_id: int
+    ok: bool
+    words: str = ""  # the refusal, when not ok
+    also: list[tuple[int, str]] = field(default_factory=list)  # concept proposals with it
+    settled: int = 0  # other proposals it settles
+
+
+@dataclass
+class BulkResult:
+    batch: uuid.UUID
+    items: list[BulkItem] = field(default_factory=list)
+    extra_settled: int = 0  # proposals settled by the batch as a whole
+
+    def accept(self, proposal_id: int, *, also=(), settled: int = 0) -> None:
+        self.items.append(BulkItem(proposal_id, True, also=list(also), settled=settled))
+
+    def refuse(self, proposal_id: int, words: str) -> None:
+        self.items.append(BulkItem(proposal_id, False, words=words))
+
+    def in_order(self, ids) -> None:
+        order = {pk: i for i, pk in enumerate(ids)}
+        self.items.sort(key=lambda item: order.get(item.proposal_id, len(order)))
+
+    @property
+    def done(self) -> list[int]:
+        return [i.proposal_id for i in self.items if i.ok]
+
+    @property
+    def refused(self) -> list[tuple[int, str]]:
+        return [(i.proposal_id, i.words) for i in self.items if not i.ok]
+
+    @property
+    def also_count(self) -> int:
+        return sum(len(i.also) for i in self.items)
+
+    @property
+    def settled_count(self) -> int:
+        return sum(i.settled for i in self.items) + self.extra_settled
+
+
+def _one_by_one(result: BulkResult, ids, *, reviewer, action, reason_code, note) -> None:
+    """Decide each proposal in its own savepoint: a refusal leaves the others alone."""
+    for proposal_id in ids:
+        try:
+            with transaction.atomic():
+                if action == "accept":
+                    out = proposal_accept(
+                        proposal_id=proposal_id, reviewer=reviewer, batch=result.batch, note=note
+                    )
+                else:
+                    out = proposal_reject(
+                        proposal_id=proposal_id,
+                        reviewer=reviewer,
+                        reason_code=reason_code,
+                        note=note,
+                        batch=result.batch,
+                    )
+        except DomainError as exc:
+            result.refuse(proposal_id, str(exc))
+        else:
+            result.accept(
+                proposal_id,
+                also=[(p.pk, p.payload.get("name", "")) for p in out.also_decided],
+                settled=len(out.settled),
             )
-        doing.append(d)
-    accepts = [d.pk for d in doing if d.action == Decision.Action.ACCEPT]
-    edges = list(Edge.objects.filter(decision_id__in=accepts))
-    for edge in edges:
-        if not edge.is_active:
-            raise StateConflict(
-                f"Edge #{edge.pk} made by this decision was {edge.status} since; "
-                "it can no longer be undone from here."
-            )
 
-    # The undo decisions: one per decision the reviewer took, the rest caused by the first.
-    primary = [d for d in doing if d.caused_by_id is None]
-    rest = [d for d in doing if d.caused_by_id is not None]
 
-    def undo_row(d: Decision, cause=None) -> Decision:
-        p = proposals[d.proposal_id]
-        return Decision(
-            proposal=p,
-            user=reviewer,
-            action=Decision.Action.UNDO,
-            note=f"Undoes {d.get_action_display().lower()} #{d.pk}.",
-            before={"status": p.status},
-            after={"status": "pending"},
-            proposal_version=p.version,
-            undoes=d,
-            batch=undo_batch,
-            caused_by=cause,
+def proposals_bulk_decide(
+    *,
+    reviewer,
+    proposal_ids: list[int],
+    action: str,
+    reason_code: str = "",
+    note: str = "",
+    dry_run: bool = False,
+) -> BulkResult:
+    """Accept or reject many proposals as one undoable batch.
+
+    Edge and concept proposals are accepted, and any proposal rejected, as one set
+    (``review.bulk``: a thousand in a few statements); other kinds, and any batch a
+    concurrent writer raced, are decided one by one. A refusal (stale, already decided,
+    not the reviewer's kind) does not stop the others; it is reported with its reason.
+    With ``dry_run`` everything is applied and rolled back, which shows exactly what
+    would happen, concept proposals accepted with the edges included.
+    """
+    if action not in ("accept", "reject"):
+        raise ValidationFailed('Bulk decisions are "accept" or "reject".')
+    if action == "reject" and reason_code not in REJECT_REASONS:
+        raise ValidationFailed(
+            f'"{reason_code}" is not a reject reason; use one of {", ".join(REJECT_REASONS)}.'
         )
-
-    rows = Decision.objects.bulk_create([undo_row(d) for d in primary])
-    first = rows[0] if rows else None
-    rows += Decision.objects.bulk_create([undo_row(d, first) for d in rest])
-    changes = GraphChanges()
-
-    if edges:
-        why = f"Undone by {reviewer.get_username()} (the bulk undo of decision #{first.pk})."
-        Edge.objects.filter(pk__in=[e.pk for e in edges]).update(
-            status=Edge.Status.INVALIDATED,
-            invalid_at=now,
-            invalidated_by=reviewer,
-            invalidation_reason=why,
-            invalidation_decision_id=Subquery(
-                Decision.objects.filter(batch=undo_batch, undoes_id=OuterRef("decision_id")).values(
-                    "pk"
-                )[:1]
-            ),
+    if action == "reject" and reason_code == "other" and not note.strip():
+        raise ValidationFailed('Say why in a few words when the reason is "other".')
+    ids = list(dict.fromkeys(proposal_ids))
+    if len(ids) > BULK_LIMIT:
+        raise ValidationFailed(
+            f"At most {BULK_LIMIT} proposals at once; narrow the filter and repeat."
         )
-        changes.edges_gone |= {e.pk for e in edges}
-
-    # Concepts the batch made go back, with no edges left (else the undo is refused).
-    made: dict[int, int] = {}
-    for d in doing:
-        p = proposals[d.proposal_id]
-        accepted_concept = d.action == Decision.Action.ACCEPT and p.kind == "add_concept"
-        if accepted_concept and p.concept_id and (d.after or {}).get("created", True):
-            made[p.concept_id] = p.pk
-    if made:
-        concepts = Concept.objects.select_for_update().in_bulk(list(made))
-        for concept in concepts.values():
-            if not concept.is_active:
-                raise StateConflict(f'"{concept.name}" is {concept.status}, not active.')
-        for cid, n in graph_selectors.active_edge_counts(list(made)).items():
-            if n:
-                raise StateConflict(
-                    f'"{concepts[cid].name}" is an end of {n} active edge(s); '
-                    "undo or invalidate them first.",
-                    concept_id=cid,
-                )
-        Concept.objects.filter(pk__in=list(made)).update(
-            status=Concept.Status.RETIRED, retired_at=now, updated_at=now
+    result = BulkResult(batch=uuid.uuid4())
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                if action == "accept":
+                    slow = bulk_accept(
+                        reviewer=reviewer,
+                        proposal_ids=ids,
+                        note=note,
+                        batch=result.batch,
+                        result=result,
+                    )
+                else:
+                    bulk_reject(
+                        reviewer=reviewer,
+                        proposal_ids=ids,
+                        reason_code=reason_code,
+                        note=note,
+                        batch=result.batch,
+                        result=result,
+                    )
+                    slow = []
+        except (Slow, IntegrityError, NameTaken, ValidationFailed):
+            result = BulkResult(batch=result.batch)
+            slow = ids
+        _one_by_one(
+            result, slow, reviewer=reviewer, action=action, reason_code=reason_code, note=note
         )
-        changes.unmade.update(made)
-
-    # Every proposal back in the queue (held below the gate); twins lose their link.
-    back = [proposals[d.proposal_id] for d in doing]
-    twins = [
-        p.pk
-        for d, p in zip(doing, back, strict=True)
-        if d.action == Decision.Action.SUPERSEDE and p.kind == "add_concept"
-    ]
-    common = {
-        "decided_at": None,
-        "decided_by": None,
-        "version": F("version") + 1,
-        "updated_at": now,
-    }
-    pks = [p.pk for p in back]
-    try:
-        with transaction.atomic():
-            Proposal.objects.filter(pk__in=pks, confidence__lt=gate).update(
-                status=Proposal.Status.HELD, **common
-            )
-            Proposal.objects.filter(pk__in=pks, confidence__gte=gate).update(
-                status=Proposal.Status.PENDING, **common
-            )
-            if twins:
-                Proposal.objects.filter(pk__in=twins).update(concept=None)
-    except IntegrityError as exc:
-        raise Slow("the same change is waiting again") from exc
-    if made or any(p.kind == "add_concept" for p in back):
-        graph.name_index_changed()
-    return rows, changes
+        result.in_order(ids)
+        if dry_run:
+            transaction.set_rollback(True)
+    return result

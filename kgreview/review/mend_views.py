@@ -20,7 +20,7 @@ from kgreview.core.permissions import curator_required, decide_required
 from kgreview.graph.models import Concept, Edge, RelationType, SourceRevision
 from kgreview.graph.services import Evidence
 
-from . import decisions, mend, selectors
+from . import card, decisions, mend, undo
 from .decisions import ProposalStale
 from .views import _float, _int, end_choice
 
@@ -221,7 +221,7 @@ def concept_merge(request: HttpRequest, pk: int) -> HttpResponse:
             context["error"] = "Choose another concept than this one."
             context["other"] = None
         else:
-            context["sides"] = selectors.merge_sides({"this": concept, "other": other})
+            context["sides"] = card.merge_sides({"this": concept, "other": other})
     elif source.get("target_name"):
         context["error"] = "Pick the other concept from the list (↓ then Enter)."
     if request.method == "GET" or "error" in context or context.get("other") is None:
@@ -257,7 +257,7 @@ def concept_merge(request: HttpRequest, pk: int) -> HttpResponse:
 @curator_required
 def concept_unmerge(request: HttpRequest, pk: int) -> HttpResponse:
     try:
-        concept = decisions.merge_undo(loser_id=pk, user=request.user)
+        concept = undo.merge_undo(loser_id=pk, user=request.user)
     except NotFound as exc:
         raise Http404(str(exc)) from None
     except DomainError as exc:

@@ -315,3 +315,10 @@ def proposal_flag_conflict(*, proposal_id: int, other: dict) -> Proposal | None:
     proposal.version += 1
     proposal.save(update_fields=["payload", "flags", "flags_text", "version", "updated_at"])
     return proposal
+
+
+def lock_proposals(ids) -> dict[int, Proposal]:
+    """Lock many proposals (``select_for_update``, in id order, so two batches never wait on
+    each other crosswise) and return them by id."""
+    rows = Proposal.objects.select_for_update(of=("self",)).filter(pk__in=list(ids)).order_by("pk")
+    return {p.pk: p for p in rows}

@@ -24,16 +24,19 @@ from kgreview.core.errors import DomainError, NotFound
 from kgreview.core.permissions import can_decide, decide_required, is_curator, view_required
 from kgreview.graph.models import RelationType
 
-from . import decisions, selectors
+from . import bulk as bulk_service
+from . import card as card_reads
+from . import decisions, ends, selectors
+from . import undo as undo_service
 from .decisions import (
     CURATOR_KINDS,
     REJECT_REASONS,
     AlreadyDecided,
     EdgeEdits,
-    EndChoice,
     VersionChanged,
     can_decide_kind,
 )
+from .ends import EndChoice
 from .models import Proposal
 
 TRAIL_MAX = 50
@@ -74,7 +77,7 @@ def _undo_list(user, hint):
     """The newest undoable batch: known already after a decision, else read."""
     if hint is not None:
         return [hint]
-    return decisions.undoable_batches(reviewer=user, limit=1) if can_decide(user) else []
+    return undo_service.undoable_batches(reviewer=user, limit=1) if can_decide(user) else []
 
 
 def _next(request, f, *, after=None, before=None):
@@ -132,7 +135,7 @@ def _render_card(
             },
             status=status,
         )
-    card = selectors.proposal_card(proposal)
+    card = card_reads.proposal_card(proposal)
     ctx = _card_context(
         request,
         card,
@@ -247,7 +250,7 @@ def focus(request: HttpRequest) -> HttpResponse:
         context.update(
             _card_context(
                 request,
-                selectors.proposal_card(proposal),
+                card_reads.proposal_card(proposal),
                 f,
                 cursor=selectors.cursor_of(proposal, f.sort),
                 trail=trail,
@@ -292,7 +295,7 @@ def _after_decision(request, f, cursor: str, *, notice: str, outcome=None, decid
         trail = [*trail, decided]
     if request.htmx:
         proposal = _next(request, f, after=cursor)
-        hint = decisions.batch_summary(outcome.decisions) if outcome is not None else None
+        hint = undo_service.batch_summary(outcome.decisions) if outcome is not None else None
         return _render_card(request, proposal, f, trail=trail, notice=notice, undo=hint)
     messages.success(request, notice)
     return redirect(_focus_url(f, after=cursor, trail=_trail_text(trail)))
@@ -458,7 +461,7 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
             cursor,
             DomainError("Only edge proposals can be edited before accepting."),
         )
-    card = selectors.proposal_card(proposal)
+    card = card_reads.proposal_card(proposal)
     ctx = _card_context(request, card, f, cursor=cursor, trail=_trail(source))
     ctx["editing"] = True
     template = "review/focus.html#card" if request.htmx else "review/focus.html"
@@ -518,18 +521,18 @@ def undo(request: HttpRequest) -> HttpResponse:
     try:
         batch = uuid.UUID(raw)
     except ValueError:
-        recent = decisions.undoable_batches(reviewer=request.user, limit=1)
+        recent = undo_service.undoable_batches(reviewer=request.user, limit=1)
         if not recent:
             return _undo_refused(request, f, trail, "There is nothing of yours to undo.")
         batch = recent[0].batch
     try:
-        result = decisions.decisions_undo(reviewer=request.user, batch=batch)
+        result = undo_service.decisions_undo(reviewer=request.user, batch=batch)
     except decisions.NotAllowed as exc:
         raise PermissionDenied(str(exc)) from exc
     except DomainError as exc:
         return _undo_refused(request, f, trail, str(exc), back_to_queue=back_to_queue)
     primary = result.primary
-    verb = decisions.UNDO_VERBS.get(primary[0].action, primary[0].action)
+    verb = undo_service.UNDO_VERBS.get(primary[0].action, primary[0].action)
     if len(primary) == 1:
         notice = f"Undone: {verb} #{primary[0].proposal_id}"
     else:
@@ -584,7 +587,7 @@ def _bulk_ids(request, f) -> list[int]:
             selectors.queue_queryset(f)
             .exclude(kind__in=_hidden_kinds(request.user))
             .order_by(*selectors._order(f.sort))
-            .values_list("pk", flat=True)[: decisions.BULK_LIMIT + 1]
+            .values_list("pk", flat=True)[: bulk_service.BULK_LIMIT + 1]
         )
     # Checked rows come as ``ids``; a preview's confirm form carries its whole list as one
     # ``id_list`` field (a thousand fields would pass Django's limit on form fields).
@@ -619,9 +622,9 @@ def bulk(request: HttpRequest) -> HttpResponse:
     }
     if not ids:
         context["error"] = "Select at least one proposal, or choose everything that matches."
-    elif len(ids) > decisions.BULK_LIMIT:
+    elif len(ids) > bulk_service.BULK_LIMIT:
         context["error"] = (
-            f"More than {decisions.BULK_LIMIT} proposals match; narrow the filter first."
+            f"More than {bulk_service.BULK_LIMIT} proposals match; narrow the filter first."
         )
     elif action not in ("accept", "reject"):
         context["error"] = "Choose accept or reject."
@@ -631,7 +634,7 @@ def bulk(request: HttpRequest) -> HttpResponse:
         context["error"] = 'Say why in a few words when the reason is "other".'
     else:
         try:
-            result = decisions.proposals_bulk_decide(
+            result = bulk_service.proposals_bulk_decide(
                 reviewer=request.user,
                 proposal_ids=ids,
                 action=action,
@@ -669,7 +672,7 @@ def concept_search(request: HttpRequest) -> HttpResponse:
         role = "target"
     raw = request.GET.get("q") or request.GET.get(f"{role}_name") or ""
     q = " ".join(raw.replace("\x00", "").split())[:100]
-    options = selectors.concept_options(q=q)
+    options = ends.concept_options(q=q)
     if request.GET.get("only") == "concepts":  # picking an existing concept (a merge)
         options = [o for o in options if o.kind == "concept"]
     return render(

@@ -16,8 +16,8 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
+from kgreview.review.blockers import open_proposal_blockers, twin_concept_proposals
 from kgreview.review.models import OPEN_STATUSES, Decision, Proposal
-from kgreview.review.selectors import open_proposal_blockers, twin_concept_proposals
 
 pytestmark = [
     pytest.mark.browser,

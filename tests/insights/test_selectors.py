@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from kgreview.insights import selectors
-from kgreview.review import decisions
+from kgreview.review import bulk, decisions, undo
 from kgreview.review.decisions import EdgeEdits
 from kgreview.review.models import Decision, Proposal
 
@@ -162,7 +162,7 @@ def test_reviewer_activity_counts_an_undo_as_a_decision_of_its_own(f):
     rita = f.user("rita", role="reviewer")
     p = plant(confidence=0.9)
     out = decisions.proposal_reject(proposal_id=p.pk, reviewer=rita, reason_code="too_vague")
-    decisions.decisions_undo(reviewer=rita, batch=out.decision.batch)
+    undo.decisions_undo(reviewer=rita, batch=out.decision.batch)
     (row,) = selectors.reviewer_activity(days=1).rows
     assert row.reviewer == "rita"
     assert {a: n for a, n in row.totals.items() if n} == {"reject": 1, "undo": 1}
@@ -180,9 +180,9 @@ def test_a_bulk_batch_and_its_undo_count_one_decision_per_proposal_decided(f):
         f.edge_proposal(f.concept(f"Known {i}"), needed[i % 3], "related", doc=doc).pk
         for i in range(6)
     ]
-    result = decisions.proposals_bulk_decide(reviewer=rita, proposal_ids=ids, action="accept")
+    result = bulk.proposals_bulk_decide(reviewer=rita, proposal_ids=ids, action="accept")
     assert len(result.done) == 6 and result.also_count == 3
-    decisions.decisions_undo(reviewer=rita, batch=result.batch)
+    undo.decisions_undo(reviewer=rita, batch=result.batch)
     (row,) = selectors.reviewer_activity(days=1).rows
     assert {a: n for a, n in row.totals.items() if n} == {"accept": 6, "undo": 6}
 

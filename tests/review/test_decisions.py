@@ -8,7 +8,7 @@ from kgreview.core.errors import NotFound, StateConflict, ValidationFailed
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge, RelationType, SourceConcept
-from kgreview.review import decisions
+from kgreview.review import bulk, decisions, undo
 from kgreview.review.decisions import (
     AlreadyDecided,
     EdgeEdits,
@@ -96,7 +96,7 @@ def test_accepting_a_concept_whose_name_exists_links_it_to_that_concept(f, revie
     assert out.concepts == [emb] and "already the concept" in out.message
     assert reload(p).concept == emb and Concept.objects.count() == 1
     assert set(emb.aliases.values_list("name", flat=True)) == {"Embeddings", "Vector embeddings"}
-    decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    undo.decisions_undo(reviewer=reviewer, batch=out.batch)
     assert reload(emb).status == "active" and reload(p).status == "pending"
     assert set(emb.aliases.values_list("name", flat=True)) == {"Embeddings"}
 
@@ -281,7 +281,7 @@ def test_undoing_an_accepted_edge_invalidates_it_and_reopens_everything_it_accep
     vs = f.concept_proposal("Vector search", doc=doc)
     p = f.edge_proposal(emb, vs, doc=doc)
     out = decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
-    undone = decisions.decisions_undo(reviewer=reviewer, batch=out.batch).undone
+    undone = undo.decisions_undo(reviewer=reviewer, batch=out.batch).undone
     assert len(undone) == 3 and {d.action for d in undone} == {"undo"}
     (edge,) = Edge.objects.all()
     assert edge.status == "invalidated" and "Undone by rita" in edge.invalidation_reason
@@ -297,7 +297,7 @@ def test_undoing_a_rejection_puts_the_proposal_back(f, reviewer):
     """A rejected proposal returns to the queue with a new version."""
     p = f.edge_proposal(f.concept("A6"), f.concept("B6"))
     out = decisions.proposal_reject(proposal_id=p.pk, reviewer=reviewer, reason_code="too_vague")
-    decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    undo.decisions_undo(reviewer=reviewer, batch=out.batch)
     p = reload(p)
     assert p.status == "pending" and p.decided_at is None and p.version == 3
 
@@ -308,10 +308,10 @@ def test_undo_only_once_and_only_ones_own(f, reviewer):
     p = f.edge_proposal(f.concept("A7"), f.concept("B7"))
     out = decisions.proposal_reject(proposal_id=p.pk, reviewer=reviewer, reason_code="too_vague")
     with pytest.raises(NotAllowed):
-        decisions.decisions_undo(reviewer=other, batch=out.batch)
-    decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+        undo.decisions_undo(reviewer=other, batch=out.batch)
+    undo.decisions_undo(reviewer=reviewer, batch=out.batch)
     with pytest.raises(StateConflict, match="already undone"):
-        decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+        undo.decisions_undo(reviewer=reviewer, batch=out.batch)
 
 
 def test_undo_is_refused_when_the_same_change_is_queued_again(f, reviewer):
@@ -323,7 +323,7 @@ def test_undo_is_refused_when_the_same_change_is_queued_again(f, reviewer):
         a, b, quote="Retrieval-augmented generation (RAG) builds on vector search."
     )
     with pytest.raises(StateConflict, match=f"proposal #{twin.pk}"):
-        decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+        undo.decisions_undo(reviewer=reviewer, batch=out.batch)
     assert reload(p).status == "rejected"
 
 
@@ -338,7 +338,7 @@ def test_accepting_and_undoing_an_invalidation_restores_the_fact(f, reviewer):
     )
     out = decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
     assert reload(e).status == "invalidated" and reload(e).invalidation_reason == "Quote vanished."
-    decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    undo.decisions_undo(reviewer=reviewer, batch=out.batch)
     restored = Edge.objects.get(supersedes=e)
     assert restored.is_active and (restored.source_id, restored.target_id) == (
         e.source_id,
@@ -358,7 +358,7 @@ def test_accepting_and_undoing_an_update_returns_the_original_values(f, reviewer
     out = decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
     (new,) = out.edges
     assert (new.source_id, new.relation.key) == (e.target_id, "builds_on")
-    decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    undo.decisions_undo(reviewer=reviewer, batch=out.batch)
     (current,) = graph_selectors.edges_active()
     assert (current.source_id, current.relation.key, current.target_id) == (
         e.source_id,
@@ -374,10 +374,10 @@ def test_undoable_batches_lists_recent_own_decisions(f, reviewer):
     p2 = f.edge_proposal(f.concept("A12"), f.concept("B12"))
     first = decisions.proposal_reject(proposal_id=p1.pk, reviewer=reviewer, reason_code="too_vague")
     second = decisions.proposal_accept(proposal_id=p2.pk, reviewer=reviewer)
-    batches = decisions.undoable_batches(reviewer=reviewer)
+    batches = undo.undoable_batches(reviewer=reviewer)
     assert [b.batch for b in batches] == [second.batch, first.batch]
-    decisions.decisions_undo(reviewer=reviewer, batch=second.batch)
-    assert [b.batch for b in decisions.undoable_batches(reviewer=reviewer)] == [first.batch]
+    undo.decisions_undo(reviewer=reviewer, batch=second.batch)
+    assert [b.batch for b in undo.undoable_batches(reviewer=reviewer)] == [first.batch]
 
 
 # --- roles ------------------------------------------------------------------------------
@@ -425,13 +425,13 @@ def test_bulk_accept_reports_refusals_and_undoes_as_one_batch(f, reviewer):
     good1 = f.edge_proposal(a, b)
     good2 = f.edge_proposal(b, c, "related")
     cyclic = f.edge_proposal(a, c)
-    result = decisions.proposals_bulk_decide(
+    result = bulk.proposals_bulk_decide(
         reviewer=reviewer, proposal_ids=[good1.pk, cyclic.pk, good2.pk], action="accept"
     )
     assert result.done == [good1.pk, good2.pk]
     assert result.refused[0][0] == cyclic.pk and "cycle" in result.refused[0][1]
     assert graph_selectors.edges_active().count() == 3
-    decisions.decisions_undo(reviewer=reviewer, batch=result.batch)
+    undo.decisions_undo(reviewer=reviewer, batch=result.batch)
     assert graph_selectors.edges_active().count() == 1
     assert {reload(p).status for p in (good1, good2, cyclic)} == {"pending"}
 
@@ -440,7 +440,7 @@ def test_bulk_dry_run_shows_what_would_happen_and_writes_nothing(f, reviewer):
     """A preview applies and rolls back each decision."""
     p1 = f.edge_proposal(f.concept("A14"), f.concept("B14"))
     p2 = f.edge_proposal(f.concept("A15"), f.concept("B15"))
-    result = decisions.proposals_bulk_decide(
+    result = bulk.proposals_bulk_decide(
         reviewer=reviewer,
         proposal_ids=[p1.pk, p2.pk],
         action="reject",
@@ -455,11 +455,11 @@ def test_bulk_dry_run_shows_what_would_happen_and_writes_nothing(f, reviewer):
 def test_bulk_limits_size_and_actions(reviewer):
     """Bulk decisions are accept or reject, at most BULK_LIMIT at once."""
     with pytest.raises(ValidationFailed):
-        decisions.proposals_bulk_decide(reviewer=reviewer, proposal_ids=[1], action="maybe")
+        bulk.proposals_bulk_decide(reviewer=reviewer, proposal_ids=[1], action="maybe")
     with pytest.raises(ValidationFailed, match="At most"):
-        decisions.proposals_bulk_decide(
+        bulk.proposals_bulk_decide(
             reviewer=reviewer,
-            proposal_ids=list(range(decisions.BULK_LIMIT + 1)),
+            proposal_ids=list(range(bulk.BULK_LIMIT + 1)),
             action="accept",
         )
 
@@ -492,7 +492,7 @@ def test_keeping_a_contradicting_proposal_retires_the_old_edge_and_undo_restores
     assert reload(old).status == "invalidated" and "which rita kept" in old.invalidation_reason
     (new,) = out.edges
     assert new.is_active and (new.source, new.target) == (emb, vs)
-    decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    undo.decisions_undo(reviewer=reviewer, batch=out.batch)
     (restored,) = graph_selectors.edges_active()
     assert (restored.source, restored.target, restored.supersedes) == (vs, emb, old)
 
@@ -523,7 +523,7 @@ def test_undoing_an_accepted_merge_splits_the_concepts_again(f, curator):
     )
     out = decisions.proposal_accept(proposal_id=p.pk, reviewer=curator)
     assert reload(b).status == "merged"
-    decisions.decisions_undo(reviewer=curator, batch=out.batch)
+    undo.decisions_undo(reviewer=curator, batch=out.batch)
     assert reload(b).status == "active" and reload(p).status == "pending"
     (edge,) = graph_selectors.edges_active()
     assert (edge.source, edge.target) == (c, b)

@@ -12,14 +12,15 @@ import pytest
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge
-from kgreview.review import decisions, mend
-from kgreview.review.decisions import EdgeEdits, EndChoice, ProposalStale
-from kgreview.review.models import OPEN_STATUSES, Decision, Proposal
-from kgreview.review.selectors import (
+from kgreview.review import bulk, decisions, mend, undo
+from kgreview.review.blockers import (
     open_proposal_blockers,
     proposal_blockers,
     twin_concept_proposals,
 )
+from kgreview.review.decisions import EdgeEdits, ProposalStale
+from kgreview.review.ends import EndChoice
+from kgreview.review.models import OPEN_STATUSES, Decision, Proposal
 
 pytestmark = pytest.mark.django_db
 
@@ -151,7 +152,7 @@ def test_rejecting_a_concept_nobody_has_supersedes_the_edges_that_need_it_and_un
         assert e.status == "superseded"
         assert 'needs the concept "Embed", which was rejected' in e.decisions.last().note
     assert_queue_decidable()
-    undone = decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    undone = undo.decisions_undo(reviewer=reviewer, batch=out.batch)
     assert {reload(x).status for x in (embed, e1, e2)} == {"pending"}
     assert undone.first_proposal_id == embed.pk and len(undone.undone) == 3
     assert_queue_decidable()
@@ -195,7 +196,7 @@ def test_retiring_a_concept_supersedes_the_proposals_that_need_it(f, curator):
     assert reload(p).status == "superseded" and "was retired" in reload(p).decisions.last().note
     assert out.settled[0].caused_by == out.decision
     assert_queue_decidable()
-    decisions.decisions_undo(reviewer=curator, batch=out.batch)
+    undo.decisions_undo(reviewer=curator, batch=out.batch)
     assert reload(orphan).status == "active" and reload(p).status == "pending"
     assert_queue_decidable()
 
@@ -248,7 +249,7 @@ def test_adding_an_edge_by_hand_supersedes_the_agent_proposal_for_the_same_fact(
     assert reload(p).status == "superseded"
     assert f"edge #{out.edges[0].pk}" in reload(p).decisions.last().note
     assert_queue_decidable()
-    decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    undo.decisions_undo(reviewer=reviewer, batch=out.batch)
     assert reload(p).status == "pending" and graph_selectors.edges_active().count() == 0
     assert_queue_decidable()
 
@@ -266,7 +267,7 @@ def test_retiring_an_edge_by_hand_supersedes_the_open_proposals_to_retire_it(f, 
     out = mend.edge_retire_by_hand(user=reviewer, edge_id=edge.pk, note="Wrong direction.")
     assert reload(edge).status == "invalidated" and reload(heal).status == "superseded"
     assert_queue_decidable()
-    decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    undo.decisions_undo(reviewer=reviewer, batch=out.batch)
     assert graph_selectors.edges_active().count() == 1 and reload(heal).status == "pending"
     assert_queue_decidable()
 
@@ -283,7 +284,7 @@ def test_undoing_an_accept_that_created_concepts_makes_later_proposals_wait_agai
     out = decisions.proposal_accept(proposal_id=first.pk, reviewer=reviewer)
     concept = reload(ce).concept
     assert end(second, "target")["concept_id"] == concept.pk
-    result = decisions.decisions_undo(reviewer=reviewer, batch=out.batch)
+    result = undo.decisions_undo(reviewer=reviewer, batch=out.batch)
     assert result.first_proposal_id == first.pk
     assert reload(concept).status == "retired" and reload(ce).status == "pending"
     target = end(second, "target")
@@ -300,7 +301,7 @@ def test_undoable_batch_is_named_by_the_decision_the_reviewer_took(f, reviewer):
     emb, vs = f.concept_proposal("Embeddings", doc=doc), f.concept_proposal("VS", doc=doc)
     p = f.edge_proposal(emb, vs, doc=doc)
     decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
-    (latest,) = decisions.undoable_batches(reviewer=reviewer, limit=1)
+    (latest,) = undo.undoable_batches(reviewer=reviewer, limit=1)
     assert latest.first.proposal_id == p.pk
     assert latest.words == f"accept #{p.pk} and the 2 concepts accepted with it"
 
@@ -313,17 +314,17 @@ def test_bulk_accept_of_edges_sharing_a_pending_concept_accepts_it_once(f, revie
     doc = f.lesson()
     ce = f.concept_proposal("Cross-encoder", doc=doc)
     ids = [f.edge_proposal(ce, f.concept(f"Target {i}"), doc=doc).pk for i in range(3)]
-    preview = decisions.proposals_bulk_decide(
+    preview = bulk.proposals_bulk_decide(
         reviewer=reviewer, proposal_ids=ids, action="accept", dry_run=True
     )
     assert preview.done == ids and preview.refused == []
     assert preview.items[0].also == [(ce.pk, "Cross-encoder")]
     assert not Decision.objects.exists() and reload(ce).status == "pending"
-    result = decisions.proposals_bulk_decide(reviewer=reviewer, proposal_ids=ids, action="accept")
+    result = bulk.proposals_bulk_decide(reviewer=reviewer, proposal_ids=ids, action="accept")
     assert result.done == ids and Edge.objects.count() == 3
     assert Concept.objects.filter(name="Cross-encoder").count() == 1
     assert_queue_decidable()
-    (batch,) = decisions.undoable_batches(reviewer=reviewer, limit=1)
+    (batch,) = undo.undoable_batches(reviewer=reviewer, limit=1)
     assert batch.words == "bulk accept of 3 proposals and the 1 concept accepted with them"
 
 
@@ -336,17 +337,15 @@ def test_bulk_accept_is_set_based_not_one_call_per_proposal(
     ends = [f.concept(f"Known {i}") for i in range(30)]
     ids = [f.edge_proposal(ends[i], needed[i % 10], "related", doc=doc).pk for i in range(30)]
     with django_assert_max_num_queries(40):
-        result = decisions.proposals_bulk_decide(
-            reviewer=reviewer, proposal_ids=ids, action="accept"
-        )
+        result = bulk.proposals_bulk_decide(reviewer=reviewer, proposal_ids=ids, action="accept")
     assert result.done == ids and Edge.objects.filter(status="active").count() == 30
     assert Concept.objects.filter(name__startswith="Topic").count() == 10
     assert sum(len(i.also) for i in result.items) == 10
-    (batch,) = decisions.undoable_batches(reviewer=reviewer, limit=1)
+    (batch,) = undo.undoable_batches(reviewer=reviewer, limit=1)
     assert batch.words == "bulk accept of 30 proposals and the 10 concepts accepted with them"
     assert_queue_decidable()
     with django_assert_max_num_queries(30):  # undone as one set too
-        undone = decisions.decisions_undo(reviewer=reviewer, batch=result.batch)
+        undone = undo.decisions_undo(reviewer=reviewer, batch=result.batch)
     assert len(undone.undone) == 40 and len(undone.primary) == 30
     assert Proposal.objects.filter(pk__in=ids, status="pending").count() == 30
     assert not Concept.objects.filter(name__startswith="Topic", status="active").exists()
@@ -375,7 +374,7 @@ def test_bulk_refuses_in_words_what_one_by_one_would_refuse(f, reviewer, curator
     decisions.proposal_reject(proposal_id=done.pk, reviewer=curator, reason_code="too_vague")
     merge = decisions_merge_proposal(a, c)
     ids = [forward.pk, backward.pk, twin.pk, same.pk, done.pk, merge.pk, 999999]
-    result = decisions.proposals_bulk_decide(reviewer=reviewer, proposal_ids=ids, action="accept")
+    result = bulk.proposals_bulk_decide(reviewer=reviewer, proposal_ids=ids, action="accept")
     words = dict(result.refused)
     assert result.done == [forward.pk, twin.pk]
     assert "would close a cycle" in words[backward.pk]
@@ -391,7 +390,7 @@ def test_bulk_of_curator_kinds_falls_back_to_one_by_one_and_keeps_the_order(f, c
     a, b, c = f.concept("A"), f.concept("B"), f.concept("C")
     edge = f.edge_proposal(a, b)
     merge = decisions_merge_proposal(c, b)
-    result = decisions.proposals_bulk_decide(
+    result = bulk.proposals_bulk_decide(
         reviewer=curator, proposal_ids=[merge.pk, edge.pk], action="accept"
     )
     assert result.done == [merge.pk, edge.pk]
@@ -403,7 +402,7 @@ def test_bulk_reject_of_concepts_settles_the_edges_that_needed_them(f, reviewer)
     doc = f.lesson()
     embed = f.concept_proposal("Embed", doc=doc)
     waiting = f.edge_proposal(embed, f.concept("Vector search"), doc=doc)
-    result = decisions.proposals_bulk_decide(
+    result = bulk.proposals_bulk_decide(
         reviewer=reviewer, proposal_ids=[embed.pk], action="reject", reason_code="too_vague"
     )
     assert result.done == [embed.pk] and result.settled_count == 1

@@ -36,7 +36,7 @@ def evidence_html(context, clip: int = 0, heading_offset: int = 4) -> SafeString
     quote in a ``<mark>``. ``clip=80`` keeps only about 80 characters either side; a
     heading in the excerpt becomes an ``<h5>`` (``heading_offset``) inside the card.
 
-    ``context`` is a ``kgreview.review.selectors.Context`` (``before``, ``quote``,
+    ``context`` is a ``kgreview.review.card.Context`` (``before``, ``quote``,
     ``after``); None renders nothing.
     """
     if context is None:

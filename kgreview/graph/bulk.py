@@ -1,0 +1,152 @@
+"""Set-based writes to the graph, for a decision taken on many proposals at once.
+
+The same rules as ``services`` (names unique across concepts and aliases, no duplicate or
+cycle-closing edge, only edge-less active concepts retired), written with a few
+statements for a whole set instead of a few per row. Callers run them inside their
+transaction; a lost race surfaces as ``NameTaken`` or ``IntegrityError`` and the caller
+falls back to the one-by-one services.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models.functions import Lower
+
+from construction.text import name_key
+from kgreview.core.errors import NameTaken, ValidationFailed
+
+from . import selectors
+from .models import Concept, ConceptAlias, Edge, RelationType, SourceConcept
+from .services import NAME_MAX, check_retirable, ensure_new_fact, name_index_changed
+
+
+def concepts_create_many(specs: Sequence[tuple[str, str, Iterable[str]]]) -> list[Concept]:
+    """New active concepts for (name, description, aliases), in order. Aliases another
+    concept already answers to are skipped; a canonical name taken meanwhile raises
+    ``NameTaken``."""
+    if not specs:
+        return []
+    rows = []
+    for name, description, _ in specs:
+        name = selectors.clean_name(name)
+        if not name or len(name) > NAME_MAX:
+            raise ValidationFailed(f"A concept name is 1 to {NAME_MAX} characters.")
+        rows.append(Concept(name=name, description=description.strip()))
+    try:
+        with transaction.atomic():
+            made = Concept.objects.bulk_create(rows)
+            if any(c.pk is None for c in made):
+                raise IntegrityError("concept ids not returned")
+            wanted: dict[str, tuple[Concept, str, str]] = {}
+            for (_, _, aliases), concept in zip(specs, made, strict=True):
+                wanted.setdefault(concept.name.lower(), (concept, "canonical", concept.name))
+                for alias in aliases:
+                    alias = selectors.clean_name(alias)
+                    if alias and len(alias) <= NAME_MAX:
+                        wanted.setdefault(alias.lower(), (concept, "alias", alias))
+            taken = set(
+                ConceptAlias.objects.annotate(lname=Lower("name"))
+                .filter(lname__in=list(wanted))
+                .values_list("lname", flat=True)
+            )
+            ConceptAlias.objects.bulk_create(
+                [
+                    ConceptAlias(concept=c, name=n, kind=kind, key=name_key(n)[:200])
+                    for lname, (c, kind, n) in wanted.items()
+                    if lname not in taken or kind == "canonical"
+                ]
+            )
+    except IntegrityError as exc:
+        raise NameTaken("A name was taken by another concept meanwhile.") from exc
+    return made
+
+
+def edge_add_checked(row: Edge, *, source: Concept, target: Concept) -> Edge:
+    """Insert one unsaved edge row after the duplicate and cycle checks, with its
+    relation's row locked (edges of one acyclic relation are written one at a time)."""
+    relation = row.relation
+    RelationType.objects.select_for_update().filter(pk=relation.pk).first()
+    ensure_new_fact(relation=relation, source=source, target=target)
+    row.save(force_insert=True)
+    return row
+
+
+def edges_insert(rows: list[Edge]) -> list[Edge]:
+    """Insert unsaved edge rows the caller checked (no acyclic relation among them)."""
+    if not rows:
+        return []
+    if any(r.relation.acyclic for r in rows):
+        raise ValidationFailed("Edges of an acyclic relation are added one by one.")
+    made = Edge.objects.bulk_create(rows)
+    if any(e.pk is None for e in made):
+        raise IntegrityError("edge ids not returned")
+    return made
+
+
+def _set_from_pairs(column: str, pairs: Sequence[tuple[int, int]], extra: dict) -> None:
+    """UPDATE edges SET column = the value paired with each id (one statement)."""
+    table = Edge._meta.db_table
+    values = ", ".join(["(%s, %s)"] * len(pairs))
+    sets = [f"{column} = v.column2"]
+    params: list = []
+    for name, value in extra.items():
+        sets.append(f"{name} = %s")
+        params.append(value)
+    sql = (
+        f"UPDATE {table} SET {', '.join(sets)} FROM (VALUES {values}) AS v "
+        f"WHERE {table}.id = v.column1"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params + [x for pair in pairs for x in pair])
+
+
+def edges_link_decisions(decision_of: dict[int, int]) -> None:
+    """Point newly written edges at the decisions that made them: edge id -> decision id."""
+    if decision_of:
+        _set_from_pairs("decision_id", list(decision_of.items()), {})
+
+
+def edges_invalidate_many(decision_of: dict[int, int], *, user, reason: str, at: datetime) -> None:
+    """Retire active edges (edge id -> the decision retiring it) with one reason."""
+    if not decision_of:
+        return
+    _set_from_pairs(
+        "invalidation_decision_id",
+        list(decision_of.items()),
+        {
+            "status": Edge.Status.INVALIDATED,
+            "invalid_at": at,
+            "invalidated_by_id": user.pk if user is not None else None,
+            "invalidation_reason": reason.strip(),
+        },
+    )
+
+
+def concepts_retire_many(ids: Iterable[int], *, at: datetime) -> None:
+    """Retire active concepts with no active edges left, or refuse them all in words."""
+    ids = list(ids)
+    if not ids:
+        return
+    concepts = Concept.objects.select_for_update().in_bulk(ids)
+    used = selectors.active_edge_counts(ids)
+    for cid in ids:
+        check_retirable(concepts[cid], used[cid])
+    Concept.objects.filter(pk__in=ids).update(
+        status=Concept.Status.RETIRED, retired_at=at, updated_at=at
+    )
+    name_index_changed()
+
+
+def sources_ground(rows: dict[tuple[int, int], int]) -> None:
+    """Record that sources ground concepts: (source id, concept id) -> revision id."""
+    if not rows:
+        return
+    SourceConcept.objects.bulk_create(
+        [SourceConcept(source_id=s, concept_id=c, revision_id=r) for (s, c), r in rows.items()],
+        update_conflicts=True,
+        unique_fields=["source", "concept"],
+        update_fields=["revision"],
+    )
