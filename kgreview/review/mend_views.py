@@ -22,7 +22,7 @@ from kgreview.graph.services import Evidence
 
 from . import card, decisions, mend, undo
 from .decisions import ProposalStale
-from .views import _float, _int, end_choice
+from .views import _float, _int, clean_text, end_choice
 
 
 def _words(exc: DomainError) -> str:
@@ -30,10 +30,6 @@ def _words(exc: DomainError) -> str:
     if isinstance(exc, ProposalStale) and isinstance(exc.__cause__, DomainError):
         return str(exc.__cause__)
     return str(exc)
-
-
-def _clean(value: str, limit: int = 2000) -> str:
-    return " ".join(str(value or "").replace("\x00", "").split())[:limit]
 
 
 # --- Edges ------------------------------------------------------------------------------
@@ -77,7 +73,7 @@ def edge_add(request: HttpRequest) -> HttpResponse:
         "evidence_problem": problem,
         "values": {
             "relation": source.get("relation", ""),
-            "note": _clean(source.get("note", "")),
+            "note": clean_text(source.get("note", "")),
             "confidence": source.get("confidence", "1.0"),
         },
         "ends": {},
@@ -86,7 +82,7 @@ def edge_add(request: HttpRequest) -> HttpResponse:
         picked = _int(source.get(f"{role}_concept_id"))
         concept = Concept.objects.filter(pk=picked).first() if picked else None
         context["ends"][role] = {
-            "name": concept.name if concept else _clean(source.get(f"{role}_name", ""), 200),
+            "name": concept.name if concept else clean_text(source.get(f"{role}_name", ""), 200),
             "concept_id": concept.pk if concept else "",
             "proposal_id": source.get(f"{role}_proposal_id", ""),
             "create": source.get(f"{role}_create", ""),
@@ -181,7 +177,7 @@ def concept_names(request: HttpRequest, pk: int) -> HttpResponse:
     """Rename a concept, add an alias, or take one off (each a decision)."""
     concept = get_object_or_404(Concept, pk=pk)
     action = request.POST.get("action")
-    name = _clean(request.POST.get("name", ""), 300)
+    name = clean_text(request.POST.get("name", ""), 300)
     try:
         if action == "rename":
             if not name:
@@ -215,7 +211,11 @@ def concept_merge(request: HttpRequest, pk: int) -> HttpResponse:
     source = request.POST if request.method == "POST" else request.GET
     other_id = _int(source.get("target_concept_id")) or _int(source.get("other"))
     other = Concept.objects.filter(pk=other_id).first() if other_id else None
-    context = {"concept": concept, "other": other, "query": _clean(source.get("target_name", ""))}
+    context = {
+        "concept": concept,
+        "other": other,
+        "query": clean_text(source.get("target_name", "")),
+    }
     if other is not None:
         if other.pk == concept.pk:
             context["error"] = "Choose another concept than this one."

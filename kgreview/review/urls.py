@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import mend_views, views
+from . import batch_views, mend_views, views
 
 app_name = "review"
 
@@ -12,8 +12,8 @@ urlpatterns = [
     path("p/<int:pk>/accept/", views.accept, name="accept"),
     path("p/<int:pk>/reject/", views.reject, name="reject"),
     path("p/<int:pk>/edit/", views.edit, name="edit"),
-    path("undo/", views.undo, name="undo"),
-    path("bulk/", views.bulk, name="bulk"),
+    path("undo/", batch_views.undo, name="undo"),
+    path("bulk/", batch_views.bulk, name="bulk"),
     path("concepts/", views.concept_search, name="concept-search"),
     path("decisions/", views.decision_log, name="decisions"),
     path("edges/<int:pk>/", views.edge_detail, name="edge"),

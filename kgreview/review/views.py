@@ -7,7 +7,6 @@ work from a plain form too.
 
 from __future__ import annotations
 
-import uuid
 from datetime import date
 from urllib.parse import urlencode
 
@@ -24,7 +23,6 @@ from kgreview.core.errors import DomainError, NotFound
 from kgreview.core.permissions import can_decide, decide_required, is_curator, view_required
 from kgreview.graph.models import RelationType
 
-from . import bulk as bulk_service
 from . import card as card_reads
 from . import decisions, ends, selectors
 from . import undo as undo_service
@@ -401,6 +399,11 @@ def reject(request: HttpRequest, pk: int) -> HttpResponse:
     return _after_decision(request, f, cursor, notice=words, outcome=out, decided=pk)
 
 
+def clean_text(value, limit: int = 2000) -> str:
+    """Form text as stored: NUL bytes dropped, runs of whitespace one space, capped."""
+    return " ".join(str(value or "").replace("\x00", "").split())[:limit]
+
+
 def _float(value: str | None) -> float | None:
     if value is None or not value.strip():
         return None
@@ -419,7 +422,7 @@ def end_choice(source, role: str) -> EndChoice | None:
     """One end of an edge as the concept picker sent it (None: left as it was)."""
     concept_id = _int(source.get(f"{role}_concept_id"))
     proposal_id = _int(source.get(f"{role}_proposal_id"))
-    name = " ".join(source.get(f"{role}_name", "").replace("\x00", "").split())
+    name = clean_text(source.get(f"{role}_name", ""), 300)
     if not (concept_id or proposal_id or name):
         return None
     return EndChoice(
@@ -509,155 +512,6 @@ def _edit_accept(request: HttpRequest, pk: int, f, cursor: str) -> HttpResponse:
     return _after_decision(request, f, cursor, notice=notice, outcome=out, decided=pk)
 
 
-@require_POST
-@login_required
-@decide_required
-def undo(request: HttpRequest) -> HttpResponse:
-    """Undo a batch, then show the card that was undone (focus) or stay on the queue."""
-    f, _ = _filter_from(request, request.POST)
-    trail = _trail(request.POST)
-    back_to_queue = request.POST.get("from") == "queue"
-    raw = request.POST.get("batch", "")
-    try:
-        batch = uuid.UUID(raw)
-    except ValueError:
-        recent = undo_service.undoable_batches(reviewer=request.user, limit=1)
-        if not recent:
-            return _undo_refused(request, f, trail, "There is nothing of yours to undo.")
-        batch = recent[0].batch
-    try:
-        result = undo_service.decisions_undo(reviewer=request.user, batch=batch)
-    except decisions.NotAllowed as exc:
-        raise PermissionDenied(str(exc)) from exc
-    except DomainError as exc:
-        return _undo_refused(request, f, trail, str(exc), back_to_queue=back_to_queue)
-    primary = result.primary
-    verb = undo_service.UNDO_VERBS.get(primary[0].action, primary[0].action)
-    if len(primary) == 1:
-        notice = f"Undone: {verb} #{primary[0].proposal_id}"
-    else:
-        notice = f"Undone: the bulk {verb} of {len(primary)} proposals"
-    rest = len(result.undone) - len(primary)
-    if rest > 0:
-        notice += f" and {rest} decision{'s' if rest > 1 else ''} taken with it"
-    notice += "; back in the queue."
-    if back_to_queue:
-        messages.success(request, notice)
-        url = reverse("review:queue") + (f"?{f.query()}" if f.query() else "")
-        if request.htmx:
-            response = HttpResponse(status=204)
-            response["HX-Redirect"] = url
-            return response
-        return redirect(url)
-    # Back to exactly the card that was undone, its place in the trail restored.
-    first_id = result.first_proposal_id
-    if first_id in trail:
-        trail = trail[: trail.index(first_id)]
-    if request.htmx:
-        proposal = (
-            Proposal.objects.select_related(*selectors.CARD_RELATED).filter(pk=first_id).first()
-        )
-        return _render_card(request, proposal, f, trail=trail, notice=notice)
-    messages.success(request, notice)
-    return redirect(_focus_url(f, id=first_id, trail=_trail_text(trail)))
-
-
-def _undo_refused(request, f, trail, words: str, *, back_to_queue: bool = False):
-    if request.htmx and not back_to_queue:
-        return _render_card(request, _next(request, f), f, trail=trail, error=words)
-    messages.error(request, words)
-    if back_to_queue:
-        url = reverse("review:queue") + (f"?{f.query()}" if f.query() else "")
-        if request.htmx:
-            response = HttpResponse(status=204)
-            response["HX-Redirect"] = url
-            return response
-        return redirect(url)
-    return redirect(_focus_url(f))
-
-
-# --- Bulk -------------------------------------------------------------------------------
-
-BULK_PAGE = 50
-
-
-def _bulk_ids(request, f) -> list[int]:
-    if request.POST.get("scope") == "filter":
-        return list(
-            selectors.queue_queryset(f)
-            .exclude(kind__in=_hidden_kinds(request.user))
-            .order_by(*selectors._order(f.sort))
-            .values_list("pk", flat=True)[: bulk_service.BULK_LIMIT + 1]
-        )
-    # Checked rows come as ``ids``; a preview's confirm form carries its whole list as one
-    # ``id_list`` field (a thousand fields would pass Django's limit on form fields).
-    raw_ids = request.POST.getlist("ids") + request.POST.get("id_list", "").split(",")
-    ids = []
-    for raw in raw_ids:
-        raw = raw.strip()
-        if raw.isdigit() and len(raw) < 19:
-            ids.append(int(raw))
-    return list(dict.fromkeys(ids))
-
-
-@require_POST
-@login_required
-@decide_required
-def bulk(request: HttpRequest) -> HttpResponse:
-    """Preview (a dry run of every decision, listed item by item) then apply, as one
-    undoable batch."""
-    f, _ = _filter_from(request, request.POST)
-    action = request.POST.get("action", "")
-    reason = request.POST.get("reason_code", "")
-    ids = _bulk_ids(request, f)
-    step = request.POST.get("step", "preview")
-    context = {
-        "filter": f,
-        "q": f.query(),
-        "action": action,
-        "reason_code": reason,
-        "note": request.POST.get("note", ""),
-        "ids": ids,
-        "reject_reasons": REJECT_REASONS,
-    }
-    if not ids:
-        context["error"] = "Select at least one proposal, or choose everything that matches."
-    elif len(ids) > bulk_service.BULK_LIMIT:
-        context["error"] = (
-            f"More than {bulk_service.BULK_LIMIT} proposals match; narrow the filter first."
-        )
-    elif action not in ("accept", "reject"):
-        context["error"] = "Choose accept or reject."
-    elif action == "reject" and reason not in REJECT_REASONS:
-        context["error"] = "Choose a reason for rejecting."
-    elif action == "reject" and reason == "other" and not request.POST.get("note", "").strip():
-        context["error"] = 'Say why in a few words when the reason is "other".'
-    else:
-        try:
-            result = bulk_service.proposals_bulk_decide(
-                reviewer=request.user,
-                proposal_ids=ids,
-                action=action,
-                reason_code=reason,
-                note=request.POST.get("note", ""),
-                dry_run=step != "apply",
-            )
-        except DomainError as exc:
-            context["error"] = str(exc)
-        else:
-            context.update(selectors.bulk_listing(result, page=_int(request.POST.get("page"))))
-            context["result"] = result
-            context["applied"] = step == "apply"
-            if context["applied"]:
-                context["undo_words"] = (
-                    f"the bulk {action} of {len(result.done)} proposal"
-                    f"{'s' if len(result.done) != 1 else ''}"
-                )
-    template = "review/bulk.html#bulk-panel" if request.htmx else "review/bulk.html"
-    status = 400 if "error" in context and not request.htmx else 200
-    return render(request, template, context, status=status)
-
-
 # --- Look-ups and history ---------------------------------------------------------------
 
 
@@ -671,7 +525,7 @@ def concept_search(request: HttpRequest) -> HttpResponse:
     if role not in ("source", "target"):
         role = "target"
     raw = request.GET.get("q") or request.GET.get(f"{role}_name") or ""
-    q = " ".join(raw.replace("\x00", "").split())[:100]
+    q = clean_text(raw, 100)
     options = ends.concept_options(q=q)
     if request.GET.get("only") == "concepts":  # picking an existing concept (a merge)
         options = [o for o in options if o.kind == "concept"]

@@ -16,8 +16,8 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from kgreview.review.blockers import open_proposal_blockers, twin_concept_proposals
 from kgreview.review.models import OPEN_STATUSES, Decision, Proposal
+from tests.review.conftest import assert_queue_decidable
 
 pytestmark = [
     pytest.mark.browser,
@@ -42,13 +42,6 @@ def curriculum(reference_data):
     call_command("heal", stdout=StringIO())
     call_command("discover", stdout=StringIO())
     return Proposal.objects.filter(status__in=OPEN_STATUSES).count()
-
-
-def assert_queue_decidable() -> None:
-    open_ = list(Proposal.objects.filter(status__in=OPEN_STATUSES))
-    stuck = open_proposal_blockers(open_)
-    assert stuck == {}, stuck
-    assert twin_concept_proposals() == []
 
 
 class Watch:

@@ -19,23 +19,9 @@ from kgreview.review.decisions import (
 )
 from kgreview.review.models import Decision, Proposal
 from kgreview.review.services import proposal_create
+from tests.review.conftest import reload
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def reviewer(f):
-    return f.user("rita", role="reviewer")
-
-
-@pytest.fixture
-def curator(f):
-    return f.user("cora", role="curator")
-
-
-def reload(obj):
-    obj.refresh_from_db()
-    return obj
 
 
 # --- accept -----------------------------------------------------------------------------

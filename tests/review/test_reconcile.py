@@ -14,37 +14,14 @@ from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge
 from kgreview.review import bulk, decisions, mend, undo
 from kgreview.review.blockers import (
-    open_proposal_blockers,
     proposal_blockers,
-    twin_concept_proposals,
 )
 from kgreview.review.decisions import EdgeEdits, ProposalStale
 from kgreview.review.ends import EndChoice
-from kgreview.review.models import OPEN_STATUSES, Decision, Proposal
+from kgreview.review.models import Decision, Proposal
+from tests.review.conftest import assert_queue_decidable, reload
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def reviewer(f):
-    return f.user("rita", role="reviewer")
-
-
-@pytest.fixture
-def curator(f):
-    return f.user("cora", role="curator")
-
-
-def reload(obj):
-    obj.refresh_from_db()
-    return obj
-
-
-def assert_queue_decidable() -> None:
-    """No open proposal is stuck: each can be accepted as it stands, or rejected."""
-    open_ = list(Proposal.objects.filter(status__in=OPEN_STATUSES))
-    assert open_proposal_blockers(open_) == {}
-    assert twin_concept_proposals() == []
 
 
 def end(p: Proposal, role: str) -> dict:

@@ -1,0 +1,33 @@
+"""People and helpers shared by the review tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgreview.review.blockers import open_proposal_blockers, twin_concept_proposals
+from kgreview.review.models import OPEN_STATUSES, Proposal
+
+
+@pytest.fixture
+def reviewer(f):
+    return f.user("rita", role="reviewer")
+
+
+@pytest.fixture
+def curator(f):
+    return f.user("cora", role="curator")
+
+
+def reload(obj):
+    """The row as the database holds it now."""
+    obj.refresh_from_db()
+    return obj
+
+
+def assert_queue_decidable() -> None:
+    """No open proposal is stuck: each can be accepted as it stands (no blocker), and no
+    open concept proposal names a concept that already exists."""
+    open_ = list(Proposal.objects.filter(status__in=OPEN_STATUSES))
+    stuck = open_proposal_blockers(open_)
+    assert stuck == {}, stuck
+    assert twin_concept_proposals() == []
