@@ -16,7 +16,13 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models.functions import Lower
 
 from construction.text import name_key
-from kgreview.core.errors import NameTaken, ValidationFailed
+from kgreview.core.errors import (
+    CycleDetected,
+    DomainError,
+    DuplicateEdge,
+    NameTaken,
+    ValidationFailed,
+)
 
 from . import selectors
 from .models import Concept, ConceptAlias, Edge, RelationType, SourceConcept
@@ -64,14 +70,22 @@ def concepts_create_many(specs: Sequence[tuple[str, str, Iterable[str]]]) -> lis
     return made
 
 
-def edge_add_checked(row: Edge, *, source: Concept, target: Concept) -> Edge:
-    """Insert one unsaved edge row after the duplicate and cycle checks, with its
-    relation's row locked (edges of one acyclic relation are written one at a time)."""
-    relation = row.relation
-    RelationType.objects.select_for_update().filter(pk=relation.pk).first()
-    ensure_new_fact(relation=relation, source=source, target=target)
-    row.save(force_insert=True)
-    return row
+def edges_add_checked(items: Sequence[tuple[Edge, Concept, Concept]]) -> list[DomainError | None]:
+    """Insert unsaved edge rows of acyclic relations one at a time, each after the
+    duplicate and cycle checks against the graph as written so far (the relations' rows
+    locked once, as ``edge_add`` does). Returns, per row, the refusal or None if added."""
+    relation_ids = sorted({row.relation_id for row, _, _ in items})
+    list(RelationType.objects.select_for_update().filter(pk__in=relation_ids).order_by("pk"))
+    out: list[DomainError | None] = []
+    for row, source, target in items:
+        try:
+            ensure_new_fact(relation=row.relation, source=source, target=target)
+        except (DuplicateEdge, CycleDetected) as exc:
+            out.append(exc)
+            continue
+        row.save(force_insert=True)
+        out.append(None)
+    return out
 
 
 def edges_insert(rows: list[Edge]) -> list[Edge]:

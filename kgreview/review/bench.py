@@ -27,7 +27,7 @@ from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.services import source_import
 from kgreview.review import selectors
 from kgreview.review.models import Proposal
-from kgreview.review.services import flags_text
+from kgreview.review.services import endpoint_columns, flags_text
 
 FLAG_MIX = [(), (), (), ("new_concept",), ("contradiction",), ("below_gate",)]
 TEXT = (
@@ -70,10 +70,38 @@ def _seed_edges(ids: list[int], relations: list[RelationType], n: int, rng) -> N
         Edge.objects.bulk_create(batch)
 
 
-def _seed_proposals(ids, names, relations, revision, n: int, rng) -> None:
-    batch: list[Proposal] = []
+def _edge_proposal(source: dict, target: dict, rel, revision, *, confidence, flags, key):
+    """An unsaved pending (or held) add_edge proposal quoting the bench lesson; its key
+    columns come from ``endpoint_columns``, as an agent's would."""
     quote = TEXT.splitlines()[0]
     start = revision.text.index(quote)
+    payload = {"source": source, "target": target, "relation": rel.key, "weight": 1.0}
+    payload["conflicts"] = []
+    return Proposal(
+        kind="add_edge",
+        status="held" if confidence < 0.6 else "pending",
+        payload=payload,
+        confidence=confidence,
+        reason="Seeded for the benchmark.",
+        evidence_revision=revision,
+        evidence_start=start,
+        evidence_end=start + len(quote),
+        evidence_quote=quote,
+        flags=list(flags),
+        flags_text=flags_text(flags),
+        dedup_key=key,
+        priority=round(confidence * 100) + (100 if "contradiction" in flags else 0),
+        document=revision.source,
+        **endpoint_columns("add_edge", payload, {rel.key: rel.pk}),
+    )
+
+
+def _concept_end(names, ids, i: int) -> dict:
+    return {"name": names[i], "concept_id": ids[i], "match": "exact", "score": 100.0}
+
+
+def _seed_proposals(ids, names, relations, revision, n: int, rng) -> None:
+    batch: list[Proposal] = []
     taken: set[str] = set()
     i = 0
     while len(taken) < n:
@@ -89,48 +117,17 @@ def _seed_proposals(ids, names, relations, revision, n: int, rng) -> None:
         taken.add(key)
         flags = rng.choice(FLAG_MIX)
         confidence = round(rng.uniform(0.3, 1.0), 2)
-        status = "held" if confidence < 0.6 else "pending"
-        if status == "held":
+        if confidence < 0.6:
             flags = tuple(sorted(set(flags) | {"below_gate"}))
-        src, dst = f"c{ids[a]}", f"c{ids[b]}"
         batch.append(
-            Proposal(
-                kind="add_edge",
-                status=status,
-                payload={
-                    "source": {
-                        "name": names[a],
-                        "concept_id": ids[a],
-                        "match": "exact",
-                        "score": 100.0,
-                    },
-                    "target": {
-                        "name": names[b],
-                        "concept_id": ids[b],
-                        "match": "exact",
-                        "score": 100.0,
-                    },
-                    "relation": rel.key,
-                    "weight": 1.0,
-                    "conflicts": [],
-                },
+            _edge_proposal(
+                _concept_end(names, ids, a),
+                _concept_end(names, ids, b),
+                rel,
+                revision,
                 confidence=confidence,
-                reason="Seeded for the benchmark.",
-                evidence_revision=revision,
-                evidence_start=start,
-                evidence_end=start + len(quote),
-                evidence_quote=quote,
-                flags=list(flags),
-                flags_text=flags_text(flags),
-                dedup_key=key,
-                priority=round(confidence * 100) + (100 if "contradiction" in flags else 0),
-                relation_key=rel.key,
-                source_key=src,
-                target_key=dst,
-                relation=rel,
-                source_concept_id=ids[a],
-                target_concept_id=ids[b],
-                document=revision.source,
+                flags=flags,
+                key=key,
             )
         )
         if len(batch) >= 10_000:
@@ -294,8 +291,6 @@ def _measure(proposals, concepts, edges, decisions, setup_s) -> dict:
 def _seed_bulk(ids, names, relations, revision, n: int, rng) -> list[int]:
     """``n`` edge proposals shaped like an agent's: about half need a concept that is only
     proposed (several edges share each), the rest join known concepts."""
-    quote = TEXT.splitlines()[0]
-    start = revision.text.index(quote)
     new_names = [f"Bulk topic {i}" for i in range(n // 4)]
     concept_props = Proposal.objects.bulk_create(
         [
@@ -307,7 +302,7 @@ def _seed_bulk(ids, names, relations, revision, n: int, rng) -> list[int]:
                 reason="Named in the lesson.",
                 flags=["new_concept"],
                 flags_text=flags_text(["new_concept"]),
-                dedup_key=f"add_concept:bulk topic {i}",
+                dedup_key=keys.concept_dedup_key(name),
                 document=revision.source,
             )
             for i, name in enumerate(new_names)
@@ -321,42 +316,20 @@ def _seed_bulk(ids, names, relations, revision, n: int, rng) -> list[int]:
         a, b = rng.sample(range(len(ids)), 2)
         if rel.acyclic:
             a, b = min(a, b), max(a, b)
-        source = {"name": names[a], "concept_id": ids[a], "match": "exact", "score": 100.0}
-        target = {"name": names[b], "concept_id": ids[b], "match": "exact", "score": 100.0}
-        source_key, target_key = f"c{ids[a]}", f"c{ids[b]}"
+        target = _concept_end(names, ids, b)
         if i % 2:
             needed = concept_props[(i // 2) % len(concept_props)]
-            name = needed.payload["name"]
-            target = {"name": name, "proposal_id": needed.pk, "match": "new"}
-            target_key = f"n:{name.lower()}"
+            target = {"name": needed.payload["name"], "proposal_id": needed.pk, "match": "new"}
+        key = f"bulk:{i}:{uuid.uuid4().hex[:8]}"
         rows.append(
-            Proposal(
-                kind="add_edge",
-                status="pending",
-                payload={
-                    "source": source,
-                    "target": target,
-                    "relation": rel.key,
-                    "weight": 1.0,
-                    "conflicts": [],
-                },
+            _edge_proposal(
+                _concept_end(names, ids, a),
+                target,
+                rel,
+                revision,
                 confidence=0.8,
-                reason="Seeded for the benchmark.",
-                evidence_revision=revision,
-                evidence_start=start,
-                evidence_end=start + len(quote),
-                evidence_quote=quote,
-                flags=[],
-                flags_text="",
-                dedup_key=f"bulk:{i}:{uuid.uuid4().hex[:8]}",
-                priority=80,
-                relation_key=rel.key,
-                source_key=source_key,
-                target_key=target_key,
-                relation=rel,
-                source_concept_id=source["concept_id"],
-                target_concept_id=target.get("concept_id"),
-                document=revision.source,
+                flags=(),
+                key=key,
             )
         )
     created = Proposal.objects.bulk_create(rows)

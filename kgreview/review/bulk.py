@@ -23,9 +23,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from kgreview.core.errors import (
-    CycleDetected,
     DomainError,
-    DuplicateEdge,
     NameTaken,
     ValidationFailed,
 )
@@ -304,6 +302,7 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result) -> list[int]:
     now = timezone.now()
     new_edges: list[tuple[Proposal, Edge]] = []
     later: list[tuple[Proposal, Edge]] = []
+    checked: list[tuple[Proposal, Edge, Concept, Concept]] = []
     for p, s, t, relation in survivors:
         s = ends.stands[s[1]] if isinstance(s, tuple) else s
         t = ends.stands[t[1]] if isinstance(t, tuple) else t
@@ -320,15 +319,16 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result) -> list[int]:
             proposal=p,
             decided_by=reviewer,
         )
-        if not relation.acyclic:
-            later.append((p, row))
-            continue
-        try:
-            graph_bulk.edge_add_checked(row, source=concepts[s], target=concepts[t])
-        except (DuplicateEdge, CycleDetected) as exc:
-            result.refuse(p.pk, _stale(str(exc)))
+        if relation.acyclic:
+            checked.append((p, row, concepts[s], concepts[t]))
         else:
+            later.append((p, row))
+    refusals = graph_bulk.edges_add_checked([(row, a, b) for _, row, a, b in checked])
+    for (p, row, _, _), refusal in zip(checked, refusals, strict=True):
+        if refusal is None:
             new_edges.append((p, row))
+        else:
+            result.refuse(p.pk, _stale(str(refusal)))
     made_edges = graph_bulk.edges_insert([row for _, row in later])
     new_edges += list(zip([p for p, _ in later], made_edges, strict=True))
 
