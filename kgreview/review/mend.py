@@ -35,7 +35,7 @@ def _require(user, *, curator: bool = False) -> None:
 
 
 def _note(note: str, *, required: str | None = None) -> str:
-    note = " ".join(str(note).split())
+    note = " ".join(str(note).replace("\x00", "").split())
     if required and not note:
         raise ValidationFailed(required)
     if len(note) > 2000:

@@ -130,7 +130,7 @@ def close_proposal(
         user=user,
         action=action,
         reason_code=reason_code,
-        note=note.strip(),
+        note=note.replace("\x00", "").strip(),  # PostgreSQL text cannot hold NUL
         before=before or {"status": proposal.status},
         after={"status": status, **(after or {})},
         proposal_version=proposal.version,

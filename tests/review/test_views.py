@@ -595,3 +595,32 @@ def test_counts_swap_the_bulk_count_only_for_those_who_have_the_bulk_bar(f, worl
     reviewer = client_for(f, "reviewer")
     counts = reviewer.get(reverse("review:queue-counts"), headers=HX).content.decode()
     assert '<span id="match-all-count" hx-swap-oob="true">2</span>' in counts
+
+
+def test_mending_with_nul_bytes_and_huge_numbers_is_answered_in_words(f):
+    """Hostile form input on the mending pages: no 500, nothing half-written."""
+    client = client_for(f, "curator")
+    emb, vs = f.concept("Embeddings"), f.concept("Vector search")
+    edge = f.edge(emb, vs)
+    retire = client.post(reverse("review:edge-retire", args=[edge.pk]), {"note": "bad\x00 edge"})
+    assert retire.status_code == 302
+    edge.refresh_from_db()
+    assert edge.status == "invalidated" and "\x00" not in edge.invalidation_reason
+    names = client.post(
+        reverse("review:concept-names", args=[emb.pk]), {"action": "add_alias", "name": "E\x00mb"}
+    )
+    assert names.status_code == 302 and emb.aliases.filter(name="Emb").exists()
+    added = client.post(
+        reverse("review:edge-add"),
+        {
+            "source_concept_id": "99999999999999999999999",
+            "target_concept_id": str(vs.pk),
+            "relation": "related",
+            "note": "x",
+            "confidence": "1e400",
+        },
+    )
+    assert added.status_code == 400
+    assert "Confidence must be a number" in added.content.decode()
+    merge = client.get(reverse("review:concept-merge", args=[emb.pk]) + "?other=1e99")
+    assert merge.status_code == 200
