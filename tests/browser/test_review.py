@@ -174,8 +174,9 @@ def test_keys_pressed_while_a_decision_is_in_flight_do_not_act_on_the_old_card(
     open_focus(page, live_server)
     held, sent = [], []
     page.route("**/accept/", lambda route: held.append(route))
+    expect(page.locator("#accept-button")).to_be_visible()
     page.keyboard.press("a")
-    for _ in range(100):  # wait until the accept is on its way, and held there
+    for _ in range(500):  # wait (up to 10 s on a busy CI machine) until it is held there
         if held:
             break
         page.wait_for_timeout(20)
