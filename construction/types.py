@@ -9,14 +9,47 @@ from typing import Literal
 
 
 @dataclass(frozen=True)
+class Section:
+    """A heading of a document and the stretch of text it governs.
+
+    ``path`` is the heading path, outermost first (("Routing", "OSPF")); ``start`` is the
+    offset of the heading itself in the document text, ``end`` (exclusive) where the next
+    heading of the same or a higher level begins, or the end of the text.
+    """
+
+    path: tuple[str, ...]
+    start: int
+    end: int
+    level: int
+
+    def as_json(self) -> dict:
+        return {"path": list(self.path), "start": self.start, "end": self.end, "level": self.level}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Section:
+        return cls(
+            path=tuple(data["path"]),
+            start=int(data["start"]),
+            end=int(data["end"]),
+            level=int(data["level"]),
+        )
+
+
+@dataclass(frozen=True)
 class SourceDoc:
-    """One source revision as the agent reads it."""
+    """One source revision (or one chunk of it) as the agent reads it.
+
+    For a chunk, ``text`` is the chunk's text, ``section`` the heading path where it
+    begins and ``known`` the names of concepts already found earlier in the document.
+    """
 
     slug: str
     revision_id: int
     revision_number: int
     title: str
     text: str
+    section: tuple[str, ...] = ()
+    known: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
