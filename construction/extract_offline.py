@@ -602,7 +602,7 @@ class OfflineExtractor:
     """Rule-based READ: deterministic, fast, no network."""
 
     name = "offline"
-    model = "rules-v1"
+    model = "rules-v2"
     # Cheap and local: callers may run it inside a transaction and need not cache it.
     local = True
 
@@ -767,7 +767,8 @@ class _Reader:
 
     def __init__(self, doc: SourceDoc, lexicon: Lexicon | None) -> None:
         self.text = doc.text
-        self.title = doc.title
+        # A chunk is about its section more than about the whole document.
+        self.title = doc.section[-1] if doc.section else doc.title
         self.lexicon = lexicon
         self.concepts: dict[str, _Concept] = {}
         self.keys: dict[str, str] = {}  # any name key -> concept id
@@ -855,13 +856,19 @@ class _Reader:
             if cid:
                 bold_ids.append(cid)
         title_parts: list[str] = []
+        opening = True
         for start, end, heading in spans:
             if not heading:
+                opening = False
                 continue
-            level = self.text[self.text.rfind("\n", 0, start) + 1 : start].count("#")
+            line_start = self.text.rfind("\n", 0, start) + 1
+            level = self.text[line_start:start].count("#")
             parts = self._heading_terms(self.text[start:end])
-            if level == 1 and not title_parts:
+            # A chunk of a long document opens with its section's heading, at any level:
+            # that heading is what the chunk is about, as a lesson's title is.
+            if (level == 1 or (opening and not self.text[:line_start].strip())) and not title_parts:
                 title_parts = parts or [""]
+            opening = False
         if not title_parts:
             title_parts = self._heading_terms(self.title)
         self._choose_topic(title_parts, bold_ids)

@@ -43,6 +43,10 @@ from .verify import (
     vocabulary_lookup,
 )
 
+# Further places stating the same edge kept on one proposal: enough to show it is said
+# throughout a document, few enough to fit on a card.
+MAX_SUPPORT = 5
+
 
 @dataclass
 class _Pending:
@@ -56,6 +60,7 @@ class _Pending:
     flags: set[str]
     conflicts: list[Conflict]
     dedup_key: str
+    support: list[Span] = field(default_factory=list)
 
 
 @dataclass
@@ -162,7 +167,7 @@ def process_source(
                 Dropped(candidate=raw, reason="invalid", detail=f"confidence {confidence}")
             )
             continue
-        span = finder.find(candidate.evidence)
+        span = finder.find(candidate.evidence, within=candidate.window)
         if span is None:
             dropped.append(
                 Dropped(
@@ -204,9 +209,19 @@ def process_source(
         dedup_keys={item[6] for item in resolved}
         | {invalidation_dedup_key(item.edge_id) for item in vanished},
     )
+    drafted: dict[str, _Pending] = {}
     for candidate, raw, spec, span, source, target, dedup in resolved:
         confidence = candidate.confidence
         if dedup in state.seen_keys:
+            first = drafted.get(dedup)
+            if (
+                first is not None
+                and len(first.support) < MAX_SUPPORT
+                and all(span.start != s.start for s in (first.span, *first.support))
+            ):
+                # Stated again elsewhere in the document: one proposal, more support.
+                first.support.append(span)
+                continue
             dropped.append(
                 Dropped(candidate=raw, reason="duplicate", detail="repeated in this source")
             )
@@ -282,6 +297,7 @@ def process_source(
                 dedup_key=dedup,
             )
         )
+        drafted[dedup] = pending[-1]
         for end in (source, target):
             if end.concept_id is not None:
                 grounded.add(end.concept_id)
@@ -307,6 +323,7 @@ def process_source(
             conflicts=tuple(p.conflicts),
             dedup_key=p.dedup_key,
             candidate=p.candidate,
+            support=tuple(sorted(p.support, key=lambda span: span.start)),
         )
         for p in pending
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_left
 from collections.abc import Iterator
 
 from .types import Span
@@ -296,19 +297,27 @@ class QuoteFinder:
         self.text = text
         self._haystack, self._where = _normalised_with_map(text, drop_emphasis=True)
 
-    def find(self, quote: str) -> Span | None:
+    def find(self, quote: str, *, within: tuple[int, int] | None = None) -> Span | None:
         """Where ``quote`` occurs, compared with whitespace runs collapsed.
 
         Returns offsets into the original text and the original substring, or None.
         Typographic quotes and dashes count as their ASCII forms; Markdown emphasis
-        markers are ignored.
+        markers are ignored. ``within`` (start, end offsets of the original text) looks
+        there first, so a sentence repeated in a long document is found in the chunk
+        that quoted it; anywhere else in the text is the fallback.
         """
         probe, _ = _normalised_with_map(
             quote.translate(TYPOGRAPHIC).strip().strip("\"'").strip(), drop_emphasis=True
         )
         if not probe.strip():
             return None
-        at = self._haystack.find(probe)
+        at = -1
+        if within is not None:
+            lo = bisect_left(self._where, within[0])
+            hi = bisect_left(self._where, within[1])
+            at = self._haystack.find(probe, lo, hi)
+        if at == -1:
+            at = self._haystack.find(probe)
         if at == -1:
             return None
         start = self._where[at]

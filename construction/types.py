@@ -39,8 +39,8 @@ class Section:
 class SourceDoc:
     """One source revision (or one chunk of it) as the agent reads it.
 
-    For a chunk, ``text`` is the chunk's text, ``section`` the heading path where it
-    begins and ``known`` the names of concepts already found earlier in the document.
+    For a chunk of a long document, ``text`` is the chunk's text and ``section`` the
+    heading path where it begins; ``title`` stays the document's title.
     """
 
     slug: str
@@ -49,7 +49,6 @@ class SourceDoc:
     title: str
     text: str
     section: tuple[str, ...] = ()
-    known: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,9 +85,12 @@ class Candidate:
     confidence: float
     reason: str
     evidence: str
+    # The chunk of the revision it was read from (start, end offsets): its quote is
+    # looked for there first. None when the revision was read whole.
+    window: tuple[int, int] | None = None
 
     def as_json(self) -> dict:
-        return {
+        data = {
             "source": self.source,
             "target": self.target,
             "relation": self.relation,
@@ -96,6 +98,9 @@ class Candidate:
             "reason": self.reason,
             "evidence": self.evidence,
         }
+        if self.window is not None:
+            data["window"] = list(self.window)
+        return data
 
 
 @dataclass(frozen=True)
@@ -157,7 +162,10 @@ class Extraction:
                 )
                 for c in data.get("concepts", ())
             ),
-            candidates=tuple(Candidate(**e) for e in data.get("edges", ())),
+            candidates=tuple(
+                Candidate(**{**e, "window": tuple(e["window"]) if e.get("window") else None})
+                for e in data.get("edges", ())
+            ),
             rejected=tuple(
                 Rejected(raw=r["raw"], error=r["error"]) for r in data.get("rejected", ())
             ),
@@ -325,6 +333,9 @@ class EdgeDraft:
     conflicts: tuple[Conflict, ...]
     dedup_key: str
     candidate: Candidate
+    # Other places in the same revision that state the same edge (a long document
+    # repeats itself across chunks): shown on the card as further support.
+    support: tuple[Span, ...] = ()
 
 
 @dataclass(frozen=True)

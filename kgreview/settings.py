@@ -243,8 +243,16 @@ OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
 OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
 KG_LLM_MODEL = env_str("KG_LLM_MODEL", "gpt-4o-mini")
 KG_CONFIDENCE_GATE = env_float("KG_CONFIDENCE_GATE", 0.6, low=0.0, high=1.0)
-KG_MAX_EDGES_PER_SOURCE = env_int("KG_MAX_EDGES_PER_SOURCE", 8, minimum=1)
-KG_MAX_SOURCE_BYTES = env_int("KG_MAX_SOURCE_BYTES", 1_000_000, minimum=1)
+# Long documents are read in chunks of about this many tokens (split at headings, then
+# paragraphs and sentences), each with its own candidate budget.
+KG_CHUNK_TOKENS = env_int("KG_CHUNK_TOKENS", 1200, minimum=50)
+KG_CHUNK_OVERLAP_TOKENS = env_int("KG_CHUNK_OVERLAP_TOKENS", 60)
+KG_MAX_EDGES_PER_CHUNK = env_int("KG_MAX_EDGES_PER_CHUNK", 8, minimum=1)
+# Chunks of one document read at once by a model extractor (threads in the worker).
+KG_LLM_CONCURRENCY = env_int("KG_LLM_CONCURRENCY", 4, minimum=1)
+# Tokens one construction run may spend on model calls; 0 means no limit.
+KG_LLM_MAX_TOKENS_PER_RUN = env_int("KG_LLM_MAX_TOKENS_PER_RUN", 0)
+KG_MAX_SOURCE_BYTES = env_int("KG_MAX_SOURCE_BYTES", 50_000_000, minimum=1)
 KG_LLM_TIMEOUT = env_float("KG_LLM_TIMEOUT", 60.0, low=0.1, high=3600.0)
 KG_LLM_MAX_RETRIES = env_int("KG_LLM_MAX_RETRIES", 3)
 KG_LLM_VALIDATION_RETRIES = env_int("KG_LLM_VALIDATION_RETRIES", 2)

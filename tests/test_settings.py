@@ -22,7 +22,7 @@ def load_settings(tmp_path, **env) -> subprocess.CompletedProcess:
     code = (
         "import django; django.setup(); from django.conf import settings as s; "
         "print(s.DATABASES['default']['ENGINE'], s.CELERY_BROKER_URL, s.KG_CONFIDENCE_GATE, "
-        "s.KG_MAX_EDGES_PER_SOURCE, s.KG_LLM_PROVIDER)"
+        "s.KG_MAX_EDGES_PER_CHUNK, s.KG_LLM_PROVIDER)"
     )
     return subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True
@@ -60,7 +60,7 @@ def test_postgres_url_selects_psycopg(tmp_path):
     [
         ({"KG_CONFIDENCE_GATE": "1.5"}, "must lie between 0.0 and 1.0"),
         ({"KG_CONFIDENCE_GATE": "high"}, "is not a number"),
-        ({"KG_MAX_EDGES_PER_SOURCE": "0"}, "must be at least 1"),
+        ({"KG_MAX_EDGES_PER_CHUNK": "0"}, "must be at least 1"),
         ({"KG_LLM_PROVIDER": "magic"}, "use offline or openai"),
         ({"DATABASE_URL": "mysql://u@h/db"}, "must point at SQLite or PostgreSQL"),
         ({"DJANGO_DEBUG": "maybe"}, "is not a boolean"),

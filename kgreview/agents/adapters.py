@@ -28,7 +28,7 @@ from kgreview.graph.models import (
 )
 from kgreview.review.models import OPEN_STATUSES, Proposal
 
-PROMPT_VERSION = "p1"
+PROMPT_VERSION = "p2"
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,10 @@ class AgentRun(NoDeleteModel):
     stats = models.JSONField(default=dict, blank=True)
     llm_usage = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
+    tokens_reserved = models.PositiveBigIntegerField(
+        default=0,
+        help_text="Model tokens spent or promised to calls in flight, against the run's budget.",
+    )
     cancel_requested = models.BooleanField(default=False)
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -129,7 +133,12 @@ class AgentRunItem(models.Model):
     error = models.TextField(blank=True)
     stats = models.JSONField(default=dict, blank=True)
     llm_usage = models.JSONField(default=dict, blank=True)
+    chunks_done = models.PositiveIntegerField(default=0)
+    chunks_total = models.PositiveIntegerField(default=0)
     started_at = models.DateTimeField(null=True, blank=True)
+    renewed_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life of the worker reading it."
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -175,6 +184,27 @@ class ExtractionRecord(models.Model):
                 fields=["revision", "extractor"], name="extractionrecord_once_per_extractor"
             )
         ]
+
+
+class ChunkExtraction(models.Model):
+    """What an extractor read from one chunk of text, keyed by everything the answer
+    depends on (the chunk's text and context, extractor, model, prompt version).
+
+    A new revision of a long document re-reads only the chunks whose text changed; the
+    rest come from here, whichever revision or source they were first read in.
+    """
+
+    key = models.CharField(max_length=64, unique=True)
+    extractor = models.CharField(max_length=200)
+    output = models.JSONField()
+    llm_usage = models.JSONField(default=dict, blank=True)
+    run = models.ForeignKey(
+        AgentRun, null=True, blank=True, on_delete=models.PROTECT, related_name="chunk_reads"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.extractor} {self.key[:12]}"
 
 
 class DroppedCandidate(models.Model):

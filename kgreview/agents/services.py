@@ -33,7 +33,7 @@ from kgreview.review.services import (
     proposals_create_many,
 )
 
-from . import adapters
+from . import adapters, reading
 from .models import (
     AgentRun,
     AgentRunItem,
@@ -218,12 +218,14 @@ def _claim(item_id: int, claim: str) -> AgentRunItem | None:
         if item is None or item.is_finished:
             return None
         now = timezone.now()
+        # A long document renews its lease as its chunks finish.
+        alive = max(filter(None, (item.started_at, item.renewed_at)), default=None)
         held_by_other = (
             item.status == AgentRunItem.Status.RUNNING
             and item.claimed_by
             and item.claimed_by != claim
-            and item.started_at is not None
-            and now - item.started_at < item_lease()
+            and alive is not None
+            and now - alive < item_lease()
         )
         if held_by_other:
             return None
@@ -305,21 +307,29 @@ def _construct_item(item, run, extractor, reverify, final_attempt) -> AgentRunIt
     relations = adapters.relation_table()
     vocabulary = adapters.vocabulary(relations)
     doc = adapters.source_doc(revision)
+    plans = reading.plans_for(revision, doc, xkey)
+    reading.progress_start(item, len(plans))
     usage = LLMUsage()
     local = getattr(extractor, "local", False)
     extraction = None
+    read_stats: dict = {"chunks": len(plans)}
     if record is not None:
         extraction = Extraction.from_json(record.output)
     elif not local:
-        # A model call can take seconds: make it outside any transaction, and keep the
-        # paid answer at once, so a crash afterwards never pays for it twice.
+        # Model calls take seconds: make them outside any transaction, and keep each
+        # paid chunk at once, so a crash afterwards never pays for it twice.
         try:
-            extraction = extractor.extract(
-                doc,
+            read = reading.read_remote(
+                item=item,
+                run=run,
+                plans=plans,
+                extractor=extractor,
+                xkey=xkey,
                 vocabulary=vocabulary,
                 lexicon=adapters.INDEX_CACHE.get(),
-                max_edges=settings.KG_MAX_EDGES_PER_SOURCE,
             )
+        except reading.ClaimLost:
+            return item  # another worker took it over; its outcome is the item's
         except LLMTransientError as exc:
             if not final_attempt:
                 _release(item, str(exc))
@@ -327,11 +337,14 @@ def _construct_item(item, run, extractor, reverify, final_attempt) -> AgentRunIt
             with transaction.atomic():
                 _record_item(item, status=AgentRunItem.Status.FAILED, error=str(exc))
             return item
-        except ExtractionFailed as exc:
+        except (ExtractionFailed, reading.BudgetSpent) as exc:
             with transaction.atomic():
+                if isinstance(exc, reading.BudgetSpent):
+                    _stop_for_budget(run, str(exc))
                 _record_item(item, status=AgentRunItem.Status.FAILED, error=str(exc))
             return item
-        usage = extraction.usage
+        extraction, usage = read.extraction, read.usage
+        read_stats["chunks_cached"] = read.cached
         record = _store_extraction(revision, xkey, extraction, run)
 
     with transaction.atomic():
@@ -339,12 +352,7 @@ def _construct_item(item, run, extractor, reverify, final_attempt) -> AgentRunIt
         index = adapters.INDEX_CACHE.get()
         if extraction is None:
             # A local extractor reads under the lock, against the same index SEARCH uses.
-            extraction = extractor.extract(
-                doc,
-                vocabulary=vocabulary,
-                lexicon=index,
-                max_edges=settings.KG_MAX_EDGES_PER_SOURCE,
-            )
+            extraction = reading.read_local(plans, extractor, vocabulary=vocabulary, lexicon=index)
         result = process_source(
             doc=doc,
             extraction=extraction,
@@ -357,14 +365,32 @@ def _construct_item(item, run, extractor, reverify, final_attempt) -> AgentRunIt
         stats = persist_result(run=run, revision=revision, result=result)
         stats["candidates"] = len(extraction.candidates) + len(extraction.rejected)
         stats["duration_s"] = round(time.perf_counter() - started, 4)
+        stats.update(read_stats)
         if record is None:
             _store_extraction(revision, xkey, extraction, run, done=True)
         elif record.status != ExtractionRecord.Status.DONE:
             ExtractionRecord.objects.filter(pk=record.pk).update(
                 status=ExtractionRecord.Status.DONE, updated_at=timezone.now()
             )
+        AgentRunItem.objects.filter(pk=item.pk).update(chunks_done=len(plans))
         _record_item(item, status=AgentRunItem.Status.DONE, stats=stats, usage=usage.as_json())
     return item
+
+
+def _stop_for_budget(run: AgentRun, message: str) -> None:
+    """The token budget is spent: the sources not started yet are cancelled, in words."""
+    locked = AgentRun.objects.select_for_update().get(pk=run.pk)
+    now = timezone.now()
+    cancelled = locked.items.filter(status=AgentRunItem.Status.PENDING).update(
+        status=AgentRunItem.Status.CANCELLED, finished_at=now, error=message
+    )
+    stats = dict(locked.stats)
+    stats["cancelled"] = stats.get("cancelled", 0) + cancelled
+    stats["budget_stop"] = True
+    locked.stats = stats
+    locked.error = message
+    locked.progress_done = min(locked.progress_total, locked.progress_done + cancelled)
+    locked.save(update_fields=["stats", "error", "progress_done", "updated_at"])
 
 
 def _store_extraction(revision, xkey, extraction, run, *, done=False) -> ExtractionRecord:
@@ -476,6 +502,10 @@ def persist_result(*, run: AgentRun, revision: SourceRevision, result) -> dict:
                 "relation": draft.relation,
                 "weight": 1.0,
                 "conflicts": _conflicts_json(draft),
+                "support": [
+                    {"start": span.start, "end": span.end, "quote": span.quote}
+                    for span in draft.support
+                ],
             },
             confidence=draft.confidence,
             reason=draft.reason,

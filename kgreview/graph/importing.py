@@ -1,34 +1,32 @@
-"""Reading Markdown lessons from disk into sources, one file at a time.
+"""Reading documents (Markdown, text, HTML, PDF, Word) from disk or an upload into
+sources, one file at a time.
 
-A bad file (unreadable, binary, empty, oversized, malformed front matter) becomes an
-``ImportProblem`` with a sentence saying what is wrong; the rest of the batch goes on.
+A bad file (unreadable, binary, empty, oversized, encrypted, scanned, corrupt, of an
+unknown type) becomes an ``ImportProblem`` with a sentence saying what is wrong; the rest
+of the batch goes on. Only regular files inside the paths given are read: a symbolic link
+or anything else that could lead outside them (``lessons/leak.md -> ../var/secret_key``)
+is refused in words, never followed.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Iterator
+import os
+import stat
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_slug
 from django.utils.text import slugify
 
+from construction.documents import SUFFIXES, BadDocument, Document, media_type_for, read_document
 from kgreview.core.errors import DomainError
 
-from .services import SourceImportResult, source_import
+from .sources import SourceImportResult, source_import
 
-MARKDOWN_SUFFIXES = {".md", ".markdown"}
-FRONT_MATTER_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:\s*(.*)$")
-SLUG = re.compile(r"^[-a-zA-Z0-9_]+$")
-HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class ParsedSource:
-    path: Path
-    slug: str
-    title: str
-    text: str
+SUPPORTED = ", ".join(sorted(SUFFIXES))
+MAX_SLUG = 200
 
 
 @dataclass(frozen=True)
@@ -41,166 +39,235 @@ class ImportProblem:
 class ImportReport:
     results: list[tuple[str, SourceImportResult]] = field(default_factory=list)
     problems: list[ImportProblem] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
 
     def count(self, outcome: str) -> int:
         return sum(1 for _, r in self.results if r.outcome == outcome)
 
     def as_json(self) -> dict:
         return {
-            "imported": [
-                {
-                    "path": path,
-                    "slug": r.source.slug,
-                    "title": r.source.title,
-                    "revision": r.revision.number,
-                    "outcome": r.outcome,
-                    "sha256": r.revision.sha256,
-                }
-                for path, r in self.results
-            ],
+            "imported": [import_json(path, r) for path, r in self.results],
             "errors": [{"path": p.path, "error": p.message} for p in self.problems],
+            "skipped": list(self.skipped),
             "counts": {
                 "created": self.count("created"),
                 "revised": self.count("revised"),
                 "unchanged": self.count("unchanged"),
                 "errors": len(self.problems),
+                "skipped": len(self.skipped),
             },
         }
+
+
+def import_json(path: str, result: SourceImportResult) -> dict:
+    revision = result.revision
+    pages = (revision.structure or {}).get("pages") or []
+    return {
+        "path": path,
+        "slug": result.source.slug,
+        "title": result.source.title,
+        "revision": revision.number,
+        "outcome": result.outcome,
+        "sha256": revision.sha256,
+        "media_type": revision.media_type,
+        "words": revision.word_count,
+        "pages": len(pages) or None,
+        "sections": len((revision.structure or {}).get("sections") or []),
+    }
 
 
 class BadSourceFile(Exception):
     pass
 
 
-def _unquote(value: str) -> str:
-    value = value.strip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in {'"', "'"}:
-        return value[1:-1]
-    return value
-
-
-def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
-    """Split ``---`` front matter (simple ``key: value`` lines) from the body.
-
-    Returns the metadata and the body. Text that does not start with ``---`` has no
-    front matter. An opening ``---`` without a closing one is an error, not body text.
-    """
-    lines = text.split("\n")
-    if not lines or lines[0].strip() != "---":
-        return {}, text
-    end = next((i for i in range(1, len(lines)) if lines[i].strip() in {"---", "..."}), None)
-    if end is None:
-        raise BadSourceFile("front matter opened with '---' on line 1 is never closed")
-    meta: dict[str, str] = {}
-    for index in range(1, end):
-        line = lines[index]
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        match = FRONT_MATTER_KEY.match(line)
-        if match is None:
-            raise BadSourceFile(
-                f"front matter line {index + 1} is not a 'key: value' pair: {line.strip()[:60]!r}"
-            )
-        meta[match.group(1).lower()] = _unquote(match.group(2))
-    return meta, "\n".join(lines[end + 1 :])
-
-
-def parse_source(*, raw: bytes, path: Path, max_bytes: int) -> ParsedSource:
-    """Decode, validate and split one Markdown file; raises ``BadSourceFile``."""
-    if len(raw) > max_bytes:
+def slug_for(document: Document, filename: str) -> str:
+    """The front matter's slug, or one made from the file name; raises ``BadSourceFile``."""
+    slug = document.slug or slugify(Path(filename).stem)[:MAX_SLUG].strip("-")
+    if not slug:
         raise BadSourceFile(
-            f"file is {len(raw):,} bytes, over the limit of {max_bytes:,} (KG_MAX_SOURCE_BYTES)"
+            "cannot make a slug from this file name: give it letters or digits "
+            "(or, for Markdown, a 'slug:' in its front matter)"
         )
-    if b"\x00" in raw[:8192]:
-        raise BadSourceFile("file looks binary (it contains NUL bytes), not Markdown text")
     try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise BadSourceFile(
-            f"file is not UTF-8 text (undecodable byte at offset {exc.start})"
-        ) from None
-    # Offsets of evidence point into the stored text, so store one canonical form.
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    meta, body = parse_front_matter(text)
-    body = body.strip("\n")
-    if not body.strip():
-        raise BadSourceFile("file has no text" + (" after its front matter" if meta else ""))
-    slug = meta.get("slug") or slugify(path.stem)
-    if not slug or not SLUG.match(slug) or len(slug) > 200:
+        validate_slug(slug)
+    except ValidationError:
         raise BadSourceFile(
             f"slug {slug!r} is not valid: use letters, digits, hyphens and underscores"
+        ) from None
+    if len(slug) > MAX_SLUG:
+        raise BadSourceFile(f"slug {slug[:40]!r}… is longer than {MAX_SLUG} characters")
+    return slug
+
+
+def read_upload(raw: bytes, *, filename: str, max_bytes: int) -> tuple[str, Document]:
+    """Read one file's bytes as a document and choose its slug; raises ``BadSourceFile``."""
+    if media_type_for(filename) is None:
+        suffix = Path(filename).suffix.lower() or "(none)"
+        raise BadSourceFile(f"unsupported file type {suffix!r}: kgreview reads {SUPPORTED}")
+    try:
+        document = read_document(raw, filename=filename, max_bytes=max_bytes)
+    except BadDocument as exc:
+        raise BadSourceFile(str(exc)) from None
+    return slug_for(document, filename), document
+
+
+def store_document(
+    *, slug: str, document: Document, raw: bytes, filename: str, origin: str, user=None
+) -> SourceImportResult:
+    """One document into the graph as a new source or revision (raises ``DomainError``)."""
+    return source_import(
+        slug=slug,
+        title=document.title,
+        text=document.text,
+        origin=origin,
+        media_type=document.media_type,
+        text_format=document.text_format,
+        structure=document.as_structure(),
+        original=raw,
+        filename=Path(filename).name,
+        user=user,
+    )
+
+
+# --- Files on disk -----------------------------------------------------------------------
+
+
+def _refusal(path: Path, root: Path | None) -> str | None:
+    """Why ``path`` may not be read, or None: only regular files inside ``root``."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return "no such file or folder"
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc.__class__.__name__}"
+    if stat.S_ISLNK(info.st_mode):
+        return (
+            "is a symbolic link: kgreview reads only regular files inside the paths "
+            "given, never what a link points to"
         )
-    title = meta.get("title", "").strip()
-    if not title:
-        heading = HEADING.search(body)
-        title = heading.group(1).strip() if heading else path.stem.replace("-", " ").title()
-    return ParsedSource(path=path, slug=slug, title=title, text=body + "\n")
+    if stat.S_ISDIR(info.st_mode):
+        return "is a folder, not a file"
+    if not stat.S_ISREG(info.st_mode):
+        return "is not a regular file (a device, pipe or socket)"
+    if root is not None:
+        real, boundary = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+        if boundary not in real.parents:
+            return f"resolves outside the folder {root}: refused"
+    return None
 
 
-def iter_source_files(paths: Iterable[str | Path]) -> Iterator[Path | ImportProblem]:
-    """Markdown files named directly or found under folders, in a stable order."""
+def collect_files(paths: Iterable[str | Path]) -> tuple[list[Path], ImportReport]:
+    """The files to import, in a stable order, and what was refused or skipped."""
+    report = ImportReport()
+    found: list[Path] = []
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
-            found = sorted(
-                p
-                for p in path.rglob("*")
-                if p.suffix.lower() in MARKDOWN_SUFFIXES
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-                and (p.is_file() or p.is_symlink())
-            )
-            if not found:
-                yield ImportProblem(str(path), "folder holds no Markdown files (.md, .markdown)")
-            yield from found
-        elif path.exists() or path.is_symlink():
-            if path.suffix.lower() not in MARKDOWN_SUFFIXES:
-                yield ImportProblem(str(path), "not a Markdown file (expected .md or .markdown)")
-            else:
-                yield path
-        else:
-            yield ImportProblem(str(path), "no such file or folder")
-
-
-def import_paths(paths: Iterable[str | Path], *, max_bytes: int) -> ImportReport:
-    """Import every Markdown file under ``paths``; each file in its own transaction."""
-    report = ImportReport()
-    seen_slugs: dict[str, str] = {}
-    for item in iter_source_files(paths):
-        if isinstance(item, ImportProblem):
-            report.problems.append(item)
-            continue
-        where = str(item)
-        try:
-            raw = item.read_bytes()
-        except IsADirectoryError:
-            report.problems.append(ImportProblem(where, "is a folder, not a file"))
-            continue
-        except OSError as exc:
-            report.problems.append(
-                ImportProblem(where, f"cannot be read: {exc.strerror or exc.__class__.__name__}")
-            )
-            continue
-        try:
-            parsed = parse_source(raw=raw, path=item, max_bytes=max_bytes)
-        except BadSourceFile as exc:
-            report.problems.append(ImportProblem(where, str(exc)))
-            continue
-        if parsed.slug in seen_slugs:
-            report.problems.append(
-                ImportProblem(
-                    where,
-                    f"slug {parsed.slug!r} is already used by {seen_slugs[parsed.slug]} "
-                    "in this batch; give one of them a 'slug:' in its front matter",
+        if path.is_symlink():
+            report.problems.append(ImportProblem(str(path), _refusal(path, None) or ""))
+        elif path.is_dir():
+            inside = _walk(path, report)
+            if not inside:
+                report.problems.append(
+                    ImportProblem(str(path), f"folder holds no documents ({SUPPORTED})")
                 )
-            )
-            continue
-        seen_slugs[parsed.slug] = where
+            found += inside
+        else:
+            why = _refusal(path, None)
+            if why is not None:
+                report.problems.append(ImportProblem(str(path), why))
+            elif media_type_for(path.name) is None:
+                suffix = path.suffix.lower() or "(none)"
+                report.problems.append(
+                    ImportProblem(
+                        str(path), f"unsupported file type {suffix!r}: kgreview reads {SUPPORTED}"
+                    )
+                )
+            else:
+                found.append(path)
+    return found, report
+
+
+def _walk(root: Path, report: ImportReport) -> list[Path]:
+    """Documents under ``root``; hidden entries skipped, links and other types refused."""
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        base = Path(folder)
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in list(dirs):
+            if (base / name).is_symlink():
+                dirs.remove(name)
+                report.problems.append(
+                    ImportProblem(str(base / name), _refusal(base / name, None) or "")
+                )
+        for name in sorted(files):
+            if name.startswith("."):
+                continue
+            path = base / name
+            if media_type_for(name) is None:
+                report.skipped.append(str(path))
+                continue
+            why = _refusal(path, root)
+            if why is not None:
+                report.problems.append(ImportProblem(str(path), why))
+            else:
+                found.append(path)
+    return sorted(found)
+
+
+def import_paths(
+    paths: Iterable[str | Path],
+    *,
+    max_bytes: int,
+    user=None,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> ImportReport:
+    """Import every document under ``paths``; each file in its own transaction.
+
+    ``progress(done, total, path)`` is called after each file.
+    """
+    files, report = collect_files(paths)
+    seen_slugs: dict[str, str] = {}
+    for done, path in enumerate(files, start=1):
+        where = str(path)
         try:
-            result = source_import(
-                slug=parsed.slug, title=parsed.title, text=parsed.text, origin=where
-            )
-        except DomainError as exc:
-            report.problems.append(ImportProblem(where, str(exc)))
-            continue
-        report.results.append((where, result))
+            problem = _import_one(path, where, max_bytes, seen_slugs, report, user)
+        finally:
+            if progress is not None:
+                progress(done, len(files), where)
+        if problem is not None:
+            report.problems.append(ImportProblem(where, problem))
     return report
+
+
+def _import_one(path, where, max_bytes, seen_slugs, report, user) -> str | None:
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc.__class__.__name__}"
+    if size > max_bytes:
+        return f"file is {size:,} bytes, over the limit of {max_bytes:,} (KG_MAX_SOURCE_BYTES)"
+    try:
+        # O_NOFOLLOW: a file swapped for a link after it was checked is still refused.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as handle:
+            raw = handle.read(max_bytes + 1)
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc.__class__.__name__}"
+    try:
+        slug, document = read_upload(raw, filename=path.name, max_bytes=max_bytes)
+    except BadSourceFile as exc:
+        return str(exc)
+    if slug in seen_slugs:
+        return (
+            f"slug {slug!r} is already used by {seen_slugs[slug]} in this batch; rename "
+            "one of them (or give a Markdown file a 'slug:' in its front matter)"
+        )
+    seen_slugs[slug] = where
+    try:
+        result = store_document(
+            slug=slug, document=document, raw=raw, filename=path.name, origin=where, user=user
+        )
+    except DomainError as exc:
+        return str(exc)
+    report.results.append((where, result))
+    return None

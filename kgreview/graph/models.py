@@ -250,8 +250,34 @@ class Source(NoDeleteModel):
         return self.title or self.slug
 
 
+class SourceFile(AppendOnlyModel):
+    """The bytes of an imported file, stored once per content (sha256).
+
+    Kept in the database rather than on one machine's disk, so every web server of a
+    scaled-out deployment can hand the original back. Only the download reads ``data``.
+    """
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    media_type = models.CharField(max_length=100)
+    size = models.PositiveBigIntegerField()
+    data = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.sha256[:12]} ({self.media_type}, {self.size} bytes)"
+
+
 class SourceRevision(AppendOnlyModel):
-    """One immutable version of a source's text; evidence offsets point into it."""
+    """One immutable version of a source's text; evidence offsets point into it.
+
+    ``text`` is the text extracted from the original file; ``structure`` holds where its
+    sections begin (heading paths with offsets) and, for paged formats, where each page
+    begins, so evidence can name its page and section.
+    """
+
+    class TextFormat(models.TextChoices):
+        MARKDOWN = "markdown", "Markdown"
+        PLAIN = "plain", "Plain text"
 
     source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="revisions")
     number = models.PositiveIntegerField()
@@ -260,6 +286,22 @@ class SourceRevision(AppendOnlyModel):
     sha256 = models.CharField(max_length=64)
     word_count = models.PositiveIntegerField(default=0)
     origin = models.CharField(max_length=1000, blank=True)
+    media_type = models.CharField(max_length=100, default="text/markdown")
+    text_format = models.CharField(
+        max_length=16, choices=TextFormat.choices, default=TextFormat.MARKDOWN
+    )
+    structure = models.JSONField(default=dict, blank=True)
+    original = models.ForeignKey(
+        SourceFile, null=True, blank=True, on_delete=models.PROTECT, related_name="revisions"
+    )
+    filename = models.CharField(max_length=255, blank=True)
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

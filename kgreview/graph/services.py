@@ -8,17 +8,14 @@ Concepts are locked in id order so concurrent merges cannot deadlock.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.core.validators import validate_slug
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F, Max, Q
+from django.db.models import F, Q
 from django.db.models.functions import Lower
 from django.utils import timezone
 
@@ -42,9 +39,11 @@ from .models import (
     Edge,
     NameIndexVersion,
     RelationType,
-    Source,
     SourceRevision,
 )
+
+# Importing sources is a graph write like the others: callers find it here too.
+from .sources import SourceImportResult, source_import, text_sha256  # noqa: F401
 
 NAME_MAX = 200
 
@@ -1056,83 +1055,7 @@ def relation_type_reactivate(*, relation: RelationType) -> RelationType:
     return relation
 
 
-# --- Sources ----------------------------------------------------------------------------
-
-
-def text_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True)
-class SourceImportResult:
-    source: Source
-    revision: SourceRevision
-    outcome: Literal["created", "revised", "unchanged"]
-
-
-@transaction.atomic
-def source_import(*, slug: str, title: str, text: str, origin: str = "") -> SourceImportResult:
-    """Store a source's text: a new source, a new revision, or nothing if unchanged.
-
-    Revisions are immutable, so evidence quoted from an older text stays checkable after
-    the lesson is rewritten. A changed title alone is updated in place.
-    """
-    try:
-        validate_slug(slug)
-    except ValidationError:
-        raise ValidationFailed(
-            f'"{slug}" is not a valid slug: use letters, digits, hyphens and underscores.'
-        ) from None
-    if len(slug) > 200:
-        raise ValidationFailed("A slug is at most 200 characters.")
-    if not text.strip():
-        raise ValidationFailed(f'Source "{slug}" has no text.')
-    title = " ".join(title.split())[:300] or slug
-    digest = text_sha256(text)
-    source = Source.objects.select_for_update().filter(slug=slug).first()
-    if source is None:
-        try:
-            with transaction.atomic():
-                source = Source.objects.create(slug=slug, title=title, origin=origin)
-        except IntegrityError:
-            # Another import created it a moment ago; continue as a re-import.
-            source = Source.objects.select_for_update().get(slug=slug)
-        else:
-            revision = SourceRevision.objects.create(
-                source=source,
-                number=1,
-                title=title,
-                text=text,
-                sha256=digest,
-                word_count=len(text.split()),
-                origin=origin,
-            )
-            source.current_revision = revision
-            source.save(update_fields=["current_revision", "updated_at"])
-            return SourceImportResult(source, revision, "created")
-
-    current = source.current_revision
-    if current is not None and current.sha256 == digest and current.text == text:
-        if source.title != title or source.origin != origin:
-            source.title = title
-            source.origin = origin
-            source.save(update_fields=["title", "origin", "updated_at"])
-        return SourceImportResult(source, current, "unchanged")
-    number = (source.revisions.aggregate(n=Max("number"))["n"] or 0) + 1
-    revision = SourceRevision.objects.create(
-        source=source,
-        number=number,
-        title=title,
-        text=text,
-        sha256=digest,
-        word_count=len(text.split()),
-        origin=origin,
-    )
-    source.current_revision = revision
-    source.title = title
-    source.origin = origin
-    source.save(update_fields=["current_revision", "title", "origin", "updated_at"])
-    return SourceImportResult(source, revision, "revised")
+# --- Sources: kgreview.graph.sources (importing a document's text and file) ------------
 
 
 @transaction.atomic

@@ -17,6 +17,7 @@ from kgreview.graph.models import (
 )
 from kgreview.graph.search import concept_search
 from kgreview.graph.selectors import active_edge_counts
+from kgreview.graph.sources import Place, place_of
 
 from .blockers import proposal_blockers
 from .models import Decision, Proposal
@@ -32,10 +33,20 @@ class Context:
     source: Source | None
     revision: SourceRevision | None
     is_current: bool
+    place: Place = field(default_factory=lambda: Place(page=None, section=()))
+    start: int | None = None
 
     @property
     def found(self) -> bool:
         return bool(self.quote)
+
+    @property
+    def plain(self) -> bool:
+        """Text extracted from a PDF or a .txt file: shown as it is, not as Markdown."""
+        return (
+            self.revision is not None
+            and self.revision.text_format == SourceRevision.TextFormat.PLAIN
+        )
 
 
 def evidence_context(
@@ -62,6 +73,8 @@ def evidence_context(
         source=source,
         revision=revision,
         is_current=source.current_revision_id == revision.pk,
+        place=place_of(revision, start),
+        start=start,
     )
 
 
@@ -110,6 +123,8 @@ class Card:
     # For a new concept: existing concepts with a similar name, to spot a duplicate.
     similar: list = field(default_factory=list)
     claim: str = ""
+    # Other places in the same revision stating the same edge (long documents).
+    support: list[Context] = field(default_factory=list)
 
 
 def _neighbours_of(concepts: dict[str, Concept], *, limit: int = 6) -> dict[str, list[Neighbour]]:
@@ -182,6 +197,12 @@ def proposal_card(proposal: Proposal) -> Card:
         relation=relation,
         context=evidence_context(revision, proposal.evidence_start, proposal.evidence_end),
     )
+    if proposal.kind == "add_edge" and revision is not None:
+        card.support = [
+            context
+            for item in payload.get("support") or ()
+            if (context := evidence_context(revision, item["start"], item["end"], limit=200))
+        ]
     concepts: dict[int, Concept] = {}
     if proposal.kind == "add_edge":
         for concept in (proposal.source_concept, proposal.target_concept):

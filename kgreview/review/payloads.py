@@ -56,6 +56,14 @@ class AddConcept(_Strict):
     description: str = Field(default="", max_length=5000)
 
 
+class Support(_Strict):
+    """Another place in the evidence's revision that states the same edge."""
+
+    start: int = Field(ge=0)
+    end: int = Field(gt=0)
+    quote: str = Field(min_length=1, max_length=5000)
+
+
 class AddEdge(_Strict):
     source: Endpoint
     target: Endpoint
@@ -64,6 +72,11 @@ class AddEdge(_Strict):
     valid_at: datetime | None = None
     conflicts: list[dict] = Field(
         default_factory=list, description="Edges or proposals this one contradicts."
+    )
+    support: list[Support] = Field(
+        default_factory=list,
+        max_length=10,
+        description="Further places in the same revision that state this edge.",
     )
 
     @model_validator(mode="after")

@@ -89,8 +89,8 @@ def triples(result: Extraction) -> set[tuple[str, str, str]]:
 def test_extractor_names_itself_and_uses_no_model_calls():
     """The extraction says which extractor made it and reports zero usage."""
     result = extract("Linear algebra is a prerequisite for machine learning.\n")
-    assert (result.extractor, result.model) == ("offline", "rules-v1")
-    assert OfflineExtractor.name == "offline" and OfflineExtractor.model == "rules-v1"
+    assert (result.extractor, result.model) == ("offline", "rules-v2")
+    assert OfflineExtractor.name == "offline" and OfflineExtractor.model == "rules-v2"
     assert result.usage == LLMUsage()
     assert result.rejected == ()
 

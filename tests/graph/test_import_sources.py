@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from kgreview.graph.importing import BadSourceFile, parse_front_matter
+from construction.documents import BadDocument, parse_front_matter
 from kgreview.graph.models import Source, SourceRevision
 
 pytestmark = pytest.mark.django_db
@@ -42,7 +42,7 @@ def test_imports_a_folder_with_front_matter_and_default_slugs(tmp_path):
     lesson(tmp_path, "a.md", "# Attention\n\nQueries, keys and values.\n", title="Attention 101")
     lesson(tmp_path, "02-kv-cache.md", "# The KV cache\n\nCaching keys.\n", slug="kv-cache")
     lesson(tmp_path, "plain-lesson.markdown", "# Plain heading\n\nBody.\n")
-    (tmp_path / "notes.txt").write_text("ignored: not Markdown")
+    (tmp_path / "gold.jsonl").write_text('{"not": "a document"}\n')
     report, code = run(tmp_path)
     assert code == 0
     got = {r["slug"]: r for r in report["imported"]}
@@ -50,7 +50,14 @@ def test_imports_a_folder_with_front_matter_and_default_slugs(tmp_path):
     assert got["a"]["title"] == "Attention 101"
     assert got["plain-lesson"]["title"] == "Plain heading"
     assert Source.objects.get(slug="kv-cache").current_revision.text.startswith("# The KV cache")
-    assert report["counts"] == {"created": 3, "revised": 0, "unchanged": 0, "errors": 0}
+    assert report["counts"] == {
+        "created": 3,
+        "revised": 0,
+        "unchanged": 0,
+        "errors": 0,
+        "skipped": 1,
+    }
+    assert [Path(p).name for p in report["skipped"]] == ["gold.jsonl"]
 
 
 def test_reimporting_a_changed_file_adds_revision_two_and_unchanged_adds_nothing(tmp_path):
@@ -66,8 +73,10 @@ def test_reimporting_a_changed_file_adds_revision_two_and_unchanged_adds_nothing
     assert SourceRevision.objects.filter(source__slug="b").count() == 1
 
 
-def test_bad_files_are_reported_and_the_rest_of_the_batch_imports(tmp_path):
-    """Binary, non-UTF-8, empty, oversized and malformed files each get a clear error."""
+def test_bad_files_are_reported_and_the_rest_of_the_batch_imports(tmp_path, settings):
+    """Binary, empty, oversized and malformed files each get a clear error; a Latin-1
+    file is decoded, not refused."""
+    settings.KG_MAX_SOURCE_BYTES = 1_000_000
     lesson(tmp_path, "good.md", "A good lesson.\n")
     (tmp_path / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00IHDR")
     (tmp_path / "latin1.md").write_bytes("caf\xe9 au lait".encode("latin-1"))
@@ -79,21 +88,21 @@ def test_bad_files_are_reported_and_the_rest_of_the_batch_imports(tmp_path):
     (tmp_path / "huge.md").write_text("word " * 300_000)
     report, code = run(tmp_path)
     assert code == 1
-    assert [r["slug"] for r in report["imported"]] == ["good"]
+    assert [r["slug"] for r in report["imported"]] == ["good", "latin1"]
+    assert Source.objects.get(slug="latin1").current_revision.text == "café au lait\n"
     errors = {Path(e["path"]).name: e["error"] for e in report["errors"]}
     assert "binary" in errors["binary.md"]
-    assert "not UTF-8" in errors["latin1.md"]
     assert "no text" in errors["empty.md"]
     assert "after its front matter" in errors["only-front.md"]
     assert "never closed" in errors["unclosed.md"]
     assert "not a 'key: value' pair" in errors["badkey.md"]
     assert "not valid" in errors["bad-slug.md"]
     assert "over the limit" in errors["huge.md"] and "KG_MAX_SOURCE_BYTES" in errors["huge.md"]
-    assert Source.objects.count() == 1
+    assert Source.objects.count() == 2
 
 
 def test_unreadable_files_and_missing_paths_are_reported(tmp_path):
-    """A file that cannot be read, a dangling link and a missing path are errors in words."""
+    """A file that cannot be read, a link and a missing path are errors in words."""
     lesson(tmp_path, "good.md", "Fine.\n")
     (tmp_path / "dangling.md").symlink_to(tmp_path / "nowhere.md")
     (tmp_path / "empty-folder").mkdir()
@@ -107,8 +116,8 @@ def test_unreadable_files_and_missing_paths_are_reported(tmp_path):
         locked.chmod(0o644)
     assert code == 1
     errors = {Path(e["path"]).name: e["error"] for e in report["errors"]}
-    assert "cannot be read" in errors["dangling.md"]
-    assert "holds no Markdown files" in errors["empty-folder"]
+    assert "symbolic link" in errors["dangling.md"]
+    assert "holds no documents" in errors["empty-folder"]
     assert "no such file" in errors["missing.md"]
     assert "no such file" in errors["notes.txt"]
     if os.geteuid() != 0:  # root reads any file, so only a normal user sees EACCES
@@ -116,13 +125,14 @@ def test_unreadable_files_and_missing_paths_are_reported(tmp_path):
     assert "good" in {r["slug"] for r in report["imported"]}
 
 
-def test_explicit_non_markdown_file_is_refused(tmp_path):
-    """Naming a .txt file is an error, not a silent skip."""
-    txt = tmp_path / "notes.txt"
-    txt.write_text("Some notes.")
-    report, code = run(txt)
+def test_explicit_file_of_an_unknown_type_is_refused(tmp_path):
+    """Naming a .png file is an error in words, not a silent skip."""
+    png = tmp_path / "diagram.png"
+    png.write_bytes(b"\x89PNG\r\n")
+    report, code = run(png)
     assert code == 1
-    assert "not a Markdown file" in report["errors"][0]["error"]
+    assert "unsupported file type '.png'" in report["errors"][0]["error"]
+    assert ".pdf" in report["errors"][0]["error"]
 
 
 def test_duplicate_slugs_in_one_batch_are_refused_for_the_second_file(tmp_path):
@@ -164,7 +174,7 @@ def test_text_mode_prints_a_summary_and_errors_on_stderr(tmp_path):
     out, err = io.StringIO(), io.StringIO()
     with pytest.raises(CommandError):
         call_command("import_sources", str(tmp_path), stdout=out, stderr=err)
-    assert "created  a (revision 1)" in out.getvalue()
+    assert "created  a (revision 1, 1 words)" in out.getvalue()
     assert "1 created, 0 revised, 0 unchanged, 1 failed." in out.getvalue()
     assert "b.md" in err.getvalue() and "binary" in err.getvalue()
 
@@ -216,5 +226,5 @@ def test_parse_front_matter_cases(text, meta, body):
 
 def test_parse_front_matter_rejects_unclosed_block():
     """An opening '---' that never closes is an error."""
-    with pytest.raises(BadSourceFile):
+    with pytest.raises(BadDocument):
         parse_front_matter("---\ntitle: x\n")

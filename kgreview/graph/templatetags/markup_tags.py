@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django import template
+from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from kgreview.core.markup import Span, render_markdown
@@ -45,6 +46,9 @@ def evidence_html(context, clip: int = 0, heading_offset: int = 4) -> SafeString
     before, quote, after = context.before or "", context.quote or "", context.after or ""
     if clip:
         before, after = clip_start(before, clip), clip_end(after, clip)
+    if getattr(context, "plain", False):
+        # Text from a PDF or a .txt file is not Markdown: "*" and "#" are just characters.
+        return format_html('<p class="plain">{}<mark>{}</mark>{}</p>', before, quote, after)
     start = len(before)
     return render_markdown(
         before + quote + after, [Span(start, start + len(quote))], heading_offset=offset

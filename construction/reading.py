@@ -1,0 +1,122 @@
+"""READ for a long document: plan its chunks, and merge what was read from each.
+
+A revision is split into bounded chunks (``construction.chunks``); each is read as a
+document of its own, with the document's title and the chunk's heading path as context
+and its own candidate budget. Every chunk's reading is cached under a key made of
+everything its answer depends on, so a new revision re-reads only changed chunks. The
+merged extraction keeps, for each candidate, the chunk it came from, so its quote is
+anchored in that chunk of *this* revision, whatever revision the reading was cached for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from .chunks import Chunk, chunk_document, estimate_tokens
+from .text import name_key
+from .types import ConceptMention, Extraction, LLMUsage, Section, SourceDoc
+
+# Tokens a model call spends besides the chunk: instructions, vocabulary, known names.
+PROMPT_OVERHEAD_TOKENS = 900
+# Tokens an answer may take per drafted edge (names, reason, quote, concept entries).
+ANSWER_TOKENS_PER_EDGE = 160
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    """One chunk as the extractor reads it, and the key its reading is cached under."""
+
+    chunk: Chunk
+    doc: SourceDoc
+    key: str
+
+    @property
+    def window(self) -> tuple[int, int]:
+        return (self.chunk.start, self.chunk.end)
+
+
+def cache_key(doc: SourceDoc, extractor_key: str) -> str:
+    """Everything a chunk's answer depends on: the text, its context, the extractor."""
+    digest = hashlib.sha256()
+    for part in (extractor_key, doc.title, "\x1f".join(doc.section), doc.text):
+        digest.update(part.encode("utf-8"))
+        digest.update(b"\x00")
+    return digest.hexdigest()
+
+
+def plan_chunks(
+    doc: SourceDoc,
+    *,
+    sections: Sequence[Section],
+    max_tokens: int,
+    overlap_tokens: int,
+    extractor_key: str,
+) -> list[ChunkPlan]:
+    """The chunks of one revision, each ready to be read (or found in the cache)."""
+    plans = []
+    for chunk in chunk_document(
+        doc.text, sections=sections, max_tokens=max_tokens, overlap_tokens=overlap_tokens
+    ):
+        part = replace(doc, text=chunk.text, section=chunk.section)
+        plans.append(ChunkPlan(chunk=chunk, doc=part, key=cache_key(part, extractor_key)))
+    return plans
+
+
+def call_estimate(plan: ChunkPlan, *, max_edges: int) -> int:
+    """Tokens one model call on this chunk may spend: a bound reserved before calling."""
+    return PROMPT_OVERHEAD_TOKENS + plan.chunk.tokens + ANSWER_TOKENS_PER_EDGE * max_edges
+
+
+def merge_extractions(
+    plans: Sequence[ChunkPlan],
+    readings: Sequence[Extraction],
+    *,
+    extractor: str,
+    model: str,
+    usage: LLMUsage | None = None,
+) -> Extraction:
+    """One extraction for the whole revision, from its chunks' readings in order.
+
+    The same concept named in many chunks is one mention (its aliases and the first
+    description joined); each candidate remembers its chunk as the window where its
+    quote is looked for first. ``usage`` is what this run paid (cached chunks cost
+    nothing); by default the readings' own usage is summed.
+    """
+    concepts: dict[str, ConceptMention] = {}
+    order: list[str] = []
+    candidates = []
+    rejected = []
+    total = LLMUsage()
+    for plan, reading in zip(plans, readings, strict=True):
+        total += reading.usage
+        for mention in reading.concepts:
+            key = name_key(mention.name) or mention.name
+            known = concepts.get(key)
+            if known is None:
+                concepts[key] = mention
+                order.append(key)
+                continue
+            aliases = list(known.aliases)
+            aliases += [a for a in mention.aliases if a not in aliases and a != known.name]
+            concepts[key] = ConceptMention(
+                name=known.name,
+                aliases=tuple(aliases),
+                description=known.description or mention.description,
+            )
+        candidates += [replace(c, window=plan.window) for c in reading.candidates]
+        rejected += reading.rejected
+    return Extraction(
+        concepts=tuple(concepts[k] for k in order),
+        candidates=tuple(candidates),
+        rejected=tuple(rejected),
+        usage=total if usage is None else usage,
+        extractor=extractor,
+        model=model,
+    )
+
+
+def prompt_tokens(doc: SourceDoc) -> int:
+    """The tokens of a chunk as sent (for checks that no prompt exceeds the bound)."""
+    return estimate_tokens(doc.text)

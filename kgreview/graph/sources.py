@@ -1,0 +1,217 @@
+"""Sources: storing a document's extracted text as a revision, with its structure and
+the original file, and saying where in a revision a piece of evidence sits.
+
+Revisions are immutable, so evidence quoted from an older text stays checkable after the
+document is rewritten. The original file is kept once per content (sha256) so it can be
+downloaded again; re-importing the same content adds nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from bisect import bisect_right
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_slug
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+
+from construction.documents import markdown_sections
+from construction.types import Section
+from kgreview.core.errors import ValidationFailed
+
+from .models import Source, SourceFile, SourceRevision
+
+__all__ = [
+    "Place",
+    "SourceImportResult",
+    "place_of",
+    "revision_structure",
+    "source_import",
+    "text_sha256",
+]
+
+
+def text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class SourceImportResult:
+    source: Source
+    revision: SourceRevision
+    outcome: Literal["created", "revised", "unchanged"]
+
+
+def _stored_file(data: bytes, media_type: str) -> SourceFile:
+    """The file row for these bytes: found by content, or stored now."""
+    digest = hashlib.sha256(data).hexdigest()
+    found = SourceFile.objects.filter(sha256=digest).only("pk", "sha256").first()
+    if found is not None:
+        return found
+    try:
+        with transaction.atomic():
+            return SourceFile.objects.create(
+                sha256=digest, media_type=media_type, size=len(data), data=data
+            )
+    except IntegrityError:  # stored by a concurrent import a moment ago
+        return SourceFile.objects.only("pk", "sha256").get(sha256=digest)
+
+
+@transaction.atomic
+def source_import(
+    *,
+    slug: str,
+    title: str,
+    text: str,
+    origin: str = "",
+    media_type: str = "text/markdown",
+    text_format: str = SourceRevision.TextFormat.MARKDOWN,
+    structure: Mapping | None = None,
+    original: bytes | None = None,
+    filename: str = "",
+    user=None,
+) -> SourceImportResult:
+    """Store a source's text: a new source, a new revision, or nothing if unchanged.
+
+    ``structure`` is ``{"sections": [...], "pages": [...]}`` as the document reader
+    found it; ``original`` the imported file's bytes. A changed title alone is updated
+    in place; the same text and structure are "unchanged" whatever file they came from.
+    """
+    try:
+        validate_slug(slug)
+    except ValidationError:
+        raise ValidationFailed(
+            f'"{slug}" is not a valid slug: use letters, digits, hyphens and underscores.'
+        ) from None
+    if len(slug) > 200:
+        raise ValidationFailed("A slug is at most 200 characters.")
+    if "\x00" in text:
+        raise ValidationFailed(f'Source "{slug}" contains NUL bytes, which text cannot hold.')
+    if not text.strip():
+        raise ValidationFailed(f'Source "{slug}" has no text.')
+    if text_format not in SourceRevision.TextFormat.values:
+        raise ValidationFailed(f'"{text_format}" is not a text format kgreview knows.')
+    title = " ".join(title.split())[:300] or slug
+    origin = origin[:1000]
+    filename = filename[:255]
+    structure = dict(structure or {})
+    digest = text_sha256(text)
+    source = Source.objects.select_for_update().filter(slug=slug).first()
+    created = False
+    if source is None:
+        try:
+            with transaction.atomic():
+                source = Source.objects.create(slug=slug, title=title, origin=origin)
+                created = True
+        except IntegrityError:
+            # Another import created it a moment ago; continue as a re-import.
+            source = Source.objects.select_for_update().get(slug=slug)
+    current = None if created else source.current_revision
+    if (
+        current is not None
+        and current.sha256 == digest
+        and current.text == text
+        and (current.structure or {}) == structure
+    ):
+        if source.title != title or source.origin != origin:
+            source.title = title
+            source.origin = origin
+            source.save(update_fields=["title", "origin", "updated_at"])
+        return SourceImportResult(source, current, "unchanged")
+    number = 1 if created else (source.revisions.aggregate(n=Max("number"))["n"] or 0) + 1
+    revision = SourceRevision.objects.create(
+        source=source,
+        number=number,
+        title=title,
+        text=text,
+        sha256=digest,
+        word_count=len(text.split()),
+        origin=origin,
+        media_type=media_type[:100],
+        text_format=text_format,
+        structure=structure,
+        original=_stored_file(original, media_type) if original is not None else None,
+        filename=filename,
+        imported_by=user if user is not None and user.is_authenticated else None,
+    )
+    source.current_revision = revision
+    source.title = title
+    source.origin = origin
+    source.save(update_fields=["current_revision", "title", "origin", "updated_at"])
+    return SourceImportResult(source, revision, "created" if created else "revised")
+
+
+# --- Where evidence sits -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Structure:
+    sections: tuple[Section, ...]
+    pages: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a quote sits in its revision: a 1-based page (paged formats) and a heading
+    path; both empty when the revision has neither."""
+
+    page: int | None
+    section: tuple[str, ...]
+
+    def as_json(self) -> dict:
+        return {"page": self.page, "section": list(self.section)}
+
+    @property
+    def label(self) -> str:
+        """ "p. 12 · Routing › OSPF", or "" when there is nothing to say."""
+        parts = []
+        if self.page is not None:
+            parts.append(f"p. {self.page}")
+        if self.section:
+            parts.append(" › ".join(self.section))
+        return " · ".join(parts)
+
+
+def revision_structure(revision: SourceRevision) -> Structure:
+    """The revision's sections and page starts.
+
+    Revisions stored before documents kept their structure are Markdown: their headings
+    are found again from the text (cheap, and the same rule the reader uses).
+    """
+    cached = getattr(revision, "_structure_cache", None)
+    if cached is not None:
+        return cached
+    data = revision.structure or {}
+    if data:
+        sections = tuple(Section.from_json(s) for s in data.get("sections", ()))
+        pages = tuple(int(p) for p in data.get("pages", ()))
+    elif revision.text_format == SourceRevision.TextFormat.MARKDOWN:
+        sections, pages = markdown_sections(revision.text), ()
+    else:
+        sections, pages = (), ()
+    structure = Structure(sections=sections, pages=pages)
+    revision._structure_cache = structure
+    return structure
+
+
+def _section_at(sections: Sequence[Section], offset: int) -> tuple[str, ...]:
+    found: tuple[str, ...] = ()
+    for section in sections:
+        if section.start > offset:
+            break
+        if section.start <= offset < section.end:
+            found = section.path  # later (deeper) sections that contain it win
+    return found
+
+
+def place_of(revision: SourceRevision | None, offset: int | None) -> Place:
+    """The page and section of ``offset`` in ``revision``."""
+    if revision is None or offset is None:
+        return Place(page=None, section=())
+    structure = revision_structure(revision)
+    page = bisect_right(structure.pages, offset) if structure.pages else None
+    return Place(page=page or None, section=_section_at(structure.sections, offset))
