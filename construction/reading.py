@@ -11,12 +11,14 @@ anchored in that chunk of *this* revision, whatever revision the reading was cac
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from .chunks import Chunk, chunk_document, estimate_tokens
-from .text import name_key
-from .types import ConceptMention, Extraction, LLMUsage, Section, SourceDoc
+from .keys import new_concept_key
+from .resolve import OverlayIndex
+from .text import name_key, name_keys
+from .types import ConceptMention, Extraction, IndexEntry, LLMUsage, Section, SourceDoc
 
 # Tokens a model call spends besides the chunk: instructions, vocabulary, known names.
 PROMPT_OVERHEAD_TOKENS = 900
@@ -62,6 +64,33 @@ def plan_chunks(
         part = replace(doc, text=chunk.text, section=chunk.section)
         plans.append(ChunkPlan(chunk=chunk, doc=part, key=cache_key(part, extractor_key)))
     return plans
+
+
+def read_in_order(
+    plans: Sequence[ChunkPlan],
+    extract: Callable[[SourceDoc, object], Extraction],
+    lexicon,
+) -> list[Extraction]:
+    """Read chunks one after another, each knowing the concepts earlier chunks named.
+
+    A concept a handbook defines in chapter 3 ("Reinforcement learning from human
+    feedback (RLHF)") is then found by that name in chapter 9, where it is only "RLHF",
+    just as a separate lesson finds it in the graph. ``extract(doc, lexicon)`` reads one.
+    """
+    known = OverlayIndex(lexicon)
+    readings = []
+    for plan in plans:
+        reading = extract(plan.doc, known)
+        for mention in reading.concepts:
+            entry = IndexEntry(
+                name=mention.name, canonical=mention.name, key=new_concept_key(mention.name)
+            )
+            keys: list[str] = []
+            for name in (mention.name, *mention.aliases):
+                keys += [k for k in name_keys(name) if k not in keys]
+            known.add(entry, keys=keys)
+        readings.append(reading)
+    return readings
 
 
 def call_estimate(plan: ChunkPlan, *, max_edges: int) -> int:

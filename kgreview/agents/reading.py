@@ -19,7 +19,13 @@ from django.db.models import F
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
-from construction.reading import ChunkPlan, call_estimate, merge_extractions, plan_chunks
+from construction.reading import (
+    ChunkPlan,
+    call_estimate,
+    merge_extractions,
+    plan_chunks,
+    read_in_order,
+)
 from construction.types import Extraction, LLMUsage, SourceDoc
 from kgreview.graph.models import SourceRevision
 from kgreview.graph.sources import revision_structure
@@ -59,15 +65,13 @@ def progress_start(item: AgentRunItem, total: int) -> None:
 
 def read_local(plans: Sequence[ChunkPlan], extractor, *, vocabulary, lexicon) -> Extraction:
     """A local extractor reads every chunk now (it is cheap, and deterministic)."""
-    readings = [
-        extractor.extract(
-            plan.doc,
-            vocabulary=vocabulary,
-            lexicon=lexicon,
-            max_edges=settings.KG_MAX_EDGES_PER_CHUNK,
-        )
-        for plan in plans
-    ]
+    readings = read_in_order(
+        plans,
+        lambda doc, known: extractor.extract(
+            doc, vocabulary=vocabulary, lexicon=known, max_edges=settings.KG_MAX_EDGES_PER_CHUNK
+        ),
+        lexicon,
+    )
     return merge_extractions(plans, readings, extractor=extractor.name, model=extractor.model)
 
 
