@@ -1,0 +1,209 @@
+"""Reading Word files (.docx) with python-docx, as light Markdown.
+
+The body is walked in document order, paragraphs and tables interleaved (python-docx's
+``paragraphs`` and ``tables`` lists would lose where each table stood). Heading styles
+become ``#`` lines, so sections come from the same ``markdown_sections`` as for Markdown
+files; list paragraphs become ``- `` items and table rows cells joined by " | ".
+Paragraph text is read from the XML directly: tracked insertions, hyperlinks, fields and
+content controls hold text that ``Paragraph.text`` skips.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+
+from construction.documents import (
+    DOCX,
+    BadDocument,
+    Document,
+    clean_text,
+    finish_text,
+    markdown_sections,
+    stem_title,
+)
+
+__all__ = ["read_docx"]
+
+W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
+UNPACK_FACTOR = 20  # a .docx unpacking to more than this many times the size limit is a bomb
+_HEADING_NAME = re.compile(r"^heading\s*([1-9])$", re.IGNORECASE)
+# Text that is not in the document as a reader sees it: deleted or moved-away revisions,
+# the fallback copy of a drawing (its text is in the mc:Choice already), field codes; and
+# properties, whose <w:tab> elements are tab stops, not tabs.
+_SKIP = frozenset(
+    {W + "del", W + "moveFrom", MC_FALLBACK, W + "instrText", W + "delText", W + "pPr", W + "rPr"}
+)
+
+
+def read_docx(raw: bytes, *, filename: str, max_bytes: int) -> Document:
+    """Read a Word file; raises ``BadDocument`` for a damaged or empty one."""
+    _check_zip(raw, max_bytes)
+    import docx
+
+    try:
+        document = docx.Document(io.BytesIO(raw))
+        body = document.element.body
+        reader = _Reader(document)
+        reader.walk(body)
+        core_title = (document.core_properties.title or "").strip()
+    except BadDocument:
+        raise
+    except Exception as exc:  # python-docx raises KeyError, ValueError, lxml errors...
+        raise BadDocument(f"not a readable Word file (.docx): {_reason(exc)}") from None
+    text = finish_text(clean_text("\n\n".join(reader.out)))
+    sections = markdown_sections(text)
+    title = " ".join(core_title.split()) or next((s.path[-1] for s in sections), "")
+    return Document(
+        title=title or stem_title(filename),
+        text=text,
+        media_type=DOCX,
+        text_format="markdown",
+        sections=sections,
+        pages=(),
+    )
+
+
+def _check_zip(raw: bytes, max_bytes: int) -> None:
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+            names = set(archive.namelist())
+            unpacked = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        raise BadDocument(
+            "not a readable Word file (.docx): it is not a zip archive, or it is cut short"
+        ) from None
+    if "[Content_Types].xml" not in names:
+        raise BadDocument("not a readable Word file (.docx): it holds no Word document")
+    if unpacked > UNPACK_FACTOR * max_bytes:
+        raise BadDocument(
+            f"not a readable Word file (.docx): it unpacks to {unpacked:,} bytes, more than "
+            f"{UNPACK_FACTOR} times the limit of {max_bytes:,} (KG_MAX_SOURCE_BYTES)"
+        )
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc).strip().strip("'\"")
+    if isinstance(exc, KeyError):
+        return f"a part is missing ({text})"
+    if exc.__class__.__name__ == "XMLSyntaxError":
+        return f"a part is not well-formed XML ({text[:120]})"
+    return text[:200] or exc.__class__.__name__
+
+
+class _Reader:
+    """Walks the body, appending one Markdown block per paragraph, list run or table."""
+
+    def __init__(self, document) -> None:
+        self.styles = document.styles
+        self.kinds: dict[str | None, tuple[str, int]] = {}
+        self.out: list[str] = []
+        self.items: list[str] = []
+
+    def walk(self, container) -> None:
+        for child in container.iterchildren():
+            if child.tag == W + "p":
+                self.paragraph(child)
+            elif child.tag == W + "tbl":
+                self.table(child)
+            elif child.tag == W + "sdt":
+                content = child.find(W + "sdtContent")
+                if content is not None:
+                    self.walk(content)
+        self.close_list()
+
+    def close_list(self) -> None:
+        if self.items:
+            self.out.append("\n".join(self.items))
+            self.items = []
+
+    def paragraph(self, p) -> None:
+        text = _text(p).strip()
+        if not text:
+            return
+        kind, level = self.kind(p)
+        if kind == "item":
+            self.items.append("- " + " ".join(text.split()))
+            return
+        self.close_list()
+        if kind == "heading":
+            self.out.append("#" * min(level, 6) + " " + " ".join(text.split()))
+        else:
+            self.out.append(text)
+
+    def table(self, tbl) -> None:
+        self.close_list()
+        rows = []
+        for tr in tbl.iter(W + "tr"):
+            if tr.getparent() is not tbl:
+                continue  # a nested table's rows are read as its cell's text
+            cells = [" ".join(_text(tc).split()) for tc in tr.iterchildren(W + "tc")]
+            if any(cells):
+                rows.append(" | ".join(cells))
+        if rows:
+            self.out.append("\n".join(rows))
+
+    def kind(self, p) -> tuple[str, int]:
+        """("heading", level), ("item", 0) or ("para", 0) from the style and numbering."""
+        ppr = p.find(W + "pPr")
+        style_id = None
+        if ppr is not None:
+            pstyle = ppr.find(W + "pStyle")
+            style_id = pstyle.get(W + "val") if pstyle is not None else None
+            outline = ppr.find(W + "outlineLvl")
+            if outline is not None and (outline.get(W + "val") or "9").isdigit():
+                level = int(outline.get(W + "val")) + 1
+                if level <= 9:
+                    return ("heading", level)
+        if style_id not in self.kinds:
+            self.kinds[style_id] = self._style_kind(style_id)
+        kind = self.kinds[style_id]
+        if kind[0] == "para" and ppr is not None and ppr.find(W + "numPr") is not None:
+            return ("item", 0)
+        return kind
+
+    def _style_kind(self, style_id: str | None) -> tuple[str, int]:
+        style = None
+        if style_id is not None:
+            style = next((s for s in self.styles if s.style_id == style_id), None)
+        for _ in range(5):  # a custom style based on "Heading 2" is a heading too
+            if style is None:
+                break
+            name = style.name or ""
+            if name.lower() == "title":
+                return ("heading", 1)
+            if match := _HEADING_NAME.match(name):
+                return ("heading", int(match.group(1)))
+            if "list" in name.lower() or style.element.find(f"{W}pPr/{W}numPr") is not None:
+                return ("item", 0)
+            style = getattr(style, "base_style", None)
+        return ("para", 0)
+
+
+def _text(element) -> str:
+    """The visible text under a paragraph or cell: tabs and breaks kept."""
+    parts: list[str] = []
+
+    def visit(node) -> None:
+        for child in node.iterchildren():
+            tag = child.tag
+            if tag in _SKIP:
+                continue
+            if tag == W + "t":
+                parts.append(child.text or "")
+            elif tag == W + "tab":
+                parts.append("\t")
+            elif tag in (W + "br", W + "cr"):
+                parts.append("\n")
+            elif tag == W + "noBreakHyphen":
+                parts.append("-")
+            elif tag == W + "p" and parts:
+                parts.append("\n")  # paragraphs in a cell or text box
+                visit(child)
+            else:
+                visit(child)
+
+    visit(element)
+    return "".join(parts)
