@@ -138,6 +138,8 @@ def read_remote(
                 if not _progress(item, done):
                     error = error or ClaimLost()
     if error is not None:
+        # What the chunks that did finish cost is still the run's: the caller records it.
+        error.paid = paid  # type: ignore[attr-defined]
         raise error
     extraction = merge_extractions(
         plans, by_plan, extractor=extractor.name, model=extractor.model, usage=paid

@@ -335,13 +335,17 @@ def _construct_item(item, run, extractor, reverify, final_attempt) -> AgentRunIt
                 _release(item, str(exc))
                 raise
             with transaction.atomic():
-                _record_item(item, status=AgentRunItem.Status.FAILED, error=str(exc))
+                _record_item(
+                    item, status=AgentRunItem.Status.FAILED, error=str(exc), usage=_paid(exc)
+                )
             return item
         except (ExtractionFailed, reading.BudgetSpent) as exc:
             with transaction.atomic():
                 if isinstance(exc, reading.BudgetSpent):
                     _stop_for_budget(run, str(exc))
-                _record_item(item, status=AgentRunItem.Status.FAILED, error=str(exc))
+                _record_item(
+                    item, status=AgentRunItem.Status.FAILED, error=str(exc), usage=_paid(exc)
+                )
             return item
         extraction, usage = read.extraction, read.usage
         read_stats["chunks_cached"] = read.cached
@@ -375,6 +379,11 @@ def _construct_item(item, run, extractor, reverify, final_attempt) -> AgentRunIt
         AgentRunItem.objects.filter(pk=item.pk).update(chunks_done=len(plans))
         _record_item(item, status=AgentRunItem.Status.DONE, stats=stats, usage=usage.as_json())
     return item
+
+
+def _paid(exc: Exception) -> dict:
+    """What the chunks read before an error cost (kept: they are not paid again)."""
+    return getattr(exc, "paid", LLMUsage()).as_json()
 
 
 def _stop_for_budget(run: AgentRun, message: str) -> None:

@@ -1,0 +1,248 @@
+"""A long document through the real openai client and a local chat-completions server
+that answers each chunk with the stated edges whose quotes it contains."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import time
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pytest
+from django.core.management import call_command
+
+from construction.chunks import estimate_tokens
+from construction.documents import parse_front_matter
+from construction.synthetic_documents import handbook_markdown, handbook_pdf
+from construction.text import find_quote, name_key, name_keys, sentences
+from kgreview.agents.models import AgentRun, AgentRunItem, ChunkExtraction
+from kgreview.graph.importing import read_upload, store_document
+from kgreview.graph.sources import place_of
+from kgreview.review.models import Proposal
+from tests.construction.fake_llm import reply, slow
+
+pytestmark = pytest.mark.django_db
+
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
+DOCUMENT = re.compile(
+    r"<<<(DOCUMENT-[0-9a-f]+)>>>\nTitle: [^\n]*\n(?:Section: [^\n]*\n)?\n(.*)\n<<<END-\1>>>",
+    re.S,
+)
+
+
+def lessons() -> list[tuple[str, str, str]]:
+    out = []
+    for path in sorted(CORPUS.glob("*.md")):
+        meta, body = parse_front_matter(path.read_text(encoding="utf-8"))
+        out.append((meta["slug"], meta.get("title", path.stem), body))
+    return out
+
+
+def stated_edges() -> list[dict]:
+    """Gold edges of the sample lessons with a sentence of their lesson naming both ends:
+    the statements a perfect model would draft, each with its verbatim quote."""
+    bodies = {slug: body for slug, _, body in lessons()}
+    found = []
+    for line in (CORPUS / "gold.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        body = bodies[row["lesson"]]
+        for start, end, heading in sentences(body):
+            text = body[start:end]
+            lowered = text.casefold().replace("*", "")
+            if not heading and all(
+                re.search(r"\b" + re.escape(row[k].casefold()), lowered)
+                for k in ("source", "target")
+            ):
+                found.append({**row, "evidence": text})
+                break
+    return found
+
+
+def answerer(edges: list[dict], calls: list):
+    """The fake model: for each chunk, the stated edges whose quote it contains."""
+
+    def answer(body):
+        prompt = body["messages"][1]["content"]
+        match = DOCUMENT.search(prompt)
+        text = match.group(2) if match else ""
+        calls.append((time.monotonic(), text))
+        chosen = [e for e in edges if find_quote(text, e["evidence"]) is not None][:8]
+        return reply(
+            {
+                "concepts": [],
+                "edges": [
+                    {
+                        "source": e["source"],
+                        "target": e["target"],
+                        "relation": e["relation"],
+                        "confidence": 0.9,
+                        "reason": "The handbook says so.",
+                        "evidence": e["evidence"],
+                    }
+                    for e in chosen
+                ],
+            },
+            prompt_tokens=estimate_tokens(prompt),
+            completion_tokens=40 * len(chosen) + 10,
+        )
+
+    return answer
+
+
+def construct(*args) -> dict:
+    out = io.StringIO()
+    call_command("construct", "--provider", "openai", "--json", *args, stdout=out)
+    return json.loads(out.getvalue())
+
+
+def upload(name: str, raw: bytes):
+    slug, document = read_upload(raw, filename=name, max_bytes=50_000_000)
+    return store_document(slug=slug, document=document, raw=raw, filename=name, origin=name)
+
+
+def handbook_lessons() -> list[tuple[str, str]]:
+    return [(title, body) for _, title, body in lessons()]
+
+
+def queued_edges() -> set[tuple[str, str, str]]:
+    return {
+        (
+            name_key(p.payload["source"]["name"]),
+            p.payload["relation"],
+            name_key(p.payload["target"]["name"]),
+        )
+        for p in Proposal.objects.filter(kind="add_edge")
+    }
+
+
+def key_of(edge: dict, symmetric=("related", "contrasts_with")) -> set[tuple[str, str, str]]:
+    """Every way the queue may name the edge: "Retrieval-augmented generation (RAG)" is
+    kept as "Retrieval-augmented generation" with the alias "RAG"."""
+    keys = set()
+    for a in name_keys(edge["source"]):
+        for b in name_keys(edge["target"]):
+            keys.add((a, edge["relation"], b))
+            if edge["relation"] in symmetric:
+                keys.add((b, edge["relation"], a))
+    return keys
+
+
+@pytest.fixture
+def stated():
+    edges = stated_edges()
+    assert len(edges) >= 50  # the sample curriculum states most of its gold edges in one sentence
+    return edges
+
+
+def test_every_stated_edge_of_a_handbook_reaches_the_queue(openai_settings, stated):
+    """34 lessons as one 12,600-word handbook: each chunk is one prompt within the bound,
+    and every edge the model drafts from any chunk becomes a proposal."""
+    calls: list = []
+    openai_settings.fallback = answerer(stated, calls)
+    upload("handbook.md", handbook_markdown(handbook_lessons()).encode())
+    report = construct("--all")
+    assert report["run"]["processed"] == 1, report["run"]["errors"]
+    queued = queued_edges()
+    missing = [e for e in stated if not (key_of(e) & queued)]
+    assert missing == []
+    assert len(calls) >= 30
+    bound = 1200
+    assert max(estimate_tokens(text) for _, text in calls) <= bound
+    item = AgentRunItem.objects.get()
+    assert item.chunks_total == item.chunks_done == len(calls)
+
+
+def test_editing_one_section_rereads_only_its_chunk(openai_settings, stated, settings):
+    """Next month's revision changes one paragraph: one or two model calls, not 34; the
+    unchanged chunks' edges are found in the new revision's text."""
+    calls: list = []
+    openai_settings.fallback = answerer(stated, calls)
+    book = handbook_lessons()
+    upload("handbook.md", handbook_markdown(book).encode())
+    construct("--all")
+    first = len(calls)
+    title, body = book[10]
+    book[10] = (
+        title,
+        body.replace("\n\n", "\n\nThis paragraph was added in the new revision.\n\n", 1),
+    )
+    result = upload("handbook.md", handbook_markdown(book).encode())
+    assert result.outcome == "revised"
+    calls.clear()
+    report = construct("--all")
+    assert report["run"]["processed"] == 1
+    assert 1 <= len(calls) <= 2
+    item = AgentRunItem.objects.filter(run_id=report["run"]["id"]).get()
+    assert item.stats["chunks_cached"] >= item.stats["chunks"] - 2
+    assert ChunkExtraction.objects.count() <= first + 2
+
+
+def test_chunks_are_read_at_most_the_concurrency_bound_at_once(openai_settings, stated, settings):
+    """With KG_LLM_CONCURRENCY=2 and a slow model, never more than two calls overlap, and
+    more than one do (the document is not read one chunk at a time)."""
+    settings.KG_LLM_CONCURRENCY = 2
+    calls: list = []
+    answer = answerer(stated, calls)
+    openai_settings.fallback = lambda body: slow(0.25, answer(body))
+    book = handbook_lessons()[:6]
+    upload("handbook.md", handbook_markdown(book).encode())
+    construct("--all")
+    starts = sorted(t for t, _ in calls)
+    assert len(starts) >= 5
+    overlapping = max(sum(1 for s in starts if t - 0.2 < s <= t) for t in starts)
+    assert overlapping == 2
+
+
+def test_a_token_budget_stops_the_run_in_words_before_it_overspends(
+    openai_settings, stated, settings
+):
+    """A budget for about three chunks: the run stops, says why, spends no more than the
+    budget, keeps what it read; a second run with more budget pays only for the rest."""
+    settings.KG_LLM_MAX_TOKENS_PER_RUN = 8_000
+    settings.KG_LLM_CONCURRENCY = 1
+    calls: list = []
+    openai_settings.fallback = answerer(stated, calls)
+    upload("handbook.md", handbook_markdown(handbook_lessons()[:12]).encode())
+    upload("second.md", b"# Second\n\nTokenization is a prerequisite for embeddings.\n")
+    out = io.StringIO()
+    call_command("construct", "--provider", "openai", "--json", stdout=out)
+    run = AgentRun.objects.get()
+    item = run.items.get(source__slug="handbook")
+    assert item.status == AgentRunItem.Status.FAILED
+    assert "Stopped before overspending" in item.error
+    assert "KG_LLM_MAX_TOKENS_PER_RUN" in item.error and "KG_LLM_MAX_TOKENS_PER_RUN" in run.error
+    later = run.items.get(source__slug="second")
+    assert later.status == AgentRunItem.Status.CANCELLED and "overspending" in later.error
+    assert run.status == AgentRun.Status.CANCELLED
+    assert 1 <= len(calls) < item.chunks_total
+    assert run.tokens_reserved <= 8_000
+    assert run.llm_usage["calls"] == len(calls) == item.llm_usage["calls"]
+    assert 0 < run.llm_usage["total_tokens"] <= 8_000
+    assert ChunkExtraction.objects.count() == len(calls) == item.chunks_done
+    paid = len(calls)
+    settings.KG_LLM_MAX_TOKENS_PER_RUN = 0
+    calls.clear()
+    construct("--source", "handbook")
+    assert len(calls) == item.chunks_total - paid
+
+
+def test_pdf_evidence_names_the_page_whose_own_text_holds_the_quote(openai_settings, stated):
+    """The handbook as a PDF: each proposal's page is the page where PDFium finds the quote."""
+    calls: list = []
+    openai_settings.fallback = answerer(stated, calls)
+    raw = handbook_pdf(handbook_lessons()[:8])
+    upload("handbook.pdf", raw)
+    construct("--all")
+    proposals = list(Proposal.objects.filter(kind="add_edge").select_related("evidence_revision"))
+    assert len(proposals) >= 10
+    pdf = pdfium.PdfDocument(raw)
+    pages = [pdf[i].get_textpage().get_text_range() for i in range(len(pdf))]
+    for proposal in proposals:
+        place = place_of(proposal.evidence_revision, proposal.evidence_start)
+        assert place.page is not None
+        words = proposal.evidence_quote.split()[:4]
+        page_text = " ".join(pages[place.page - 1].split())
+        assert " ".join(words) in page_text, (place.page, words)
+        assert place.section, proposal.evidence_quote
