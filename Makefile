@@ -58,4 +58,4 @@ evaluate: setup
 
 ## Benchmarks; set DATABASE_URL to PostgreSQL for the published figures.
 bench: setup
-	$(BIN)/python manage.py bench resolve construct review bulk heal graph
+	$(BIN)/python manage.py bench resolve construct review bulk heal graph documents

@@ -312,7 +312,21 @@ def bench_graph(**kwargs) -> dict:
     return run(**kwargs)
 
 
+def bench_documents(**kwargs) -> dict:
+    from .bench_documents import bench_documents as run
+
+    return run(**kwargs)
+
+
+def bench_document_memory(**kwargs) -> dict:
+    from .bench_documents import bench_document_memory as run
+
+    return run(**kwargs)
+
+
 BENCHMARKS: dict[str, Callable[..., dict]] = {
+    "documents": bench_documents,
+    "document-memory": bench_document_memory,
     "resolve": bench_resolve,
     "construct": bench_construct,
     "review": bench_review,
