@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from kgreview.agents import selectors, services
 from kgreview.agents.models import AgentRun
 from kgreview.agents.tasks import construct_run
+from kgreview.core.progress import progress_bar
 from kgreview.graph.models import Source
 
 
@@ -60,10 +61,16 @@ class Command(BaseCommand):
             self._print(run, json_out=as_json, queued=True)
             return
         claim = f"cli:{os.getpid()}:{run.pk}"
-        for item_id in run.items.order_by("pk").values_list("pk", flat=True):
-            item = services.construct_item_run(item_id=item_id, claim=claim, reverify=reverify)
-            if not as_json:
-                self.stdout.write(f"{item.status:>9}  {item.source.slug}")
+        item_ids = list(run.items.order_by("pk").values_list("pk", flat=True))
+        with progress_bar(self.stdout, "Reading", enabled=not as_json) as advance:
+            for done, item_id in enumerate(item_ids, start=1):
+                item = services.construct_item_run(item_id=item_id, claim=claim, reverify=reverify)
+                advance(done, len(item_ids), item.source.slug)
+                if not as_json:
+                    item.refresh_from_db(fields=["stats"])
+                    chunks = (item.stats or {}).get("chunks")
+                    read = f" ({chunks} chunks)" if chunks and chunks > 1 else ""
+                    self.stdout.write(f"{item.status:>9}  {item.source.slug}{read}")
         run.refresh_from_db()
         self._print(run, json_out=as_json)
         if run.status == AgentRun.Status.FAILED:
