@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from construction.chunks import estimate_tokens
 from construction.documents import parse_front_matter
@@ -246,3 +246,104 @@ def test_pdf_evidence_names_the_page_whose_own_text_holds_the_quote(openai_setti
         page_text = " ".join(pages[place.page - 1].split())
         assert " ".join(words) in page_text, (place.page, words)
         assert place.section, proposal.evidence_quote
+
+
+def test_a_vanished_quote_in_a_long_document_proposes_retiring_its_edge(openai_settings, stated):
+    """An accepted edge's sentence is cut from one section of the handbook: the re-run
+    reads that chunk again and asks to retire the edge; every other chunk comes from
+    the cache and no other edge is touched."""
+    from kgreview.review.decisions import proposal_accept
+    from tests import factories
+
+    calls: list = []
+    openai_settings.fallback = answerer(stated, calls)
+    book = handbook_lessons()
+    upload("handbook.md", handbook_markdown(book).encode())
+    construct("--all")
+    reviewer = factories.user("rita", role="reviewer")
+    proposal = (
+        Proposal.objects.filter(kind="add_edge", status="pending")
+        .select_related("evidence_revision")
+        .order_by("evidence_start")
+        .last()
+    )
+    proposal_accept(proposal_id=proposal.pk, reviewer=reviewer)
+    quote = proposal.evidence_quote
+    changed = [(title, body.replace(quote, "")) for title, body in book]
+    assert changed != book
+    upload("handbook.md", handbook_markdown(changed).encode())
+    calls.clear()
+    construct("--all")
+    assert 1 <= len(calls) <= 2
+    retire = Proposal.objects.filter(kind="invalidate_edge", status="pending").get()
+    assert retire.payload["reason_code"] == "evidence_gone"
+    assert "no longer appears" in retire.reason
+
+
+def test_a_failed_chunk_fails_the_source_in_words_and_keeps_the_chunks_paid_for(
+    openai_settings, stated, settings
+):
+    """The model refuses the fourth chunk: the source fails with the endpoint's words,
+    the three chunks read before it are kept and counted, and the next run pays only
+    for the rest."""
+    from tests.construction.fake_llm import status
+
+    settings.KG_LLM_CONCURRENCY = 1
+    calls: list = []
+    answer = answerer(stated, calls)
+    seen = {"n": 0}
+
+    def flaky(body):
+        seen["n"] += 1
+        if seen["n"] == 4:
+            return status(401, "Incorrect API key provided")
+        return answer(body)
+
+    openai_settings.fallback = flaky
+    upload("handbook.md", handbook_markdown(handbook_lessons()[:8]).encode())
+    with pytest.raises(CommandError, match="Incorrect API key"):
+        construct("--all")
+    item = AgentRunItem.objects.get()
+    assert item.status == AgentRunItem.Status.FAILED
+    assert "Incorrect API key" in item.error
+    assert ChunkExtraction.objects.count() == 3 == item.chunks_done
+    assert item.llm_usage["calls"] == 3
+    openai_settings.fallback = answer
+    calls.clear()
+    construct("--all")
+    assert len(calls) == item.chunks_total - 3
+
+
+def test_a_worker_that_lost_its_claim_stops_and_writes_nothing(openai_settings, stated):
+    """Another worker took the source over (this one outlived its lease): after its
+    chunk in flight is kept, this one stops without proposals and without finishing the
+    item for the other."""
+    from kgreview.agents import adapters, reading
+    from kgreview.agents.services import _claim
+
+    calls: list = []
+    openai_settings.fallback = answerer(stated, calls)
+    source = upload("handbook.md", handbook_markdown(handbook_lessons()[:4]).encode()).source
+    from kgreview.agents import services
+
+    run = services.construct_run_create(sources=[source], provider="openai")
+    item = _claim(run.items.get().pk, "worker-a")
+    AgentRunItem.objects.filter(pk=item.pk).update(claimed_by="worker-b")
+    extractor = adapters.extractor_for("openai")
+    revision = source.current_revision
+    doc = adapters.source_doc(revision)
+    xkey = adapters.extractor_key(extractor)
+    plans = reading.plans_for(revision, doc, xkey)
+    with pytest.raises(reading.ClaimLost):
+        reading.read_remote(
+            item=item,
+            run=run,
+            plans=plans,
+            extractor=extractor,
+            xkey=xkey,
+            vocabulary=adapters.vocabulary(),
+            lexicon=adapters.INDEX_CACHE.get(),
+        )
+    assert ChunkExtraction.objects.count() >= 1
+    assert not Proposal.objects.exists()
+    assert AgentRunItem.objects.get(pk=item.pk).claimed_by == "worker-b"
