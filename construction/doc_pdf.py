@@ -40,6 +40,7 @@ _LOAD_ERRORS = {  # PDFium's FPDF_ERR_* codes, in words
     3: "it is damaged, or not a PDF at all",
     6: "a page is missing or damaged",
 }
+_BLANK_RUN = re.compile(r"\n{3,}")
 _NUMBERED_LINE = r"^[ \t]*(?:(?:\d+|[A-Z])(?:\.\d+)*\.?[ \t]+)?"
 _PLACEHOLDER_TITLES = frozenset({"untitled", "anonymous", "(unspecified)", "unspecified"})
 
@@ -95,6 +96,7 @@ def read_pdf(raw: bytes, *, filename: str) -> Document:
         pdf.close()
     if not any(texts):
         raise BadDocument(NO_TEXT)
+    texts = _headings_apart(outline, texts)
 
     pages: list[int] = []
     at = 0
@@ -130,6 +132,23 @@ def _outline(pdf) -> list[tuple[int, str, int]]:
         if title and index is not None and 0 <= index < len(pdf):
             entries.append((bookmark.level + 1, clean_text(title), index))
     return entries
+
+
+def _headings_apart(outline, texts: list[str]) -> list[str]:
+    """A bookmarked heading that fills a line of its page becomes a paragraph of its own.
+
+    PDF text has no paragraph marks: without this, "Byte-pair encoding" would run into
+    the sentence below it and become part of that sentence's subject.
+    """
+    texts = list(texts)
+    for _, title, index in outline:
+        words = r"\s+".join(re.escape(word) for word in title.split())
+        if not words or not 0 <= index < len(texts):
+            continue
+        line = re.compile(_NUMBERED_LINE + words + r"[ \t]*$", re.IGNORECASE | re.MULTILINE)
+        texts[index] = line.sub(lambda m: "\n" + m.group(0) + "\n", texts[index], count=1)
+        texts[index] = _BLANK_RUN.sub("\n\n", texts[index]).strip("\n")
+    return texts
 
 
 def _sections(outline, texts: list[str], pages: list[int], length: int):

@@ -417,7 +417,25 @@ def test_pdf_bookmark_starts_at_the_heading_line_not_an_earlier_mention():
     canvas.save()
     document = read(out.getvalue(), "areas.pdf")
     (section,) = document.sections
-    assert document.text[section.start :].startswith("2.1 Areas\nAreas confine.")
+    assert document.text[section.start :].startswith("2.1 Areas\n\nAreas confine.")
+
+
+def test_pdf_bookmarked_heading_line_becomes_a_paragraph_of_its_own():
+    """PDF text has no paragraph marks; a bookmarked heading must not run into the
+    sentence below it (it would become part of that sentence's subject)."""
+    out = io.BytesIO()
+    canvas = Canvas(out)
+    canvas.bookmarkPage("bpe")
+    canvas.addOutlineEntry("Byte-pair encoding", "bpe", level=0)
+    text = canvas.beginText(72, 720)
+    for line in ["Tokens come first.", "Byte-pair encoding", "The most used method merges pairs."]:
+        text.textLine(line)
+    canvas.drawText(text)
+    canvas.showPage()
+    canvas.save()
+    document = read(out.getvalue(), "bpe.pdf")
+    assert "Tokens come first.\n\nByte-pair encoding\n\nThe most used method" in document.text
+    assert [s.path for s in document.sections] == [("Byte-pair encoding",)]
 
 
 def test_pdf_words_hyphenated_across_line_ends_are_joined():
