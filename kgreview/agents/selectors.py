@@ -8,10 +8,11 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from kgreview.graph.models import Concept, ConceptAlias, Edge
+from kgreview.graph.models import Concept, ConceptAlias, Edge, SourceRevision
+from kgreview.graph.sources import place_of
 from kgreview.review.models import Proposal
 
-from .models import AgentRun, DroppedCandidate, WorkerHeartbeat
+from .models import AgentRun, AgentRunItem, DroppedCandidate, WorkerHeartbeat
 
 
 @dataclass(frozen=True)
@@ -40,8 +41,20 @@ def _endpoint_name(endpoint: dict | None) -> str | None:
     return endpoint.get("name") if endpoint else None
 
 
-def proposal_json(proposal: Proposal, edges: dict[int, Edge], names=None) -> dict:
-    """A proposal in the command-line contract's shape."""
+def proposal_json(
+    proposal: Proposal,
+    edges: dict[int, Edge],
+    names=None,
+    revisions: dict[int, SourceRevision] | None = None,
+) -> dict:
+    """A proposal in the command-line contract's shape.
+
+    Its evidence carries its page (None for unpaged formats) and heading path; an
+    add_edge's evidence also lists ``support``, the further places in the same revision
+    that state the edge ([] when none), each with its page and heading path too.
+    ``revisions`` shares one revision object per id across a report, so a long
+    document's structure is parsed once, not once per quote.
+    """
     payload = proposal.payload
     names = names or {}
     source = target = relation = None
@@ -62,13 +75,27 @@ def proposal_json(proposal: Proposal, edges: dict[int, Edge], names=None) -> dic
             source, target, relation = edge.source.name, edge.target.name, edge.relation.key
     evidence = None
     if proposal.evidence_revision_id:
+        revision = proposal.evidence_revision
+        if revisions is not None:
+            revision = revisions.setdefault(revision.pk, revision)
         evidence = {
-            "source": proposal.evidence_revision.source.slug,
-            "revision": proposal.evidence_revision.number,
+            "source": revision.source.slug,
+            "revision": revision.number,
             "start": proposal.evidence_start,
             "end": proposal.evidence_end,
             "quote": proposal.evidence_quote,
+            **place_of(revision, proposal.evidence_start).as_json(),
         }
+        if proposal.kind == "add_edge":
+            evidence["support"] = [
+                {
+                    "start": item["start"],
+                    "end": item["end"],
+                    "quote": item["quote"],
+                    **place_of(revision, item["start"]).as_json(),
+                }
+                for item in payload.get("support") or ()
+            ]
     return {
         "id": proposal.pk,
         "kind": proposal.kind,
@@ -80,6 +107,30 @@ def proposal_json(proposal: Proposal, edges: dict[int, Edge], names=None) -> dic
         "reason": proposal.reason,
         "evidence": evidence,
         "flags": proposal.flags,
+    }
+
+
+def item_progress(item: AgentRunItem) -> dict:
+    """One source of a construction run: its status and how many of its chunks are read
+    (``cached``: how many of them came from the per-chunk cache, at no cost)."""
+    return {
+        "source": item.source.slug,
+        "status": item.status,
+        "chunks_done": item.chunks_done,
+        "chunks_total": item.chunks_total,
+        "chunks_cached": (item.stats or {}).get("chunks_cached", 0),
+    }
+
+
+def token_use(run: AgentRun) -> dict:
+    """Model tokens: ``used`` by the sources finished so far, ``reserved`` spent or promised
+    to calls in flight against ``budget`` (None: no limit), and whether the budget
+    ``stopped`` the run."""
+    return {
+        "used": (run.llm_usage or {}).get("total_tokens", 0),
+        "reserved": run.tokens_reserved,
+        "budget": settings.KG_LLM_MAX_TOKENS_PER_RUN or None,
+        "stopped": bool((run.stats or {}).get("budget_stop")),
     }
 
 
@@ -107,7 +158,8 @@ def run_report(run: AgentRun) -> dict:
     dropped = (
         DroppedCandidate.objects.filter(run=run).select_related("revision__source").order_by("pk")
     )
-    items = run.items.select_related("source").order_by("pk")
+    items = list(run.items.select_related("source").order_by("pk"))
+    revisions: dict[int, SourceRevision] = {}
     return {
         "run": {
             "id": run.pk,
@@ -121,11 +173,13 @@ def run_report(run: AgentRun) -> dict:
             "finished_at": run.finished_at.isoformat() if run.finished_at else None,
             **run.stats,
             "llm": run.llm_usage,
+            "tokens": token_use(run),
             "errors": [
                 {"source": i.source.slug, "error": i.error} for i in items if i.status == "failed"
             ],
+            "source_progress": [item_progress(i) for i in items],
         },
-        "proposals": [proposal_json(p, edges, names) for p in proposals],
+        "proposals": [proposal_json(p, edges, names, revisions) for p in proposals],
         "dropped": [
             {
                 "source_slug": d.revision.source.slug,

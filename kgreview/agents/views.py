@@ -16,7 +16,7 @@ from kgreview.core.errors import DomainError, NotFound
 from kgreview.core.permissions import curator_required, is_curator, view_required
 
 from . import selectors, services
-from .models import AgentRun
+from .models import AgentRun, AgentRunItem
 
 AGENTS = {
     AgentRun.Agent.CONSTRUCT: {
@@ -57,6 +57,7 @@ def agents_home(request: HttpRequest) -> HttpResponse:
         .annotate(n_proposals=Count("proposals"))
         .order_by("-created_at", "-id")[:25]
     )
+    _attach_reading(runs)
     context = {
         "cards": cards,
         "runs": runs,
@@ -99,12 +100,30 @@ def run_now(request: HttpRequest, agent: str) -> HttpResponse:
     return redirect("agents:run", pk=run.pk)
 
 
+def _attach_reading(runs: list[AgentRun]) -> None:
+    """Each unfinished construction run gets ``reading``: the sources being read now, with
+    their chunks done and total (one query, and none when every run has finished)."""
+    busy = [r.pk for r in runs if r.agent == AgentRun.Agent.CONSTRUCT and not r.is_finished]
+    reading: dict[int, list[AgentRunItem]] = {}
+    if busy:
+        items = (
+            AgentRunItem.objects.filter(run_id__in=busy, status=AgentRunItem.Status.RUNNING)
+            .select_related("source")
+            .only("run_id", "status", "chunks_done", "chunks_total", "stats", "source__slug")
+            .order_by("pk")
+        )
+        for item in items:
+            reading.setdefault(item.run_id, []).append(item)
+    for run in runs:
+        run.reading = reading.get(run.pk, [])
+
+
 def _numbers(run: AgentRun) -> list[tuple[str, object]]:
     """The run's counters as (words, value): "pairs_compared" reads "pairs compared", and a
-    timing ("cycles_s") says it is in seconds."""
+    timing ("cycles_s") says it is in seconds. A budget stop is said in words elsewhere."""
     rows = []
     for key, value in (run.stats or {}).items():
-        if key in ("proposals", "dropped"):
+        if key in ("proposals", "dropped", "budget_stop"):
             continue
         words = key.replace("_", " ")
         if key.endswith("_s"):
@@ -136,12 +155,18 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "run": run,
         "numbers": _numbers(run),
         "queued": _queued(run),
-        "items": list(run.items.select_related("source", "revision").order_by("pk")[:500])
+        # Polled every second: the revisions' texts and structures stay in the database.
+        "items": list(
+            run.items.select_related("source", "revision")
+            .defer("revision__text", "revision__structure")
+            .order_by("pk")[:500]
+        )
         if run.agent == AgentRun.Agent.CONSTRUCT
         else [],
         "can_cancel": is_curator(request.user) and not run.is_finished,
         "worker": selectors.worker_status(),
         "proposals": run.proposals.count(),
+        "tokens": selectors.token_use(run),
     }
     template = "agents/run.html#run-progress" if request.htmx else "agents/run.html"
     return render(request, template, context)

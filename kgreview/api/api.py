@@ -22,6 +22,7 @@ from ninja.security import HttpBearer, SessionAuth
 from kgreview.core.errors import ValidationFailed
 from kgreview.core.instants import aware_utc
 from kgreview.core.permissions import can_view
+from kgreview.exports.writers import RevisionPlaces
 from kgreview.graph import history, search, traversal
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.selectors import concept_names, edges_active, edges_as_of
@@ -154,6 +155,7 @@ EDGE_VALUES = (
     "valid_at",
     "recorded_at",
     "invalid_at",
+    "evidence_revision_id",
     "evidence_revision__source__slug",
     "evidence_revision__number",
     "evidence_start",
@@ -165,12 +167,20 @@ EDGE_VALUES = (
 )
 
 
-def edge_rows(qs) -> list[dict]:
+def edge_rows(qs, places: RevisionPlaces | None = None) -> list[dict]:
     """Edges as the API shows them (``EdgeOut``), read as plain rows in one joined query:
     lists of edges are the bulk of what agents read, and model instances would cost more
-    than the query."""
+    than the query.
+
+    Where each quote sits (page and section) comes from its revision's structure, read
+    once per revision in one more query (none when ``places`` knows them all already),
+    not joined to every row: a long PDF's structure would be repeated per edge.
+    """
+    rows = list(qs.values(*EDGE_VALUES))
+    places = places or RevisionPlaces()
+    places.load(r["evidence_revision_id"] for r in rows)
     out = []
-    for r in qs.values(*EDGE_VALUES):
+    for r in rows:
         out.append(
             {
                 "id": r["id"],
@@ -193,6 +203,7 @@ def edge_rows(qs) -> list[dict]:
                     "start": r["evidence_start"],
                     "end": r["evidence_end"],
                     "quote": r["evidence_quote"],
+                    **places.place(r["evidence_revision_id"], r["evidence_start"]).as_json(),
                 },
                 "proposal_id": r["proposal_id"],
                 "decision_id": r["decision_id"],
@@ -202,9 +213,9 @@ def edge_rows(qs) -> list[dict]:
     return out
 
 
-def edges_by_id(ids) -> dict[int, dict]:
-    """``EdgeOut`` rows for these edge ids, whatever their status, in one query."""
-    return {r["id"]: r for r in edge_rows(Edge.objects.filter(pk__in=list(ids)))}
+def edges_by_id(ids, places: RevisionPlaces | None = None) -> dict[int, dict]:
+    """``EdgeOut`` rows for these edge ids, whatever their status (see ``edge_rows``)."""
+    return {r["id"]: r for r in edge_rows(Edge.objects.filter(pk__in=list(ids)), places)}
 
 
 def _edge_qs(at: datetime | None):
@@ -536,14 +547,22 @@ def edge_explain(request, edge_id: int, as_of: datetime | None = None):
     info = history.edge_explain(edge=edge, at=at)
     proposal = info["proposal"]
     run = info["agent_run"]
+    # The revision came whole with the edge: its place costs no query.
+    places = RevisionPlaces([edge.evidence_revision] if edge.evidence_revision_id else [])
+    evidence = info["evidence"]
+    if evidence is not None:
+        evidence = {
+            **evidence,
+            **places.place(edge.evidence_revision_id, edge.evidence_start).as_json(),
+        }
     return {
-        "edge": edges_by_id([edge.pk])[edge.pk],
+        "edge": edges_by_id([edge.pk], places)[edge.pk],
         "claim": info["claim"],
         "as_of": at,
         "state_at": info["state_at"],
         "invalidation_reason": edge.invalidation_reason,
         "invalidated_by": edge.invalidated_by.get_username() if edge.invalidated_by_id else None,
-        "evidence": info["evidence"],
+        "evidence": evidence,
         "proposal": None
         if proposal is None
         else {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from ninja import Schema
+from ninja import Field, Schema
 
 
 class Error(Schema):
@@ -46,6 +46,13 @@ class EvidenceOut(Schema):
     start: int
     end: int
     quote: str
+    page: int | None = Field(
+        description="The page the quote starts on, from 1, in a paged document (a PDF); "
+        "null for formats without pages."
+    )
+    section: list[str] = Field(
+        description="The headings the quote sits under, outermost first; [] for none."
+    )
 
 
 class EdgeOut(Schema):
@@ -172,6 +179,13 @@ class EvidenceContextOut(Schema):
     before: str
     after: str
     in_current_revision: bool
+    page: int | None = Field(
+        description="The page the quote starts on, from 1, in a paged document (a PDF); "
+        "null for formats without pages."
+    )
+    section: list[str] = Field(
+        description="The headings the quote sits under, outermost first; [] for none."
+    )
 
 
 class AgentOut(Schema):

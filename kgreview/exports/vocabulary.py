@@ -112,6 +112,20 @@ TERMS: tuple[Term, ...] = (
     Term("quote", "prov:value", "The verbatim text quoted as evidence."),
     Term("start", "kg:start", "Offset of the quote's first character in the revision.", "xsd:long"),
     Term("end", "kg:end", "Offset just past the quote's last character.", "xsd:long"),
+    Term(
+        "page",
+        "kg:page",
+        "The page the quote starts on, from 1, in a paged document (a PDF); left out for "
+        "formats without pages.",
+        "xsd:long",
+    ),
+    Term(
+        "section",
+        "kg:sectionPath",
+        "The headings the quote sits under, outermost first (an ordered list); left out "
+        "when it sits under none.",
+        container="@list",
+    ),
     Term("quotedFrom", "prov:wasQuotedFrom", "The source revision the quote is from.", "@id"),
     Term("sourceSlug", "kg:sourceSlug", "The slug of the quoted source."),
     Term(

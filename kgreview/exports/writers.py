@@ -18,9 +18,14 @@ import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import islice
 from xml.sax.saxutils import escape
 
+from django.db.models import Case, F, Q, TextField, Value, When
 from django.utils import timezone
+
+from kgreview.graph.models import SourceRevision
+from kgreview.graph.sources import Place, place_of, revision_structure
 
 from . import selectors
 from . import vocabulary as v
@@ -35,6 +40,66 @@ class ExportStats:
     concepts: int = 0
     edges: int = 0
     relation_types: int = 0
+
+
+# --- Where evidence sits ----------------------------------------------------------------
+
+NO_PLACE = Place(page=None, section=())
+
+
+class RevisionPlaces:
+    """The page and heading path of quotes, for rows that name their revision by id only
+    (``.values()`` rows, or edges loaded without their revision's text and structure).
+
+    ``load`` reads the structure of the revisions it does not know yet in one query. A
+    Markdown revision stored before revisions kept their structure has its headings found
+    again from its text, which comes along in that same query for those revisions only
+    and is let go once the headings are known. ``forget_others`` keeps the memory of a
+    streaming writer bounded by the revisions of one batch.
+    """
+
+    def __init__(self, revisions: Iterable[SourceRevision] = ()) -> None:
+        self._revisions: dict[int, SourceRevision] = {}
+        for revision in revisions:
+            self.add(revision)
+
+    def add(self, revision: SourceRevision | None) -> None:
+        """A revision already loaded whole (structure and text), e.g. by select_related."""
+        if revision is not None:
+            revision_structure(revision)
+            self._revisions[revision.pk] = revision
+
+    def load(self, revision_ids: Iterable[int | None], *, forget_others: bool = False) -> None:
+        wanted = {pk for pk in revision_ids if pk is not None}
+        if forget_others:
+            self._revisions = {pk: r for pk, r in self._revisions.items() if pk in wanted}
+        missing = wanted - self._revisions.keys()
+        if not missing:
+            return
+        legacy = Q(text_format=SourceRevision.TextFormat.MARKDOWN, structure={})
+        rows = (
+            SourceRevision.objects.filter(pk__in=missing)
+            .only("pk", "structure", "text_format")
+            .annotate(
+                legacy_text=Case(
+                    When(legacy, then=F("text")), default=Value(""), output_field=TextField()
+                )
+            )
+        )
+        for revision in rows:
+            if revision.legacy_text:
+                revision.text = revision.legacy_text
+            revision_structure(revision)  # cached on the instance: the text is not read again
+            revision.__dict__.pop("text", None)
+            revision.legacy_text = ""
+            self._revisions[revision.pk] = revision
+
+    def place(self, revision_id: int | None, offset: int | None) -> Place:
+        if revision_id is None or offset is None:
+            return NO_PLACE
+        if revision_id not in self._revisions:
+            self.load([revision_id])
+        return place_of(self._revisions.get(revision_id), offset)
 
 
 # --- Records: one plain dict per concept / edge, shared by every format ------------------
@@ -62,33 +127,49 @@ def concept_records(*, at: datetime, stats: ExportStats) -> Iterator[dict]:
 
 
 def edge_records(*, at: datetime, stats: ExportStats) -> Iterator[dict]:
-    for e in selectors.export_edges(at=at).iterator(chunk_size=selectors.CHUNK):
-        stats.edges += 1
-        revision = e.evidence_revision
-        yield {
-            "id": e.pk,
-            "source": e.source_id,
-            "target": e.target_id,
-            "relation": e.relation.key,
-            "relation_label": e.relation.label,
-            "symmetric": e.relation.symmetric,
-            "acyclic": e.relation.acyclic,
-            "confidence": e.confidence,
-            "weight": e.weight,
-            "reason": e.reason,
-            "status": e.status,
-            "valid_at": iso(e.valid_at),
-            "recorded_at": iso(e.recorded_at),
-            "invalid_at": iso(e.invalid_at),
-            "evidence_source": revision.source.slug if revision else None,
-            "evidence_revision": revision.number if revision else None,
-            "evidence_start": e.evidence_start,
-            "evidence_end": e.evidence_end,
-            "evidence_quote": e.evidence_quote if revision else None,
-            "proposal": e.proposal_id,
-            "decision": e.decision_id,
-            "decided_by": e.decided_by.username if e.decided_by_id else None,
-        }
+    """Edges in batches of ``CHUNK``. Each batch's revisions not known yet have their
+    structures read in one query (revisions still quoted stay known for the next batch,
+    the others are let go); a revision's text is read only for an old Markdown revision
+    without a stored structure, and dropped once its headings are found."""
+    edges = selectors.export_edges(at=at).iterator(chunk_size=selectors.CHUNK)
+    places = RevisionPlaces()
+    while batch := list(islice(edges, selectors.CHUNK)):
+        places.load((e.evidence_revision_id for e in batch), forget_others=True)
+        for e in batch:
+            stats.edges += 1
+            yield _edge_record(e, places)
+
+
+def _edge_record(e, places: RevisionPlaces) -> dict:
+    revision = e.evidence_revision
+    place = places.place(e.evidence_revision_id, e.evidence_start) if revision else NO_PLACE
+    return {
+        "id": e.pk,
+        "source": e.source_id,
+        "target": e.target_id,
+        "relation": e.relation.key,
+        "relation_label": e.relation.label,
+        "symmetric": e.relation.symmetric,
+        "acyclic": e.relation.acyclic,
+        "confidence": e.confidence,
+        "weight": e.weight,
+        "reason": e.reason,
+        "status": e.status,
+        "valid_at": iso(e.valid_at),
+        "recorded_at": iso(e.recorded_at),
+        "invalid_at": iso(e.invalid_at),
+        "evidence_source": revision.source.slug if revision else None,
+        "evidence_revision": revision.number if revision else None,
+        "evidence_start": e.evidence_start,
+        "evidence_end": e.evidence_end,
+        "evidence_quote": e.evidence_quote if revision else None,
+        # The page is None for unpaged formats; the section is [] outside any heading.
+        "evidence_page": place.page,
+        "evidence_section": list(place.section),
+        "proposal": e.proposal_id,
+        "decision": e.decision_id,
+        "decided_by": e.decided_by.username if e.decided_by_id else None,
+    }
 
 
 def relation_records(*, at: datetime, stats: ExportStats) -> Iterator[dict]:
@@ -155,6 +236,8 @@ def _jsonld_statement(e: dict) -> dict:
             "quote": e["evidence_quote"],
             "start": e["evidence_start"],
             "end": e["evidence_end"],
+            "page": e["evidence_page"],
+            "section": e["evidence_section"],
             "quotedFrom": {
                 "@id": v.revision_iri(e["evidence_source"], e["evidence_revision"]),
                 "@type": "prov:Entity",
@@ -163,6 +246,8 @@ def _jsonld_statement(e: dict) -> dict:
                 "revisionNumber": e["evidence_revision"],
             },
         }
+        # No page (an unpaged format) and no heading are left out, like every empty value.
+        evidence = {k: val for k, val in evidence.items() if val is not None and val != []}
     decided_by = None
     if e["decided_by"]:
         decided_by = {
@@ -289,6 +374,8 @@ EDGE_HEADER = [
     "evidenceStart:long",
     "evidenceEnd:long",
     "evidenceQuote",
+    "evidencePage:long",
+    "evidenceSection",
     "proposalId:long",
     "decisionId:long",
     "decidedBy",
@@ -306,6 +393,10 @@ RELATION_HEADER = [
     "retiredAt:datetime",
     ":LABEL",
 ]
+
+
+#: Between the headings of the evidence's section path in edges.csv ("Routing › OSPF").
+SECTION_SEPARATOR = " › "
 
 
 def neo4j_type(key: str) -> str:
@@ -379,6 +470,8 @@ def csv_edges(*, at: datetime, stats: ExportStats) -> Iterator[str]:
             e["evidence_start"],
             e["evidence_end"],
             e["evidence_quote"],
+            e["evidence_page"],
+            SECTION_SEPARATOR.join(e["evidence_section"]),
             e["proposal"],
             e["decision"],
             e["decided_by"],
@@ -497,6 +590,8 @@ EDGE_KEYS = (
     ("evidenceStart", "long"),
     ("evidenceEnd", "long"),
     ("evidenceQuote", "string"),
+    ("evidencePage", "long"),
+    ("evidenceSection", "string"),
     ("proposalId", "long"),
     ("decisionId", "long"),
     ("decidedBy", "string"),
@@ -595,6 +690,11 @@ def graphml_parts(*, at: datetime, stats: ExportStats) -> Iterator[str]:
             "evidenceStart": e["evidence_start"],
             "evidenceEnd": e["evidence_end"],
             "evidenceQuote": e["evidence_quote"],
+            "evidencePage": e["evidence_page"],
+            # A JSON array, like aliases: headings keep any character they hold.
+            "evidenceSection": json.dumps(e["evidence_section"], ensure_ascii=False)
+            if e["evidence_section"]
+            else None,
             "proposalId": e["proposal"],
             "decisionId": e["decision"],
             "decidedBy": e["decided_by"],

@@ -627,3 +627,147 @@ def test_schedule_names_are_escaped_on_the_agents_page_and_in_messages(curator):
     html = page(response)
     assert HOSTILE not in html and "<b>bold</b>" not in html
     assert "&lt;b&gt;bold&lt;/b&gt;" in html
+
+
+# --- chunks, tokens and the budget ------------------------------------------------------
+
+
+def reading_run(f, *, done: int = 12, total: int = 40) -> tuple[AgentRun, AgentRunItem]:
+    """A construction run reading "handbook" (chunk ``done`` of ``total``), with a second
+    source still waiting."""
+    f.lesson("handbook")
+    f.lesson("waiting")
+    run = services.construct_run_create(sources=None)
+    now = timezone.now()
+    AgentRun.objects.filter(pk=run.pk).update(status=AgentRun.Status.RUNNING, started_at=now)
+    item = run.items.get(source__slug="handbook")
+    AgentRunItem.objects.filter(pk=item.pk).update(
+        status=AgentRunItem.Status.RUNNING,
+        claimed_by="worker-1",
+        started_at=now,
+        renewed_at=now,
+        chunks_done=done,
+        chunks_total=total,
+    )
+    run.refresh_from_db()
+    item.refresh_from_db()
+    return run, item
+
+
+def chunk_cells(html: str) -> dict[str, str]:
+    """The Chunks cell of each source row of the run page, by source slug, as text."""
+    items = re.search(r'id="run-items">(.*?)</table>', html, re.S).group(1)
+    rows = re.findall(r'<tr><td><a href="/sources/([^/]+)/">.*?</tr>', items, re.S)
+    cells = {}
+    for slug in rows:
+        row = re.search(rf'<tr><td><a href="/sources/{slug}/">(.*?)</tr>', items, re.S).group(1)
+        cells[slug] = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", row.split("</td><td>")[3]))
+    return {slug: text.strip() for slug, text in cells.items()}
+
+
+def test_run_page_shows_chunks_of_the_source_being_read_with_a_bar(viewer, f):
+    """While a long document is read, its row says "chunks 12 / 40" beside a progress bar,
+    and the card keeps polling so the count moves."""
+    run, item = reading_run(f)
+    html = page(viewer.get(reverse("agents:run", args=[run.pk]), headers=HX))
+    assert f'hx-get="/agents/runs/{run.pk}/" hx-trigger="every 1s"' in html
+    cells = chunk_cells(html)
+    assert cells["handbook"] == "chunks 12 / 40" and cells["waiting"] == "–"
+    bar = re.search(rf'<span class="chunks" id="chunks-{item.pk}">(.*?)</span></span>', html)
+    assert 'role="progressbar"' in bar.group(1) and 'aria-valuenow="12"' in bar.group(1)
+    assert 'aria-valuemax="40"' in bar.group(1) and "width: 30%" in bar.group(1)
+    AgentRunItem.objects.filter(pk=item.pk).update(chunks_done=31)
+    html = page(viewer.get(reverse("agents:run", args=[run.pk]), headers=HX))
+    assert chunk_cells(html)["handbook"] == "chunks 31 / 40"
+
+
+def test_run_page_says_how_many_chunks_came_from_the_cache_once_done(viewer, f):
+    """A finished source shows its chunks without a bar, and how many cost nothing."""
+    run, item = reading_run(f, done=40)
+    AgentRunItem.objects.filter(pk=item.pk).update(
+        status=AgentRunItem.Status.DONE,
+        finished_at=timezone.now(),
+        stats={"chunks": 40, "chunks_cached": 31},
+    )
+    html = page(viewer.get(reverse("agents:run", args=[run.pk])))
+    assert chunk_cells(html)["handbook"] == "chunks 40 / 40 · 31 from cache"
+    assert f'id="chunks-{item.pk}"><span class="progress"' not in html
+
+
+def test_agents_page_shows_the_chunks_of_each_source_a_running_run_reads(viewer, f):
+    """The runs table names the source a running construction run reads, with its chunks;
+    it goes on polling, and a finished run shows no such line."""
+    run, item = reading_run(f, done=3, total=8)
+    html = page(viewer.get(reverse("agents:home"), headers=HX))
+    assert 'hx-trigger="every 2s"' in html
+    reading = re.search(r'<div class="small reading">(.*?)</div>', html, re.S).group(1)
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", reading)).strip()
+    assert text == "reading handbook : chunks 3 / 8"
+    assert 'href="/sources/handbook/"' in reading and 'aria-valuenow="3"' in reading
+    AgentRunItem.objects.filter(pk=item.pk).update(
+        status=AgentRunItem.Status.DONE, finished_at=timezone.now()
+    )
+    AgentRun.objects.filter(pk=run.pk).update(
+        status=AgentRun.Status.CANCELLED, finished_at=timezone.now()
+    )
+    assert 'class="small reading"' not in page(viewer.get(reverse("agents:home"), headers=HX))
+
+
+def test_agents_page_reads_running_sources_in_one_query(viewer, f, django_assert_max_num_queries):
+    """Several running construction runs cost one query for their sources, not one each."""
+    reading_run(f)
+    with django_assert_max_num_queries(12) as few:
+        viewer.get(reverse("agents:home"), headers=HX)
+    for i in range(3):
+        f.lesson(f"more-{i}")
+        extra = services.construct_run_create(sources=None)
+        AgentRun.objects.filter(pk=extra.pk).update(
+            status=AgentRun.Status.RUNNING, started_at=timezone.now()
+        )
+        extra.items.filter(source__slug=f"more-{i}").update(
+            status=AgentRunItem.Status.RUNNING, chunks_total=5, chunks_done=i
+        )
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        html = page(viewer.get(reverse("agents:home"), headers=HX))
+    assert html.count('class="small reading"') == 4
+
+
+def test_run_page_shows_token_use_and_a_budget_stop_in_words(viewer, f, settings):
+    """The tokens used and the budget are shown; a budget stop is said in words, not as a
+    "budget stop: True" counter."""
+    settings.KG_LLM_MAX_TOKENS_PER_RUN = 20000
+    run, _ = reading_run(f)
+    url = reverse("agents:run", args=[run.pk])
+    html = page(viewer.get(url))
+    tokens = re.search(r'<p class="small" id="run-tokens">(.*?)</p>', html, re.S).group(1)
+    assert "Model tokens: 0 used" in tokens and "of this run's budget of 20,000" in tokens
+    assert 'id="budget-stop"' not in html
+    AgentRun.objects.filter(pk=run.pk).update(
+        tokens_reserved=19500,
+        llm_usage={"total_tokens": 12345},
+        stats={**run.stats, "budget_stop": True},
+        error="Stopped before overspending.",
+    )
+    html = page(viewer.get(url, headers=HX))
+    tokens = re.search(r'<p class="small" id="run-tokens">(.*?)</p>', html, re.S).group(1)
+    assert "Model tokens: 12,345 used" in tokens
+    assert "19,500 of this run's budget of 20,000 spent or promised" in tokens
+    stop = re.search(r'<p class="flash bad" id="budget-stop">(.*?)</p>', html, re.S).group(1)
+    assert stop.startswith("The token budget stopped this run")
+    assert "(19,500 of 20,000 tokens spent or promised)" in stop
+    assert "budget stop" not in re.search(r'id="run-numbers">(.*?)</table>', html, re.S).group(1)
+
+
+def test_run_page_says_when_no_token_budget_is_set(viewer, f, settings):
+    """Without KG_LLM_MAX_TOKENS_PER_RUN the page says there is no budget."""
+    settings.KG_LLM_MAX_TOKENS_PER_RUN = 0
+    run, _ = reading_run(f)
+    html = page(viewer.get(reverse("agents:run", args=[run.pk])))
+    assert "no budget set" in html
+
+
+def test_heal_runs_show_no_tokens_or_chunks(viewer):
+    """Only construction reads documents: other runs have no token line or sources table."""
+    run = finished(heal_run())
+    html = page(viewer.get(reverse("agents:run", args=[run.pk])))
+    assert 'id="run-tokens"' not in html and 'id="run-items"' not in html
