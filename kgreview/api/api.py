@@ -22,10 +22,10 @@ from ninja.security import HttpBearer, SessionAuth
 from kgreview.core.errors import ValidationFailed
 from kgreview.core.instants import aware_utc
 from kgreview.core.permissions import can_view
-from kgreview.exports.writers import RevisionPlaces
 from kgreview.graph import history, search, traversal
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.selectors import concept_names, edges_active, edges_as_of
+from kgreview.graph.sources import RevisionPlaces
 
 from . import schemas as s
 from .services import api_token_authenticate

@@ -21,11 +21,9 @@ from datetime import UTC, datetime
 from itertools import islice
 from xml.sax.saxutils import escape
 
-from django.db.models import Case, F, Q, TextField, Value, When
 from django.utils import timezone
 
-from kgreview.graph.models import SourceRevision
-from kgreview.graph.sources import Place, place_of, revision_structure
+from kgreview.graph.sources import NO_PLACE, RevisionPlaces
 
 from . import selectors
 from . import vocabulary as v
@@ -43,63 +41,6 @@ class ExportStats:
 
 
 # --- Where evidence sits ----------------------------------------------------------------
-
-NO_PLACE = Place(page=None, section=())
-
-
-class RevisionPlaces:
-    """The page and heading path of quotes, for rows that name their revision by id only
-    (``.values()`` rows, or edges loaded without their revision's text and structure).
-
-    ``load`` reads the structure of the revisions it does not know yet in one query. A
-    Markdown revision stored before revisions kept their structure has its headings found
-    again from its text, which comes along in that same query for those revisions only
-    and is let go once the headings are known. ``forget_others`` keeps the memory of a
-    streaming writer bounded by the revisions of one batch.
-    """
-
-    def __init__(self, revisions: Iterable[SourceRevision] = ()) -> None:
-        self._revisions: dict[int, SourceRevision] = {}
-        for revision in revisions:
-            self.add(revision)
-
-    def add(self, revision: SourceRevision | None) -> None:
-        """A revision already loaded whole (structure and text), e.g. by select_related."""
-        if revision is not None:
-            revision_structure(revision)
-            self._revisions[revision.pk] = revision
-
-    def load(self, revision_ids: Iterable[int | None], *, forget_others: bool = False) -> None:
-        wanted = {pk for pk in revision_ids if pk is not None}
-        if forget_others:
-            self._revisions = {pk: r for pk, r in self._revisions.items() if pk in wanted}
-        missing = wanted - self._revisions.keys()
-        if not missing:
-            return
-        legacy = Q(text_format=SourceRevision.TextFormat.MARKDOWN, structure={})
-        rows = (
-            SourceRevision.objects.filter(pk__in=missing)
-            .only("pk", "structure", "text_format")
-            .annotate(
-                legacy_text=Case(
-                    When(legacy, then=F("text")), default=Value(""), output_field=TextField()
-                )
-            )
-        )
-        for revision in rows:
-            if revision.legacy_text:
-                revision.text = revision.legacy_text
-            revision_structure(revision)  # cached on the instance: the text is not read again
-            revision.__dict__.pop("text", None)
-            revision.legacy_text = ""
-            self._revisions[revision.pk] = revision
-
-    def place(self, revision_id: int | None, offset: int | None) -> Place:
-        if revision_id is None or offset is None:
-            return NO_PLACE
-        if revision_id not in self._revisions:
-            self.load([revision_id])
-        return place_of(self._revisions.get(revision_id), offset)
 
 
 # --- Records: one plain dict per concept / edge, shared by every format ------------------

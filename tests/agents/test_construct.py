@@ -93,7 +93,8 @@ def test_run_queues_proposals_with_evidence_and_records_usage(openai_settings, r
         "Retrieval-augmented generation",
     )
     ev = p["evidence"]
-    assert set(ev) == {"source", "revision", "start", "end", "quote"}
+    assert set(ev) == {"source", "revision", "start", "end", "quote", "page", "section", "support"}
+    assert ev["page"] is None and ev["section"] == ["Retrieval-augmented generation"]
     assert RAG[ev["start"] : ev["end"]] == ev["quote"] and ev["source"] == "rag"
     assert p["flags"] == ["new_concept"]
     concepts = {p["source"] for p in report["proposals"] if p["kind"] == "add_concept"}
