@@ -9,7 +9,10 @@ from kgreview.review import mend_views
 
 urlpatterns = [
     path("", graph_views.home, name="home"),
+    # POST /sources/ uploads documents; GET goes back to the list on the home page.
+    path("sources/", graph_views.source_upload, name="source-upload"),
     path("sources/<slug:slug>/", graph_views.source_detail, name="source-detail"),
+    path("sources/<slug:slug>/original/", graph_views.source_original, name="source-original"),
     path("concepts/", graph_views.concepts, name="concepts"),
     path("concepts/<int:pk>/", graph_views.concept_detail, name="concept-detail"),
     # Curators' changes to a concept are decisions: they live with the review services.
