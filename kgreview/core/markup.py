@@ -787,6 +787,7 @@ def render_markdown(
 # What a rendered page never shows of these, so a selection is compared without them.
 _MARKUP = "*_~`#>|[]\\!"  # "!" of an image; a shown "!" is ignored on both sides alike
 _SELECTION_RUN = re.compile(r"[^\s" + re.escape(_MARKUP) + r"]+")
+_NON_SPACE_RUN = re.compile(r"\S+")
 _SHOWN_RUN = re.compile(
     _ENTITY.pattern + r"|[^\s&" + re.escape(_MARKUP) + r"]+|&",
 )
@@ -867,8 +868,32 @@ def _common_suffix(a: str, a_end: int, b: str) -> int:
     return n
 
 
-def locate_quote(text: str, selected: str, before: str = "") -> tuple[int, int] | None:
+def _plain_projection(text: str) -> _Projection:
+    """Text shown as it is (a PDF's or a .txt file's): only whitespace is dropped."""
+    pieces, starts, raw_starts, raw_ends = [], [], [], []
+    at = 0
+    for match in _NON_SPACE_RUN.finditer(text):
+        pieces.append(match.group())
+        starts.append(at)
+        raw_starts.append(match.start())
+        raw_ends.append(match.end())
+        at += len(match.group())
+    return _Projection(
+        text="".join(pieces),
+        starts=starts,
+        raw_starts=raw_starts,
+        raw_ends=raw_ends,
+        atomic=[False] * len(pieces),
+    )
+
+
+def locate_quote(
+    text: str, selected: str, before: str = "", *, plain: bool = False
+) -> tuple[int, int] | None:
     """Raw offsets ``(start, end)`` of a selection made on the rendered ``text``.
+
+    ``plain``: the text was shown as it is, not as Markdown (a PDF's or a .txt file's),
+    so "#", "-" or "*" in it are characters the reader selected, not markup.
 
     Characters that rendering removes (emphasis markers, backticks, heading hashes, list
     bullets, link targets) and all whitespace are ignored on both sides. When the
@@ -876,11 +901,14 @@ def locate_quote(text: str, selected: str, before: str = "") -> tuple[int, int] 
     occurrence it matches best; otherwise the first wins. ``text[start:end]`` starts and
     ends on shown characters of the selection. None if it does not occur.
     """
-    wanted = _squash(selected)
+    wanted = "".join(_NON_SPACE_RUN.findall(selected or "")) if plain else _squash(selected)
     if not wanted or not text:
         return None
-    norm, newlines = _normalise(text)
-    projection = _project(_layout(norm))
+    if plain:
+        projection = _plain_projection(text)
+    else:
+        norm, newlines = _normalise(text)
+        projection = _project(_layout(norm))
     shown = projection.text
     hits: list[int] = []
     at = shown.find(wanted)
@@ -891,9 +919,13 @@ def locate_quote(text: str, selected: str, before: str = "") -> tuple[int, int] 
         return None
     best = hits[0]
     if len(hits) > 1:
-        context = _squash(before)[-_BEFORE_LIMIT:]
+        context = ("".join(_NON_SPACE_RUN.findall(before)) if plain else _squash(before))[
+            -_BEFORE_LIMIT:
+        ]
         if context:
             best = max(hits, key=lambda hit: (_common_suffix(shown, hit, context), -hit))
     start = projection.raw_start(best)
     end = projection.raw_end(best + len(wanted) - 1)
+    if plain:
+        return start, end
     return newlines.to_raw(start), newlines.to_raw(end)

@@ -10,6 +10,7 @@ is refused in words, never followed.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from collections.abc import Callable, Iterable
@@ -82,7 +83,12 @@ class BadSourceFile(Exception):
 
 def slug_for(document: Document, filename: str) -> str:
     """The front matter's slug, or one made from the file name; raises ``BadSourceFile``."""
-    slug = document.slug or slugify(Path(filename).stem)[:MAX_SLUG].strip("-")
+    stem = Path(filename).stem
+    slug = document.slug or slugify(stem)[:MAX_SLUG].strip("-")
+    if not slug and stem.strip():
+        # A name in another script ("日本語.md") has no ASCII slug: a stable one made
+        # from the name itself, so re-importing the file finds its source again.
+        slug = "document-" + hashlib.sha256(stem.encode("utf-8", "replace")).hexdigest()[:10]
     if not slug:
         raise BadSourceFile(
             "cannot make a slug from this file name: give it letters or digits "

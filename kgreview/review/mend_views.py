@@ -49,7 +49,12 @@ def _evidence_from(source) -> tuple[Evidence | None, str]:
     if start is None or end is None:
         if not selected.strip():
             return None, "Select the sentence that supports the edge on the source page."
-        found = locate_quote(revision.text, selected, before=str(source.get("before", "")))
+        found = locate_quote(
+            revision.text,
+            selected,
+            before=str(source.get("before", "")),
+            plain=revision.text_format == SourceRevision.TextFormat.PLAIN,
+        )
         if found is None:
             return None, "The selected text was not found in that revision; select it again."
         start, end = found

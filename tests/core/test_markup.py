@@ -376,3 +376,16 @@ def test_locate_with_windows_line_endings_and_entities():
     text = "Intro\r\n\r\nTom &amp; Jerry **run**.\r\n"
     start, end = locate_quote(text, "Tom & Jerry run")
     assert text[start:end] == "Tom &amp; Jerry **run"
+
+
+def test_a_selection_on_plain_text_keeps_characters_markdown_would_drop():
+    """Text from a PDF is shown as it is: "#", "-" and "*" at line starts are what the
+    reader selected, and the offsets cover them."""
+    from kgreview.core.markup import locate_quote
+
+    text = "Intro line.\n# not a heading\n- 5 * 3 is *not* emphasis here.\n"
+    start, end = locate_quote(text, "# not a heading - 5 * 3 is", plain=True)
+    assert text[start:end] == "# not a heading\n- 5 * 3 is"
+    start, end = locate_quote(text, "*not* emphasis", plain=True)
+    assert text[start:end] == "*not* emphasis"
+    assert locate_quote(text, "not there", plain=True) is None

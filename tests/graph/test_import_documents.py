@@ -195,3 +195,14 @@ def test_text_mode_names_pages_and_draws_no_bar_when_not_a_terminal(documents):
     text = out.getvalue()
     assert "handbook (revision 1, " in text and " pages)" in text
     assert "━" not in text and "\r" not in text
+
+
+def test_a_file_named_in_another_script_gets_a_stable_slug(tmp_path):
+    """"日本語.md" has no ASCII slug: it gets one made from its name, the same each time."""
+    (tmp_path / "日本語.md").write_text("# 日本語\n\nテキスト。\n", encoding="utf-8")
+    first, code = run(tmp_path)
+    assert code == 0
+    slug = first["imported"][0]["slug"]
+    assert slug.startswith("document-") and first["imported"][0]["title"] == "日本語"
+    again, _ = run(tmp_path)
+    assert again["imported"][0] == {**first["imported"][0], "outcome": "unchanged"}
