@@ -45,7 +45,11 @@ class CountingModel:
     def extract(self, doc, *, vocabulary, lexicon, max_edges) -> Extraction:
         self.calls += 1
         return Extraction(
-            concepts=(), candidates=(), usage=LLMUsage(calls=1), extractor=self.name, model=self.model
+            concepts=(),
+            candidates=(),
+            usage=LLMUsage(calls=1),
+            extractor=self.name,
+            model=self.model,
         )
 
 

@@ -198,7 +198,7 @@ def test_text_mode_names_pages_and_draws_no_bar_when_not_a_terminal(documents):
 
 
 def test_a_file_named_in_another_script_gets_a_stable_slug(tmp_path):
-    """"日本語.md" has no ASCII slug: it gets one made from its name, the same each time."""
+    """A file named "日本語.md" has no ASCII slug: it gets one from its name, always the same."""
     (tmp_path / "日本語.md").write_text("# 日本語\n\nテキスト。\n", encoding="utf-8")
     first, code = run(tmp_path)
     assert code == 0
