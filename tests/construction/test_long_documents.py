@@ -220,3 +220,43 @@ def test_each_chunk_is_read_with_the_section_it_sits_in():
         ("AI Engineering Handbook", "Embeddings"),
     }
     assert all(p.chunk.tokens <= 1200 for p in plans)
+
+
+def test_contradicting_statements_in_two_chunks_are_flagged_on_both():
+    """One chapter says A builds on B, a later one B builds on A: read in separate
+    chunks, both drafts are flagged as contradicting each other, as across sources."""
+    text = (
+        "# Manual\n\n"
+        "## Early chapter\n\n"
+        "Retrieval-augmented generation builds on vector search. It is used widely in "
+        "question answering systems of every kind and size.\n\n"
+        "## Late chapter\n\n"
+        "Vector search builds on retrieval-augmented generation. The authors of this "
+        "chapter disagree with the early one on purpose.\n"
+    )
+    document = read_document(text.encode(), filename="m.md", max_bytes=10**6)
+    doc = SourceDoc(slug="m", revision_id=1, revision_number=1, title="Manual", text=document.text)
+    plans = plan_chunks(
+        doc, sections=document.sections, max_tokens=60, overlap_tokens=0, extractor_key="t"
+    )
+    assert len(plans) >= 2
+    readings = read_in_order(
+        plans,
+        lambda part, known: EXTRACTOR.extract(
+            part, vocabulary=VOCABULARY, lexicon=known, max_edges=8
+        ),
+        InMemoryConceptIndex(),
+    )
+    result = process_source(
+        doc=doc,
+        extraction=merge_extractions(plans, readings, extractor="offline", model="rules"),
+        vocabulary=VOCABULARY,
+        index=InMemoryConceptIndex(),
+        graph=MemoryGraph(),
+        gate=0.6,
+    )
+    builds = [e for e in result.edges if e.relation == "builds_on"]
+    assert len(builds) == 2
+    assert all("contradiction" in e.flags for e in builds)
+    early, late = sorted(builds, key=lambda e: e.evidence.start)
+    assert early.evidence.start < document.text.index("## Late") < late.evidence.start
