@@ -202,12 +202,15 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 BROKER_DIR = VAR_DIR / "broker"
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    for sub in ("queue", "processed"):
+    for sub in ("queue", "processed", "control"):
         (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
         "processed_folder": str(BROKER_DIR / "processed"),
+        # kombu's default is ./control, in whatever folder the process started in: the
+        # broker's exchange tables belong with its queue, not in the working tree.
+        "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
     }
 else:

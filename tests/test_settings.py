@@ -41,6 +41,7 @@ def test_defaults_need_no_environment(tmp_path):
         "offline",
     ]
     assert (tmp_path / "broker" / "queue").is_dir()
+    assert (tmp_path / "broker" / "control").is_dir()
     assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0
 
 
@@ -72,3 +73,19 @@ def test_bad_values_fail_at_start_with_the_variable_named(tmp_path, env, words):
     assert out.returncode != 0
     assert words in out.stderr
     assert next(iter(env)) in out.stderr
+
+
+def test_the_embedded_broker_keeps_its_exchange_tables_in_the_data_folder(tmp_path):
+    """kombu's filesystem transport would write ./control wherever the process started;
+    it is pointed into var/broker, so no broker state lands in the working tree."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("KG_", "CELERY_"))}
+    clean.update({"DJANGO_SETTINGS_MODULE": "kgreview.settings", "KG_VAR_DIR": str(tmp_path)})
+    code = (
+        "import django; django.setup(); from django.conf import settings as s; "
+        "print(s.CELERY_BROKER_TRANSPORT_OPTIONS['control_folder'])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(tmp_path / "broker" / "control")
