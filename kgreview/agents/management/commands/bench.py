@@ -6,7 +6,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from kgreview.agents.bench import BENCHMARKS, scratch_database
+from benchmarks import BENCHMARKS, scratch_database
 
 
 class Command(BaseCommand):

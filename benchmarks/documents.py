@@ -61,7 +61,7 @@ def _import(name: str, raw: bytes):
 
 
 def _construct(source, extractor=None) -> dict:
-    from . import services
+    from kgreview.agents import services
 
     run = services.construct_run_create(sources=[source], provider="offline")
     item = run.items.get()
@@ -71,7 +71,7 @@ def _construct(source, extractor=None) -> dict:
 
 
 def bench_documents(**_: object) -> dict:
-    from .adapters import INDEX_CACHE
+    from kgreview.agents.adapters import INDEX_CACHE
 
     raw = pages_pdf(200)
     started = time.perf_counter()

@@ -22,12 +22,14 @@ from django.urls import reverse
 from django.utils import timezone
 
 from construction import keys
-from kgreview.agents.bench import concept_names, percentiles, seed_concepts
+from construction.synthetic import concept_names
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.services import source_import
 from kgreview.review import selectors
 from kgreview.review.models import Proposal
 from kgreview.review.services import endpoint_columns, flags_text
+
+from .common import percentiles, seed_concepts
 
 FLAG_MIX = [(), (), (), ("new_concept",), ("contradiction",), ("below_gate",)]
 TEXT = (

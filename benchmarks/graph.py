@@ -25,10 +25,11 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext, override_settings
 from django.utils import timezone
 
-from kgreview.agents.bench import concept_names, percentiles, seed_concepts
+from construction.synthetic import concept_names
+from kgreview.graph import traversal
+from kgreview.graph.models import Concept, Edge, RelationType
 
-from . import traversal
-from .models import Concept, Edge, RelationType
+from .common import percentiles, seed_concepts
 
 MIX = [
     ("prerequisite", 0.40),
