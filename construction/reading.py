@@ -14,7 +14,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from .chunks import Chunk, chunk_document, estimate_tokens
+from .chunks import Chunk, chunk_document
 from .keys import new_concept_key
 from .resolve import OverlayIndex
 from .text import name_key, name_keys
@@ -144,8 +144,3 @@ def merge_extractions(
         extractor=extractor,
         model=model,
     )
-
-
-def prompt_tokens(doc: SourceDoc) -> int:
-    """The tokens of a chunk as sent (for checks that no prompt exceeds the bound)."""
-    return estimate_tokens(doc.text)

@@ -9,8 +9,7 @@ downloaded again; re-importing the same content adds nothing.
 from __future__ import annotations
 
 import hashlib
-from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -19,7 +18,7 @@ from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
 from django.db.models import Case, F, Max, Q, TextField, Value, When
 
-from construction.documents import markdown_sections
+from construction.documents import markdown_sections, page_of, section_at
 from construction.types import Section
 from kgreview.core.errors import ValidationFailed
 
@@ -203,23 +202,14 @@ def revision_structure(revision: SourceRevision) -> Structure:
     return structure
 
 
-def _section_at(sections: Sequence[Section], offset: int) -> tuple[str, ...]:
-    found: tuple[str, ...] = ()
-    for section in sections:
-        if section.start > offset:
-            break
-        if section.start <= offset < section.end:
-            found = section.path  # later (deeper) sections that contain it win
-    return found
-
-
 def place_of(revision: SourceRevision | None, offset: int | None) -> Place:
     """The page and section of ``offset`` in ``revision``."""
     if revision is None or offset is None:
         return Place(page=None, section=())
     structure = revision_structure(revision)
-    page = bisect_right(structure.pages, offset) if structure.pages else None
-    return Place(page=page or None, section=_section_at(structure.sections, offset))
+    return Place(
+        page=page_of(structure.pages, offset), section=section_at(structure.sections, offset)
+    )
 
 
 class RevisionPlaces:
