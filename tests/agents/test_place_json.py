@@ -13,19 +13,10 @@ from django.core.management import call_command
 from kgreview.agents import selectors, services
 from kgreview.agents.models import AgentRun
 from kgreview.graph.services import Evidence
-from kgreview.graph.sources import source_import
 from kgreview.review.services import proposal_create
+from tests.paged import page, pdf
 
 pytestmark = pytest.mark.django_db
-
-PAGE = 500
-
-
-def page(text: str) -> str:
-    """One page of PAGE characters: the text, then blanks."""
-    assert len(text) < PAGE
-    return text + " " * (PAGE - len(text) - 1) + "\n"
-
 
 HANDBOOK = (
     page("Networks\n\nRouters forward packets between networks.")
@@ -37,26 +28,10 @@ HANDBOOK = (
         "BGP\n\nBGP joins networks. As said before, link-state routing is a prerequisite for OSPF."
     )
 )
-STRUCTURE = {
-    "sections": [
-        {"path": ["Networks"], "start": 0, "end": PAGE, "level": 1},
-        {"path": ["Routing"], "start": PAGE, "end": 3 * PAGE, "level": 1},
-        {"path": ["Routing", "OSPF"], "start": PAGE, "end": 2 * PAGE, "level": 2},
-        {"path": ["Routing", "BGP"], "start": 2 * PAGE, "end": 3 * PAGE, "level": 2},
-    ],
-    "pages": [0, PAGE, 2 * PAGE],
-}
 
 
 def handbook():
-    return source_import(
-        slug="handbook",
-        title="Networking handbook",
-        text=HANDBOOK,
-        media_type="application/pdf",
-        text_format="plain",
-        structure=STRUCTURE,
-    ).revision
+    return pdf(text=HANDBOOK)
 
 
 def construct(*args) -> dict:

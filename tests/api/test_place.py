@@ -8,48 +8,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from kgreview.graph.sources import source_import
+from tests.paged import HANDBOOK, MARKDOWN, MD_QUOTE, OSPF_QUOTE, pdf
 
 pytestmark = pytest.mark.django_db
-
-PAGE = 500
-
-
-def page(text: str) -> str:
-    return text + " " * (PAGE - len(text) - 1) + "\n"
-
-
-HANDBOOK = (
-    page("Networks\n\nRouters forward packets between networks.")
-    + page("OSPF\n\nLink-state routing is a prerequisite for OSPF.")
-    + page("BGP\n\nBGP joins autonomous systems.")
-)
-STRUCTURE = {
-    "sections": [
-        {"path": ["Networks"], "start": 0, "end": PAGE, "level": 1},
-        {"path": ["Routing"], "start": PAGE, "end": 3 * PAGE, "level": 1},
-        {"path": ["Routing", "OSPF"], "start": PAGE, "end": 2 * PAGE, "level": 2},
-        {"path": ["Routing", "BGP"], "start": 2 * PAGE, "end": 3 * PAGE, "level": 2},
-    ],
-    "pages": [0, PAGE, 2 * PAGE],
-}
-MARKDOWN = (
-    "# Retrieval\n\nIntro.\n\n## Vector search\n\n"
-    "Before learning vector search you should understand embeddings.\n"
-)
-OSPF_QUOTE = "Link-state routing is a prerequisite for OSPF."
-MD_QUOTE = "Before learning vector search you should understand embeddings."
-
-
-def pdf(slug: str = "handbook"):
-    return source_import(
-        slug=slug,
-        title="Networking handbook",
-        text=HANDBOOK,
-        media_type="application/pdf",
-        text_format="plain",
-        structure=STRUCTURE,
-    ).revision
 
 
 @pytest.fixture
