@@ -62,7 +62,6 @@ class ImportReport:
 
 def import_json(path: str, result: SourceImportResult) -> dict:
     revision = result.revision
-    pages = (revision.structure or {}).get("pages") or []
     return {
         "path": path,
         "slug": result.source.slug,
@@ -72,7 +71,7 @@ def import_json(path: str, result: SourceImportResult) -> dict:
         "sha256": revision.sha256,
         "media_type": revision.media_type,
         "words": revision.word_count,
-        "pages": len(pages) or None,
+        "pages": revision.page_count or None,
         "sections": len((revision.structure or {}).get("sections") or []),
     }
 

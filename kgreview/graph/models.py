@@ -291,6 +291,8 @@ class SourceRevision(AppendOnlyModel):
         max_length=16, choices=TextFormat.choices, default=TextFormat.MARKDOWN
     )
     structure = models.JSONField(default=dict, blank=True)
+    # len(structure["pages"]), kept apart so lists need not load every structure.
+    page_count = models.PositiveIntegerField(default=0)
     original = models.ForeignKey(
         SourceFile, null=True, blank=True, on_delete=models.PROTECT, related_name="revisions"
     )

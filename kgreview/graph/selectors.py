@@ -154,7 +154,7 @@ def source_list() -> QuerySet:
     """Sources by title with their revision count, for the curriculum page."""
     return (
         Source.objects.select_related("current_revision")
-        .defer("current_revision__text")
+        .defer("current_revision__text", "current_revision__structure")
         .annotate(n_revisions=Count("revisions"), ltitle=Lower("title"))
         .order_by("ltitle", "slug")
     )

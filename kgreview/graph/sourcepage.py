@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 
+from construction.documents import page_of
 from construction.types import Section
 from kgreview.core.markup import Span, render_markdown
 
@@ -97,7 +98,7 @@ def outline(structure: Structure) -> list[OutlineItem]:
         depth = len(section.path)
         page = None
         if structure.pages:
-            page = bisect_right(structure.pages, section.start) or None
+            page = page_of(structure.pages, section.start)
         item = OutlineItem(
             title=section.path[-1] if section.path else "",
             anchor=section_anchor(section),

@@ -135,6 +135,7 @@ def source_import(
         media_type=media_type[:100],
         text_format=text_format,
         structure=structure,
+        page_count=len(structure.get("pages") or ()),
         original=_stored_file(original, media_type) if original is not None else None,
         filename=filename,
         imported_by=user if user is not None and user.is_authenticated else None,

@@ -120,7 +120,7 @@ class UploadResult:
 def describe(result: SourceImportResult) -> str:
     """ "created tokenization, revision 1, 12 pages" and the like."""
     revision = result.revision
-    pages = len((revision.structure or {}).get("pages") or [])
+    pages = revision.page_count
     if pages:
         size = f"{pages:,} page{'s' if pages != 1 else ''}"
     else:

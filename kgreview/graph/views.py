@@ -33,7 +33,7 @@ def _home_context(request: HttpRequest) -> dict:
     for source in sources:
         revision = source.current_revision
         source.kind = sourcepage.kind_label(revision.media_type) if revision else ""
-        source.pages = len((revision.structure or {}).get("pages") or []) if revision else 0
+        source.pages = revision.page_count if revision else 0
     return {
         "sources": sources,
         "totals": selectors.graph_totals(),

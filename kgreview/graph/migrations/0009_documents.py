@@ -102,5 +102,10 @@ class Migration(migrations.Migration):
                 to="graph.sourcefile",
             ),
         ),
+        migrations.AddField(
+            model_name="sourcerevision",
+            name="page_count",
+            field=models.PositiveIntegerField(default=0),
+        ),
         migrations.RunPython(forwards, backwards),
     ]

@@ -43,7 +43,7 @@ class Command(BaseCommand):
         else:
             for path, result in report.results:
                 revision = result.revision
-                pages = len((revision.structure or {}).get("pages") or [])
+                pages = revision.page_count
                 size = f"{pages} pages" if pages else f"{revision.word_count:,} words"
                 self.stdout.write(
                     f"{result.outcome:>9}  {result.source.slug} (revision "
