@@ -188,7 +188,7 @@ def _record_item(item: AgentRunItem, *, status: str, stats=None, usage=None, err
     )
     if not changed:
         return
-    item.status = status
+    item.status, item.stats, item.error = status, stats or {}, error
     run_stats = _merge_stats(run.stats or _empty_stats(run.progress_total), stats or {})
     bucket = {
         AgentRunItem.Status.DONE: "processed",

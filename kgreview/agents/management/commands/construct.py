@@ -67,7 +67,6 @@ class Command(BaseCommand):
                 item = services.construct_item_run(item_id=item_id, claim=claim, reverify=reverify)
                 advance(done, len(item_ids), item.source.slug)
                 if not as_json:
-                    item.refresh_from_db(fields=["stats"])
                     chunks = (item.stats or {}).get("chunks")
                     read = f" ({chunks} chunks)" if chunks and chunks > 1 else ""
                     self.stdout.write(f"{item.status:>9}  {item.source.slug}{read}")
