@@ -27,13 +27,13 @@ from kgreview.review.services import ProposalSpec, proposals_create_many
 
 from . import adapters
 from .models import AgentRun, DroppedCandidate, Mutex
+from .persist import persist_result
 from .services import (
     RunCancelled,
     _merge_stats,
     agent_run_create,
     agent_run_finish,
     agent_run_step,
-    persist_result,
 )
 
 log = logging.getLogger(__name__)
