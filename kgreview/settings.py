@@ -99,6 +99,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "django_celery_beat",
+    "kgreview.core",
     "kgreview.graph",
     "kgreview.review",
     "kgreview.agents",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from .models import AuditEntry
+
 
 class NoDeleteAdmin(admin.ModelAdmin):
     """Hides delete buttons and the bulk-delete action; the model raises anyway."""
@@ -40,3 +42,10 @@ class ReadOnlyInline(admin.TabularInline):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "user", "action", "summary")
+    list_filter = ("action", "subject_type")
+    search_fields = ("summary", "subject_id")

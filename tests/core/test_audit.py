@@ -1,0 +1,99 @@
+"""The curation log: one append-only row per change, written inside the change."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import AnonymousUser
+from django.db import connection, transaction
+
+from kgreview.core import audit
+from kgreview.core.errors import ImmutableRecord
+from kgreview.core.models import AuditEntry
+
+pytestmark = pytest.mark.django_db
+
+
+def test_record_writes_who_what_and_the_before_and_after(f):
+    curator = f.user("cora", role="curator")
+    relation = f.relation("prerequisite")
+    with transaction.atomic():
+        row = audit.record(
+            acting_user=curator,
+            action="relation_type.retire",
+            subject=relation,
+            summary="Retired the relation type “Prerequisite”.",
+            before={"active": True},
+            after={"active": False},
+        )
+    row = AuditEntry.objects.get(pk=row.pk)
+    assert (row.user, row.action, row.subject_type, row.subject_id) == (
+        curator,
+        "relation_type.retire",
+        "relationtype",
+        str(relation.pk),
+    )
+    assert (row.before, row.after) == ({"active": True}, {"active": False})
+
+
+def test_a_change_belonging_to_a_decision_writes_no_second_row(f):
+    with transaction.atomic():
+        assert (
+            audit.record(
+                acting_user=f.user(),
+                action="concept.retire",
+                subject=("concept", 1),
+                summary="x",
+                decided=True,
+            )
+            is None
+        )
+    assert AuditEntry.objects.count() == 0
+
+
+def test_an_anonymous_or_missing_user_is_recorded_as_the_system():
+    with transaction.atomic():
+        a = audit.record(acting_user=AnonymousUser(), action="a.b", subject=("x", 1), summary="s")
+        b = audit.record(acting_user=None, action="a.b", subject=("x", None), summary="s")
+    assert a.user is None and b.user is None and b.subject_id == ""
+
+
+def test_a_long_summary_is_cut_to_fit_with_an_ellipsis():
+    with transaction.atomic():
+        row = audit.record(acting_user=None, action="a.b", subject=("x", 1), summary="w" * 900)
+    assert len(row.summary) == audit.MAX_SUMMARY and row.summary.endswith("…")
+
+
+def test_recording_outside_a_transaction_is_refused(transactional_db):
+    with pytest.raises(RuntimeError, match="inside its transaction"):
+        audit.record(acting_user=None, action="a.b", subject=("x", 1), summary="s")
+
+
+def test_a_subject_that_is_neither_a_row_nor_a_pair_is_refused():
+    with transaction.atomic(), pytest.raises(TypeError):
+        audit.record(acting_user=None, action="a.b", subject="concept 1", summary="s")
+
+
+def test_entries_can_be_neither_changed_nor_deleted_through_the_orm():
+    with transaction.atomic():
+        row = audit.record(acting_user=None, action="a.b", subject=("x", 1), summary="s")
+    with pytest.raises(ImmutableRecord):
+        row.save()
+    with pytest.raises(ImmutableRecord):
+        AuditEntry.objects.filter(pk=row.pk).update(summary="t")
+    with pytest.raises(Exception, match="never|audit"):
+        row.delete()
+
+
+def test_postgres_refuses_raw_updates_and_deletes_of_entries(on_postgres):
+    from django.db.utils import InternalError, IntegrityError
+
+    with transaction.atomic():
+        row = audit.record(acting_user=None, action="a.b", subject=("x", 1), summary="s")
+    for sql in (
+        "UPDATE core_auditentry SET summary = 'forged' WHERE id = %s",
+        "DELETE FROM core_auditentry WHERE id = %s",
+    ):
+        with pytest.raises((IntegrityError, InternalError)), transaction.atomic():
+            with connection.cursor() as cur:
+                cur.execute(sql, [row.pk])
+    assert AuditEntry.objects.get(pk=row.pk).summary == "s"
