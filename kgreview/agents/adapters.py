@@ -104,7 +104,7 @@ def extractor_for(provider: str | None = None):
     """The extractor a run uses, and the key under which its output is cached."""
     provider = provider or settings.KG_LLM_PROVIDER
     if provider == "offline":
-        from construction.extract_offline import OfflineExtractor
+        from construction.offline import OfflineExtractor
 
         extractor = OfflineExtractor()
     elif provider == "openai":

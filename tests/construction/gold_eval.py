@@ -17,7 +17,7 @@ from pathlib import Path
 
 from construction.evaluate import GoldEdge, ProposedEdge
 from construction.evaluate import matches as gold_matches
-from construction.extract_offline import OfflineExtractor
+from construction.offline import OfflineExtractor
 from construction.text import name_key, split_abbreviation
 from construction.types import Candidate, IndexEntry, RelationSpec, SourceDoc
 

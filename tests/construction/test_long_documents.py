@@ -15,8 +15,8 @@ import pytest
 from rapidfuzz import fuzz
 
 from construction.documents import parse_front_matter, read_document
-from construction.extract_offline import OfflineExtractor
 from construction.keys import new_concept_key
+from construction.offline import OfflineExtractor
 from construction.pipeline import process_source
 from construction.reading import merge_extractions, plan_chunks, read_in_order
 from construction.resolve import InMemoryConceptIndex

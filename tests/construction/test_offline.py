@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from construction.extract_offline import OfflineExtractor
+from construction.offline import OfflineExtractor
 from construction.text import name_key, sentences, split_abbreviation
 from construction.types import Extraction, IndexEntry, LLMUsage, RelationSpec, SourceDoc
 
