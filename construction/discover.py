@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .cycles import has_cycle
 from .keys import relation_key
 from .relations import NOUNS, normalise_label
 from .text import name_key
@@ -154,30 +155,6 @@ def _verb(key: str) -> str:
     return phrase
 
 
-def _has_cycle(pairs: set[tuple[str, str]]) -> bool:
-    """Whether the directed pairs contain a cycle (Kahn's algorithm, no recursion)."""
-    successors: dict[str, set[str]] = defaultdict(set)
-    indegree: Counter[str] = Counter()
-    nodes: set[str] = set()
-    for a, b in pairs:
-        if a == b:
-            return True
-        nodes.update((a, b))
-        if b not in successors[a]:
-            successors[a].add(b)
-            indegree[b] += 1
-    ready = [n for n in nodes if indegree[n] == 0]
-    seen = 0
-    while ready:
-        node = ready.pop()
-        seen += 1
-        for nxt in successors[node]:
-            indegree[nxt] -= 1
-            if indegree[nxt] == 0:
-                ready.append(nxt)
-    return seen < len(nodes)
-
-
 def _spread(examples: list[DroppedExample], limit: int) -> tuple[DroppedExample, ...]:
     """Up to ``limit`` examples, one per source in turn, so many sources are shown.
 
@@ -285,7 +262,7 @@ def discover_relations(
         # An ordering stated both ways round is a contradiction in the examples, not a
         # sign of symmetry: it keeps its direction and loses acyclicity instead.
         symmetric = key in SYMMETRIC or (bool(both_ways) and not ordering)
-        cyclic = _has_cycle(pairs)
+        cyclic = has_cycle(pairs)
         acyclic = not symmetric and ordering and not cyclic
         if acyclic:
             shape = (

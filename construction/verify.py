@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .cycles import find_chain
 from .keys import edge_dedup_key, relation_key
 from .protocols import GraphView
 from .relations import normalise_label
@@ -100,67 +101,38 @@ def find_cycle(
 ) -> list[Link] | None:
     """The chain target -> ... -> source that the candidate source -> target would close.
 
-    Searches from both ends at once (successors of the target, predecessors of the
-    source), always widening the smaller frontier: in a mostly acyclic graph one side is
-    small, so the search stops after touching little of the graph. A budget on visited
-    nodes bounds the worst case; the check is advisory here (acceptance re-checks).
+    ``cycles.find_chain`` from the target to the source over active edges, open
+    proposals and this source's drafts, each frontier asked of the graph in one question.
+    Bounded in depth and visited nodes; the check is advisory here (acceptance re-checks).
     """
     if source_key == target_key:
         return []
-    forward: dict[str, Link | None] = {target_key: None}  # node -> link that reached it
-    backward: dict[str, Link | None] = {source_key: None}  # node -> link leaving it
-    f_frontier, b_frontier = {target_key}, {source_key}
-    for _ in range(MAX_CYCLE_DEPTH):
-        if not f_frontier or not b_frontier:
-            return None
-        if len(forward) + len(backward) > MAX_CYCLE_NODES:
-            return None
-        if len(f_frontier) <= len(b_frontier):
-            step = graph.successors(relation, sorted(f_frontier)) + state.successors(
-                relation, f_frontier
-            )
-            f_frontier = set()
-            for link in sorted(step, key=_link_order):
-                node = link.target_key
-                if node in forward:
-                    continue
-                forward[node] = link
-                if node in backward:
-                    return _join(forward, backward, node)
-                f_frontier.add(node)
-        else:
-            step = graph.predecessors(relation, sorted(b_frontier)) + state.predecessors(
-                relation, b_frontier
-            )
-            b_frontier = set()
-            for link in sorted(step, key=_link_order):
-                node = link.source_key
-                if node in backward:
-                    continue
-                backward[node] = link
-                if node in forward:
-                    return _join(forward, backward, node)
-                b_frontier.add(node)
-    return None
+
+    def forward(frontier: list[str]) -> list[tuple[Link, str, str]]:
+        step = graph.successors(relation, sorted(frontier)) + state.successors(
+            relation, set(frontier)
+        )
+        return [(x, x.source_key, x.target_key) for x in sorted(step, key=_link_order)]
+
+    def backward(frontier: list[str]) -> list[tuple[Link, str, str]]:
+        step = graph.predecessors(relation, sorted(frontier)) + state.predecessors(
+            relation, set(frontier)
+        )
+        return [(x, x.target_key, x.source_key) for x in sorted(step, key=_link_order)]
+
+    chain, _ = find_chain(
+        target_key,
+        source_key,
+        forward,
+        backward,
+        max_depth=MAX_CYCLE_DEPTH,
+        max_nodes=MAX_CYCLE_NODES,
+    )
+    return chain
 
 
 def _link_order(link: Link) -> tuple:
     return (link.source_key, link.target_key, link.kind, link.id)
-
-
-def _join(forward: dict, backward: dict, meet: str) -> list[Link]:
-    """target -> ... -> meet (forward parents) then meet -> ... -> source (backward)."""
-    head: list[Link] = []
-    node = meet
-    while forward[node] is not None:
-        head.append(forward[node])
-        node = forward[node].source_key
-    tail: list[Link] = []
-    node = meet
-    while backward[node] is not None:
-        tail.append(backward[node])
-        node = backward[node].target_key
-    return list(reversed(head)) + tail
 
 
 def find_conflicts(

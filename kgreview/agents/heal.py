@@ -1,10 +1,10 @@
-"""The self-healing agent, Django side: read the graph, ask ``construction.heal``, queue.
+"""The self-healing agent, Django side: read the graph, ask ``construction``, queue.
 
 Four steps, each ending with a cancel check: duplicate concepts (merge proposals), cycles
 in acyclic relations (invalidate the weakest edge), evidence that vanished from its
 source (invalidate, unless an equivalent edge still stands on evidence that is there),
 and orphan concepts (listed for curators, not proposed). It writes proposals only;
-people decide.
+people decide. The pure logic is ``construction.dedupe`` and ``construction.cycles``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from collections import defaultdict
 from django.db.models import Count, F, Q
 
 from construction import keys
-from construction.heal import ConceptRecord, EdgeRecord, find_cycles, find_duplicates_with_stats
+from construction.cycles import EdgeRecord, find_cycles
+from construction.dedupe import ConceptRecord, find_duplicates_with_stats
 from construction.text import QuoteFinder
 from kgreview.graph.models import Concept, ConceptAlias, Edge, RelationType, SourceConcept
 from kgreview.review.models import OPEN_STATUSES, Proposal

@@ -1,17 +1,10 @@
-"""The self-healing agent's pure logic: duplicate concepts and cycles in acyclic relations."""
+"""Duplicate concepts: what the finder proposes, whom it keeps, what it never proposes."""
 
 from __future__ import annotations
 
 import random
 
-from construction.heal import (
-    ConceptRecord,
-    CycleFinding,
-    EdgeRecord,
-    find_cycles,
-    find_duplicates,
-    find_duplicates_with_stats,
-)
+from construction.dedupe import ConceptRecord, find_duplicates, find_duplicates_with_stats
 from construction.synthetic import concept_names
 
 # --- Helpers ----------------------------------------------------------------------------
@@ -30,10 +23,6 @@ def concept(cid, name, aliases=(), *, edges=0, sources=0, neighbours=()):
 
 def pairs(candidates):
     return {frozenset((c.survivor_id, c.loser_id)) for c in candidates}
-
-
-def edge(eid, source, target, confidence=0.9, relation="prerequisite"):
-    return EdgeRecord(eid, source, target, relation, confidence)
 
 
 def drop_a_letter(name, rng):
@@ -398,140 +387,6 @@ def test_order_is_by_score_then_ids_whatever_the_input_order():
         shuffled = concepts[:]
         random.Random(seed).shuffle(shuffled)
         assert find_duplicates(shuffled) == expected
-
-
-# --- Cycles -------------------------------------------------------------------------------
-
-
-def test_self_loop_is_a_cycle_of_length_one():
-    """An edge from a concept to itself is reported on its own."""
-    assert find_cycles([edge(4, 1, 1, 0.8)], acyclic={"prerequisite"}) == [
-        CycleFinding("prerequisite", (4,), 4)
-    ]
-
-
-def test_two_and_three_cycles_are_found_in_order():
-    """A 2-cycle and a 3-cycle: edges listed head to tail, starting at the lowest id."""
-    edges = [
-        edge(1, 1, 2),
-        edge(2, 2, 1, 0.5),
-        edge(7, 10, 11),
-        edge(5, 11, 12, 0.3),
-        edge(6, 12, 10),
-    ]
-    assert find_cycles(edges, acyclic={"prerequisite"}) == [
-        CycleFinding("prerequisite", (1, 2), 2),
-        CycleFinding("prerequisite", (5, 6, 7), 5),
-    ]
-
-
-def test_two_cycles_sharing_their_weakest_edge_need_one_finding():
-    """Removing the shared weak edge breaks both cycles: one finding."""
-    edges = [edge(1, 1, 2, 0.2), edge(2, 2, 3), edge(3, 3, 1), edge(4, 2, 1)]
-    findings = find_cycles(edges, acyclic={"prerequisite"})
-    assert len(findings) == 1
-    assert findings[0].weakest_edge_id == 1
-
-
-def test_two_cycles_sharing_a_strong_edge_need_two_findings():
-    """With the shared edge strong, each cycle gives up its own weakest edge."""
-    edges = [edge(1, 1, 2, 0.99), edge(2, 2, 3, 0.5), edge(3, 3, 1), edge(4, 2, 1, 0.4)]
-    findings = find_cycles(edges, acyclic={"prerequisite"})
-    assert findings == [
-        CycleFinding("prerequisite", (1, 2, 3), 2),
-        CycleFinding("prerequisite", (1, 4), 4),
-    ]
-
-
-def test_weakest_edge_ties_go_to_the_newest():
-    """Equal confidences: the highest id (newest edge) is the weakest."""
-    edges = [edge(3, 1, 2, 0.6), edge(9, 2, 3, 0.6), edge(5, 3, 1, 0.6)]
-    [finding] = find_cycles(edges, acyclic={"prerequisite"})
-    assert finding.edge_ids == (3, 9, 5)
-    assert finding.weakest_edge_id == 9
-
-
-def test_relations_not_marked_acyclic_are_ignored():
-    """Cycles of related / contrasts_with are fine; relations are not mixed."""
-    edges = [
-        edge(1, 1, 2, relation="related"),
-        edge(2, 2, 1, relation="related"),
-        edge(3, 1, 2, relation="prerequisite"),
-        edge(4, 2, 1, relation="builds_on"),
-    ]
-    assert find_cycles(edges, acyclic={"prerequisite", "builds_on"}) == []
-    assert len(find_cycles(edges, acyclic=["related"])) == 1
-
-
-def test_large_dag_has_no_findings():
-    """100,000 edges in topological order: nothing to report."""
-    rng = random.Random(3)
-    edges = []
-    while len(edges) < 100_000:
-        a = rng.randrange(30_000)
-        b = a + 1 + rng.randrange(300)
-        edges.append(edge(len(edges) + 1, a, b, rng.random()))
-    assert find_cycles(edges, acyclic={"prerequisite"}) == []
-
-
-def test_very_long_cycle_does_not_overflow_the_stack():
-    """One cycle through 50,000 concepts is found without recursion."""
-    n = 50_000
-    edges = [edge(i + 1, i, (i + 1) % n, 0.9) for i in range(n)]
-    edges[1234] = edge(1235, 1234, 1235, 0.1)
-    [finding] = find_cycles(edges, acyclic={"prerequisite"})
-    assert len(finding.edge_ids) == n
-    assert finding.edge_ids[0] == 1
-    assert finding.weakest_edge_id == 1235
-
-
-def _check_findings(edges, findings):
-    by_id = {e.id: e for e in edges}
-    removed = set()
-    for f in findings:
-        chain = [by_id[i] for i in f.edge_ids]
-        nodes = [e.source_id for e in chain]
-        assert len(set(nodes)) == len(nodes)  # simple
-        for a, b in zip(chain, chain[1:] + chain[:1], strict=True):
-            assert a.target_id == b.source_id
-        weakest = min(chain, key=lambda e: (e.confidence, -e.id))
-        assert f.weakest_edge_id == weakest.id
-        assert weakest.id not in removed
-        removed.add(weakest.id)
-    return removed
-
-
-def _is_acyclic(edges):
-    successors = {}
-    indegree = {}
-    for e in edges:
-        successors.setdefault(e.source_id, []).append(e.target_id)
-        indegree[e.target_id] = indegree.get(e.target_id, 0) + 1
-        indegree.setdefault(e.source_id, 0)
-    ready = [n for n, d in indegree.items() if d == 0]
-    seen = 0
-    while ready:
-        node = ready.pop()
-        seen += 1
-        for nxt in successors.get(node, ()):
-            indegree[nxt] -= 1
-            if indegree[nxt] == 0:
-                ready.append(nxt)
-    return seen == len(indegree)
-
-
-def test_weakest_edges_break_every_cycle_of_random_graphs():
-    """On random tangles findings are simple cycles whose weakest edges leave a DAG."""
-    for seed in range(30):
-        rng = random.Random(seed)
-        n = rng.randrange(3, 40)
-        edges = [
-            edge(i + 1, rng.randrange(n), rng.randrange(n), round(rng.random(), 1))
-            for i in range(rng.randrange(n, 4 * n))
-        ]
-        findings = find_cycles(edges, acyclic={"prerequisite"})
-        removed = _check_findings(edges, findings)
-        assert _is_acyclic([e for e in edges if e.id not in removed])
 
 
 def test_merge_and_relation_type_dedup_keys_keep_their_format():

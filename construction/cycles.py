@@ -1,0 +1,326 @@
+"""Cycle search for construction: one bidirectional search, and the cycles of a graph.
+
+``find_chain`` is the one search: a short chain of edges from one node to another,
+breadth-first from both ends at once, always widening the smaller frontier (in a mostly
+acyclic graph one side is small, so the search stops after touching little of it). The
+caller says how to step forwards and backwards, so the same search runs over a
+``GraphView`` (``verify.find_cycle``: would a candidate close a cycle with the graph, the
+queue and this source's drafts?) and over arrays in memory (``find_cycles`` below).
+
+``find_cycles`` (the self-healing agent): strongly connected components per acyclic
+relation (iterative Tarjan, so deep graphs do not overflow the stack), then inside each
+component, node by node: find a short cycle through the node (``find_chain`` from it
+back to itself), report it, drop its weakest edge, and again until the node lies on no
+cycle; the side the last search went through to the end is closed, so it is split off and
+searched on its own. The weakest edges reported break every cycle the graph had.
+``has_cycle`` asks the same components whether a few pairs hold any cycle (ontology
+discovery: does a relation's set of examples order its concepts?).
+
+The database has its own counterpart: ``kgreview.graph.selectors.relation_path`` walks
+active edges with a recursive SQL query (acceptance re-checks a cycle there, under lock).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+__all__ = ["CycleFinding", "EdgeRecord", "find_chain", "find_cycles", "has_cycle"]
+
+N = TypeVar("N", bound=Hashable)  # a node
+E = TypeVar("E")  # an edge
+# Given a frontier, the edges leaving it (forwards) or entering it (backwards), each as
+# (edge, the frontier node, the node at the edge's other end), in the order to try them.
+Steps = Callable[[list[N]], Iterable[tuple[E, N, N]]]
+
+
+def find_chain(
+    start: N,
+    goal: N,
+    forward: Steps[N, E],
+    backward: Steps[N, E],
+    *,
+    max_depth: int | None = None,
+    max_nodes: int | None = None,
+) -> tuple[list[E] | None, list[N]]:
+    """A short chain of edges start -> ... -> goal, and, without one, the closed side.
+
+    Forwards from ``start``, backwards from ``goal``, the smaller frontier first; on a tie
+    the side that has cost less so far, so a search along a chain stops at its shorter
+    end. The first meeting is kept, so the chain is a shortest one or one edge longer; it
+    is simple, as the two trees share no node (but ``start`` when it is ``goal``: then the
+    chain is a cycle through it, never empty).
+
+    Without a chain, also returns the side searched to the end: every node reachable from
+    ``start`` (or every node reaching ``goal``). That set is closed in its direction, so
+    any cycle touching it lies inside it. ``max_depth`` (frontiers widened) and
+    ``max_nodes`` (nodes seen on both sides) bound the search; stopped by either, it
+    returns no chain and no closed side.
+    """
+    ahead: dict[N, tuple[E, N] | None] = {start: None}  # node -> (edge, node it came from)
+    behind: dict[N, tuple[E, N] | None] = {goal: None}  # node -> (edge, node it leads to)
+    forwards, backwards = [start], [goal]
+    reached = passed = depth = 0
+    while forwards and backwards:
+        if max_depth is not None and depth >= max_depth:
+            return None, []
+        if max_nodes is not None and len(ahead) + len(behind) > max_nodes:
+            return None, []
+        depth += 1
+        following: list[N] = []
+        nf, nb = len(forwards), len(backwards)
+        if nf < nb or (nf == nb and reached <= passed):
+            for edge, v, w in forward(forwards):
+                if w in behind:  # the edge v -> w joins the two trees
+                    return _chain(ahead, behind, v, edge, w), []
+                if w not in ahead:
+                    ahead[w] = (edge, v)
+                    following.append(w)
+            forwards = following
+            reached += len(following)
+        else:
+            for edge, v, w in backward(backwards):
+                if w in ahead:  # the edge w -> v joins the two trees
+                    return _chain(ahead, behind, w, edge, v), []
+                if w not in behind:
+                    behind[w] = (edge, v)
+                    following.append(w)
+            backwards = following
+            passed += len(following)
+    if not forwards:
+        return None, [n for n in ahead if n != start]
+    return None, [n for n in behind if n != goal]
+
+
+def _chain(
+    ahead: dict[N, tuple[E, N] | None],
+    behind: dict[N, tuple[E, N] | None],
+    tail: N,
+    bridge: E,
+    head: N,
+) -> list[E]:
+    """start -> ... -> tail (the forward tree), the bridge, head -> ... -> goal."""
+    edges: list[E] = []
+    step = ahead[tail]
+    while step is not None:
+        edges.append(step[0])
+        step = ahead[step[1]]
+    edges.reverse()
+    edges.append(bridge)
+    step = behind[head]
+    while step is not None:
+        edges.append(step[0])
+        step = behind[step[1]]
+    return edges
+
+
+def has_cycle(pairs: Iterable[tuple[Hashable, Hashable]]) -> bool:
+    """Whether directed pairs (a, b) hold a cycle; (a, a) is one of length one."""
+    position: dict[Hashable, int] = {}
+    edges = [
+        EdgeRecord(
+            i, position.setdefault(a, len(position)), position.setdefault(b, len(position)), "", 0.0
+        )
+        for i, (a, b) in enumerate(pairs)
+    ]
+    if any(e.source_id == e.target_id for e in edges):
+        return True
+    graph = _Graph(edges)
+    return bool(graph.components(list(range(len(graph.node_ids))), 0))
+
+
+@dataclass(frozen=True)
+class EdgeRecord:
+    """An active edge as the cycle finder needs to know it."""
+
+    id: int
+    source_id: int
+    target_id: int
+    relation: str
+    confidence: float
+
+
+@dataclass(frozen=True)
+class CycleFinding:
+    """One simple cycle: ``edge_ids[0]`` goes a->b, the next b->c, the last returns to a.
+
+    The cycle starts at its lowest edge id, so the same cycle always reads the same.
+    """
+
+    relation: str
+    edge_ids: tuple[int, ...]
+    weakest_edge_id: int  # lowest confidence; ties: the highest id (newest)
+
+
+class _Graph:
+    """One relation's edges as arrays, with edges switched off as cycles are broken."""
+
+    def __init__(self, edges: list[EdgeRecord]) -> None:
+        ids = sorted({e.source_id for e in edges} | {e.target_id for e in edges})
+        self.node_ids = ids
+        position = {node: i for i, node in enumerate(ids)}
+        edges = sorted(edges, key=lambda e: e.id)
+        self.edges = edges
+        self.src = [position[e.source_id] for e in edges]
+        self.dst = [position[e.target_id] for e in edges]
+        self.alive = bytearray([1]) * len(edges)
+        self.out: list[list[int]] = [[] for _ in ids]
+        for index, source in enumerate(self.src):
+            self.out[source].append(index)
+        # Which component a node belongs to now; only nodes of one label are walked.
+        self.label = [0] * len(ids)
+        self._index = [-1] * len(ids)
+        self._low = [0] * len(ids)
+        self._on_stack = bytearray(len(ids))
+        self.inc: list[list[int]] = [[] for _ in ids]
+        for index, target in enumerate(self.dst):
+            self.inc[target].append(index)
+
+    def components(self, nodes: list[int], label: int) -> list[list[int]]:
+        """Strongly connected components of size >= 2 among ``nodes`` (iterative Tarjan)."""
+        index, low, on_stack = self._index, self._low, self._on_stack
+        out, dst, alive, labels = self.out, self.dst, self.alive, self.label
+        for v in nodes:
+            index[v] = -1
+        counter = 0
+        stack: list[int] = []
+        found: list[list[int]] = []
+        for root in nodes:
+            if index[root] != -1:
+                continue
+            index[root] = low[root] = counter
+            counter += 1
+            stack.append(root)
+            on_stack[root] = 1
+            work = [(root, iter(out[root]))]
+            while work:
+                v, edges = work[-1]
+                descended = False
+                for e in edges:
+                    if not alive[e]:
+                        continue
+                    w = dst[e]
+                    if labels[w] != label:
+                        continue
+                    if index[w] == -1:
+                        index[w] = low[w] = counter
+                        counter += 1
+                        stack.append(w)
+                        on_stack[w] = 1
+                        work.append((w, iter(out[w])))
+                        descended = True
+                        break
+                    if on_stack[w] and index[w] < low[v]:
+                        low[v] = index[w]
+                if descended:
+                    continue
+                work.pop()
+                if work:
+                    u = work[-1][0]
+                    if low[v] < low[u]:
+                        low[u] = low[v]
+                if low[v] == index[v]:
+                    component = []
+                    while True:
+                        w = stack.pop()
+                        on_stack[w] = 0
+                        component.append(w)
+                        if w == v:
+                            break
+                    if len(component) > 1:
+                        found.append(component)
+        return found
+
+    def cycle_through(self, start: int, label: int) -> tuple[list[int] | None, list[int]]:
+        """A short cycle through ``start`` inside ``label``, as edge positions in order.
+
+        ``find_chain`` from ``start`` back to itself over live edges of the label; without
+        a cycle, the side searched to the end (see ``find_chain``).
+        """
+        out, inc, src, dst = self.out, self.inc, self.src, self.dst
+        alive, labels = self.alive, self.label
+
+        def forward(frontier: list[int]) -> Iterator[tuple[int, int, int]]:
+            for v in frontier:
+                for e in out[v]:
+                    w = dst[e]
+                    if alive[e] and labels[w] == label:
+                        yield e, v, w
+
+        def backward(frontier: list[int]) -> Iterator[tuple[int, int, int]]:
+            for v in frontier:
+                for e in inc[v]:
+                    w = src[e]
+                    if alive[e] and labels[w] == label:
+                        yield e, v, w
+
+        return find_chain(start, start, forward, backward)
+
+
+def _finding(relation: str, cycle: list[EdgeRecord]) -> CycleFinding:
+    lowest = min(range(len(cycle)), key=lambda i: cycle[i].id)
+    ordered = cycle[lowest:] + cycle[:lowest]
+    weakest = min(cycle, key=lambda e: (e.confidence, -e.id))
+    return CycleFinding(relation, tuple(e.id for e in ordered), weakest.id)
+
+
+def find_cycles(edges: Sequence[EdgeRecord], *, acyclic: Iterable[str]) -> list[CycleFinding]:
+    """Cycles in the acyclic relations, each with the edge whose removal breaks it.
+
+    Only relations named in ``acyclic`` are looked at. Self-loops are cycles of length
+    one. Each reported cycle is one simple cycle of the graph as it stands after the
+    weakest edges of the earlier findings are removed, so the reported weakest edges
+    together break every cycle. Ordered by relation, then by edge ids.
+    """
+    wanted = set(acyclic)
+    by_relation: dict[str, list[EdgeRecord]] = defaultdict(list)
+    for e in edges:
+        if e.relation in wanted:
+            by_relation[e.relation].append(e)
+    findings: list[CycleFinding] = []
+    for relation in sorted(by_relation):
+        findings.extend(_relation_cycles(relation, by_relation[relation]))
+    findings.sort(key=lambda f: (f.relation, f.edge_ids))
+    return findings
+
+
+def _relation_cycles(relation: str, edges: list[EdgeRecord]) -> list[CycleFinding]:
+    graph = _Graph(edges)
+    found: list[CycleFinding] = []
+    for index, e in enumerate(graph.edges):
+        if e.source_id == e.target_id:
+            found.append(CycleFinding(relation, (e.id,), e.id))
+            graph.alive[index] = 0
+    # Labels partition the nodes so that every cycle lies inside one label: first the
+    # strongly connected components, then the pieces they fall into as edges go.
+    next_label = 1
+    work: list[tuple[int, list[int]]] = []
+    for component in graph.components(list(range(len(graph.node_ids))), 0):
+        for v in component:
+            graph.label[v] = next_label
+        work.append((next_label, sorted(component)))
+        next_label += 1
+    while work:
+        label, nodes = work.pop()
+        for start in nodes:
+            if graph.label[start] != label:
+                continue
+            while True:
+                cycle, closed = graph.cycle_through(start, label)
+                if cycle is None:
+                    break
+                found.append(_finding(relation, [graph.edges[i] for i in cycle]))
+                weakest = min(cycle, key=lambda i: (graph.edges[i].confidence, -graph.edges[i].id))
+                graph.alive[weakest] = 0
+            # ``start`` lies on no cycle any more. The side searched to the end is closed
+            # (nothing in it leads out of it, or nothing outside leads into it), so its
+            # cycles are its own: it becomes a label of its own, checked on its own.
+            graph.label[start] = -1
+            if closed:
+                for v in closed:
+                    graph.label[v] = next_label
+                work.append((next_label, sorted(closed)))
+                next_label += 1
+    return found
