@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-from .text import _blocks, sentences
+from .sentences import block_spans, sentences
 from .types import Section
 
 TAIL = 64  # characters at the end of a unit that decide whether a cut follows it
@@ -163,7 +163,7 @@ class _Chunker:
         self.radius = int(max_tokens * RADIUS)
         self.tiny = max_tokens * TINY
         self.word_starts = array("q", [m.start() for m in _WORD.finditer(text)])
-        blocks = [(s, e, h) for s, e, h in _blocks(text) if e > s]
+        blocks = [(s, e, h) for s, e, h in block_spans(text) if e > s]
         self.block_ends = array("q", (e for _, e, _ in blocks))
         self.block_heading = [h for _, _, h in blocks]
         self.sentences = _sentences(text)

@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 
 from .keys import concept_dedup_key, invalidation_dedup_key, relation_key
 from .protocols import GraphView
+from .quotes import QuoteFinder, evidence_present, quote_key
 from .resolve import OverlayIndex, resolve_name
-from .text import QuoteFinder, name_key, name_keys, quote_key, sentences
+from .sentences import sentences
+from .text import name_key, name_keys
 from .types import (
     ActiveEvidence,
     Candidate,
@@ -369,7 +371,7 @@ def _vanished(
     return [
         item
         for item in active
-        if item.revision_number < doc.revision_number and finder.find(item.quote) is None
+        if item.revision_number < doc.revision_number and not evidence_present(item.quote, finder)
     ]
 
 

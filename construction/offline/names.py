@@ -13,12 +13,12 @@ import re
 from dataclasses import dataclass, field
 
 from ..protocols import Lexicon
+from ..sentences import sentences
 from ..text import (
     ARTICLES,
     clean_display,
     looks_like_abbreviation,
     name_key,
-    sentences,
     singular,
     split_abbreviation,
 )

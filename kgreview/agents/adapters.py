@@ -16,8 +16,9 @@ from django.db import connection
 from django.db.models import Q
 
 from construction import keys
+from construction.quotes import quote_key
 from construction.resolve import InMemoryConceptIndex
-from construction.text import name_keys, quote_key
+from construction.text import name_keys
 from construction.types import ActiveEvidence, IndexEntry, Link, RelationSpec, SourceDoc
 from kgreview.graph.models import (
     ConceptAlias,

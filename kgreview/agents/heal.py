@@ -18,7 +18,7 @@ from django.db.models import Count, F, Q
 from construction import keys
 from construction.cycles import EdgeRecord, find_cycles
 from construction.dedupe import ConceptRecord, find_duplicates_with_stats
-from construction.text import QuoteFinder
+from construction.quotes import QuoteFinder, evidence_present
 from kgreview.graph.models import Concept, ConceptAlias, Edge, RelationType, SourceConcept
 from kgreview.review.models import OPEN_STATUSES, Proposal
 from kgreview.review.services import ProposalSpec, proposals_create_many
@@ -217,7 +217,7 @@ def _vanished(run: AgentRun) -> dict:
         finder = finders.get(current.pk)
         if finder is None:
             finder = finders[current.pk] = QuoteFinder(current.text)
-        if finder.find(edge.evidence_quote) is None:
+        if not evidence_present(edge.evidence_quote, finder):
             gone.append(edge)
     supported = _still_supported(gone, finders)
     specs = []
@@ -284,7 +284,7 @@ def _still_supported(gone: list[Edge], finders: dict[int, QuoteFinder]) -> set[i
         finder = finders.get(current.pk)
         if finder is None:
             finder = finders[current.pk] = QuoteFinder(current.text)
-        if finder.find(twin.evidence_quote) is not None:
+        if evidence_present(twin.evidence_quote, finder):
             alive.add((twin.target_id, twin.source_id, EQUIVALENT[twin.relation.key]))
     return {e.pk for e in gone if (e.source_id, e.target_id, e.relation.key) in alive}
 

@@ -8,6 +8,8 @@ from datetime import datetime
 
 from django.db.models import Q, QuerySet
 
+from construction.quotes import evidence_present
+
 from .models import Concept, Edge, RelationType
 from .selectors import edges_as_of
 
@@ -150,7 +152,8 @@ CONTEXT_CHARS = 160
 
 def evidence_context(edge: Edge) -> dict | None:
     """The quote with the text around it in the revision it was taken from, and whether
-    the source's current revision still contains it."""
+    the source's current revision still contains it (``construction.quotes.evidence_present``,
+    the rule the agents retire edges by)."""
     rev = edge.evidence_revision
     if rev is None:
         return None
@@ -161,7 +164,7 @@ def evidence_context(edge: Edge) -> dict | None:
     if current is None or current.pk == rev.pk:
         still_there = True
     else:
-        still_there = " ".join(edge.evidence_quote.split()) in " ".join(current.text.split())
+        still_there = evidence_present(edge.evidence_quote, current.text)
     return {
         "source": source.slug,
         "source_title": source.title,

@@ -15,8 +15,10 @@ from django.core.management import CommandError, call_command
 
 from construction.chunks import estimate_tokens
 from construction.documents import parse_front_matter
+from construction.quotes import find_quote
+from construction.sentences import sentences
 from construction.synthetic_documents import handbook_markdown, handbook_pdf
-from construction.text import find_quote, name_key, name_keys, sentences
+from construction.text import name_key, name_keys
 from kgreview.agents.models import AgentRun, AgentRunItem, ChunkExtraction
 from kgreview.graph.importing import read_upload, store_document
 from kgreview.graph.sources import place_of

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from construction.chunks import Chunk, chunk_document, estimate_tokens
-from construction.text import sentences
+from construction.sentences import sentences
 from construction.types import Section
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"

@@ -26,6 +26,7 @@ from construction.documents import (
     read_document,
     section_at,
 )
+from construction.quotes import QuoteFinder
 from construction.synthetic_documents import (
     SAMPLE_LESSONS,
     handbook_docx,
@@ -34,7 +35,6 @@ from construction.synthetic_documents import (
     handbook_pdf,
     pages_pdf,
 )
-from construction.text import QuoteFinder
 from construction.types import Section
 
 LIMIT = 10_000_000

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from construction.offline import OfflineExtractor
-from construction.text import name_key, sentences, split_abbreviation
+from construction.sentences import sentences
+from construction.text import name_key, split_abbreviation
 from construction.types import Extraction, IndexEntry, LLMUsage, RelationSpec, SourceDoc
 
 VOCABULARY = (

@@ -6,8 +6,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from construction.pipeline import process_source
+from construction.quotes import _normalised_with_map, find_quote
 from construction.resolve import resolve_name
-from construction.text import TYPOGRAPHIC, _normalised_with_map, find_quote, name_key
+from construction.text import TYPOGRAPHIC, name_key
 from construction.types import DROP_REASONS, Candidate, Extraction, SourceDoc
 from tests.construction.memory import VOCABULARY, MemoryGraph, index_of
 
