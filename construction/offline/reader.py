@@ -56,7 +56,6 @@ class Raw:
     span: tuple[int, int]
 
 
-
 class OfflineExtractor:
     """Rule-based READ: deterministic, fast, no network."""
 
