@@ -4,6 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.requirements-installed
 PORT   ?= 8000
+# Type-checked by `make lint` (and so by `make test`).
+MYPY_PATHS := construction/
 
 .PHONY: setup run test lint format migrate corpus accounts serve clean evaluate bench
 
@@ -39,13 +41,14 @@ test: setup lint
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy $(MYPY_PATHS)
 
 format: setup
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
 clean:
-	rm -rf $(VENV) var staticfiles test-results .pytest_cache .ruff_cache
+	rm -rf $(VENV) var staticfiles test-results .pytest_cache .ruff_cache .mypy_cache
 
 ## Extractor quality on the gold sets, in a scratch database (the README's figures).
 evaluate: setup

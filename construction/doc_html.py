@@ -144,7 +144,8 @@ class _Writer:
         self.kind = "para"
 
     def flush(self) -> None:
-        lines, line = [], []
+        lines: list[str] = []
+        line: list[str] = []
         for piece in [*self.inline, None]:
             if piece is None:
                 lines.append(" ".join("".join(line).split()))

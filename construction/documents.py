@@ -254,8 +254,12 @@ def markdown_sections(text: str) -> tuple[Section, ...]:
         start, offset = offset, offset + len(line) + 1
         opener = _FENCE.match(line)
         if fence is not None:
-            closer = opener and not opener.group(2).strip()
-            if closer and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
+            if (
+                opener is not None
+                and not opener.group(2).strip()
+                and opener.group(1)[0] == fence[0]
+                and len(opener.group(1)) >= len(fence)
+            ):
                 fence = None
             continue
         if opener and not (opener.group(1)[0] == "`" and "`" in opener.group(2)):

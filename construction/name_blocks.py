@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -133,7 +133,7 @@ def word_gate(a: str, b: str) -> tuple[str, float] | None:
     return "spelling", round(float(score), 1)
 
 
-def pairs_in(members: list[int]) -> int:
+def pairs_in(members: Sized) -> int:
     return len(members) * (len(members) - 1) // 2
 
 

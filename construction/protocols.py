@@ -2,15 +2,18 @@
 
 The Django side implements ``ConceptIndex`` and ``GraphView`` over the database; tests
 implement them in memory. ``Extractor`` has two implementations here: offline rules and
-an OpenAI-compatible model.
+an OpenAI-compatible model; the model is also a ``RelationDescriber``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from .types import Extraction, IndexEntry, Link, RelationSpec, SourceDoc
+from .types import Extraction, IndexEntry, Link, LLMUsage, RelationSpec, SourceDoc
+
+if TYPE_CHECKING:
+    from .discover import RelationDraft
 
 
 class ConceptIndex(Protocol):
@@ -61,10 +64,17 @@ class GraphView(Protocol):
 
 
 class Extractor(Protocol):
-    """READ: drafts concepts and candidate edges for one source revision."""
+    """READ: drafts concepts and candidate edges for one source revision.
+
+    ``name`` and ``model`` identify it in a run's record and in the cache key of its
+    readings. ``local``: cheap and deterministic (the offline rules), so a caller may read
+    inside a transaction and need not cache what it read; a model extractor is not local,
+    its calls are made outside any transaction and each paid chunk is kept at once.
+    """
 
     name: str
     model: str
+    local: bool
 
     def extract(
         self,
@@ -74,3 +84,13 @@ class Extractor(Protocol):
         lexicon: Lexicon,
         max_edges: int,
     ) -> Extraction: ...
+
+
+@runtime_checkable
+class RelationDescriber(Protocol):
+    """An extractor that can also name a relation the vocabulary lacks (a model can; the
+    offline rules cannot, so discovery keeps its own draft)."""
+
+    def describe_relation(self, draft: RelationDraft) -> tuple[RelationDraft, LLMUsage]:
+        """A better label, verb, description and shape for ``draft``, and what it cost."""
+        ...

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_left
+from collections.abc import Sequence
 
 from .text import EMPHASIS, TYPOGRAPHIC
 from .types import Span
@@ -33,20 +34,21 @@ def _normalised_with_map(text: str, *, drop_emphasis: bool) -> tuple[str, array]
     # One machine integer per character: a list of Python ints would cost 36 bytes a
     # character, over 100 MB for a 1,000-page document.
     where = array("q")
+    offsets: Sequence[int]
     for match in _NON_SPACE.finditer(text):
         token, base = match.group(), match.start()
         if special.search(token) is None:
             piece, offsets = token, range(base, base + len(token))
         else:
             chars: list[str] = []
-            offsets = []
+            kept: list[int] = []
             for i, ch in enumerate(token):
                 if drop_emphasis and ch in EMPHASIS:
                     continue
                 for out in ch.translate(TYPOGRAPHIC):
                     chars.append(out)
-                    offsets.append(base + i)
-            piece = "".join(chars)
+                    kept.append(base + i)
+            piece, offsets = "".join(chars), kept
             if not piece:
                 continue
         if pieces:

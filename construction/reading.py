@@ -18,7 +18,16 @@ from .chunks import Chunk, chunk_document
 from .keys import new_concept_key
 from .resolve import OverlayIndex
 from .text import name_key, name_keys
-from .types import ConceptMention, Extraction, IndexEntry, LLMUsage, Section, SourceDoc
+from .types import (
+    Candidate,
+    ConceptMention,
+    Extraction,
+    IndexEntry,
+    LLMUsage,
+    Rejected,
+    Section,
+    SourceDoc,
+)
 
 # Tokens a model call spends besides the chunk: instructions, vocabulary, known names.
 PROMPT_OVERHEAD_TOKENS = 900
@@ -115,8 +124,8 @@ def merge_extractions(
     """
     concepts: dict[str, ConceptMention] = {}
     order: list[str] = []
-    candidates = []
-    rejected = []
+    candidates: list[Candidate] = []
+    rejected: list[Rejected] = []
     total = LLMUsage()
     for plan, reading in zip(plans, readings, strict=True):
         total += reading.usage

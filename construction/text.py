@@ -177,7 +177,9 @@ def name_parts(name: str) -> list[tuple[str, str]]:
     """
     out: list[tuple[str, str]] = []
     for part in split_abbreviation(name):
-        key = name_key(part) if part else ""
+        if not part:
+            continue
+        key = name_key(part)
         if key and all(key != seen for _, seen in out):
             out.append((part, key))
     return out

@@ -7,11 +7,14 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 import openai
-from pydantic import ValidationError
+from openai.types.chat import ChatCompletionMessageParam
+from openai.types.chat.completion_create_params import ResponseFormat
+from pydantic import BaseModel, ValidationError
 
+from ..discover import RelationDraft
 from ..errors import LLMAnswerInvalid, LLMConfigurationError, LLMTransientError
 from ..keys import relation_key
 from ..protocols import Lexicon
@@ -31,6 +34,7 @@ from .prompts import (
 
 JSON_MODES = ("auto", "json_schema", "json_object")
 SCHEMA_NAME = "graph_extraction"
+Answer = TypeVar("Answer", bound=BaseModel)
 FALLBACK_HINTS = ("response_format", "json_schema", "not supported", "unsupported")
 
 
@@ -38,6 +42,8 @@ class OpenAIExtractor:
     """Drafts concepts and edges for one source revision with a chat-completions model."""
 
     name = "openai"
+    # Calls cost money and seconds: made outside transactions, each paid chunk kept.
+    local = False
 
     def __init__(
         self,
@@ -101,7 +107,7 @@ class OpenAIExtractor:
         transient errors up to ``max_retries`` times."""
         if max_edges < 1:
             raise ValueError("max_edges must be at least 1")
-        messages: list[dict[str, str]] = [
+        messages: list[ChatCompletionMessageParam] = [
             {"role": "system", "content": system_prompt(vocabulary, max_edges=max_edges)},
             {
                 "role": "user",
@@ -131,7 +137,7 @@ class OpenAIExtractor:
     # --- One answer, with transient retries ------------------------------------------------
 
     def _complete(
-        self, messages: list[dict[str, str]], *, schema: tuple[str, dict] | None = None
+        self, messages: list[ChatCompletionMessageParam], *, schema: tuple[str, dict] | None = None
     ) -> tuple[str | None, LLMUsage]:
         """Send the conversation until the endpoint answers; count calls, retries, tokens."""
         calls = retries = 0
@@ -167,7 +173,7 @@ class OpenAIExtractor:
                 )
             return content_of(response), LLMUsage(calls=calls, retries=retries) + usage_of(response)
 
-    def _response_format(self, schema: tuple[str, dict] | None = None) -> dict:
+    def _response_format(self, schema: tuple[str, dict] | None = None) -> ResponseFormat:
         if self._format == "json_object":
             return {"type": "json_object"}
         name, body = schema or (SCHEMA_NAME, answer_json_schema())
@@ -178,7 +184,7 @@ class OpenAIExtractor:
 
     # --- Naming a relation type (ontology discovery) --------------------------------------
 
-    def describe_relation(self, draft):
+    def describe_relation(self, draft: RelationDraft) -> tuple[RelationDraft, LLMUsage]:
         """Ask the model to name and describe a relation the vocabulary lacks.
 
         ``draft`` is a ``construction.discover.RelationDraft``; the answer replaces its
@@ -186,7 +192,7 @@ class OpenAIExtractor:
         answers are retried with the errors fed back like extractions; if they stay
         invalid, ``LLMAnswerInvalid`` is raised and the caller keeps its own draft.
         """
-        messages = [
+        messages: list[ChatCompletionMessageParam] = [
             {"role": "system", "content": RELATION_SYSTEM},
             {"role": "user", "content": relation_prompt(draft)},
         ]
@@ -279,20 +285,9 @@ class OpenAIExtractor:
                 f"the model's answer had no usable 'edges' list after {tries}: "
                 + "; ".join(problems)
             )
-        concepts: list[ConceptAnswer] = []
-        edges: list[EdgeAnswer] = []
         rejected: list[Rejected] = []
-        for kind, items, model, keep in (
-            ("concept", concepts_raw or [], ConceptAnswer, concepts),
-            ("edge", edges_raw, EdgeAnswer, edges),
-        ):
-            for item in items:
-                try:
-                    keep.append(model.model_validate(item))
-                except ValidationError as err:
-                    raw = item if isinstance(item, dict) else {"value": item}
-                    error = "; ".join(describe_errors(err))
-                    rejected.append(Rejected(raw=raw, error=f"invalid {kind}: {error}"))
+        concepts = _valid("concept", concepts_raw or [], ConceptAnswer, rejected)
+        edges = _valid("edge", edges_raw, EdgeAnswer, rejected)
         return self._extraction(concepts, edges, tuple(rejected), usage, max_edges)
 
     def _extraction(
@@ -322,3 +317,16 @@ class OpenAIExtractor:
             extractor=self.name,
             model=self.model,
         )
+
+
+def _valid(kind: str, items: list, model: type[Answer], rejected: list[Rejected]) -> list[Answer]:
+    """The items that are valid ``model`` answers; each other one is added to ``rejected``."""
+    kept: list[Answer] = []
+    for item in items:
+        try:
+            kept.append(model.model_validate(item))
+        except ValidationError as err:
+            raw = item if isinstance(item, dict) else {"value": item}
+            error = "; ".join(describe_errors(err))
+            rejected.append(Rejected(raw=raw, error=f"invalid {kind}: {error}"))
+    return kept

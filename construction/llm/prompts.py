@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+from ..discover import RelationDraft
 from ..protocols import Lexicon
 from ..text import name_key, words
 from ..types import RelationSpec, SourceDoc
@@ -134,7 +135,7 @@ RELATION_SCHEMA = {
 }
 
 
-def relation_prompt(draft) -> str:
+def relation_prompt(draft: RelationDraft) -> str:
     lines = [
         f'Working name: "{draft.label}" (labels seen: {", ".join(draft.labels) or draft.key}).',
         f"It was stated {draft.support} times in {draft.sources} lessons, for example:",

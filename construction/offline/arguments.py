@@ -322,8 +322,7 @@ class ArgumentFinder(DocumentNames):
             if not cue_segment and at and s.toks[seg_lo].low in ASIDE_STARTS:
                 continue
             runs = self.subject_runs(s, seg_lo, seg_hi)
-            args = [(r, self.resolve(s, r)) for r in reversed(runs)]
-            args = [(r, a) for r, a in args if a]
+            args = [(r, a) for r in reversed(runs) if (a := self.resolve(s, r))]
             if args:
                 run, arg = next(((r, a) for r, a in args if not a.penalty), args[0])
                 arg = self.gerund_subject(s, run, arg, seg_lo)

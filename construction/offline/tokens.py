@@ -166,6 +166,7 @@ def content_runs(s: Sent, lo: int, hi: int) -> list[Run]:
     """Runs of content words (noun-phrase candidates) between two token positions."""
     out: list[Run] = []
     parts: list[tuple[int, int, str | None]] = []
+    piece: tuple[int, int, str | None] | None
     i = lo
     while i < hi:
         mention = s.mentions.get(i)

@@ -16,6 +16,7 @@ from django.db import connection
 from django.db.models import Q
 
 from construction import keys
+from construction.protocols import Extractor
 from construction.quotes import quote_key
 from construction.resolve import InMemoryConceptIndex
 from construction.text import name_keys
@@ -101,13 +102,13 @@ def active_evidence(revision: SourceRevision) -> list[ActiveEvidence]:
 # --- Extractors -------------------------------------------------------------------------
 
 
-def extractor_for(provider: str | None = None):
+def extractor_for(provider: str | None = None) -> Extractor:
     """The extractor a run uses, and the key under which its output is cached."""
     provider = provider or settings.KG_LLM_PROVIDER
     if provider == "offline":
         from construction.offline import OfflineExtractor
 
-        extractor = OfflineExtractor()
+        extractor: Extractor = OfflineExtractor()
     elif provider == "openai":
         from construction.llm import OpenAIExtractor
 
@@ -127,7 +128,7 @@ def extractor_for(provider: str | None = None):
     return extractor
 
 
-def extractor_key(extractor) -> str:
+def extractor_key(extractor: Extractor) -> str:
     version = PROMPT_VERSION if extractor.name == "openai" else "rules"
     return f"{extractor.name}:{extractor.model}:{version}"[:200]
 

@@ -20,6 +20,7 @@ from construction import keys
 from construction.discover import DroppedExample, RelationDraft, discover_relations
 from construction.errors import LLMError
 from construction.pipeline import process_source
+from construction.protocols import Extractor, RelationDescriber
 from construction.types import Candidate, Extraction, LLMUsage
 from kgreview.graph.models import RelationType
 from kgreview.review.models import OPEN_STATUSES, Proposal
@@ -88,13 +89,14 @@ def _payload(draft: RelationDraft) -> dict:
     }
 
 
-def _describe_with_model(draft: RelationDraft, extractor) -> tuple[RelationDraft, LLMUsage]:
+def _describe_with_model(
+    draft: RelationDraft, extractor: Extractor
+) -> tuple[RelationDraft, LLMUsage]:
     """Ask the model for a better name, verb, description and shape; keep ours on failure."""
-    describe = getattr(extractor, "describe_relation", None)
-    if describe is None:
+    if not isinstance(extractor, RelationDescriber):
         return draft, LLMUsage()
     try:
-        return describe(draft)
+        return extractor.describe_relation(draft)
     except LLMError as exc:
         log.warning("the model could not describe %s: %s", draft.key, exc)
         return draft, LLMUsage()

@@ -19,6 +19,7 @@ from django.db.models import F
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
+from construction.protocols import Extractor
 from construction.reading import (
     ChunkPlan,
     call_estimate,
@@ -63,7 +64,9 @@ def progress_start(item: AgentRunItem, total: int) -> None:
     AgentRunItem.objects.filter(pk=item.pk).update(chunks_total=total, chunks_done=0)
 
 
-def read_local(plans: Sequence[ChunkPlan], extractor, *, vocabulary, lexicon) -> Extraction:
+def read_local(
+    plans: Sequence[ChunkPlan], extractor: Extractor, *, vocabulary, lexicon
+) -> Extraction:
     """A local extractor reads every chunk now (it is cheap, and deterministic)."""
     readings = read_in_order(
         plans,
@@ -80,7 +83,7 @@ def read_remote(
     item: AgentRunItem,
     run: AgentRun,
     plans: Sequence[ChunkPlan],
-    extractor,
+    extractor: Extractor,
     xkey: str,
     vocabulary,
     lexicon,

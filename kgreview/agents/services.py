@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from construction.errors import ExtractionFailed, LLMTransientError
 from construction.pipeline import process_source
+from construction.protocols import Extractor
 from construction.types import Extraction, LLMUsage
 from kgreview.core.errors import NotFound, StateConflict
 from kgreview.graph.models import Source
@@ -247,7 +248,7 @@ def construct_item_run(
     *,
     item_id: int,
     claim: str,
-    extractor=None,
+    extractor: Extractor | None = None,
     reverify: bool = False,
     final_attempt: bool = True,
 ) -> AgentRunItem:
@@ -282,7 +283,7 @@ def construct_item_run(
         return item
 
 
-def _construct_item(item, run, extractor, reverify, final_attempt) -> AgentRunItem:
+def _construct_item(item, run, extractor: Extractor, reverify, final_attempt) -> AgentRunItem:
     started = time.perf_counter()
     extractor = extractor or adapters.extractor_for(run.provider)
     xkey = adapters.extractor_key(extractor)
@@ -302,7 +303,7 @@ def _construct_item(item, run, extractor, reverify, final_attempt) -> AgentRunIt
     plans = reading.plans_for(revision, doc, xkey)
     reading.progress_start(item, len(plans))
     usage = LLMUsage()
-    local = getattr(extractor, "local", False)
+    local = extractor.local
     extraction = None
     read_stats: dict = {"chunks": len(plans)}
     if record is not None:
@@ -568,7 +569,7 @@ def agent_run_cancel(*, run_id: int, user) -> AgentRun:
     return run
 
 
-def sources_to_construct(extractor) -> list[Source]:
+def sources_to_construct(extractor: Extractor) -> list[Source]:
     """Active sources whose current revision this extractor has not read yet."""
     key = adapters.extractor_key(extractor)
     done = ExtractionRecord.objects.filter(

@@ -72,6 +72,7 @@ class ScriptedExtractor:
 
     name = "scripted"
     model = "test"
+    local = True
 
     def __init__(self, extraction: Extraction) -> None:
         self.extraction = extraction
