@@ -26,7 +26,9 @@ def tokens(request: HttpRequest) -> HttpResponse:
     status = 200
     if request.method == "POST":
         try:
-            issued = services.api_token_create(user=request.user, name=request.POST.get("name", ""))
+            issued = services.api_token_create(
+                user=request.user, name=request.POST.get("name", ""), acting_user=request.user
+            )
         except DomainError as exc:
             error, status = exc.message, 400
     rows = ApiToken.objects.filter(user=request.user).order_by("-created_at", "-id")
@@ -51,7 +53,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
 def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
     token = get_object_or_404(ApiToken, pk=pk, user=request.user)
     try:
-        services.api_token_revoke(token=token, by=request.user)
+        services.api_token_revoke(token=token, acting_user=request.user)
         messages.success(request, f"Revoked {token.name}; agents using it are now refused.")
     except DomainError as exc:
         messages.error(request, exc.message)
