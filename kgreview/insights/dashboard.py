@@ -6,12 +6,20 @@ from datetime import datetime
 
 from django.utils import dateformat, timezone
 
-from . import selectors
 from .charts.calibration import Bin, reliability_diagram
 from .charts.daily import Series, line_chart, stacked_bars
 from .charts.rates import BarRow, GateRow, interval_bars
 from .charts.rates import gate_chart as draw_gate_chart
 from .charts.svg import ACCENT, AMBER, FEW, INK, OK, PALETTE, nice_max, pct
+from .selectors import decided
+from .selectors.activity import (
+    ACTIONS,
+    QueueHistory,
+    ReviewerActivity,
+    queue_history,
+    reviewer_activity,
+)
+from .selectors.rates import Calibration, GateNeed, Rate
 
 TOP_REVIEWERS = 7
 OTHERS = "everyone else"
@@ -41,7 +49,7 @@ def _breakdown(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {ACTION_WORDS[a]}" for a, n in counts.items() if n)
 
 
-def queue_chart(history: selectors.QueueHistory, days: int):
+def queue_chart(history: QueueHistory, days: int):
     labels = [bucket_label(p.start, history.step) for p in history.points]
     last = history.points[-1]
     unit = "hour" if history.step == "hour" else "day"
@@ -86,20 +94,20 @@ def queue_chart(history: selectors.QueueHistory, days: int):
     )
 
 
-def reviewer_series(activity: selectors.ReviewerActivity) -> list[tuple[str, list[dict]]]:
+def reviewer_series(activity: ReviewerActivity) -> list[tuple[str, list[dict]]]:
     """The busiest reviewers each with a colour of their own, the rest as one stack."""
     rows = [(r.reviewer, list(r.per_bucket)) for r in activity.rows[:TOP_REVIEWERS]]
     rest = activity.rows[TOP_REVIEWERS:]
     if rest:
         merged = [
-            {a: sum(r.per_bucket[i][a] for r in rest) for a in selectors.ACTIONS}
+            {a: sum(r.per_bucket[i][a] for r in rest) for a in ACTIONS}
             for i in range(len(activity.starts))
         ]
         rows.append((f"{OTHERS} ({len(rest)})", merged))
     return rows
 
 
-def activity_chart(activity: selectors.ReviewerActivity, days: int):
+def activity_chart(activity: ReviewerActivity, days: int):
     labels = [bucket_label(s, activity.step) for s in activity.starts]
     series = []
     for (name, per), colour in zip(reviewer_series(activity), PALETTE, strict=False):
@@ -124,7 +132,7 @@ def activity_chart(activity: selectors.ReviewerActivity, days: int):
     )
 
 
-def activity_table(activity: selectors.ReviewerActivity) -> list[dict]:
+def activity_table(activity: ReviewerActivity) -> list[dict]:
     """One row per reviewer and bucket with any decision, newest first."""
     out = []
     for i in reversed(range(len(activity.starts))):
@@ -157,7 +165,7 @@ def _rate_rows(rates) -> list[BarRow]:
     return rows
 
 
-def acceptance_chart(chart_id: str, title: str, rates, overall: selectors.Rate):
+def acceptance_chart(chart_id: str, title: str, rates, overall: Rate):
     best = max(rates, key=lambda r: (r.n >= FEW, r.rate or 0), default=None)
     return interval_bars(
         chart_id=chart_id,
@@ -179,7 +187,7 @@ def acceptance_chart(chart_id: str, title: str, rates, overall: selectors.Rate):
     )
 
 
-def calibration_chart(calibration: selectors.Calibration, gate: float):
+def calibration_chart(calibration: Calibration, gate: float):
     ece = calibration.ece
     return reliability_diagram(
         chart_id="chart-calibration",
@@ -194,7 +202,7 @@ def calibration_chart(calibration: selectors.Calibration, gate: float):
     )
 
 
-def ece_chart(calibrations: list[selectors.Calibration]):
+def ece_chart(calibrations: list[Calibration]):
     measured = [c for c in calibrations if c.n]
     top = nice_max(max((c.ece for c in measured), default=0))
     rows = [
@@ -224,7 +232,7 @@ def ece_chart(calibrations: list[selectors.Calibration]):
     )
 
 
-def gate_words(need: selectors.GateNeed) -> str:
+def gate_words(need: GateNeed) -> str:
     if not need.decided:
         return "no decisions"
     if not need.reachable:
@@ -264,10 +272,10 @@ def gate_chart(gates, *, target: float, gate: float):
 
 def build(*, days: int, relation: str, target: float, now: datetime | None = None) -> dict:
     """Everything the page shows, for one choice of window, relation type and target."""
-    history = selectors.queue_history(days=days, now=now)
-    activity = selectors.reviewer_activity(days=days, now=now)
-    outcomes = selectors.outcomes(target=target)
-    calibration = outcomes.calibration.get(relation) or outcomes.calibration[selectors.ALL]
+    history = queue_history(days=days, now=now)
+    activity = reviewer_activity(days=days, now=now)
+    outcomes = decided.outcomes(target=target)
+    calibration = outcomes.calibration.get(relation) or outcomes.calibration[decided.ALL]
     per_type = [outcomes.calibration[k] for k in outcomes.relations]
     context = {
         "days": days,
@@ -280,7 +288,7 @@ def build(*, days: int, relation: str, target: float, now: datetime | None = Non
         "action_columns": [ACTION_WORDS[a] for a in ACTION_COLUMNS],
         "outcomes": outcomes,
         "calibration": calibration,
-        "overall_calibration": outcomes.calibration[selectors.ALL],
+        "overall_calibration": outcomes.calibration[decided.ALL],
         "per_type": per_type,
         "target": target,
         "gate": outcomes.gate,
@@ -289,7 +297,7 @@ def build(*, days: int, relation: str, target: float, now: datetime | None = Non
     }
     if not outcomes.is_empty:
         overall = outcomes.overall
-        ece_rows = [outcomes.calibration[selectors.ALL], *per_type]
+        ece_rows = [outcomes.calibration[decided.ALL], *per_type]
         context.update(
             acceptance=[
                 (
