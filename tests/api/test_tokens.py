@@ -242,3 +242,12 @@ def test_the_page_and_the_command_log_who_acted(f):
     for row in AuditEntry.objects.all():
         logged = _logged_text(row)
         assert secret not in logged and out.getvalue().strip() not in logged
+
+
+def test_the_tokens_page_refuses_a_null_character_in_words(f):
+    """A name no database can store is a 400 that says why, and no token is made."""
+    c = Client()
+    c.force_login(f.user(role="viewer"))
+    r = c.post("/api/tokens/", {"name": "bad\x00name"})
+    assert r.status_code == 400 and "Null characters are not allowed" in r.content.decode()
+    assert not ApiToken.objects.exists()
