@@ -192,7 +192,7 @@ def bench_graph(
 
     user = get_user_model().objects.create_user(username="bench-agent", password="x")
     user.groups.add(Group.objects.get(name="viewer"))
-    token = api_token_create(user=user, name="bench").secret
+    token = api_token_create(user=user, name="bench", acting_user=None).secret
     client = Client(headers={"Authorization": f"Bearer {token}"})
     api: dict[str, list[float]] = defaultdict(list)
     queries: dict[str, int] = {}

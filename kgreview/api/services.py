@@ -1,4 +1,6 @@
-"""Issuing and revoking API tokens. Each call is one transaction."""
+"""Issuing and revoking API tokens. Each call is one transaction, which writes its row
+of the curation log (``core.audit``): who made or revoked which token, by its id, name
+and owner. The secret is never written there, nor anywhere else."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from kgreview.core import audit
 from kgreview.core.errors import StateConflict, ValidationFailed
 
 from .models import ApiToken
@@ -30,8 +33,14 @@ class IssuedToken:
     secret: str  # the whole bearer value; shown once, never stored
 
 
-def api_token_create(*, user, name: str) -> IssuedToken:
-    """A new read-only token for ``user``. The returned secret is the only copy."""
+def _described(token: ApiToken) -> dict:
+    """What the curation log keeps of a token: never its secret, nor the secret's prefix."""
+    return {"id": token.pk, "name": token.name, "owner": token.user.get_username()}
+
+
+def api_token_create(*, user, name: str, acting_user) -> IssuedToken:
+    """A new read-only token for ``user``, made by ``acting_user`` (``None`` for the
+    command line, which acts as the system). The returned secret is the only copy."""
     name = " ".join(str(name).split())
     if not name:
         raise ValidationFailed("Give the token a name, such as the agent that will use it.")
@@ -45,19 +54,39 @@ def api_token_create(*, user, name: str) -> IssuedToken:
         token = ApiToken.objects.create(
             user=user, name=name, prefix=prefix, key_hash=token_hash(secret)
         )
+        audit.record(
+            acting_user=acting_user,
+            action="api_token.create",
+            subject=token,
+            summary=f"Made the read-only API token “{name}” for {user.get_username()}.",
+            after=_described(token),
+        )
     return IssuedToken(token=token, secret=secret)
 
 
-def api_token_revoke(*, token: ApiToken, by) -> ApiToken:
-    """Revoke a token (its owner or a staff member). Locks the row; revoking twice is refused."""
+def api_token_revoke(*, token: ApiToken, acting_user) -> ApiToken:
+    """Revoke a token: ``acting_user`` is its owner or a staff member, or ``None`` for the
+    command line, which acts as the system. Locks the row; revoking twice is refused."""
     with transaction.atomic():
-        locked = ApiToken.objects.select_for_update().get(pk=token.pk)
-        if by.pk != locked.user_id and not by.is_staff:
+        locked = ApiToken.objects.select_for_update().select_related("user").get(pk=token.pk)
+        if (
+            acting_user is not None
+            and acting_user.pk != locked.user_id
+            and not acting_user.is_staff
+        ):
             raise ValidationFailed("Only the token's owner or a staff member can revoke it.")
         if locked.revoked_at is not None:
             raise StateConflict(f"The token {locked.name} was already revoked.")
         locked.revoked_at = timezone.now()
         locked.save(update_fields=["revoked_at"])
+        audit.record(
+            acting_user=acting_user,
+            action="api_token.revoke",
+            subject=locked,
+            summary=f"Revoked the API token “{locked.name}” of {locked.user.get_username()}.",
+            before={**_described(locked), "revoked_at": None},
+            after={**_described(locked), "revoked_at": locked.revoked_at.isoformat()},
+        )
     return locked
 
 

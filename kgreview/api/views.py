@@ -13,6 +13,7 @@ from kgreview.core.errors import DomainError
 from kgreview.core.permissions import view_required
 
 from . import services
+from .forms import TokenForm
 from .models import ApiToken
 
 
@@ -24,11 +25,19 @@ def tokens(request: HttpRequest) -> HttpResponse:
     issued = None
     error = ""
     status = 200
+    typed = ""
     if request.method == "POST":
-        try:
-            issued = services.api_token_create(user=request.user, name=request.POST.get("name", ""))
-        except DomainError as exc:
-            error, status = exc.message, 400
+        form = TokenForm(request.POST)
+        typed = form.data.get("name", "")
+        if not form.is_valid():
+            error, status = form.error_in_words(), 400
+        else:
+            try:
+                issued = services.api_token_create(
+                    user=request.user, name=form.cleaned_data["name"], acting_user=request.user
+                )
+            except DomainError as exc:
+                error, status = exc.message, 400
     rows = ApiToken.objects.filter(user=request.user).order_by("-created_at", "-id")
     return render(
         request,
@@ -39,7 +48,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
             "error": error,
             # After a token is made the form starts empty again; after an error it keeps
             # what was typed.
-            "name": "" if issued else request.POST.get("name", ""),
+            "name": "" if issued else typed,
         },
         status=status,
     )
@@ -51,7 +60,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
 def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
     token = get_object_or_404(ApiToken, pk=pk, user=request.user)
     try:
-        services.api_token_revoke(token=token, by=request.user)
+        services.api_token_revoke(token=token, acting_user=request.user)
         messages.success(request, f"Revoked {token.name}; agents using it are now refused.")
     except DomainError as exc:
         messages.error(request, exc.message)

@@ -10,8 +10,6 @@ from datetime import UTC, datetime, timedelta
 
 from django.db.models import Count
 
-from kgreview.core import instants
-from kgreview.core.errors import ValidationFailed
 from kgreview.graph.history import GraphDiff, graph_diff
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.selectors import edges_active
@@ -90,24 +88,6 @@ def starting_points(*, limit: int = 8) -> list[dict]:
 # --- Changes between two instants ----------------------------------------------------------
 
 DIFF_LIMIT = 100
-DEFAULT_WINDOW = timedelta(days=7)
-
-
-class BadInstant(ValueError):
-    """A date the diff page cannot read; the message says which and why, in words."""
-
-
-def parse_instant(value: str, *, field: str) -> datetime:
-    """A ``datetime-local`` value (or any ISO 8601 time), read by the project's one
-    parser; naive times are in the server's time zone."""
-    text = value.strip()
-    try:
-        return instants.parse_instant(text)
-    except ValidationFailed:
-        raise BadInstant(
-            f'"{text[:40]}" is not a date and time for {field}; '
-            "use the picker or write it as 2025-01-31T14:30."
-        ) from None
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from kgreview.graph import history
 from kgreview.graph.models import Concept
 
 from . import selectors
+from .forms import ChangesForm
 
 # How many concepts one drawing asks the API for; more would not read as a picture.
 NODE_LIMIT = 150
@@ -80,26 +81,13 @@ def changes(request: HttpRequest) -> HttpResponse:
     """What changed in the graph between two instants (the last seven days by default)."""
     # Whole seconds, as the form shows them: sending the form back gives the same window.
     now = timezone.now().replace(microsecond=0) + timedelta(seconds=1)
-    raw_since = request.GET.get("since", "").strip()
-    raw_until = request.GET.get("until", "").strip()
-    error = ""
+    form = ChangesForm(request.GET, now=now)
     result = None
-    since = until = None
-    try:
-        until = selectors.parse_instant(raw_until, field="until") if raw_until else now
-        since = (
-            selectors.parse_instant(raw_since, field="since")
-            if raw_since
-            else until - selectors.DEFAULT_WINDOW
-        )
-        if since > until:
-            raise selectors.BadInstant(
-                "“Since” is after “until”: the window runs backwards. Swap the two dates."
-            )
-    except selectors.BadInstant as exc:
-        error = str(exc)
-    else:
+    error = "" if form.is_valid() else form.error_in_words()
+    since, until = form.window
+    if not error:
         result = selectors.changes_between(since=since, until=until, limit=selectors.DIFF_LIMIT)
+    raw_since, raw_until = form.cleaned_data.get("since", ""), form.cleaned_data.get("until", "")
     local = timezone.get_current_timezone()
     context = {
         "error": error,

@@ -6,8 +6,20 @@ from datetime import datetime
 
 from django.utils import dateformat, timezone
 
-from . import charts, selectors
-from .charts import BarRow, Bin, GateRow, Series
+from .charts.calibration import Bin, reliability_diagram
+from .charts.daily import Series, line_chart, stacked_bars
+from .charts.rates import BarRow, GateRow, interval_bars
+from .charts.rates import gate_chart as draw_gate_chart
+from .charts.svg import ACCENT, AMBER, FEW, INK, OK, PALETTE, nice_max, pct
+from .selectors import decided
+from .selectors.activity import (
+    ACTIONS,
+    QueueHistory,
+    ReviewerActivity,
+    queue_history,
+    reviewer_activity,
+)
+from .selectors.rates import Calibration, GateNeed, Rate
 
 TOP_REVIEWERS = 7
 OTHERS = "everyone else"
@@ -37,7 +49,7 @@ def _breakdown(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {ACTION_WORDS[a]}" for a, n in counts.items() if n)
 
 
-def queue_chart(history: selectors.QueueHistory, days: int):
+def queue_chart(history: QueueHistory, days: int):
     labels = [bucket_label(p.start, history.step) for p in history.points]
     last = history.points[-1]
     unit = "hour" if history.step == "hour" else "day"
@@ -49,7 +61,7 @@ def queue_chart(history: selectors.QueueHistory, days: int):
             for lab, p in zip(labels, history.points, strict=True)
         ]
 
-    return charts.line_chart(
+    return line_chart(
         chart_id="chart-queue",
         title=f"Open proposals over {window_label(days)}",
         desc=(
@@ -61,19 +73,19 @@ def queue_chart(history: selectors.QueueHistory, days: int):
             Series(
                 "Open in all",
                 [p.total for p in history.points],
-                charts.INK,
+                INK,
                 tips("Open in all", "total"),
             ),
             Series(
                 "Pending",
                 [p.pending for p in history.points],
-                charts.ACCENT,
+                ACCENT,
                 tips("Pending", "pending"),
             ),
             Series(
                 "Held (below the gate)",
                 [p.held for p in history.points],
-                charts.AMBER,
+                AMBER,
                 tips("Held", "held"),
             ),
         ],
@@ -82,23 +94,23 @@ def queue_chart(history: selectors.QueueHistory, days: int):
     )
 
 
-def reviewer_series(activity: selectors.ReviewerActivity) -> list[tuple[str, list[dict]]]:
+def reviewer_series(activity: ReviewerActivity) -> list[tuple[str, list[dict]]]:
     """The busiest reviewers each with a colour of their own, the rest as one stack."""
     rows = [(r.reviewer, list(r.per_bucket)) for r in activity.rows[:TOP_REVIEWERS]]
     rest = activity.rows[TOP_REVIEWERS:]
     if rest:
         merged = [
-            {a: sum(r.per_bucket[i][a] for r in rest) for a in selectors.ACTIONS}
+            {a: sum(r.per_bucket[i][a] for r in rest) for a in ACTIONS}
             for i in range(len(activity.starts))
         ]
         rows.append((f"{OTHERS} ({len(rest)})", merged))
     return rows
 
 
-def activity_chart(activity: selectors.ReviewerActivity, days: int):
+def activity_chart(activity: ReviewerActivity, days: int):
     labels = [bucket_label(s, activity.step) for s in activity.starts]
     series = []
-    for (name, per), colour in zip(reviewer_series(activity), charts.PALETTE, strict=False):
+    for (name, per), colour in zip(reviewer_series(activity), PALETTE, strict=False):
         values = [sum(c.values()) for c in per]
         tooltips = [
             f"{name}, {lab}: {v} decision{'s' if v != 1 else ''} ({_breakdown(c)})"
@@ -106,7 +118,7 @@ def activity_chart(activity: selectors.ReviewerActivity, days: int):
         ]
         series.append(Series(name, values, colour, tooltips))
     busiest = activity.rows[0] if activity.rows else None
-    return charts.stacked_bars(
+    return stacked_bars(
         chart_id="chart-reviewers",
         title=f"Decisions per reviewer over {window_label(days)}",
         desc=(
@@ -120,7 +132,7 @@ def activity_chart(activity: selectors.ReviewerActivity, days: int):
     )
 
 
-def activity_table(activity: selectors.ReviewerActivity) -> list[dict]:
+def activity_table(activity: ReviewerActivity) -> list[dict]:
     """One row per reviewer and bucket with any decision, newest first."""
     out = []
     for i in reversed(range(len(activity.starts))):
@@ -145,39 +157,39 @@ def _rate_rows(rates) -> list[BarRow]:
     for r in rates:
         low, high = r.interval
         tooltip = (
-            f"{r.label}: {r.accepted} of {r.n} accepted ({charts.pct(r.rate, 1)}"
+            f"{r.label}: {r.accepted} of {r.n} accepted ({pct(r.rate, 1)}"
             f"{f', {r.edited} after an edit' if r.edited else ''}); "
-            f"95% interval {charts.pct(low)}–{charts.pct(high)}"
+            f"95% interval {pct(low)}–{pct(high)}"
         )
         rows.append(BarRow(r.label, r.rate, low, high, r.n, tooltip))
     return rows
 
 
-def acceptance_chart(chart_id: str, title: str, rates, overall: selectors.Rate):
-    best = max(rates, key=lambda r: (r.n >= charts.FEW, r.rate or 0), default=None)
-    return charts.interval_bars(
+def acceptance_chart(chart_id: str, title: str, rates, overall: Rate):
+    best = max(rates, key=lambda r: (r.n >= FEW, r.rate or 0), default=None)
+    return interval_bars(
         chart_id=chart_id,
         title=title,
         desc=(
             f"Share of decided proposals accepted, with 95% Wilson intervals, for "
-            f"{len(rates)} groups; overall {charts.pct(overall.rate)} of {overall.n}."
-            + (f" Highest: {best.label}, {charts.pct(best.rate)} of {best.n}." if best else "")
+            f"{len(rates)} groups; overall {pct(overall.rate)} of {overall.n}."
+            + (f" Highest: {best.label}, {pct(best.rate)} of {best.n}." if best else "")
         ),
         rows=_rate_rows(rates),
         x_label="Share accepted (edited and accepted counts as accepted)",
-        colour=charts.OK,
-        reference=(overall.rate, f"Overall {charts.pct(overall.rate)}") if overall.n else None,
+        colour=OK,
+        reference=(overall.rate, f"Overall {pct(overall.rate)}") if overall.n else None,
         legend_items=[
-            ("Share accepted", charts.OK, "box"),
-            ("95% interval", charts.INK, "line"),
-            (f"Overall {charts.pct(overall.rate)}", charts.INK, "dash"),
+            ("Share accepted", OK, "box"),
+            ("95% interval", INK, "line"),
+            (f"Overall {pct(overall.rate)}", INK, "dash"),
         ],
     )
 
 
-def calibration_chart(calibration: selectors.Calibration, gate: float):
+def calibration_chart(calibration: Calibration, gate: float):
     ece = calibration.ece
-    return charts.reliability_diagram(
+    return reliability_diagram(
         chart_id="chart-calibration",
         title=f"Calibration: {calibration.label}",
         desc=(
@@ -190,9 +202,9 @@ def calibration_chart(calibration: selectors.Calibration, gate: float):
     )
 
 
-def ece_chart(calibrations: list[selectors.Calibration]):
+def ece_chart(calibrations: list[Calibration]):
     measured = [c for c in calibrations if c.n]
-    top = charts.nice_max(max((c.ece for c in measured), default=0))
+    top = nice_max(max((c.ece for c in measured), default=0))
     rows = [
         BarRow(
             c.label,
@@ -202,7 +214,7 @@ def ece_chart(calibrations: list[selectors.Calibration]):
         )
         for c in measured
     ]
-    return charts.interval_bars(
+    return interval_bars(
         chart_id="chart-ece",
         title="Expected calibration error by relation type",
         desc=(
@@ -212,20 +224,20 @@ def ece_chart(calibrations: list[selectors.Calibration]):
         ),
         rows=rows,
         x_label="Expected calibration error (lower is better)",
-        colour=charts.ACCENT,
+        colour=ACCENT,
         maximum=top,
         width=560,
         fmt=lambda v: f"{v:.2f}",
-        legend_items=[("Expected calibration error", charts.ACCENT, "box")],
+        legend_items=[("Expected calibration error", ACCENT, "box")],
     )
 
 
-def gate_words(need: selectors.GateNeed) -> str:
+def gate_words(need: GateNeed) -> str:
     if not need.decided:
         return "no decisions"
     if not need.reachable:
         return "not reachable"
-    return f"{need.threshold:g}: {charts.pct(need.share_passing)} would pass"
+    return f"{need.threshold:g}: {pct(need.share_passing)} would pass"
 
 
 def gate_chart(gates, *, target: float, gate: float):
@@ -235,21 +247,21 @@ def gate_chart(gates, *, target: float, gate: float):
             tooltip = (
                 f"{need.label}: a gate of {need.threshold:g} keeps "
                 f"{need.passing} of {need.decided} decided proposals "
-                f"({charts.pct(need.share_passing)}), {charts.pct(need.accepted_share)} "
+                f"({pct(need.share_passing)}), {pct(need.accepted_share)} "
                 "of them accepted"
             )
         else:
             tooltip = (
-                f"{need.label}: no confidence gate gets {charts.pct(target)} accepted "
+                f"{need.label}: no confidence gate gets {pct(target)} accepted "
                 f"among {need.decided} decided proposals"
             )
         rows.append(GateRow(need.label, need.threshold, tooltip, gate_words(need)))
     reachable = [g for g in gates if g.reachable]
-    return charts.gate_chart(
+    return draw_gate_chart(
         chart_id="chart-gate",
-        title=f"Gate needed for {charts.pct(target)} accepted",
+        title=f"Gate needed for {pct(target)} accepted",
         desc=(
-            f"The lowest confidence gate at which at least {charts.pct(target)} of decided "
+            f"The lowest confidence gate at which at least {pct(target)} of decided "
             f"proposals were accepted, per relation type; the configured gate is {gate:g}. "
             f"Reachable for {len(reachable)} of {len(gates)}."
         ),
@@ -260,10 +272,10 @@ def gate_chart(gates, *, target: float, gate: float):
 
 def build(*, days: int, relation: str, target: float, now: datetime | None = None) -> dict:
     """Everything the page shows, for one choice of window, relation type and target."""
-    history = selectors.queue_history(days=days, now=now)
-    activity = selectors.reviewer_activity(days=days, now=now)
-    outcomes = selectors.outcomes(target=target)
-    calibration = outcomes.calibration.get(relation) or outcomes.calibration[selectors.ALL]
+    history = queue_history(days=days, now=now)
+    activity = reviewer_activity(days=days, now=now)
+    outcomes = decided.outcomes(target=target)
+    calibration = outcomes.calibration.get(relation) or outcomes.calibration[decided.ALL]
     per_type = [outcomes.calibration[k] for k in outcomes.relations]
     context = {
         "days": days,
@@ -276,7 +288,7 @@ def build(*, days: int, relation: str, target: float, now: datetime | None = Non
         "action_columns": [ACTION_WORDS[a] for a in ACTION_COLUMNS],
         "outcomes": outcomes,
         "calibration": calibration,
-        "overall_calibration": outcomes.calibration[selectors.ALL],
+        "overall_calibration": outcomes.calibration[decided.ALL],
         "per_type": per_type,
         "target": target,
         "gate": outcomes.gate,
@@ -285,7 +297,7 @@ def build(*, days: int, relation: str, target: float, now: datetime | None = Non
     }
     if not outcomes.is_empty:
         overall = outcomes.overall
-        ece_rows = [outcomes.calibration[selectors.ALL], *per_type]
+        ece_rows = [outcomes.calibration[decided.ALL], *per_type]
         context.update(
             acceptance=[
                 (

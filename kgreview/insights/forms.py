@@ -6,7 +6,8 @@ from collections.abc import Collection
 
 from django import forms
 
-from .selectors import DEFAULT_TARGET, DEFAULT_WINDOW, WINDOWS
+from .selectors.activity import DEFAULT_WINDOW, WINDOWS
+from .selectors.decided import DEFAULT_TARGET
 
 WINDOW_CHOICES = [(d, "Last 24 hours" if d == 1 else f"Last {d} days") for d in WINDOWS]
 DEFAULTS = {"window": DEFAULT_WINDOW, "relation": "", "target": DEFAULT_TARGET}

@@ -95,7 +95,7 @@ def test_every_endpoint_takes_as_of(graph, agent, template):
 def test_a_wrong_or_revoked_token_is_refused(graph, f):
     """Tokens that do not match, or were revoked, get 401."""
     viewer = f.user(role="viewer")
-    issued = api_token_create(user=viewer, name="old-bot")
+    issued = api_token_create(user=viewer, name="old-bot", acting_user=None)
     assert (
         Client(headers={"Authorization": "Bearer kgr_nope_nope"})
         .get("/api/v1/relations")
@@ -104,13 +104,13 @@ def test_a_wrong_or_revoked_token_is_refused(graph, f):
     )
     ok = Client(headers={"Authorization": f"Bearer {issued.secret}"})
     assert ok.get("/api/v1/relations").status_code == 200
-    api_token_revoke(token=issued.token, by=viewer)
+    api_token_revoke(token=issued.token, acting_user=viewer)
     assert ok.get("/api/v1/relations").status_code == 401
 
 
 def test_a_token_of_a_user_without_a_role_is_refused(graph, f):
     """A token cannot read more than its owner could in the browser."""
-    issued = api_token_create(user=f.user(), name="nobody-bot")
+    issued = api_token_create(user=f.user(), name="nobody-bot", acting_user=None)
     c = Client(headers={"Authorization": f"Bearer {issued.secret}"})
     assert c.get("/api/v1/relations").status_code == 401
 

@@ -417,3 +417,38 @@ def test_edge_changes_names_moved_endpoints_and_relation(f, trio):
     assert "target Vector search → Hybrid search" in words
     assert "relation Prerequisite → Applies to" in words
     assert not any(w.startswith("confidence") for w in words)
+
+
+@pytest.mark.parametrize(
+    "params,words",
+    [
+        ({"until": "0001-01-03T00:00"}, "There is no week before “until”"),
+        ({"since": "9999-12-31T23:59"}, "“Since” is after “until”"),
+        ({"since": "\x00"}, "Null characters are not allowed"),
+    ],
+)
+def test_dates_at_the_ends_of_the_calendar_are_a_400_in_words(f, trio, params, words):
+    """An "until" with no week before it, or a "since" past every "until", is refused in
+    words, not a server error."""
+    response = _client(f).get(reverse("explorer:changes"), params)
+    assert response.status_code == 400
+    error = re.search(
+        r'<p class="error" id="changes-error" role="alert">(.*?)</p>', response.content.decode()
+    ).group(1)
+    assert words in unescape(error)
+
+
+def test_the_changes_form_reads_the_window_and_its_defaults():
+    """Without "since" the window is the week before "until"; "until" defaults to now."""
+    from datetime import UTC, datetime
+
+    from kgreview.explorer.forms import DEFAULT_WINDOW, ChangesForm
+
+    now = datetime(2025, 3, 10, 12, tzinfo=UTC)
+    form = ChangesForm({}, now=now)
+    assert form.is_valid() and form.window == (now - DEFAULT_WINDOW, now)
+    form = ChangesForm({"since": "2025-03-01T00:00:00+00:00", "until": ""}, now=now)
+    assert form.is_valid() and form.window == (datetime(2025, 3, 1, tzinfo=UTC), now)
+    form = ChangesForm({"since": "nope", "until": "2025-03-02"}, now=now)
+    assert not form.is_valid() and form.window == (None, datetime(2025, 3, 2, tzinfo=UTC))
+    assert form.error_in_words().startswith('"nope" is not a date and time for since')

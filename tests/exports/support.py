@@ -15,6 +15,7 @@ from django.utils import timezone
 from rdflib import Graph
 
 from kgreview.exports import writers
+from kgreview.exports.writers import neo4j_csv
 from kgreview.graph import services
 from kgreview.graph.models import Concept, Edge
 from kgreview.review import decisions
@@ -83,7 +84,7 @@ def text_of(fmt: str, at: datetime | None = None) -> str:
 
 
 def zip_of(at: datetime | None = None) -> bytes:
-    return b"".join(writers.write_csv_zip(at=at or timezone.now()))
+    return b"".join(neo4j_csv.write_csv_zip(at=at or timezone.now()))
 
 
 def jsonld_doc(at: datetime | None = None) -> dict:

@@ -15,8 +15,10 @@ from django.utils import timezone
 from rdflib import Literal, Namespace
 from rdflib.collection import Collection
 
-from kgreview.exports import selectors, vocabulary, writers
+from kgreview.exports import selectors, vocabulary
+from kgreview.exports.writers import graphml, neo4j_csv
 from kgreview.graph.models import Edge
+from kgreview.graph.sources import NO_PLACE, RevisionPlaces
 from tests.exports.support import csv_rows, graphml_of, jsonld_doc, rdf_of, text_of, zip_of
 from tests.paged import HANDBOOK, MARKDOWN, MD_QUOTE, OSPF_QUOTE, pdf
 
@@ -85,8 +87,8 @@ def test_jsonld_page_and_section_read_back_as_rdf(placed):
 def test_csv_edges_carry_page_and_section_joined(placed):
     """edges.csv: evidencePage:long and evidenceSection ("Routing › OSPF"), empty when
     there is none."""
-    assert writers.EDGE_HEADER.index("evidencePage:long") == (
-        writers.EDGE_HEADER.index("evidenceQuote") + 1
+    assert neo4j_csv.EDGE_HEADER.index("evidencePage:long") == (
+        neo4j_csv.EDGE_HEADER.index("evidenceQuote") + 1
     )
     rows = {int(r["edgeId:long"]): r for r in csv_rows(zip_of(), "edges.csv")}
     assert rows[placed.pdf.pk]["evidencePage:long"] == "2"
@@ -133,7 +135,7 @@ def test_query_count_does_not_grow_with_quoted_revisions(f):
 
     def export_queries() -> int:
         with CaptureQueriesContext(connection) as ctx:
-            list(writers.write_graphml(at=timezone.now()))
+            list(graphml.write_graphml(at=timezone.now()))
         return len(ctx.captured_queries)
 
     def quote_in(revision, quote):
@@ -153,7 +155,7 @@ def test_structures_are_read_without_the_texts_of_structured_revisions(f):
     revision's text go once its headings are found."""
     structured = pdf()
     legacy = f.source("md-lesson", text=MARKDOWN).current_revision
-    places = writers.RevisionPlaces()
+    places = RevisionPlaces()
     with CaptureQueriesContext(connection) as ctx:
         places.load([structured.pk, legacy.pk, None])
     assert len(ctx.captured_queries) == 1
@@ -165,12 +167,12 @@ def test_structures_are_read_without_the_texts_of_structured_revisions(f):
     assert at_md.as_json() == {"page": None, "section": ["Retrieval", "Vector search"]}
     for revision in places._revisions.values():
         assert "text" not in revision.__dict__ and not revision.legacy_text
-    assert places.place(None, 3) == writers.NO_PLACE
-    assert places.place(structured.pk, None) == writers.NO_PLACE
+    assert places.place(None, 3) == NO_PLACE
+    assert places.place(structured.pk, None) == NO_PLACE
 
 
 def test_context_md_documents_the_new_columns():
     """CONTEXT.md names the CSV columns and GraphML attributes for page and section."""
     doc = (Path(vocabulary.__file__).parent / "CONTEXT.md").read_text()
-    assert ",".join(writers.EDGE_HEADER) in doc
+    assert ",".join(neo4j_csv.EDGE_HEADER) in doc
     assert "`evidencePage`" in doc and "`evidenceSection`" in doc

@@ -17,6 +17,7 @@ from rdflib import Literal, Namespace, URIRef
 from kgreview.core.errors import ValidationFailed
 from kgreview.exports import vocabulary, writers
 from kgreview.exports.selectors import export_counts, parse_as_of
+from kgreview.exports.writers import graphml, neo4j_csv, records
 from kgreview.graph import services
 from kgreview.graph.models import Concept, Edge
 from tests.exports.support import (
@@ -174,7 +175,7 @@ def test_csv_zip_holds_neo4j_files_with_counts_matching(graph):
         assert archive.namelist() == ["nodes.csv", "edges.csv", "relation_types.csv"]
         assert archive.testzip() is None
         header = archive.read("nodes.csv").decode().split("\r\n", 1)[0]
-    assert header == ",".join(writers.NODE_HEADER)
+    assert header == ",".join(neo4j_csv.NODE_HEADER)
     assert header.startswith(":ID(Concept),conceptId:long,name,aliases:string[]")
     nodes = csv_rows(data, "nodes.csv")
     edges = csv_rows(data, "edges.csv")
@@ -239,9 +240,9 @@ def test_csv_quotes_line_breaks_and_quotes_per_rfc_4180(f):
 
 def test_neo4j_type_is_upper_snake():
     """Keys become relationship types in neo4j's convention."""
-    assert writers.neo4j_type("builds_on") == "BUILDS_ON"
-    assert writers.neo4j_type("part-of") == "PART_OF"
-    assert writers.neo4j_type("is a") == "IS_A"
+    assert neo4j_csv.neo4j_type("builds_on") == "BUILDS_ON"
+    assert neo4j_csv.neo4j_type("part-of") == "PART_OF"
+    assert neo4j_csv.neo4j_type("is a") == "IS_A"
 
 
 # --- GraphML -----------------------------------------------------------------------------
@@ -302,7 +303,7 @@ def test_graphml_replaces_characters_xml_forbids(f):
 
 def test_xml_text_escapes_markup_and_keeps_carriage_returns():
     """Markup is escaped, CR survives as a reference, forbidden characters are replaced."""
-    assert writers.xml_text('<a href="x">&</a>\r\n\x00\ufffe') == (
+    assert graphml.xml_text('<a href="x">&</a>\r\n\x00\ufffe') == (
         "&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;&#13;\n\ufffd\ufffd"
     )
 
@@ -373,8 +374,8 @@ def test_writers_stream_in_chunks_with_a_constant_number_of_queries(
 
 def test_stats_count_what_was_written(graph):
     """The counters filled while streaming match the rows written."""
-    stats = writers.ExportStats()
-    b"".join(writers.write_csv_zip(at=timezone.now(), stats=stats))
+    stats = records.ExportStats()
+    b"".join(neo4j_csv.write_csv_zip(at=timezone.now(), stats=stats))
     assert (stats.concepts, stats.edges) == (5, 4)
     assert stats.relation_types >= 6
 

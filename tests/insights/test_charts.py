@@ -7,8 +7,10 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from kgreview.insights import charts
-from kgreview.insights.charts import BarRow, Bin, GateRow, Series
+from kgreview.insights.charts.calibration import Bin, reliability_diagram
+from kgreview.insights.charts.daily import Series, line_chart, stacked_bars
+from kgreview.insights.charts.rates import BarRow, GateRow, gate_chart, interval_bars
+from kgreview.insights.charts.svg import LABEL_LIMIT, nice_max, pct
 
 NS = {"svg": "http://www.w3.org/2000/svg"}
 HOSTILE = "<script>alert('x')</script>&\"<img src=x onerror=alert(1)>"
@@ -42,7 +44,7 @@ def assert_accessible(root: ET.Element, chart_id: str, title: str) -> None:
 
 
 def line(labels, *series, **kw):
-    return charts.line_chart(
+    return line_chart(
         chart_id="c-line",
         title="Open proposals",
         desc="Open per day.",
@@ -102,7 +104,7 @@ def test_long_x_axes_show_a_readable_subset_of_labels_and_the_last_one():
 
 def test_stacked_bars_draw_one_segment_per_non_zero_value_stacked_in_order():
     """Zero values draw nothing; segments of one bar touch and sum to its height."""
-    svg = charts.stacked_bars(
+    svg = stacked_bars(
         chart_id="c-bars",
         title="Decisions",
         desc="Per day.",
@@ -134,7 +136,7 @@ def test_interval_bars_draw_bars_whiskers_and_counts_and_pale_bars_for_few_decis
         BarRow("related", None, None, None, 0, ""),
     ]
     root = parse(
-        charts.interval_bars(
+        interval_bars(
             chart_id="c-rate",
             title="Acceptance",
             desc="By relation.",
@@ -162,7 +164,7 @@ def test_reliability_diagram_has_a_bar_per_bin_with_decisions_and_counts_under_a
     bins[9] = Bin(0.9, 1.0, 4, 0.5, 0.93)
     bins[6] = Bin(0.6, 0.7, 20, 1.0, 0.64)
     root = parse(
-        charts.reliability_diagram(
+        reliability_diagram(
             chart_id="c-cal", title="Calibration", desc="Bins.", bins=bins, gate=0.6
         )
     )
@@ -188,7 +190,7 @@ def test_reliability_diagram_has_a_bar_per_bin_with_decisions_and_counts_under_a
 def test_gate_chart_marks_reachable_gates_and_writes_out_the_unreachable():
     """A dot per reachable gate, at its confidence; "not reachable" in words."""
     root = parse(
-        charts.gate_chart(
+        gate_chart(
             chart_id="c-gate",
             title="Gate",
             desc="Gates.",
@@ -214,7 +216,7 @@ def test_hostile_labels_stay_text_in_every_chart():
     same characters and creates no element."""
     svgs = [
         line(["x", HOSTILE], Series(HOSTILE, [1, 2], "#000", [HOSTILE, HOSTILE])),
-        charts.stacked_bars(
+        stacked_bars(
             chart_id="h",
             title=HOSTILE,
             desc=HOSTILE,
@@ -223,17 +225,17 @@ def test_hostile_labels_stay_text_in_every_chart():
             x_label=HOSTILE,
             y_label=HOSTILE,
         ),
-        charts.interval_bars(
+        interval_bars(
             chart_id="h",
             title=HOSTILE,
             desc=HOSTILE,
             rows=[BarRow(HOSTILE, 0.5, 0.1, 0.9, 3, HOSTILE)],
             x_label=HOSTILE,
         ),
-        charts.reliability_diagram(
+        reliability_diagram(
             chart_id="h", title=HOSTILE, desc=HOSTILE, bins=[Bin(0.0, 0.1, 1, 1.0, 0.05)]
         ),
-        charts.gate_chart(
+        gate_chart(
             chart_id="h",
             title=HOSTILE,
             desc=HOSTILE,
@@ -254,14 +256,14 @@ def test_long_labels_are_shortened_on_the_chart_and_whole_in_their_tooltip():
     """A 200-character model name fits the label column; hovering shows all of it."""
     name = "provider · " + "m" * 200
     root = parse(
-        charts.interval_bars(
+        interval_bars(
             chart_id="c", title="t", desc="d", rows=[BarRow(name, 0.5, n=20)], x_label="x"
         )
     )
     label = next(
         t for t in root.iter(f"{{{NS['svg']}}}text") if t.find("svg:title", NS) is not None
     )
-    assert label.text == name[: charts.LABEL_LIMIT - 1] + "…"
+    assert label.text == name[: LABEL_LIMIT - 1] + "…"
     assert tip(label) == name
 
 
@@ -271,11 +273,11 @@ def test_long_labels_are_shortened_on_the_chart_and_whole_in_their_tooltip():
 )
 def test_axes_end_at_a_round_number_at_or_above_the_largest_value(value, expected):
     """1, 2, 2.5 or 5 times a power of ten."""
-    assert charts.nice_max(value) == pytest.approx(expected)
+    assert nice_max(value) == pytest.approx(expected)
 
 
 def test_percentages_and_missing_values_are_written_in_words():
     """Shares print as whole percents by default; a missing share is a dash."""
-    assert charts.pct(0.8) == "80%"
-    assert charts.pct(2 / 3, 1) == "66.7%"
-    assert charts.pct(None) == "–"
+    assert pct(0.8) == "80%"
+    assert pct(2 / 3, 1) == "66.7%"
+    assert pct(None) == "–"

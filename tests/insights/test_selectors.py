@@ -9,7 +9,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from kgreview.insights import selectors
+from kgreview.insights.selectors.activity import SYSTEM, queue_history, reviewer_activity
+from kgreview.insights.selectors.decided import ALL, outcomes
+from kgreview.insights.selectors.rates import GateNeed, wilson
 from kgreview.review import bulk, decisions, undo
 from kgreview.review.decisions import EdgeEdits
 from kgreview.review.models import Decision, Proposal
@@ -51,7 +53,7 @@ def queue_week():
 
 def test_queue_history_counts_pending_and_held_open_at_the_end_of_each_day(queue_week):
     """Open at day's end = open before the window + created - closed, lane by lane."""
-    history = selectors.queue_history(days=7, now=NOW)
+    history = queue_history(days=7, now=NOW)
     assert history.step == "day"
     assert [p.start for p in history.points] == [at(d, 0) for d in range(4, 11)]
     assert history.open_before == {"pending": 1, "held": 1}
@@ -64,7 +66,7 @@ def test_queue_history_counts_pending_and_held_open_at_the_end_of_each_day(queue
 
 def test_queue_history_ends_at_the_queue_as_it_is_now(queue_week):
     """The last point equals the proposals open right now, pending and held."""
-    history = selectors.queue_history(days=7, now=NOW)
+    history = queue_history(days=7, now=NOW)
     assert history.points[-1].pending == Proposal.objects.filter(status="pending").count() == 3
     assert history.points[-1].held == Proposal.objects.filter(status="held").count() == 1
 
@@ -72,13 +74,13 @@ def test_queue_history_ends_at_the_queue_as_it_is_now(queue_week):
 def test_a_superseded_proposal_leaves_the_queue_on_the_day_it_was_superseded():
     """Superseded proposals record decided_at too and count as closed that day."""
     plant(confidence=0.8, created=at(7, 8), status="superseded", decided=at(9, 8))
-    history = selectors.queue_history(days=7, now=NOW)
+    history = queue_history(days=7, now=NOW)
     assert [p.total for p in history.points] == [0, 0, 0, 1, 1, 0, 0]
 
 
 def test_a_longer_window_starts_earlier_and_counts_what_was_open_before_it(queue_week):
     """Thirty days reach back before every planted proposal: nothing open before."""
-    history = selectors.queue_history(days=30, now=NOW)
+    history = queue_history(days=30, now=NOW)
     assert len(history.points) == 30
     assert history.points[0].start == datetime(2025, 2, 9, tzinfo=UTC)
     assert history.open_before == {"pending": 0, "held": 0}
@@ -92,7 +94,7 @@ def test_a_one_day_window_counts_the_queue_hour_by_hour():
     plant(confidence=0.9, created=at(9, 13))
     plant(confidence=0.9, created=at(10, 9), status="accepted", decided=at(10, 11, 59))
     plant(confidence=0.5, created=at(10, 12, 15))
-    history = selectors.queue_history(days=1, now=at(10, 12, 30))
+    history = queue_history(days=1, now=at(10, 12, 30))
     assert history.step == "hour"
     assert len(history.points) == 24
     assert history.points[0].start == at(9, 13) and history.points[-1].start == at(10, 12)
@@ -107,7 +109,7 @@ def test_days_are_counted_in_the_current_time_zone(settings):
     settings.TIME_ZONE = "Europe/Berlin"
     plant(confidence=0.9, created=datetime(2025, 3, 8, 23, 30, tzinfo=UTC))
     plant(confidence=0.9, created=datetime(2025, 3, 3, 23, 30, tzinfo=UTC))
-    history = selectors.queue_history(days=7, now=NOW)
+    history = queue_history(days=7, now=NOW)
     assert [p.start.date().day for p in history.points] == [4, 5, 6, 7, 8, 9, 10]
     assert [p.created for p in history.points] == [1, 0, 0, 0, 0, 1, 0]
     assert history.open_before == {"pending": 0, "held": 0}
@@ -115,7 +117,7 @@ def test_days_are_counted_in_the_current_time_zone(settings):
 
 def test_an_empty_queue_says_so():
     """No proposals at all: every point is zero and the history is empty."""
-    history = selectors.queue_history(days=7, now=NOW)
+    history = queue_history(days=7, now=NOW)
     assert history.is_empty
     assert [p.total for p in history.points] == [0] * 7
 
@@ -140,9 +142,9 @@ def test_reviewer_activity_counts_decisions_per_reviewer_day_and_action(f, clock
     decide(clock, at(10, 9), p, bob, "reject", times=3)
     decide(clock, at(7), p, None, "supersede")
     decide(clock, at(3, 23, 59), p, alice, "accept")  # the day before the window
-    activity = selectors.reviewer_activity(days=7, now=NOW)
+    activity = reviewer_activity(days=7, now=NOW)
     assert activity.step == "day"
-    assert [r.reviewer for r in activity.rows] == ["alice", "bob", selectors.SYSTEM]
+    assert [r.reviewer for r in activity.rows] == ["alice", "bob", SYSTEM]
     assert [r.total for r in activity.rows] == [5, 3, 1]
     assert activity.total == 9
     alice_row, bob_row, system = activity.rows
@@ -163,7 +165,7 @@ def test_reviewer_activity_counts_an_undo_as_a_decision_of_its_own(f):
     p = plant(confidence=0.9)
     out = decisions.proposal_reject(proposal_id=p.pk, reviewer=rita, reason_code="too_vague")
     undo.decisions_undo(reviewer=rita, batch=out.decision.batch)
-    (row,) = selectors.reviewer_activity(days=1).rows
+    (row,) = reviewer_activity(days=1).rows
     assert row.reviewer == "rita"
     assert {a: n for a, n in row.totals.items() if n} == {"reject": 1, "undo": 1}
     assert sum(row.bucket_totals) == 2
@@ -183,7 +185,7 @@ def test_a_bulk_batch_and_its_undo_count_one_decision_per_proposal_decided(f):
     result = bulk.proposals_bulk_decide(reviewer=rita, proposal_ids=ids, action="accept")
     assert len(result.done) == 6 and result.also_count == 3
     undo.decisions_undo(reviewer=rita, batch=result.batch)
-    (row,) = selectors.reviewer_activity(days=1).rows
+    (row,) = reviewer_activity(days=1).rows
     assert {a: n for a, n in row.totals.items() if n} == {"accept": 6, "undo": 6}
 
 
@@ -193,7 +195,7 @@ def test_reviewer_activity_with_one_day_is_hourly(f, clock):
     p = plant(confidence=0.9)
     decide(clock, at(10, 11, 20), p, rita, "accept")
     decide(clock, at(9, 12, 59), p, rita, "accept")  # before the first hour of the window
-    (row,) = selectors.reviewer_activity(days=1, now=at(10, 12, 30)).rows
+    (row,) = reviewer_activity(days=1, now=at(10, 12, 30)).rows
     assert row.bucket_totals == [0] * 22 + [1, 0]
 
 
@@ -256,7 +258,7 @@ def rates(group) -> dict[str, tuple[int, int, int]]:
 
 def test_acceptance_rates_by_relation_type_agent_and_model(decided):
     """Accepted (edited included) against rejected; superseded and open left out."""
-    out = selectors.outcomes()
+    out = outcomes()
     assert (out.overall.accepted, out.overall.rejected, out.overall.edited) == (10, 6, 1)
     assert out.overall.rate == pytest.approx(10 / 16)
     assert list(rates(out.by_relation).items()) == [
@@ -279,7 +281,7 @@ def test_acceptance_rates_by_relation_type_agent_and_model(decided):
 
 def test_a_rate_carries_its_count_and_a_wilson_interval(decided):
     """A rate from three decisions has a wide interval; from ten, a narrower one."""
-    by = {r.label: r for r in selectors.outcomes().by_relation}
+    by = {r.label: r for r in outcomes().by_relation}
     few, more = by["contrasts_with"], by["prerequisite"]
     assert (few.n, more.n) == (3, 10)
     assert few.interval == pytest.approx((0.2077, 0.9385), abs=1e-4)
@@ -292,7 +294,7 @@ def test_a_rate_carries_its_count_and_a_wilson_interval(decided):
 )
 def test_wilson_interval_matches_published_values(successes, n, expected):
     """95% Wilson score intervals as tabulated; no data means anything from 0 to 1."""
-    assert selectors.wilson(successes, n) == pytest.approx(expected, abs=1e-4)
+    assert wilson(successes, n) == pytest.approx(expected, abs=1e-4)
 
 
 def bins(calibration) -> list[tuple[int, int]]:
@@ -301,7 +303,7 @@ def bins(calibration) -> list[tuple[int, int]]:
 
 def test_calibration_bins_count_decided_proposals_and_their_accepted_share(decided):
     """Ten bins of 0.1 per relation type and overall, with n and accepted per bin."""
-    cal = selectors.outcomes().calibration
+    cal = outcomes().calibration
     assert bins(cal["prerequisite"]) == [
         (1, 0), (0, 0), (0, 0), (0, 0), (1, 0), (1, 0), (1, 1), (1, 0), (2, 2), (3, 2)
     ]  # fmt: skip
@@ -311,7 +313,7 @@ def test_calibration_bins_count_decided_proposals_and_their_accepted_share(decid
     assert bins(cal["builds_on"]) == [
         (0, 0), (0, 0), (1, 1), (0, 0), (0, 0), (0, 0), (0, 0), (0, 0), (0, 0), (1, 1)
     ]  # fmt: skip
-    assert bins(cal[selectors.ALL]) == [
+    assert bins(cal[ALL]) == [
         (1, 0), (0, 0), (1, 1), (1, 1), (1, 0), (2, 1), (2, 2), (1, 0), (2, 2), (5, 3)
     ]  # fmt: skip
     top = cal["prerequisite"].bins[9]
@@ -325,13 +327,13 @@ def test_bin_edges_belong_to_the_upper_bin_and_one_to_the_last():
     """0.1 is in 0.1-0.2, 0.6 in 0.6-0.7, 0.0 in the first bin and 1.0 in the last."""
     for confidence in (0.0, 0.1, 0.6, 0.7, 0.3, 1.0):
         plant(confidence=confidence, status="accepted")
-    cal = selectors.outcomes().calibration["prerequisite"]
+    cal = outcomes().calibration["prerequisite"]
     assert [b.n for b in cal.bins] == [1, 1, 0, 1, 0, 0, 1, 1, 0, 1]
 
 
 def test_expected_calibration_error_per_relation_type(decided):
     """ECE = sum over bins of n/N * |share accepted - mean confidence|."""
-    cal = selectors.outcomes().calibration
+    cal = outcomes().calibration
     assert cal["prerequisite"].ece == pytest.approx(0.324)
     assert cal["contrasts_with"].ece == pytest.approx((0.99 + 0.4 + 0.7) / 3)
     assert cal["builds_on"].ece == pytest.approx(0.4)
@@ -339,18 +341,18 @@ def test_expected_calibration_error_per_relation_type(decided):
         0.05 + 0.8 + 0.7 + 0.45 + abs(0.5 - 0.525) * 2 + abs(1 - 0.625) * 2 + 0.72
         + abs(1 - 0.83) * 2 + abs(0.6 - (0.95 + 0.92 + 0.91 + 0.99 + 1.0) / 5) * 5
     ) / 16  # fmt: skip
-    assert cal[selectors.ALL].ece == pytest.approx(overall)
+    assert cal[ALL].ece == pytest.approx(overall)
 
 
 def test_a_perfectly_calibrated_type_has_no_calibration_error():
     """Accepted shares equal to the confidence claimed give an ECE of zero."""
     for status in ("accepted", "accepted", "accepted", "rejected"):
         plant(confidence=0.75, rel="part_of", status=status)
-    assert selectors.outcomes().calibration["part_of"].ece == pytest.approx(0.0)
+    assert outcomes().calibration["part_of"].ece == pytest.approx(0.0)
 
 
-def gates(target: float) -> dict[str, selectors.GateNeed]:
-    return {g.label: g for g in selectors.outcomes(target=target).gates}
+def gates(target: float) -> dict[str, GateNeed]:
+    return {g.label: g for g in outcomes(target=target).gates}
 
 
 def test_gate_needed_is_the_lowest_observed_confidence_that_meets_the_target(decided):
@@ -412,7 +414,7 @@ def test_gate_rows_compare_with_the_configured_gate(decided, settings):
 
 def test_an_edited_proposal_counts_with_the_confidence_and_relation_first_proposed(decided):
     """The edit to prerequisite at 0.9 does not reach prerequisite's 0.9-1.0 bin."""
-    out = selectors.outcomes()
+    out = outcomes()
     assert out.calibration["prerequisite"].bins[9].n == 3
     assert out.calibration["builds_on"].bins[2].n == 1
     assert rates(out.by_relation)["builds_on"] == (2, 0, 1)
@@ -421,10 +423,10 @@ def test_an_edited_proposal_counts_with_the_confidence_and_relation_first_propos
 def test_no_decisions_means_empty_outcomes():
     """Open proposals alone: nothing to measure, every gate unreachable."""
     plant(confidence=0.9)
-    out = selectors.outcomes()
+    out = outcomes()
     assert out.is_empty
     assert out.overall.n == 0 and out.overall.rate is None
-    assert out.calibration[selectors.ALL].ece is None
+    assert out.calibration[ALL].ece is None
     assert [g.reachable for g in out.gates] == [False]
 
 
@@ -434,9 +436,9 @@ def test_query_counts_do_not_grow_with_the_number_of_proposals(f, decided):
     def counts() -> list[int]:
         out = []
         for call in (
-            lambda: selectors.queue_history(days=30),
-            lambda: selectors.reviewer_activity(days=30),
-            lambda: selectors.outcomes(),
+            lambda: queue_history(days=30),
+            lambda: reviewer_activity(days=30),
+            lambda: outcomes(),
         ):
             with CaptureQueriesContext(connection) as ctx:
                 call()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import template
 
-from kgreview.insights.charts import pct as _pct
+from kgreview.insights.charts.svg import pct as _pct
 
 register = template.Library()
 

@@ -1,4 +1,7 @@
-"""Make, list and revoke read-only API tokens from the command line."""
+"""Make, list and revoke read-only API tokens from the command line.
+
+The command line acts as the system: its changes are in the curation log without a user.
+"""
 
 from __future__ import annotations
 
@@ -48,7 +51,7 @@ class Command(BaseCommand):
     def _create(self, opts):
         user = self._user(opts["user"])
         try:
-            issued = services.api_token_create(user=user, name=opts["name"])
+            issued = services.api_token_create(user=user, name=opts["name"], acting_user=None)
         except DomainError as exc:
             raise CommandError(exc.message) from exc
         if opts["json"]:
@@ -92,7 +95,7 @@ class Command(BaseCommand):
         if token is None:
             raise CommandError(f"No token starts kgr_{opts['prefix']}_.")
         try:
-            services.api_token_revoke(token=token, by=token.user)
+            services.api_token_revoke(token=token, acting_user=None)
         except DomainError as exc:
             raise CommandError(exc.message) from exc
         self.stdout.write(f"Revoked {token.name} ({token.user.username}).")

@@ -12,6 +12,8 @@ from django.utils import timezone
 from kgreview.core.errors import ValidationFailed
 from kgreview.core.instants import AS_OF_HELP, parse_instant
 from kgreview.exports import writers
+from kgreview.exports.writers.neo4j_csv import CSV_FILES
+from kgreview.exports.writers.records import ExportStats, iso
 
 
 def _atomic_write(path: Path, chunks, *, binary: bool) -> None:
@@ -69,7 +71,7 @@ class Command(BaseCommand):
             except ValidationFailed as exc:
                 raise CommandError(f"--as-of: {exc}") from None
         fmt = writers.FORMATS[format]
-        stats = writers.ExportStats()
+        stats = ExportStats()
         if out is None:
             where = "stdout"
             self._to_stdout(fmt, at, stats)
@@ -78,10 +80,10 @@ class Command(BaseCommand):
         vocabulary = f", {stats.relation_types} relation types" if stats.relation_types else ""
         self.stderr.write(
             f"Exported {stats.concepts} concepts, {stats.edges} edges{vocabulary} "
-            f"as of {writers.iso(at)} to {where}."
+            f"as of {iso(at)} to {where}."
         )
 
-    def _to_stdout(self, fmt: writers.Format, at, stats: writers.ExportStats) -> None:
+    def _to_stdout(self, fmt: writers.Format, at, stats: ExportStats) -> None:
         buffer = getattr(self.stdout, "buffer", None)
         if fmt.binary:
             if buffer is None:
@@ -104,7 +106,7 @@ class Command(BaseCommand):
             buffer.flush()
         self.stdout.flush()
 
-    def _to_path(self, fmt: writers.Format, at, stats: writers.ExportStats, path: Path) -> str:
+    def _to_path(self, fmt: writers.Format, at, stats: ExportStats, path: Path) -> str:
         if fmt.key == "csv" and path.suffix.lower() != ".zip":
             if path.exists() and not path.is_dir():
                 raise CommandError(
@@ -115,7 +117,7 @@ class Command(BaseCommand):
                 path.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise CommandError(f"--out {path}: {exc.strerror}.") from None
-            for name, write in writers.CSV_FILES:
+            for name, write in CSV_FILES:
                 _atomic_write(path / name, write(at=at, stats=stats), binary=False)
             return str(path)
         if path.is_dir():

@@ -1,0 +1,134 @@
+"""The read API's frame: the NinjaAPI object, who may call it, how refusals are said,
+and how answers are rendered. The operations themselves live in ``endpoints/``, one
+module per subject; ``kgreview.api.api`` gathers them.
+"""
+
+from __future__ import annotations
+
+import inspect
+from functools import wraps
+
+from django.http import HttpRequest, HttpResponseBase
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError
+from ninja.security import HttpBearer, SessionAuth
+
+from kgreview.core.permissions import can_view
+
+from . import schemas as s
+from .services import api_token_authenticate
+
+
+class BearerToken(HttpBearer):
+    """``Authorization: Bearer kgr_…``: a read-only token made on the API tokens page."""
+
+    def authenticate(self, request: HttpRequest, token: str):
+        found = api_token_authenticate(secret=token)
+        if found is None or not can_view(found.user):
+            return None
+        request.user = found.user
+        request.api_token = found
+        return found.user
+
+
+DESCRIPTION = """
+Read the reviewed knowledge graph: search concepts, walk neighbourhoods, find paths,
+build learning paths, explain edges, and travel in time.
+
+**Authentication.** Every operation needs either a read-only API token
+(`Authorization: Bearer kgr_…`, made on the *API tokens* page or with
+`manage.py api_token create`) or a signed-in browser session.
+
+**Time travel.** Every graph read takes `as_of` (ISO 8601). Without it the answer is the
+live graph; with it, the graph as it stood at that instant: edges recorded and valid by
+then and not yet retired, concepts not yet merged or retired.
+"""
+
+
+class BrowserSession(SessionAuth):
+    """A signed-in browser session (the explorer); GETs need no CSRF token."""
+
+    def authenticate(self, request: HttpRequest, key: str | None):
+        user = super().authenticate(request, key)
+        return user if user is not None and can_view(user) else None
+
+
+class GraphApi(NinjaAPI):
+    """The NinjaAPI, with operation ids that do not depend on which module holds them.
+
+    Clients generated from the published schema call operations by these ids; they were
+    named after ``kgreview.api.api`` when every operation lived there, and stay so.
+    """
+
+    def get_openapi_operation_id(self, operation) -> str:
+        return "kgreview_api_api_" + operation.view_func.__name__
+
+
+api = GraphApi(
+    title="kgreview graph API",
+    version="1",
+    description=DESCRIPTION,
+    urls_namespace="api",
+    auth=[BearerToken(), BrowserSession()],
+)
+
+
+class ApiError(Exception):
+    """A refusal with its status and the words the caller reads in ``detail``."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+@api.exception_handler(ApiError)
+def _api_error(request, exc: ApiError):
+    return api.create_response(request, {"detail": exc.detail}, status=exc.status)
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthenticated(request, exc):
+    return api.create_response(
+        request,
+        {
+            "detail": "Authentication needed: send Authorization: Bearer <token> (make one "
+            "on the API tokens page or with manage.py api_token create), or sign in to a "
+            "browser session with a role. Revoked tokens and accounts without a role are "
+            "refused."
+        },
+        status=401,
+    )
+
+
+def served(view):
+    """Render the view's dict straight to JSON.
+
+    The response schema stays declared (it is what the OpenAPI document publishes and
+    what the schemathesis tests hold every answer to), but re-validating thousands of
+    nested fields on each request would cost more than the graph query itself.
+
+    The wrapper carries the view's signature with its annotations already evaluated:
+    ninja reads parameter types in the wrapper's module, which is this one, not the
+    endpoint's.
+    """
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        result = view(request, *args, **kwargs)
+        if isinstance(result, HttpResponseBase):
+            return result
+        return api.create_response(request, result, status=200)
+
+    wrapped.__signature__ = inspect.signature(view, eval_str=True)
+    return wrapped
+
+
+def answers(ok, *codes: int) -> dict:
+    """The documented responses: the answer, the refusals every operation can give
+    (400 for a parameter the graph cannot answer, such as an instant out of range; 401
+    without credentials; 422 for a malformed parameter) and the ones listed."""
+    out = {200: ok, 400: s.Error, 401: s.Error, 422: s.ValidationErrorOut}
+    for code in codes:
+        out[code] = s.Error
+    return out

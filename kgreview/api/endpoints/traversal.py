@@ -1,0 +1,156 @@
+"""Walking the graph: neighbourhoods, shortest paths and learning paths."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from ninja import Query
+
+from kgreview.graph import history, traversal
+from kgreview.graph.selectors import concept_names
+
+from .. import schemas as s
+from ..app import ApiError, answers, api, served
+from ..params import Direction, concept_or_404, instant, relation_ids
+from ..serializers import (
+    edge_rows,
+    edges_by_id,
+    learning_path_out,
+    neighbours_out,
+    path_out,
+)
+
+
+@api.get(
+    "/v1/concepts/{concept_id}/neighbours",
+    response=answers(s.NeighboursOut, 400, 404),
+    tags=["traversal"],
+)
+@served
+def neighbours(
+    request,
+    concept_id: int,
+    depth: int = Query(1, ge=1, le=traversal.MAX_DEPTH),  # noqa: B008
+    direction: Direction = "both",
+    relation: list[str] = Query(None),  # noqa: B008 - ninja's way to declare a repeated query parameter
+    limit: int = Query(200, ge=1, le=traversal.NODE_LIMIT),  # noqa: B008
+    as_of: datetime | None = None,
+):
+    """Concepts within ``depth`` steps (1–6), nearest first, and the edges among them.
+
+    ``direction``: ``out`` follows edges from source to target, ``in`` the other way,
+    ``both`` either; symmetric edges are walked both ways. ``relation`` (repeatable)
+    keeps only those types. At most ``limit`` concepts; ``truncated`` says more exist.
+    """
+    at = instant(as_of)
+    concept = concept_or_404(concept_id)
+    rel_ids, rel_keys = relation_ids(relation)
+    found = traversal.ball(
+        start_id=concept.pk,
+        depth=depth,
+        direction=direction,
+        relation_ids=rel_ids,
+        at=at,
+        limit=limit,
+    )
+    names = concept_names(found.distance)
+    edges = traversal.edges_within(node_ids=found.distance, relation_ids=rel_ids, at=at)
+    return neighbours_out(
+        center=concept,
+        existed=history.concept_existed_at(concept, at),
+        depth=depth,
+        direction=direction,
+        relations=rel_keys,
+        at=at,
+        found=found,
+        names=names,
+        edges=edge_rows(edges.order_by("pk")),
+    )
+
+
+@api.get("/v1/path", response=answers(s.PathOut, 400, 404), tags=["traversal"])
+@served
+def path(
+    request,
+    from_id: int,
+    to_id: int,
+    direction: Direction = "out",
+    relation: list[str] = Query(None),  # noqa: B008
+    max_depth: int = Query(4, ge=1, le=traversal.MAX_DEPTH),  # noqa: B008
+    as_of: datetime | None = None,
+):
+    """A shortest path between two concepts, within ``max_depth`` (1–6) steps."""
+    at = instant(as_of)
+    start, goal = concept_or_404(from_id), concept_or_404(to_id)
+    rel_ids, rel_keys = relation_ids(relation)
+    hops = traversal.shortest_path(
+        start_id=start.pk,
+        goal_id=goal.pk,
+        direction=direction,
+        relation_ids=rel_ids,
+        at=at,
+        max_depth=max_depth,
+    )
+    edges, names = {}, {}
+    if hops is not None:
+        edges = edges_by_id(h.edge_id for h in hops)
+        names = concept_names([start.pk] + [h.to_id for h in hops])
+    return path_out(
+        start=start,
+        goal=goal,
+        max_depth=max_depth,
+        direction=direction,
+        relations=rel_keys,
+        at=at,
+        hops=hops,
+        edges=edges,
+        names=names,
+    )
+
+
+@api.get(
+    "/v1/concepts/{concept_id}/learning-path",
+    response=answers(s.LearningPathOut, 400, 404),
+    tags=["traversal"],
+)
+@served
+def learning_path(
+    request,
+    concept_id: int,
+    via: list[str] = Query(None),  # noqa: B008
+    as_of: datetime | None = None,
+):
+    """Everything the target needs, in a valid study order (foundations first).
+
+    ``via`` (repeatable) names the ordering relations: ``prerequisite`` (the source is
+    studied first; the default) and ``builds_on`` (the target is studied first). When
+    the needs form a cycle, ``ok`` is false and ``cycle`` names it with its edges;
+    ``blocked`` lists the concepts that wait on it.
+    """
+    at = instant(as_of)
+    target = concept_or_404(concept_id)
+    via = list(dict.fromkeys(via or ["prerequisite"]))
+    unknown = [v for v in via if v not in traversal.STUDY_ORDER]
+    if unknown:
+        raise ApiError(
+            400,
+            f"via {', '.join(unknown)} does not order study; use "
+            + " or ".join(traversal.STUDY_ORDER)
+            + ".",
+        )
+    rel_ids, _keys = relation_ids(via)
+    orders = {rid: traversal.STUDY_ORDER[key] for rid, key in zip(rel_ids, via, strict=True)}
+    result = traversal.learning_path(
+        target_id=target.pk,
+        relations=orders,
+        at=at,
+        name_lookup=concept_names,
+    )
+    return learning_path_out(
+        target=target,
+        via=via,
+        at=at,
+        result=result,
+        keys=dict(zip(rel_ids, via, strict=True)),
+        cycle_edges=edges_by_id(e.edge_id for e in result.cycle) if result.cycle else {},
+    )

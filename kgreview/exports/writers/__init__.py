@@ -1,0 +1,75 @@
+"""Streaming writers: the graph as of an instant as JSON-LD, neo4j-admin CSV or GraphML.
+
+Every writer is a generator of text (or, for the zip, bytes) chunks of about 64 KiB.
+Concepts and edges are read with ``.iterator(chunk_size=2000)``, so a large graph never
+sits in memory as objects: the command writes chunks to a file, the download view hands
+them to ``StreamingHttpResponse``.
+
+One module per format (``jsonld``, ``neo4j_csv``, ``graphml``), each written from the
+shared ``records``; this module lists the formats for the command and the views.
+Formats are described for people in ``CONTEXT.md`` next to this package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from .graphml import write_graphml
+from .jsonld import write_jsonld
+from .neo4j_csv import write_csv_zip
+
+
+@dataclass(frozen=True)
+class Format:
+    key: str
+    label: str
+    extension: str
+    content_type: str
+    binary: bool
+    write: Callable[..., Iterator]
+    summary: str
+
+
+FORMATS: dict[str, Format] = {
+    f.key: f
+    for f in (
+        Format(
+            "jsonld",
+            "JSON-LD",
+            "jsonld",
+            "application/ld+json; charset=utf-8",
+            False,
+            write_jsonld,
+            "One linked-data document: concepts as SKOS concepts, edges as reified "
+            "statements with PROV-O provenance, the relation vocabulary as properties. "
+            "Reads into rdflib, Apache Jena or any JSON-LD processor.",
+        ),
+        Format(
+            "csv",
+            "CSV for Neo4j",
+            "zip",
+            "application/zip",
+            True,
+            write_csv_zip,
+            "A zip of nodes.csv, edges.csv and relation_types.csv with neo4j-admin "
+            "headers, ready for neo4j-admin database import (use --multiline-fields=true).",
+        ),
+        Format(
+            "graphml",
+            "GraphML",
+            "graphml",
+            "application/graphml+xml; charset=utf-8",
+            False,
+            write_graphml,
+            "A directed multigraph with typed attributes for Gephi, yEd, Cytoscape or "
+            "networkx; every edge keeps its provenance as attributes.",
+        ),
+    )
+}
+
+
+def filename(fmt: Format, at: datetime) -> str:
+    """e.g. kgreview-graph-20240501T143000Z.jsonld"""
+    return f"kgreview-graph-{at.astimezone(UTC):%Y%m%dT%H%M%SZ}.{fmt.extension}"
