@@ -4,7 +4,7 @@ survives, in one transaction.
 READ may call a model for seconds, so it happens outside any transaction and its output
 is stored at once; everything written from it for one source (proposals, dropped
 candidates, the extraction record) is one transaction that holds the ``construct`` mutex.
-Claims, leases and the run's counters are in ``runs``.
+Claims, leases and the run's counters are in ``items``.
 """
 
 from __future__ import annotations
@@ -23,18 +23,17 @@ from construction.types import Extraction, LLMUsage
 from kgreview.graph.models import Source
 
 from . import adapters, reading
-from .models import AgentRun, AgentRunItem, ExtractionRecord
-from .persist import persist_result
-from .runs import (
-    construct_mutex_hold,
+from .items import (
     construct_run_close,
     item_claim,
     item_finish,
     item_release,
-    run_start_record,
     run_stats_empty,
     run_stop_for_budget,
 )
+from .models import AgentRun, AgentRunItem, ExtractionRecord
+from .persist import persist_result
+from .runs import construct_mutex_hold, run_start_record
 
 log = logging.getLogger(__name__)
 

@@ -26,6 +26,7 @@ from kgreview.review.models import OPEN_STATUSES, Proposal
 from kgreview.review.services import ProposalSpec, proposals_create_many
 
 from . import adapters
+from .items import run_stats_merge
 from .models import AgentRun, DroppedCandidate
 from .persist import persist_result
 from .runs import (
@@ -34,7 +35,6 @@ from .runs import (
     agent_run_finish,
     agent_run_step,
     construct_mutex_hold,
-    run_stats_merge,
 )
 
 log = logging.getLogger(__name__)

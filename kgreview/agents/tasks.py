@@ -22,6 +22,7 @@ from construction.errors import LLMTransientError
 from . import runs
 from .adapters import extractor_for
 from .construct import construct_item_run, construct_run_create, sources_to_construct
+from .items import item_lease
 from .models import AgentRun, AgentRunItem
 
 log = logging.getLogger(__name__)
@@ -75,7 +76,7 @@ def construct_run(self, *, run_id: int) -> int:
     run = AgentRun.objects.filter(pk=run_id).first()
     if run is None or run.is_finished:
         return 0
-    stale = timezone.now() - runs.item_lease()
+    stale = timezone.now() - item_lease()
     item_ids = list(
         run.items.filter(
             Q(status=AgentRunItem.Status.PENDING)
@@ -94,7 +95,7 @@ def construct_scheduled(self, *, provider: str | None = None) -> int | None:
     if current is not None:
         # Never two construction runs at once. One that stopped reporting is resumed (its
         # sources whose worker died are queued again); what changed since waits a turn.
-        if current.updated_at < timezone.now() - runs.item_lease():
+        if current.updated_at < timezone.now() - item_lease():
             construct_run.delay(run_id=current.pk)
         log.info("construct: run #%s is still going; the schedule skips this turn", current.pk)
         return None

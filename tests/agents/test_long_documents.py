@@ -319,7 +319,7 @@ def test_a_worker_that_lost_its_claim_stops_and_writes_nothing(openai_settings, 
     chunk in flight is kept, this one stops without proposals and without finishing the
     item for the other."""
     from kgreview.agents import adapters, reading
-    from kgreview.agents.runs import item_claim
+    from kgreview.agents.items import item_claim
 
     calls: list = []
     openai_settings.fallback = answerer(stated, calls)
