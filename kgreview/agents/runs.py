@@ -224,24 +224,26 @@ def agent_run_cancel(*, run_id: int, acting_user) -> AgentRun:
     elif run.status == AgentRun.Status.QUEUED:
         agent_run_finish(run, status=AgentRun.Status.CANCELLED, error="Cancelled before it began.")
     run.refresh_from_db()
-    if acting_user is not None:
-        if run.is_finished:
-            summary = f"Cancelled the {run.agent} run #{run.pk}."
-        else:
-            summary = f"Asked the {run.agent} run #{run.pk} to stop after its current step."
-        if cancelled:
-            summary += f" {cancelled} source{'s' if cancelled != 1 else ''} not started yet "
-            summary += "will not be read."
-        audit.record(
-            acting_user=acting_user,
-            action="agent_run.cancel",
-            subject=run,
-            summary=summary,
-            before=before,
-            after={
-                "status": run.status,
-                "cancel_requested": True,
-                "sources_cancelled": cancelled,
-            },
-        )
+    _cancel_record(run, acting_user=acting_user, before=before, cancelled=cancelled)
     return run
+
+
+def _cancel_record(run: AgentRun, *, acting_user, before: dict, cancelled: int) -> None:
+    """The curation-log row of a cancel a curator asked for (none for the system's)."""
+    if acting_user is None:
+        return
+    if run.is_finished:
+        summary = f"Cancelled the {run.agent} run #{run.pk}."
+    else:
+        summary = f"Asked the {run.agent} run #{run.pk} to stop after its current step."
+    if cancelled:
+        plural = "s" if cancelled != 1 else ""
+        summary += f" {cancelled} source{plural} not started yet will not be read."
+    audit.record(
+        acting_user=acting_user,
+        action="agent_run.cancel",
+        subject=run,
+        summary=summary,
+        before=before,
+        after={"status": run.status, "cancel_requested": True, "sources_cancelled": cancelled},
+    )
