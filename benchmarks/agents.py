@@ -62,8 +62,8 @@ def bench_resolve(*, concepts: int = 50_000, lookups: int = 20_000, seed: int = 
 
 def bench_construct(*, sources: int = 300, concepts: int = 5_000, seed: int = 5) -> dict:
     """Offline construction over synthetic lessons, database writes included."""
-    from kgreview.agents import services
     from kgreview.agents.adapters import INDEX_CACHE
+    from kgreview.agents.construct import construct_item_run, construct_run_create
     from kgreview.agents.models import AgentRunItem
     from kgreview.graph.models import Source
     from kgreview.graph.services import source_import
@@ -77,13 +77,13 @@ def bench_construct(*, sources: int = 300, concepts: int = 5_000, seed: int = 5)
         source_import(slug=f"bench-{i:05d}", title=f"Lesson {i}", text=text)
     INDEX_CACHE.clear()
     INDEX_CACHE.get()  # a worker keeps its index warm; its first build is reported apart
-    run = services.construct_run_create(sources=Source.objects.all(), provider="offline")
+    run = construct_run_create(sources=Source.objects.all(), provider="offline")
     item_ids = list(run.items.values_list("pk", flat=True))
     per_source: list[float] = []
     started = time.perf_counter()
     for item_id in item_ids:
         t0 = time.perf_counter()
-        services.construct_item_run(item_id=item_id, claim="bench")
+        construct_item_run(item_id=item_id, claim="bench")
         per_source.append((time.perf_counter() - t0) * 1000)
     elapsed = time.perf_counter() - started
     run.refresh_from_db()
@@ -154,7 +154,7 @@ def bench_heal(*, concepts: int = 50_000, edges: int = 200_000, seed: int = 13) 
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute("ANALYZE")
-    from kgreview.agents.services import agent_run_create
+    from kgreview.agents.runs import agent_run_create
 
     run = agent_run_create(agent=AgentRun.Agent.HEAL)
     started = time.perf_counter()

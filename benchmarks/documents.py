@@ -61,11 +61,11 @@ def _import(name: str, raw: bytes):
 
 
 def _construct(source, extractor=None) -> dict:
-    from kgreview.agents import services
+    from kgreview.agents.construct import construct_item_run, construct_run_create
 
-    run = services.construct_run_create(sources=[source], provider="offline")
+    run = construct_run_create(sources=[source], provider="offline")
     item = run.items.get()
-    services.construct_item_run(item_id=item.pk, claim="bench", extractor=extractor)
+    construct_item_run(item_id=item.pk, claim="bench", extractor=extractor)
     item.refresh_from_db()
     return {"status": item.status, "error": item.error, "stats": item.stats}
 

@@ -27,14 +27,15 @@ from kgreview.review.models import OPEN_STATUSES, Proposal
 from kgreview.review.services import ProposalSpec, proposals_create_many
 
 from . import adapters
-from .models import AgentRun, DroppedCandidate, Mutex
+from .items import run_stats_merge
+from .models import AgentRun, DroppedCandidate
 from .persist import persist_result
-from .services import (
+from .runs import (
     RunCancelled,
-    _merge_stats,
     agent_run_create,
     agent_run_finish,
     agent_run_step,
+    construct_mutex_hold,
 )
 
 log = logging.getLogger(__name__)
@@ -229,7 +230,7 @@ def requeue_dropped_for(*, relation_key: str) -> int:
                 )
             )
         with transaction.atomic():
-            Mutex.objects.select_for_update().get_or_create(name="construct")
+            construct_mutex_hold()
             result = process_source(
                 doc=adapters.source_doc(revision),
                 extraction=Extraction(concepts=(), candidates=tuple(candidates)),
@@ -242,7 +243,7 @@ def requeue_dropped_for(*, relation_key: str) -> int:
             DroppedCandidate.objects.filter(pk__in=[d.pk for d in rows]).update(
                 requeued_at=timezone.now()
             )
-        stats = _merge_stats(stats, part)
+        stats = run_stats_merge(stats, part)
         agent_run_step(run, done=done, stats=stats)
     agent_run_finish(run, status=AgentRun.Status.SUCCEEDED, stats=stats)
     return sum(n for by_status in stats["proposals"].values() for n in by_status.values())

@@ -24,7 +24,7 @@ from kgreview.review.models import OPEN_STATUSES, Proposal
 from kgreview.review.services import ProposalSpec, proposals_create_many
 
 from .models import AgentRun
-from .services import RunCancelled, agent_run_finish, agent_run_step
+from .runs import RunCancelled, agent_run_finish, agent_run_step
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,10 @@ from django.utils import timezone
 
 from construction.errors import LLMTransientError
 
-from . import services
+from . import runs
+from .adapters import extractor_for
+from .construct import construct_item_run, construct_run_create, sources_to_construct
+from .items import item_lease
 from .models import AgentRun, AgentRunItem
 
 log = logging.getLogger(__name__)
@@ -39,7 +42,7 @@ def kgreview_task(**options):
 def worker_heartbeat(self) -> str:
     """Record that a worker on this host just ran a task taken from the broker."""
     hostname = socket.gethostname()
-    services.worker_heartbeat_record(hostname=hostname, pid=os.getpid())
+    runs.worker_heartbeat_record(hostname=hostname, pid=os.getpid())
     return hostname
 
 
@@ -51,7 +54,7 @@ def construct_source(self, *, item_id: int) -> str:
     """Process one source of a construction run; a no-op if it is already finished."""
     limit = settings.KG_TASK_RETRIES
     try:
-        item = services.construct_item_run(
+        item = construct_item_run(
             item_id=item_id,
             claim=f"task:{self.request.id}",
             final_attempt=self.request.retries >= limit,
@@ -73,7 +76,7 @@ def construct_run(self, *, run_id: int) -> int:
     run = AgentRun.objects.filter(pk=run_id).first()
     if run is None or run.is_finished:
         return 0
-    stale = timezone.now() - services.item_lease()
+    stale = timezone.now() - item_lease()
     item_ids = list(
         run.items.filter(
             Q(status=AgentRunItem.Status.PENDING)
@@ -88,20 +91,18 @@ def construct_run(self, *, run_id: int) -> int:
 @kgreview_task(name="agents.construct_scheduled")
 def construct_scheduled(self, *, provider: str | None = None) -> int | None:
     """The hourly schedule: read new or changed sources; no run when nothing changed."""
-    from .adapters import extractor_for
-
-    current = services.agent_run_current(AgentRun.Agent.CONSTRUCT)
+    current = runs.agent_run_current(AgentRun.Agent.CONSTRUCT)
     if current is not None:
         # Never two construction runs at once. One that stopped reporting is resumed (its
         # sources whose worker died are queued again); what changed since waits a turn.
-        if current.updated_at < timezone.now() - services.item_lease():
+        if current.updated_at < timezone.now() - item_lease():
             construct_run.delay(run_id=current.pk)
         log.info("construct: run #%s is still going; the schedule skips this turn", current.pk)
         return None
-    sources = services.sources_to_construct(extractor_for(provider))
+    sources = sources_to_construct(extractor_for(provider))
     if not sources:
         return None
-    run = services.construct_run_create(
+    run = construct_run_create(
         sources=sources, provider=provider, trigger=AgentRun.Trigger.SCHEDULE
     )
     construct_run.delay(run_id=run.pk)
@@ -115,11 +116,11 @@ def _run_for(agent: str, run_id: int | None, trigger: str, provider: str | None)
     """The run a task was given, or (from a schedule) a new one unless one is going."""
     if run_id is not None:
         return AgentRun.objects.filter(pk=run_id).first()
-    current = services.agent_run_current(agent)
+    current = runs.agent_run_current(agent)
     if current is not None:
         log.info("%s: run #%s is still going; the schedule skips this turn", agent, current.pk)
         return None
-    return services.agent_run_create(agent=agent, trigger=trigger, provider=provider or "")
+    return runs.agent_run_create(agent=agent, trigger=trigger, provider=provider or "")
 
 
 @kgreview_task(name="agents.heal")

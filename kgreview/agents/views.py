@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -15,8 +15,13 @@ from django_celery_beat.models import PeriodicTask
 from kgreview.core.errors import DomainError, NotFound
 from kgreview.core.permissions import curator_required, is_curator, view_required
 
-from . import selectors, services
+from . import selectors, tasks
+from .adapters import extractor_for
+from .construct import construct_run_create, sources_to_construct
+from .forms import RunNowForm, ScheduleToggleForm, errors_in_words
 from .models import AgentRun, AgentRunItem
+from .runs import agent_run_cancel, agent_run_create
+from .schedules import schedule_set_enabled
 
 AGENTS = {
     AgentRun.Agent.CONSTRUCT: {
@@ -69,30 +74,38 @@ def agents_home(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
+def _refused(request: HttpRequest, words: str) -> HttpResponse:
+    """Bad input, in words: a 400 for htmx, else a message on the Agents page."""
+    if request.htmx:
+        return HttpResponseBadRequest(words, content_type="text/plain; charset=utf-8")
+    messages.error(request, words)
+    return redirect("agents:home")
+
+
 @require_POST
 @login_required
 @curator_required
 def run_now(request: HttpRequest, agent: str) -> HttpResponse:
-    from . import tasks
-
     if agent not in AGENTS:
         raise Http404("No such agent.")
+    form = RunNowForm(request.POST)
+    if not form.is_valid():
+        return _refused(request, errors_in_words(form))
+    every_source = form.cleaned_data["scope"] == "all"
     if agent == AgentRun.Agent.CONSTRUCT:
-        from .adapters import extractor_for
-
-        sources = services.sources_to_construct(extractor_for(None))
-        if not sources and request.POST.get("scope") != "all":
+        sources = sources_to_construct(extractor_for(None))
+        if not sources and not every_source:
             messages.info(request, "Nothing new to read: every source's current revision was read.")
             return redirect("agents:home")
-        run = services.construct_run_create(
-            sources=None if request.POST.get("scope") == "all" else sources,
+        run = construct_run_create(
+            sources=None if every_source else sources,
             trigger=AgentRun.Trigger.MANUAL,
-            user=request.user,
+            acting_user=request.user,
         )
         tasks.construct_run.delay(run_id=run.pk)
     else:
-        run = services.agent_run_create(
-            agent=agent, trigger=AgentRun.Trigger.MANUAL, user=request.user
+        run = agent_run_create(
+            agent=agent, trigger=AgentRun.Trigger.MANUAL, acting_user=request.user
         )
         task = tasks.heal if agent == AgentRun.Agent.HEAL else tasks.discover
         task.delay(run_id=run.pk)
@@ -177,7 +190,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @curator_required
 def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     try:
-        run = services.agent_run_cancel(run_id=pk, user=request.user)
+        run = agent_run_cancel(run_id=pk, acting_user=request.user)
     except NotFound as exc:
         raise Http404(str(exc)) from None
     except DomainError as exc:
@@ -199,6 +212,10 @@ def schedule_toggle(request: HttpRequest, pk: int) -> HttpResponse:
     schedule = get_object_or_404(PeriodicTask, pk=pk)
     if schedule.task not in {a["task"] for a in AGENTS.values()}:
         raise PermissionDenied("Only agent schedules are managed here.")
-    services.schedule_set_enabled(schedule=schedule, enabled=request.POST.get("enabled") == "1")
+    form = ScheduleToggleForm(request.POST)
+    form.is_valid()  # never invalid: only enabled=1 resumes, anything else pauses
+    schedule_set_enabled(
+        schedule=schedule, enabled=form.cleaned_data["enabled"], acting_user=request.user
+    )
     messages.success(request, f"“{schedule.name}” {'resumed' if schedule.enabled else 'paused'}.")
     return redirect("agents:home")

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from construction.errors import LLMTransientError
-from kgreview.agents import services
+from kgreview.agents.construct import construct_item_run, construct_run_create
 from kgreview.agents.models import AgentRun, AgentRunItem, DroppedCandidate, ExtractionRecord
 from kgreview.agents.tasks import construct_source
 from kgreview.graph import services as graph_services
@@ -289,7 +289,7 @@ def test_a_new_revision_is_read_again_and_a_vanished_quote_proposes_invalidation
 def test_task_called_twice_processes_the_source_once(openai_settings, rag):
     """The Celery task is idempotent: the second call finds the item finished."""
     openai_settings.push(answer(edge("embeddings", "RAG")))
-    run = services.construct_run_create(provider="openai")
+    run = construct_run_create(provider="openai")
     item = run.items.get()
     assert construct_source(item_id=item.pk) == "done"
     count = Proposal.objects.count()
@@ -302,25 +302,25 @@ def test_task_called_twice_processes_the_source_once(openai_settings, rag):
 def test_redelivered_task_takes_over_but_another_worker_does_not(openai_settings, rag):
     """Same claim (a redelivery after a crash) may resume; a different claim is turned away."""
     openai_settings.push(answer(edge("embeddings", "RAG")))
-    run = services.construct_run_create(provider="openai")
+    run = construct_run_create(provider="openai")
     item = run.items.get()
     AgentRunItem.objects.filter(pk=item.pk).update(status="running", claimed_by="task:A")
     from django.utils import timezone
 
     AgentRunItem.objects.filter(pk=item.pk).update(started_at=timezone.now())
-    other = services.construct_item_run(item_id=item.pk, claim="task:B")
+    other = construct_item_run(item_id=item.pk, claim="task:B")
     assert other.status == "running" and not Proposal.objects.exists()
-    resumed = services.construct_item_run(item_id=item.pk, claim="task:A")
+    resumed = construct_item_run(item_id=item.pk, claim="task:A")
     assert resumed.status == "done" and Proposal.objects.exists()
 
 
 def test_transient_failure_before_the_last_attempt_hands_the_item_back(openai_settings, rag):
     """Not the final attempt: the item returns to pending and the error is raised for a retry."""
     openai_settings.push(*[status(503)] * 5)
-    run = services.construct_run_create(provider="openai")
+    run = construct_run_create(provider="openai")
     item = run.items.get()
     with pytest.raises(LLMTransientError):
-        services.construct_item_run(item_id=item.pk, claim="task:1", final_attempt=False)
+        construct_item_run(item_id=item.pk, claim="task:1", final_attempt=False)
     item.refresh_from_db()
     assert item.status == "pending" and "503" in item.error
     assert not Proposal.objects.exists()

@@ -8,9 +8,9 @@ import json
 import pytest
 from django.core.management import call_command
 
-from kgreview.agents import services
 from kgreview.agents.discover import discover_run, requeue_dropped_for
 from kgreview.agents.models import AgentRun, DroppedCandidate
+from kgreview.agents.runs import agent_run_create
 from kgreview.graph import services as graph
 from kgreview.graph.models import RelationType
 from kgreview.review import decisions
@@ -35,7 +35,7 @@ PAIRS = {
 def drop(f, slug: str, label: str = "is_an_alternative_to") -> DroppedCandidate:
     """A candidate the construction loop dropped because the relation was unknown."""
     doc = graph.source_import(slug=slug, title=slug, text=LESSONS[slug]).source
-    run = AgentRun.objects.filter(agent="construct").first() or services.agent_run_create(
+    run = AgentRun.objects.filter(agent="construct").first() or agent_run_create(
         agent=AgentRun.Agent.CONSTRUCT
     )
     sentence = LESSONS[slug].splitlines()[-1]
@@ -57,7 +57,7 @@ def drop(f, slug: str, label: str = "is_an_alternative_to") -> DroppedCandidate:
 
 
 def discover(provider: str = "offline") -> AgentRun:
-    run = services.agent_run_create(agent=AgentRun.Agent.DISCOVER, provider=provider)
+    run = agent_run_create(agent=AgentRun.Agent.DISCOVER, provider=provider)
     return discover_run(run, provider=provider)
 
 

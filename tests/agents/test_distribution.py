@@ -14,7 +14,7 @@ from celery import Celery
 from django.core.management import call_command
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
-from kgreview.agents import services
+from kgreview.agents.construct import construct_run_create
 from kgreview.agents.models import AgentRun, ExtractionRecord
 from kgreview.review.models import Proposal
 from tests.agents import helpers
@@ -104,7 +104,7 @@ def test_a_killed_worker_leaves_a_run_the_rerun_completes_without_duplicates(
     settings.KG_LLM_MODEL = "fake-model"
     fake_llm.fallback = echo_one_edge
     call_command("import_sources", str(CORPUS), verbosity=0)
-    run = services.construct_run_create(provider="openai")
+    run = construct_run_create(provider="openai")
     total = run.progress_total
     queue = f"kgreview-dist-{uuid.uuid4().hex[:8]}"
     env = worker_env(fake_llm, queue)

@@ -9,9 +9,9 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from kgreview.agents import services
 from kgreview.agents.heal import heal_run, orphan_concepts
 from kgreview.agents.models import AgentRun
+from kgreview.agents.runs import agent_run_create
 from kgreview.graph import services as graph
 from kgreview.graph.models import Edge
 from kgreview.review.models import Proposal
@@ -26,7 +26,7 @@ V2 = "Before learning vector search you should understand embeddings.\nNothing e
 
 
 def heal() -> AgentRun:
-    run = services.agent_run_create(agent=AgentRun.Agent.HEAL, trigger=AgentRun.Trigger.CLI)
+    run = agent_run_create(agent=AgentRun.Agent.HEAL, trigger=AgentRun.Trigger.CLI)
     return heal_run(run)
 
 
@@ -177,7 +177,7 @@ def test_cancel_stops_between_steps(f):
     """A cancel request stops the run at the next step boundary, with what it found."""
     f.concept("Vector database")
     f.concept("Vector databases")
-    run = services.agent_run_create(agent=AgentRun.Agent.HEAL)
+    run = agent_run_create(agent=AgentRun.Agent.HEAL)
     AgentRun.objects.filter(pk=run.pk).update(cancel_requested=True)
     run.refresh_from_db()
     run = heal_run(run)

@@ -321,15 +321,15 @@ def test_a_worker_that_lost_its_claim_stops_and_writes_nothing(openai_settings, 
     chunk in flight is kept, this one stops without proposals and without finishing the
     item for the other."""
     from kgreview.agents import adapters, reading
-    from kgreview.agents.services import _claim
+    from kgreview.agents.items import item_claim
 
     calls: list = []
     openai_settings.fallback = answerer(stated, calls)
     source = upload("handbook.md", handbook_markdown(handbook_lessons()[:4]).encode()).source
-    from kgreview.agents import services
+    from kgreview.agents.construct import construct_run_create
 
-    run = services.construct_run_create(sources=[source], provider="openai")
-    item = _claim(run.items.get().pk, "worker-a")
+    run = construct_run_create(sources=[source], provider="openai")
+    item = item_claim(run.items.get().pk, "worker-a")
     AgentRunItem.objects.filter(pk=item.pk).update(claimed_by="worker-b")
     extractor = adapters.extractor_for("openai")
     revision = source.current_revision

@@ -10,7 +10,8 @@ import json
 import pytest
 from django.core.management import call_command
 
-from kgreview.agents import selectors, services
+from kgreview.agents import selectors
+from kgreview.agents.construct import construct_run_create
 from kgreview.agents.models import AgentRun
 from kgreview.graph.services import Evidence
 from kgreview.review.services import proposal_create
@@ -117,7 +118,7 @@ def test_a_report_reads_each_revisions_structure_once(f, django_assert_max_num_q
     """Many proposals quoting one revision share it: the report's queries do not grow
     with them, and each place is right."""
     revision = handbook()
-    run = services.construct_run_create(sources=[])
+    run = construct_run_create(sources=[])
     quote = "OSPF builds on Dijkstra's algorithm."
     start = HANDBOOK.index(quote)
     for i in range(12):
@@ -138,7 +139,7 @@ def test_a_report_reads_each_revisions_structure_once(f, django_assert_max_num_q
 def test_a_budget_stop_is_in_the_report_with_the_tokens(f, settings):
     """The run's token use and budget, and whether the budget stopped it."""
     settings.KG_LLM_MAX_TOKENS_PER_RUN = 5000
-    run = services.construct_run_create(sources=[])
+    run = construct_run_create(sources=[])
     AgentRun.objects.filter(pk=run.pk).update(
         tokens_reserved=4800,
         llm_usage={"total_tokens": 4500, "calls": 3},

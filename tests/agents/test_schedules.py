@@ -7,8 +7,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from kgreview.agents import services, tasks
+from kgreview.agents import tasks
+from kgreview.agents.construct import construct_run_create
 from kgreview.agents.models import AgentRun, AgentRunItem
+from kgreview.agents.runs import agent_run_create, agent_run_step
 
 pytestmark = pytest.mark.django_db
 
@@ -22,8 +24,8 @@ def age(run: AgentRun, seconds: int) -> None:
 
 def test_a_scheduled_heal_skips_its_turn_while_another_heal_is_running():
     """Two nightly heals never run at once: the second turn does nothing."""
-    busy = services.agent_run_create(agent=AgentRun.Agent.HEAL)
-    services.agent_run_step(busy, done=1, total=4)
+    busy = agent_run_create(agent=AgentRun.Agent.HEAL)
+    agent_run_step(busy, done=1, total=4)
     assert tasks.heal.delay().get() == 0
     assert AgentRun.objects.filter(agent="heal").count() == 1
     busy.refresh_from_db()
@@ -33,8 +35,8 @@ def test_a_scheduled_heal_skips_its_turn_while_another_heal_is_running():
 def test_a_heal_whose_worker_died_is_failed_in_words_and_a_new_one_runs(settings):
     """No report for the lease: the old run is failed with the reason, the schedule goes on."""
     settings.KG_ITEM_LEASE_SECONDS = 60
-    dead = services.agent_run_create(agent=AgentRun.Agent.HEAL)
-    services.agent_run_step(dead, done=1, total=4)
+    dead = agent_run_create(agent=AgentRun.Agent.HEAL)
+    agent_run_step(dead, done=1, total=4)
     age(dead, 120)
     new_id = tasks.heal.delay().get()
     dead.refresh_from_db()
@@ -44,8 +46,8 @@ def test_a_heal_whose_worker_died_is_failed_in_words_and_a_new_one_runs(settings
 
 def test_a_manual_run_is_not_blocked_by_the_overlap_guard():
     """Run now hands the task its own run id; that run is carried out."""
-    services.agent_run_create(agent=AgentRun.Agent.DISCOVER)  # someone else's, queued
-    mine = services.agent_run_create(agent=AgentRun.Agent.DISCOVER)
+    agent_run_create(agent=AgentRun.Agent.DISCOVER)  # someone else's, queued
+    mine = agent_run_create(agent=AgentRun.Agent.DISCOVER)
     assert tasks.discover.delay(run_id=mine.pk).get() == mine.pk
     mine.refresh_from_db()
     assert mine.status == "succeeded"
@@ -57,7 +59,7 @@ def test_the_hourly_construct_skips_while_a_run_is_going_and_resumes_a_stalled_o
     """A fresh run in progress: nothing new. A stalled one: its pending sources are queued."""
     settings.KG_ITEM_LEASE_SECONDS = 60
     doc = f.lesson(slug="vs")
-    run = services.construct_run_create(sources=[doc], trigger=AgentRun.Trigger.SCHEDULE)
+    run = construct_run_create(sources=[doc], trigger=AgentRun.Trigger.SCHEDULE)
     resumed = []
     monkeypatch.setattr(tasks.construct_run, "delay", lambda **kw: resumed.append(kw))
     assert tasks.construct_scheduled.delay().get() is None

@@ -15,8 +15,10 @@ from django.urls import reverse
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
-from kgreview.agents import services
+from kgreview.agents.construct import construct_run_create
 from kgreview.agents.models import AgentRun, AgentRunItem, WorkerHeartbeat
+from kgreview.agents.runs import RunCancelled, agent_run_create, agent_run_finish, agent_run_step
+from kgreview.agents.schedules import schedule_set_enabled
 from kgreview.review import decisions
 
 pytestmark = pytest.mark.django_db
@@ -73,18 +75,18 @@ def schedule(agent: str) -> PeriodicTask:
 
 
 def heal_run(**kwargs) -> AgentRun:
-    return services.agent_run_create(agent=AgentRun.Agent.HEAL, **kwargs)
+    return agent_run_create(agent=AgentRun.Agent.HEAL, **kwargs)
 
 
 def running(run: AgentRun, *, done: int = 1, total: int = 4, **stats) -> AgentRun:
-    services.agent_run_step(run, done=done, total=total, stats=stats or None)
+    agent_run_step(run, done=done, total=total, stats=stats or None)
     run.refresh_from_db()
     assert run.status == "running"
     return run
 
 
 def finished(run: AgentRun, **stats) -> AgentRun:
-    return services.agent_run_finish(run, status=AgentRun.Status.SUCCEEDED, stats=stats)
+    return agent_run_finish(run, status=AgentRun.Status.SUCCEEDED, stats=stats)
 
 
 def run_table_ids(html: str) -> list[int]:
@@ -216,7 +218,7 @@ def test_agents_page_gives_curators_run_and_pause_buttons(curator):
 
 def test_agents_page_offers_resume_for_a_paused_schedule(curator):
     """A paused schedule reads "paused" and its form resumes it."""
-    s = services.schedule_set_enabled(schedule=schedule("discover"), enabled=False)
+    s = schedule_set_enabled(schedule=schedule("discover"), enabled=False, acting_user=None)
     html = page(curator.get(reverse("agents:home")))
     card = re.search(r'id="agent-discover">(.*?)</article>', html, re.S).group(1)
     assert 'class="badge warn">paused' in card
@@ -227,7 +229,7 @@ def test_agents_page_offers_resume_for_a_paused_schedule(curator):
 def test_agents_page_lists_recent_runs_newest_first_with_who_asked(viewer, curator_user):
     """The runs table shows each run's agent, trigger, requester, status and proposals."""
     first = finished(heal_run(trigger=AgentRun.Trigger.SCHEDULE))
-    second = heal_run(trigger=AgentRun.Trigger.MANUAL, user=curator_user)
+    second = heal_run(trigger=AgentRun.Trigger.MANUAL, acting_user=curator_user)
     html = page(viewer.get(reverse("agents:home")))
     assert run_table_ids(html) == [second.pk, first.pk]
     row = re.search(
@@ -417,7 +419,7 @@ def test_run_page_counts_proposals_as_they_stand_for_heal_runs(viewer, curator, 
 
 def test_run_page_uses_construction_counts_and_dropped_reasons(viewer):
     """A construction run shows the proposals it counted and why candidates were dropped."""
-    run = services.construct_run_create(sources=[])
+    run = construct_run_create(sources=[])
     AgentRun.objects.filter(pk=run.pk).update(
         stats={
             **run.stats,
@@ -492,7 +494,7 @@ def test_run_page_of_a_missing_run_is_404(viewer):
 def test_run_page_escapes_hostile_errors_and_source_errors(viewer, f):
     """Errors in words can quote anything; they are shown as text."""
     f.lesson("evil")
-    run = services.construct_run_create(sources=None)
+    run = construct_run_create(sources=None)
     run.items.update(status=AgentRunItem.Status.FAILED, error=HOSTILE, finished_at=timezone.now())
     AgentRun.objects.filter(pk=run.pk).update(
         status=AgentRun.Status.FAILED, error=f"evil: {HOSTILE}", finished_at=timezone.now()
@@ -532,15 +534,15 @@ def test_cancelling_a_running_run_asks_it_to_stop_after_the_current_step(curator
     run.refresh_from_db()
     assert run.status == "running" and run.cancel_requested and run.finished_at is None
     assert "stopping after the current source" in page(response)
-    with pytest.raises(services.RunCancelled):
-        services.agent_run_step(run, done=2)
+    with pytest.raises(RunCancelled):
+        agent_run_step(run, done=2)
 
 
 def test_cancelling_a_construction_run_cancels_its_pending_sources(curator, curator_user, f):
     """Sources not started are cancelled with who cancelled them; the run ends cancelled."""
     f.lesson("first")
     f.lesson("second")
-    run = services.construct_run_create(sources=None)
+    run = construct_run_create(sources=None)
     response = curator.post(reverse("agents:cancel", args=[run.pk]), follow=True)
     assert ("success", f"Run #{run.pk} cancelled.") in flashes(response)
     run.refresh_from_db()
@@ -593,7 +595,7 @@ def test_a_toggle_without_enabled_1_pauses(curator):
     s = schedule("discover")
     curator.post(reverse("agents:schedule-toggle", args=[s.pk]), {"enabled": "yes"})
     assert schedule("discover").enabled is False
-    services.schedule_set_enabled(schedule=schedule("discover"), enabled=True)
+    schedule_set_enabled(schedule=schedule("discover"), enabled=True, acting_user=None)
     curator.post(reverse("agents:schedule-toggle", args=[s.pk]))
     assert schedule("discover").enabled is False
 
@@ -637,7 +639,7 @@ def reading_run(f, *, done: int = 12, total: int = 40) -> tuple[AgentRun, AgentR
     source still waiting."""
     f.lesson("handbook")
     f.lesson("waiting")
-    run = services.construct_run_create(sources=None)
+    run = construct_run_create(sources=None)
     now = timezone.now()
     AgentRun.objects.filter(pk=run.pk).update(status=AgentRun.Status.RUNNING, started_at=now)
     item = run.items.get(source__slug="handbook")
@@ -720,7 +722,7 @@ def test_agents_page_reads_running_sources_in_one_query(viewer, f, django_assert
         viewer.get(reverse("agents:home"), headers=HX)
     for i in range(3):
         f.lesson(f"more-{i}")
-        extra = services.construct_run_create(sources=None)
+        extra = construct_run_create(sources=None)
         AgentRun.objects.filter(pk=extra.pk).update(
             status=AgentRun.Status.RUNNING, started_at=timezone.now()
         )

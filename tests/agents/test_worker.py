@@ -78,14 +78,14 @@ def test_workers_on_redis_construct_the_whole_corpus_through_the_queue(
     """construct_run fans out one task per lesson; real workers finish them all, once each."""
     from django.core.management import call_command
 
-    from kgreview.agents import services
+    from kgreview.agents.construct import construct_run_create
     from kgreview.agents.models import AgentRun
     from kgreview.review.models import Proposal
     from tests.graph.test_import_sources import CORPUS
 
     require(helpers.redis_reachable(REDIS_URL), f"Redis is not reachable at {REDIS_URL}")
     call_command("import_sources", str(CORPUS), verbosity=0)
-    run = services.construct_run_create(provider="offline")
+    run = construct_run_create(provider="offline")
     queue = f"kgreview-test-{uuid.uuid4().hex[:8]}"
     env = helpers.subprocess_env(
         DATABASE_URL=helpers.test_database_url(),

@@ -10,8 +10,9 @@ import pytest
 from django_celery_beat.models import PeriodicTask
 from playwright.sync_api import expect
 
-from kgreview.agents import services as agents
+from kgreview.agents.construct import construct_run_create
 from kgreview.agents.models import AgentRun, AgentRunItem
+from kgreview.agents.runs import agent_run_create, agent_run_finish, agent_run_step
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, ConceptAlias, Edge, RelationType
 from kgreview.review.models import Decision, Proposal
@@ -182,7 +183,7 @@ def test_cancelling_a_queued_construct_run_stops_it_and_its_page_stops_polling(
 ):
     """A queued run shows its bar and Cancel; cancelling ends every source; polling stops."""
     lessons = [f.lesson(f"lesson-{i}") for i in range(3)]
-    run = agents.construct_run_create(sources=lessons)
+    run = construct_run_create(sources=lessons)
     url = run_url(live_server, run)
     login("curator")
     page.clock.install()
@@ -223,7 +224,7 @@ def test_a_run_finishing_while_watched_updates_in_place_then_polling_stops(
     page, live_server, login
 ):
     """The bar moves as steps finish; once the run is done the partial stops asking."""
-    run = agents.agent_run_create(agent=AgentRun.Agent.HEAL, total=4)
+    run = agent_run_create(agent=AgentRun.Agent.HEAL, total=4)
     url = run_url(live_server, run)
     login("curator")
     page.clock.install()
@@ -233,13 +234,13 @@ def test_a_run_finishing_while_watched_updates_in_place_then_polling_stops(
     expect(bar).to_have_attribute("aria-valuenow", "0")
     polls = polls_of(page, url)
 
-    agents.agent_run_step(run, done=2, stats={"concepts": 12})
+    agent_run_step(run, done=2, stats={"concepts": 12})
     page.clock.run_for(1100)
     expect(page.locator("#run-status")).to_have_text("Running")
     expect(bar).to_have_attribute("aria-valuenow", "2")
     expect(page.locator("#run-progress")).to_contain_text("2 of 4 steps · 50%")
 
-    agents.agent_run_finish(run, status=AgentRun.Status.SUCCEEDED, stats={"merge_proposals": 0})
+    agent_run_finish(run, status=AgentRun.Status.SUCCEEDED, stats={"merge_proposals": 0})
     page.clock.run_for(1100)
     expect(page.locator("#run-status")).to_have_text("Succeeded")
     expect(bar).to_have_attribute("aria-valuenow", "4")
@@ -260,7 +261,7 @@ def test_reviewers_and_viewers_read_the_agents_pages_but_cannot_run_or_cancel(
     page, live_server, login, f
 ):
     """No Run now, schedule or Cancel buttons below curator; a forged run-now POST is 403."""
-    run = agents.construct_run_create(sources=[f.lesson("queued-lesson")])
+    run = construct_run_create(sources=[f.lesson("queued-lesson")])
     for role in ("reviewer", "viewer"):
         login(role)
         page.goto(f"{live_server.url}/agents/")
@@ -547,11 +548,9 @@ def test_hostile_names_stay_inert_on_every_curator_page(page, live_server, login
     )
     p = merge_proposal(plain, evil, why=HOSTILE_TEXT)
     evil_user = f.user(HOSTILE_NAME)
-    run = agents.agent_run_create(agent=AgentRun.Agent.HEAL, user=evil_user, total=2)
-    agents.agent_run_finish(
-        run, status=AgentRun.Status.FAILED, stats={"concepts": 2}, error=HOSTILE_TEXT
-    )
-    queued = agents.agent_run_create(agent=AgentRun.Agent.DISCOVER, user=evil_user)
+    run = agent_run_create(agent=AgentRun.Agent.HEAL, acting_user=evil_user, total=2)
+    agent_run_finish(run, status=AgentRun.Status.FAILED, stats={"concepts": 2}, error=HOSTILE_TEXT)
+    queued = agent_run_create(agent=AgentRun.Agent.DISCOVER, acting_user=evil_user)
     login("curator")
 
     pages = [

@@ -13,8 +13,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from kgreview.agents import services as agent_services
 from kgreview.agents.models import AgentRun, DroppedCandidate
+from kgreview.agents.runs import agent_run_create
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services
 from kgreview.graph.models import Concept, Edge, RelationType
@@ -670,7 +670,7 @@ def dropped(run, doc, label, *, reason="unknown_relation", evidence="", requeued
 
 def test_ontology_groups_unknown_relations_by_label_with_candidate_and_source_counts(viewer, f):
     """Waiting unknown_relation rows are grouped by label, most candidates first."""
-    run = agent_services.agent_run_create(agent=AgentRun.Agent.CONSTRUCT)
+    run = agent_run_create(agent=AgentRun.Agent.CONSTRUCT)
     d1, d2, d3 = f.lesson(), f.lesson(), f.lesson()
     dropped(run, d1, "alternative_to", evidence="DPO is an alternative to RLHF.")
     dropped(run, d1, "alternative_to", evidence="Another sentence.")
@@ -693,7 +693,7 @@ def test_ontology_groups_unknown_relations_by_label_with_candidate_and_source_co
 
 def test_ontology_says_when_no_unknown_relations_are_waiting(viewer, f):
     """With only requeued candidates, the panel says none are waiting."""
-    run = agent_services.agent_run_create(agent=AgentRun.Agent.CONSTRUCT)
+    run = agent_run_create(agent=AgentRun.Agent.CONSTRUCT)
     dropped(run, f.lesson(), "alternative_to", requeued=True)
     response = viewer.get(reverse("ontology"))
     assert unknown_rows(response) == []
@@ -710,7 +710,7 @@ def test_ontology_states_the_discovery_thresholds(viewer, settings):
 
 def test_ontology_escapes_hostile_unknown_labels_and_quotes(viewer, f):
     """Labels and quotes found in lessons are shown as text, never as markup."""
-    run = agent_services.agent_run_create(agent=AgentRun.Agent.CONSTRUCT)
+    run = agent_run_create(agent=AgentRun.Agent.CONSTRUCT)
     dropped(run, f.lesson(), "<img src=x onerror=alert(1)>", evidence=HOSTILE)
     response = viewer.get(reverse("ontology"))
     assert unknown_rows(response) == [("<img src=x onerror=alert(1)>", 1, 1, HOSTILE)]

@@ -7,7 +7,7 @@ import os
 
 from django.core.management.base import BaseCommand, CommandError
 
-from kgreview.agents import selectors, services
+from kgreview.agents import construct, selectors
 from kgreview.agents.models import AgentRun
 from kgreview.agents.tasks import construct_run
 from kgreview.core.progress import progress_bar
@@ -48,7 +48,7 @@ class Command(BaseCommand):
                 raise CommandError(f"No source with slug: {', '.join(missing)}")
             sources = [found[s] for s in dict.fromkeys(slugs)]
         try:
-            run = services.construct_run_create(
+            run = construct.construct_run_create(
                 sources=sources,
                 provider=provider,
                 trigger=AgentRun.Trigger.CLI,
@@ -64,7 +64,7 @@ class Command(BaseCommand):
         item_ids = list(run.items.order_by("pk").values_list("pk", flat=True))
         with progress_bar(self.stdout, "Reading", enabled=not as_json) as advance:
             for done, item_id in enumerate(item_ids, start=1):
-                item = services.construct_item_run(item_id=item_id, claim=claim, reverify=reverify)
+                item = construct.construct_item_run(item_id=item_id, claim=claim, reverify=reverify)
                 advance(done, len(item_ids), item.source.slug)
                 if not as_json:
                     chunks = (item.stats or {}).get("chunks")

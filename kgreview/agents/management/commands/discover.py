@@ -6,7 +6,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from kgreview.agents import selectors, services
+from kgreview.agents import runs, selectors
 from kgreview.agents.discover import discover_run
 from kgreview.agents.models import AgentRun
 
@@ -23,7 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", dest="as_json")
 
     def handle(self, *args, provider: str, as_json: bool, **opts):
-        run = services.agent_run_create(
+        run = runs.agent_run_create(
             agent=AgentRun.Agent.DISCOVER, trigger=AgentRun.Trigger.CLI, provider=provider
         )
         run = discover_run(run, provider=provider)

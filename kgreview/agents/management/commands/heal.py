@@ -6,7 +6,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from kgreview.agents import selectors, services
+from kgreview.agents import runs, selectors
 from kgreview.agents.heal import heal_run
 from kgreview.agents.models import AgentRun
 
@@ -21,7 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", dest="as_json")
 
     def handle(self, *args, as_json: bool, **opts):
-        run = services.agent_run_create(agent=AgentRun.Agent.HEAL, trigger=AgentRun.Trigger.CLI)
+        run = runs.agent_run_create(agent=AgentRun.Agent.HEAL, trigger=AgentRun.Trigger.CLI)
         run = heal_run(run)
         report = selectors.run_report(run)
         if as_json:

@@ -1,0 +1,42 @@
+"""The Agents page's forms: what Run now and a schedule toggle read from a POST."""
+
+from __future__ import annotations
+
+from django import forms
+
+
+class RunNowForm(forms.Form):
+    """Run now's one option: which sources construction reads (other agents ignore it)."""
+
+    SCOPES = [("new", "Sources not read yet"), ("all", "Every source, again")]
+
+    scope = forms.ChoiceField(
+        choices=SCOPES,
+        required=False,
+        error_messages={
+            "invalid_choice": (
+                "“%(value)s” is not a choice of sources: read the new ones (new) or all of "
+                "them again (all)."
+            )
+        },
+    )
+
+    def clean_scope(self) -> str:
+        return self.cleaned_data["scope"] or "new"
+
+
+class ResumeFlag(forms.Field):
+    """True only for "1": resuming must be asked for exactly; any other value, or none,
+    pauses rather than guesses."""
+
+    def to_python(self, value) -> bool:
+        return value == "1"
+
+
+class ScheduleToggleForm(forms.Form):
+    enabled = ResumeFlag(required=False)
+
+
+def errors_in_words(form: forms.Form) -> str:
+    """Every error of an invalid form as one sentence or more, for a message or a 400."""
+    return " ".join(str(error) for errors in form.errors.values() for error in errors)

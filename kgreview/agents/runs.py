@@ -1,0 +1,249 @@
+"""Agent runs: create, step, cancel and finish them; worker heartbeats; the construct mutex.
+
+A run of any agent is one ``AgentRun`` row. A step-wise agent (heal, discover) reports
+progress with ``agent_run_step``, which is also where it learns a curator asked it to
+stop. A construction run works per source instead: its items, claims and leases are in
+``items``.
+
+Who acts: ``acting_user`` is the curator who started or cancelled a run from the Agents
+page, and that change writes a curation-log row in its transaction. ``None`` is the
+system (a schedule, the command line, a requeue): such runs are their own record and
+write no audit row.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from construction.types import LLMUsage
+from kgreview.core import audit
+from kgreview.core.errors import NotFound, StateConflict
+
+from .items import construct_run_close, item_lease
+from .models import AgentRun, AgentRunItem, Mutex, WorkerHeartbeat
+
+
+def worker_heartbeat_record(*, hostname: str, pid: int) -> WorkerHeartbeat:
+    """Upsert the heartbeat row of one worker host."""
+    beat, _ = WorkerHeartbeat.objects.update_or_create(
+        hostname=hostname[:255], defaults={"last_seen": timezone.now(), "pid": pid}
+    )
+    return beat
+
+
+def construct_mutex_hold() -> None:
+    """Hold the ``construct`` mutex until the current transaction ends.
+
+    Every write of proposals from a reading (construction, a discovery requeue) takes it,
+    so two workers never interleave their checks and writes.
+    """
+    Mutex.objects.select_for_update().get_or_create(name="construct")
+
+
+def run_start_record(run: AgentRun, *, acting_user, after: dict) -> None:
+    """The curation-log row of a run a curator started by hand (none for the system's)."""
+    if acting_user is None:
+        return
+    audit.record(
+        acting_user=acting_user,
+        action="agent_run.start",
+        subject=run,
+        summary=f"Started a {run.agent} run (#{run.pk}) by hand.",
+        after={"agent": run.agent, "trigger": run.trigger, "status": run.status, **after},
+    )
+
+
+# --- Runs of any agent ------------------------------------------------------------------
+
+
+class RunCancelled(Exception):
+    """A curator asked the run to stop; raised between steps, never in the middle of one."""
+
+
+@transaction.atomic
+def agent_run_create(
+    *,
+    agent: str,
+    trigger: str = AgentRun.Trigger.CLI,
+    acting_user=None,
+    provider: str = "",
+    model: str = "",
+    params: dict | None = None,
+    total: int = 0,
+) -> AgentRun:
+    """A queued run of an agent that works in steps (heal, discover) rather than per source.
+
+    ``acting_user`` is the curator who asked for it (audited) or ``None`` for the system.
+    """
+    run = AgentRun.objects.create(
+        agent=agent,
+        trigger=trigger,
+        provider=provider,
+        model=model,
+        params=params or {},
+        requested_by=acting_user
+        if acting_user is not None and acting_user.is_authenticated
+        else None,
+        progress_total=total,
+        stats={},
+        llm_usage=LLMUsage().as_json(),
+    )
+    run_start_record(run, acting_user=acting_user, after={"provider": provider})
+    return run
+
+
+def agent_run_current(agent: str) -> AgentRun | None:
+    """The newest unfinished run of an agent, or None.
+
+    A schedule asks before starting: runs of one agent never overlap. A run that has
+    reported nothing for the lease (its worker died, or its task was lost) is not
+    current: a step-wise run (heal, discover) is marked failed in words so a new one can
+    start; a construction run is returned anyway, because resuming it (its unfinished
+    sources queued again) is the way forward.
+    """
+    stale = timezone.now() - item_lease()
+    for run in AgentRun.objects.filter(agent=agent).exclude(status__in=AgentRun.FINISHED):
+        if run.updated_at >= stale or agent == AgentRun.Agent.CONSTRUCT:
+            return run
+        agent_run_finish(
+            run,
+            status=AgentRun.Status.FAILED,
+            stats=run.stats,
+            error=(
+                f"No progress for {settings.KG_ITEM_LEASE_SECONDS} s: its worker stopped. "
+                "The next scheduled run starts afresh."
+            ),
+        )
+    return None
+
+
+def agent_run_step(run: AgentRun, *, done: int, total: int | None = None, stats=None) -> None:
+    """Record progress; raises ``RunCancelled`` if a curator asked the run to stop."""
+    with transaction.atomic():
+        locked = AgentRun.objects.select_for_update().get(pk=run.pk)
+        now = timezone.now()
+        if locked.status == AgentRun.Status.QUEUED:
+            locked.status = AgentRun.Status.RUNNING
+            locked.started_at = now
+        if total is not None:
+            locked.progress_total = total
+        locked.progress_done = min(done, locked.progress_total)
+        if stats:
+            locked.stats = {**locked.stats, **stats}
+        locked.save(
+            update_fields=[
+                "status",
+                "started_at",
+                "progress_total",
+                "progress_done",
+                "stats",
+                "updated_at",
+            ]
+        )
+        run.status, run.started_at = locked.status, locked.started_at
+        run.progress_done, run.progress_total, run.stats = (
+            locked.progress_done,
+            locked.progress_total,
+            locked.stats,
+        )
+        if locked.cancel_requested:
+            raise RunCancelled
+
+
+@transaction.atomic
+def agent_run_finish(
+    run: AgentRun, *, status: str, stats: dict | None = None, error: str = "", usage=None
+) -> AgentRun:
+    """End a step-wise run with its status, counters, error in words and model usage.
+
+    The agent's own bookkeeping: not audited. A run already finished is left as it is.
+    """
+    locked = AgentRun.objects.select_for_update().get(pk=run.pk)
+    if locked.is_finished:
+        return locked
+    now = timezone.now()
+    locked.status = status
+    locked.started_at = locked.started_at or now
+    locked.finished_at = now
+    merged = {**locked.stats, **(stats or {})}
+    merged["duration_s"] = round((now - locked.started_at).total_seconds(), 3)
+    locked.stats = merged
+    locked.error = error
+    if status == AgentRun.Status.SUCCEEDED:
+        locked.progress_done = locked.progress_total
+    if usage is not None:
+        locked.llm_usage = (LLMUsage(**(locked.llm_usage or {})) + usage).as_json()
+    locked.save(
+        update_fields=[
+            "status",
+            "started_at",
+            "finished_at",
+            "stats",
+            "error",
+            "progress_done",
+            "llm_usage",
+            "updated_at",
+        ]
+    )
+    return locked
+
+
+@transaction.atomic
+def agent_run_cancel(*, run_id: int, acting_user) -> AgentRun:
+    """Ask a run to stop between sources (or steps). Sources not started are cancelled now;
+    one already being read finishes cleanly, and then the run is marked cancelled.
+
+    ``acting_user`` is the curator who asked (audited), or ``None`` for the system.
+    Raises ``NotFound`` for an unknown run and ``StateConflict`` for a finished one; a
+    refusal writes nothing.
+    """
+    run = AgentRun.objects.select_for_update().filter(pk=run_id).first()
+    if run is None:
+        raise NotFound(f"There is no agent run #{run_id}.")
+    if run.is_finished:
+        raise StateConflict(f"Run #{run.pk} already {run.get_status_display().lower()}.")
+    before = {"status": run.status, "cancel_requested": run.cancel_requested}
+    cancelled = 0
+    run.cancel_requested = True
+    run.save(update_fields=["cancel_requested", "updated_at"])
+    if run.agent == AgentRun.Agent.CONSTRUCT:
+        now = timezone.now()
+        who = acting_user.get_username() if acting_user else "the system"
+        cancelled = run.items.filter(status=AgentRunItem.Status.PENDING).update(
+            status=AgentRunItem.Status.CANCELLED, finished_at=now, error=f"Cancelled by {who}."
+        )
+        if cancelled:
+            stats = dict(run.stats)
+            stats["cancelled"] = stats.get("cancelled", 0) + cancelled
+            run.stats = stats
+            run.progress_done = min(run.progress_total, run.progress_done + cancelled)
+            run.save(update_fields=["stats", "progress_done", "updated_at"])
+        construct_run_close(run)
+    elif run.status == AgentRun.Status.QUEUED:
+        agent_run_finish(run, status=AgentRun.Status.CANCELLED, error="Cancelled before it began.")
+    run.refresh_from_db()
+    _cancel_record(run, acting_user=acting_user, before=before, cancelled=cancelled)
+    return run
+
+
+def _cancel_record(run: AgentRun, *, acting_user, before: dict, cancelled: int) -> None:
+    """The curation-log row of a cancel a curator asked for (none for the system's)."""
+    if acting_user is None:
+        return
+    if run.is_finished:
+        summary = f"Cancelled the {run.agent} run #{run.pk}."
+    else:
+        summary = f"Asked the {run.agent} run #{run.pk} to stop after its current step."
+    if cancelled:
+        plural = "s" if cancelled != 1 else ""
+        summary += f" {cancelled} source{plural} not started yet will not be read."
+    audit.record(
+        acting_user=acting_user,
+        action="agent_run.cancel",
+        subject=run,
+        summary=summary,
+        before=before,
+        after={"status": run.status, "cancel_requested": True, "sources_cancelled": cancelled},
+    )
