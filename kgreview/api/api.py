@@ -26,6 +26,7 @@ from kgreview.graph import history, search, traversal
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.selectors import concept_names, edges_active, edges_as_of
 from kgreview.graph.sources import RevisionPlaces
+from kgreview.review import history as review_history
 
 from . import schemas as s
 from .services import api_token_authenticate
@@ -544,7 +545,7 @@ def edge_explain(request, edge_id: int, as_of: datetime | None = None):
     )
     if edge is None:
         raise ApiError(404, f"There is no edge with id {edge_id}.")
-    info = history.edge_explain(edge=edge, at=at)
+    info = review_history.edge_explain(edge=edge, at=at)
     proposal = info["proposal"]
     run = info["agent_run"]
     # The revision came whole with the edge: its place costs no query.
