@@ -29,3 +29,24 @@ class RevisionForm(forms.Form):
             return source.revisions.get(number=self.cleaned_data["rev"])
         except SourceRevision.DoesNotExist:
             raise Http404(f"{source.slug} has no revision {wanted!r}") from None
+
+
+CONCEPT_FILTERS = ("active", "orphans", "merged", "retired", "all")
+
+
+class ConceptListForm(forms.Form):
+    """The concept list's search (``q``, spaces collapsed, 100 characters at most), which
+    concepts to show (an unknown choice shows the active ones) and where a page starts."""
+
+    q = forms.CharField(required=False)
+    show = forms.ChoiceField(required=False, choices=[(c, c) for c in CONCEPT_FILTERS])
+    after = forms.CharField(required=False, strip=False)
+
+    def clean_q(self) -> str:
+        return " ".join(self.cleaned_data["q"].split())[:100]
+
+    def values(self) -> tuple[str, str, str]:
+        """``(q, show, after)`` with every unusable value replaced by its default."""
+        self.is_valid()
+        data = self.cleaned_data
+        return data.get("q", ""), data.get("show") or "active", data.get("after", "")

@@ -18,7 +18,7 @@ from kgreview.core.errors import DomainError, ValidationFailed
 from kgreview.core.permissions import curator_required, view_required
 
 from . import selectors, services, sourcepage
-from .forms import RevisionForm
+from .forms import CONCEPT_FILTERS, ConceptListForm, RevisionForm
 from .models import RelationType, Source, SourceFile
 
 
@@ -56,19 +56,14 @@ def source_original(request: HttpRequest, slug: str) -> HttpResponse:
 
 # --- Concepts and the ontology ----------------------------------------------------------
 
-CONCEPT_FILTERS = ("active", "orphans", "merged", "retired", "all")
-
 
 @require_GET
 @login_required
 @view_required
 def concepts(request: HttpRequest) -> HttpResponse:
     """Concepts by name, with a search box and the orphan list curators clean up."""
-    q = " ".join(request.GET.get("q", "").split())[:100]
-    show = request.GET.get("show", "active")
-    if show not in CONCEPT_FILTERS:
-        show = "active"
-    rows, next_after = selectors.concept_page(q=q, show=show, after=request.GET.get("after", ""))
+    q, show, after = ConceptListForm(request.GET).values()
+    rows, next_after = selectors.concept_page(q=q, show=show, after=after)
     return render(
         request,
         "graph/concepts.html",
