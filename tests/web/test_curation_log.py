@@ -100,7 +100,7 @@ def test_curators_see_every_change_newest_first_with_who_what_and_before_after(f
 def test_subjects_link_to_their_pages(f):
     cora = f.user("cora", role="curator")
     concept, source = f.concept("Embeddings"), f.source("lesson-one")
-    run = AgentRun.objects.create(agent="ontology_discovery")
+    run = AgentRun.objects.create(agent=AgentRun.Agent.DISCOVER)
     write(cora, "concept.retire", concept, "Retired “Embeddings”.")
     write(cora, "source.rename", source, "Renamed lesson one.")
     write(cora, "agent_run.start", run, "Started a run by hand.")
