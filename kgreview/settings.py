@@ -107,6 +107,7 @@ INSTALLED_APPS = [
     "kgreview.exports",
     "kgreview.insights",
     "kgreview.explorer",
+    "kgreview.web",
     "ninja",
 ]
 
@@ -135,6 +136,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "kgreview.web.context.navigation",
             ],
         },
     },

@@ -297,7 +297,7 @@ def explain_out(
     *, edge: Edge, info: dict, at: datetime | None, edge_row: dict, evidence: dict | None
 ) -> dict:
     """``ExplainOut``: the edge (``edge_row``, its ``EdgeOut``), ``info`` from
-    ``history.edge_explain``, and its ``evidence`` in context with the quote's place."""
+    ``review.history.edge_explain``, and its ``evidence`` in context with the quote's place."""
     proposal = info["proposal"]
     run = info["agent_run"]
     return {

@@ -1,5 +1,8 @@
-"""Time travel and explanations: the graph at an instant, what changed between two
-instants, and why one edge exists. Reads only."""
+"""Time travel: the graph at an instant, what changed between two instants, and the
+evidence of one edge in context. Reads only.
+
+Why an edge exists (the proposal and decisions behind it) is read by
+``kgreview.review.history``, which sits above the graph."""
 
 from __future__ import annotations
 
@@ -145,7 +148,7 @@ def graph_diff(*, since: datetime, until: datetime, limit: int = 500) -> GraphDi
     )
 
 
-# --- Explain ----------------------------------------------------------------------------
+# --- Evidence ---------------------------------------------------------------------------
 
 CONTEXT_CHARS = 160
 
@@ -177,57 +180,4 @@ def evidence_context(edge: Edge) -> dict | None:
         "before": text[max(0, start - CONTEXT_CHARS) : start],
         "after": text[end : end + CONTEXT_CHARS],
         "in_current_revision": still_there,
-    }
-
-
-def edge_trail(edge: Edge) -> list[dict]:
-    """Every decision about the proposal that made the edge, and about its retirement,
-    oldest first, in words a person (or an agent) can quote."""
-    from kgreview.review.models import Decision
-
-    ids = {d for d in (edge.decision_id, edge.invalidation_decision_id) if d}
-    qs = Decision.objects.select_related("user", "proposal")
-    q = Q(pk__in=ids)
-    if edge.proposal_id:
-        q |= Q(proposal_id=edge.proposal_id)
-    rows = list(qs.filter(q).order_by("created_at", "id"))
-    return [
-        {
-            "id": d.pk,
-            "action": d.action,
-            "action_label": d.get_action_display(),
-            "by": d.user.get_username() if d.user_id else None,
-            "at": d.created_at,
-            "note": d.note,
-            "reason_code": d.reason_code,
-            "proposal": d.proposal_id,
-            "proposal_kind": d.proposal.kind,
-            "undoes": d.undoes_id,
-        }
-        for d in rows
-    ]
-
-
-def edge_explain(*, edge: Edge, at: datetime | None = None) -> dict:
-    """Why an edge exists: the claim in words, its evidence in context, the agent's reason
-    and confidence, who decided and when, and the rows it replaced or was replaced by."""
-    from kgreview.review.models import Proposal
-
-    proposal = (
-        Proposal.objects.select_related("agent_run").filter(pk=edge.proposal_id).first()
-        if edge.proposal_id
-        else None
-    )
-    run = proposal.agent_run if proposal and proposal.agent_run_id else None
-    replaced_by = Edge.objects.filter(supersedes=edge).values_list("pk", flat=True).first()
-    return {
-        "edge": edge,
-        "claim": f"{edge.source.name} {edge.relation.verb} {edge.target.name}",
-        "state_at": edge_state_at(edge, at),
-        "evidence": evidence_context(edge),
-        "proposal": proposal,
-        "agent_run": run,
-        "trail": edge_trail(edge),
-        "supersedes": edge.supersedes_id,
-        "superseded_by": replaced_by,
     }

@@ -161,17 +161,11 @@ def source_list() -> QuerySet:
 
 
 def graph_totals() -> dict[str, int]:
-    from kgreview.review.models import Proposal
-
-    by_status = dict(
-        Proposal.objects.values_list("status").annotate(n=Count("id")).values_list("status", "n")
-    )
+    """Sources, active concepts and active edges, counted."""
     return {
         "sources": Source.objects.count(),
         "concepts": Concept.objects.filter(status=Concept.Status.ACTIVE).count(),
         "edges": edges_active().count(),
-        "pending": by_status.get("pending", 0),
-        "held": by_status.get("held", 0),
     }
 
 
@@ -279,21 +273,14 @@ def concept_page(*, q: str = "", show: str = "active", after: str = "") -> tuple
 
 
 def concept_profile(concept: Concept) -> dict:
-    """Everything the concept page shows: names, edges both ways, sources, open proposals."""
-    from kgreview.review.models import OPEN_STATUSES, Proposal
-
+    """What the graph knows of a concept: names, edges both ways, sources, merges. (Its
+    open proposals are review's: ``kgreview.review.pending.open_proposals_touching``.)"""
     from .models import SourceConcept
 
     edges = list(
         Edge.objects.filter(Q(source=concept) | Q(target=concept), status=Edge.Status.ACTIVE)
         .select_related("source", "target", "relation")
         .order_by("relation__key", "pk")[:300]
-    )
-    proposals = list(
-        Proposal.objects.filter(status__in=OPEN_STATUSES)
-        .filter(Q(source_concept=concept) | Q(target_concept=concept))
-        .select_related("source_concept", "target_concept", "relation")
-        .order_by("-priority", "-id")[:100]
     )
     return {
         "concept": concept,
@@ -310,31 +297,13 @@ def concept_profile(concept: Concept) -> dict:
             .order_by("source__slug")
         ),
         "merged_from": list(concept.merged_from.order_by("name")),
-        "proposals": proposals,
     }
 
 
 def relation_overview() -> list[RelationType]:
-    """Every relation type with its active edges and open proposals counted."""
-    from kgreview.review.models import OPEN_STATUSES
-
-    relations = list(
+    """Every relation type with its active edges counted, active ones first."""
+    return list(
         RelationType.objects.annotate(
             active_edges=Count("edges", filter=Q(edges__status=Edge.Status.ACTIVE), distinct=True)
         ).order_by("-active", "key")
     )
-    return _with_open_counts(relations, OPEN_STATUSES)
-
-
-def _with_open_counts(relations: list[RelationType], open_statuses) -> list[RelationType]:
-    from kgreview.review.models import Proposal
-
-    counts = dict(
-        Proposal.objects.filter(kind="add_edge", status__in=open_statuses)
-        .values_list("relation_key")
-        .annotate(n=Count("id"))
-        .values_list("relation_key", "n")
-    )
-    for r in relations:
-        r.open_proposals = counts.get(r.key, 0)
-    return relations

@@ -1,228 +1,25 @@
-"""Pages for reading the graph and its sources. Thin: validate, select, render."""
+"""The graph's own pages: a source's original file, the concept list, and curators'
+changes to relation types. Thin: validate, select, render.
+
+Pages that also show proposals or agents' findings (the sources home, a source's text,
+a concept, the ontology) live in ``kgreview.web``, above every app they read.
+"""
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import SuspiciousOperation
-from django.db import connection
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.http.multipartparser import MultiPartParserError
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.utils.http import content_disposition_header
-from django.views.decorators.cache import never_cache
-from django.views.decorators.csrf import csrf_exempt, csrf_protect
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_POST
 
-from kgreview.agents.selectors import unknown_relations, worker_status
 from kgreview.core.errors import DomainError, ValidationFailed
-from kgreview.core.markup import Span
-from kgreview.core.permissions import can_decide, curator_required, is_curator, view_required
-from kgreview.review.models import Proposal
-from kgreview.review.selectors import STATUS_RANK
+from kgreview.core.permissions import curator_required, view_required
 
-from . import selectors, services, sourcepage, upload
-from .models import Concept, RelationType, Source, SourceFile
-from .sources import place_of, revision_structure
-
-
-def _home_context(request: HttpRequest) -> dict:
-    sources = list(selectors.source_list())
-    for source in sources:
-        revision = source.current_revision
-        source.kind = sourcepage.kind_label(revision.media_type) if revision else ""
-        source.pages = revision.page_count if revision else 0
-    return {
-        "sources": sources,
-        "totals": selectors.graph_totals(),
-        "can_upload": is_curator(request.user),
-        "max_bytes": settings.KG_MAX_SOURCE_BYTES,
-        "max_size": upload.human_size(settings.KG_MAX_SOURCE_BYTES),
-        "accept": upload.ACCEPT,
-    }
-
-
-@require_GET
-@login_required
-@view_required
-def home(request: HttpRequest) -> HttpResponse:
-    if request.htmx:  # after an upload: the table, and the totals out of band
-        context = {**_home_context(request), "oob_totals": True}
-        return render(request, "graph/home.html#source-table", context)
-    return render(request, "graph/home.html", _home_context(request))
-
-
-def _wants_json(request: HttpRequest) -> bool:
-    return "application/json" in request.headers.get("Accept", "")
-
-
-def _upload_answer(
-    request: HttpRequest, results: list[upload.UploadResult], status: int, problem: str = ""
-) -> HttpResponse:
-    if _wants_json(request):
-        body: dict = {"results": [r.as_json() for r in results]}
-        if problem:
-            body["error"] = problem
-        return JsonResponse(body, status=status)
-    context = {
-        "upload_results": results,
-        "upload_problem": problem,
-        "any_stored": any(r.ok and r.outcome != "unchanged" for r in results),
-    }
-    if request.htmx:
-        return render(request, "graph/home.html#upload-results", context, status=status)
-    return render(request, "graph/home.html", {**_home_context(request), **context}, status=status)
-
-
-NO_FILE = (
-    "No file arrived: choose at least one file to upload (a file whose name is not UTF-8 "
-    "text is dropped on the way)."
-)
-
-
-@csrf_exempt  # checked by _source_upload, once the size limit is in place
-@require_http_methods(["GET", "POST"])
-@login_required
-@curator_required
-def source_upload(request: HttpRequest) -> HttpResponse:
-    """Documents from the browser: each file its own result (JSON for script, else HTML)."""
-    if request.method == "GET":
-        return redirect("home")
-    limit = upload.SizeLimit(max_bytes=settings.KG_MAX_SOURCE_BYTES)
-    request.upload_handlers.insert(0, limit)
-    try:
-        files = request.FILES.getlist(upload.FIELD)
-    except SuspiciousOperation as exc:  # too many files, or fields over the memory limit
-        if exc.__class__.__name__ == "TooManyFilesSent":
-            words = (
-                f"too many files in one upload: send at most "
-                f"{settings.DATA_UPLOAD_MAX_NUMBER_FILES} at a time"
-            )
-            return _upload_answer(request, [], 400, words)
-        return _upload_answer(request, [], 413, "the form is larger than the server accepts")
-    except MultiPartParserError as exc:
-        return _upload_answer(request, [], 400, f"the upload could not be read: {exc}")
-    return _source_upload(request, files, limit)
-
-
-@csrf_protect
-def _source_upload(request: HttpRequest, files: list, limit: upload.SizeLimit) -> HttpResponse:
-    if not files and not limit.refused:
-        return _upload_answer(request, [], 400, NO_FILE)
-    results = upload.upload_files(
-        files, refused=limit.refused, user=request.user, max_bytes=limit.max_bytes
-    )
-    return _upload_answer(request, results, upload.status_for(results))
-
-
-@require_GET
-@login_required
-@view_required
-def source_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    source = get_object_or_404(Source.objects.select_related("current_revision"), slug=slug)
-    revision = _revision(source, request.GET.get("rev"))
-    if revision is None:
-        return _no_revision(request, source)
-    proposals = list(
-        Proposal.objects.filter(evidence_revision=revision)
-        .only("id", "kind", "status", "payload", "evidence_start", "evidence_end")
-        .order_by("evidence_start", "id")
-    )
-    quoted = [p for p in proposals if p.evidence_start is not None and p.evidence_end is not None]
-    structure = revision_structure(revision)
-    if "at" in request.GET or "page" in request.GET:
-        fragment = sourcepage.fragment_for(
-            at=request.GET.get("at"),
-            page=request.GET.get("page"),
-            structure=structure,
-            quotes=[(p.evidence_start, p.evidence_end) for p in quoted],
-        )
-        url = reverse("source-detail", args=[source.slug])
-        if request.GET.get("rev"):
-            url += f"?rev={revision.number}"
-        return redirect(url + (f"#{fragment}" if fragment else ""))
-    # Each quote links to its proposal; where quotes overlap, the most open one wins. The
-    # first quote (by that rank) starting at an offset gets the #q-START anchor.
-    first: dict[int, Proposal] = {}
-    for p in sorted(quoted, key=lambda p: (STATUS_RANK.get(p.status, 9), p.pk)):
-        first.setdefault(p.evidence_start, p)
-    anchors = {str(p.pk): sourcepage.quote_anchor(start) for start, p in first.items()}
-    spans = [
-        Span(
-            p.evidence_start,
-            p.evidence_end,
-            tag="a",
-            attrs={
-                "href": reverse("review:proposal", args=[p.pk]),
-                "class": f"hl status-{p.status}",
-            },
-            key=str(p.pk),
-            label=f"#{p.pk} {p.status}",
-            rank=STATUS_RANK.get(p.status, 9),
-        )
-        for p in quoted
-    ]
-    for p in proposals:
-        p.place = place_of(revision, p.evidence_start).label if p.evidence_end is not None else ""
-    return render(
-        request,
-        "graph/source_detail.html",
-        {
-            "source": source,
-            "revision": revision,
-            "revisions": _revisions(source),
-            "text_html": sourcepage.render_revision(revision, spans, anchors),
-            "kind": sourcepage.kind_label(revision.media_type),
-            "pages": len(structure.pages),
-            "outline": sourcepage.outline(structure),
-            "n_sections": len(structure.sections),
-            "original": _original_facts(revision),
-            "proposals": proposals,
-            "can_decide": can_decide(request.user),
-        },
-    )
-
-
-def _revision(source: Source, wanted: str | None):
-    """The revision asked for by number, else the current one; 404 for a bad number."""
-    if not wanted:
-        return source.current_revision
-    try:
-        return source.revisions.get(number=int(wanted))
-    except (ValueError, OverflowError, source.revisions.model.DoesNotExist):
-        raise Http404(f"{source.slug} has no revision {wanted!r}") from None
-
-
-def _no_revision(request: HttpRequest, source: Source) -> HttpResponse:
-    return render(
-        request,
-        "graph/source_missing.html",
-        {"source": source, "problem": f"{source.slug} has no text yet."},
-        status=404,
-    )
-
-
-def _revisions(source: Source) -> list:
-    return list(
-        source.revisions.order_by("-number").only(
-            "number", "sha256", "created_at", "title", "origin", "filename", "media_type"
-        )
-    )
-
-
-def _original_facts(revision) -> dict | None:
-    if revision.original_id is None:
-        return None
-    row = SourceFile.objects.filter(pk=revision.original_id).values("size", "media_type").first()
-    if row is None:
-        return None
-    return {
-        "filename": revision.filename or "",
-        "size": upload.human_size(row["size"]),
-        "media_type": row["media_type"],
-    }
+from . import selectors, services, sourcepage
+from .forms import CONCEPT_FILTERS, ConceptListForm, RevisionForm
+from .models import RelationType, Source, SourceFile
 
 
 @require_GET
@@ -231,7 +28,7 @@ def _original_facts(revision) -> dict | None:
 def source_original(request: HttpRequest, slug: str) -> HttpResponse:
     """The file a revision was read from, always as a download (never shown inline)."""
     source = get_object_or_404(Source.objects.select_related("current_revision"), slug=slug)
-    revision = _revision(source, request.GET.get("rev"))
+    revision = RevisionForm(request.GET).revision_of(source)
     original = None
     if revision is not None and revision.original_id is not None:
         original = SourceFile.objects.filter(pk=revision.original_id).first()
@@ -257,37 +54,7 @@ def source_original(request: HttpRequest, slug: str) -> HttpResponse:
     return response
 
 
-@require_GET
-@login_required
-@never_cache
-def worker_badge(request: HttpRequest) -> HttpResponse:
-    return render(request, "base.html#worker-badge", {"worker": worker_status()})
-
-
-@require_GET
-@never_cache
-def healthz(request: HttpRequest) -> JsonResponse:
-    """Liveness for load balancers: the database answers; the worker is reported, not required."""
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-        database = "ok"
-    except Exception as exc:  # any driver error means the database is unreachable
-        database = f"error: {exc.__class__.__name__}"
-    worker = worker_status()
-    status = 200 if database == "ok" else 503
-    return JsonResponse(
-        {
-            "database": database,
-            "worker": {"alive": worker.alive, "seconds_ago": worker.seconds_ago},
-        },
-        status=status,
-    )
-
-
 # --- Concepts and the ontology ----------------------------------------------------------
-
-CONCEPT_FILTERS = ("active", "orphans", "merged", "retired", "all")
 
 
 @require_GET
@@ -295,48 +62,12 @@ CONCEPT_FILTERS = ("active", "orphans", "merged", "retired", "all")
 @view_required
 def concepts(request: HttpRequest) -> HttpResponse:
     """Concepts by name, with a search box and the orphan list curators clean up."""
-    q = " ".join(request.GET.get("q", "").split())[:100]
-    show = request.GET.get("show", "active")
-    if show not in CONCEPT_FILTERS:
-        show = "active"
-    rows, next_after = selectors.concept_page(q=q, show=show, after=request.GET.get("after", ""))
+    q, show, after = ConceptListForm(request.GET).values()
+    rows, next_after = selectors.concept_page(q=q, show=show, after=after)
     return render(
         request,
         "graph/concepts.html",
         {"rows": rows, "q": q, "show": show, "filters": CONCEPT_FILTERS, "next_after": next_after},
-    )
-
-
-@require_GET
-@login_required
-@view_required
-def concept_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    concept = get_object_or_404(Concept.objects.select_related("merged_into"), pk=pk)
-    profile = selectors.concept_profile(concept)
-    # The canonical name first, then aliases, then names that came with merges.
-    order = {"canonical": 0, "alias": 1}
-    profile["names"].sort(key=lambda n: (order.get(n.kind, 2), n.name.casefold()))
-    return render(
-        request,
-        "graph/concept.html",
-        {**profile, "can_curate": is_curator(request.user), "can_decide": can_decide(request.user)},
-    )
-
-
-@require_GET
-@login_required
-@view_required
-def ontology(request: HttpRequest) -> HttpResponse:
-    return render(
-        request,
-        "graph/ontology.html",
-        {
-            "relations": selectors.relation_overview(),
-            "unknown": unknown_relations(),
-            "min_support": settings.KG_DISCOVERY_MIN_SUPPORT,
-            "min_sources": settings.KG_DISCOVERY_MIN_SOURCES,
-            "can_curate": is_curator(request.user),
-        },
     )
 
 

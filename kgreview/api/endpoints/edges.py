@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from kgreview.graph import history
 from kgreview.graph.models import Edge
 from kgreview.graph.sources import RevisionPlaces
+from kgreview.review import history as review_history
 
 from .. import schemas as s
 from ..app import ApiError, answers, api, served
@@ -29,7 +29,7 @@ def edge_explain(request, edge_id: int, as_of: datetime | None = None):
     )
     if edge is None:
         raise ApiError(404, f"There is no edge with id {edge_id}.")
-    info = history.edge_explain(edge=edge, at=at)
+    info = review_history.edge_explain(edge=edge, at=at)
     # The revision came whole with the edge: its place costs no query.
     places = RevisionPlaces([edge.evidence_revision] if edge.evidence_revision_id else [])
     evidence = info["evidence"]

@@ -12,8 +12,8 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from kgreview.core.clip import clip_end, clip_start
 from kgreview.core.markup import Span, render_markdown
-from kgreview.review.templatetags.review_tags import clip_end, clip_start
 
 register = template.Library()
 

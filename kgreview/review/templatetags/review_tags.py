@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django import template
 
+from kgreview.core.clip import clip_end, clip_start
+
 register = template.Library()
 
 
@@ -24,28 +26,9 @@ def pct(value) -> str:
         return ""
 
 
-@register.filter
-def clip_start(text, limit=160) -> str:
-    """The last ``limit`` characters, starting at a word boundary, with an ellipsis."""
-    text = str(text or "")
-    limit = int(limit)
-    if len(text) <= limit:
-        return text
-    tail = text[-limit:]
-    cut = tail.find(" ")
-    return "…" + (tail[cut + 1 :] if 0 <= cut < 40 else tail)
-
-
-@register.filter
-def clip_end(text, limit=160) -> str:
-    """The first ``limit`` characters, ending at a word boundary, with an ellipsis."""
-    text = str(text or "")
-    limit = int(limit)
-    if len(text) <= limit:
-        return text
-    head = text[:limit]
-    cut = head.rfind(" ")
-    return (head[:cut] if cut > limit - 40 else head) + "…"
+# Clipping lives in core so the graph's evidence tags can share it without importing review.
+register.filter("clip_start", clip_start)
+register.filter("clip_end", clip_end)
 
 
 @register.filter

@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from kgreview.graph import upload
 from kgreview.graph.models import Source, SourceFile, SourceRevision
-from kgreview.graph.views import NO_FILE
+from kgreview.web.views import NO_FILE
 
 pytestmark = pytest.mark.django_db
 

@@ -1,0 +1,12 @@
+"""The graph's own pages. Included at the site root without a namespace, so the names
+(``source-original``, ``concepts``, ``relation-action``) read as they always have."""
+
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("sources/<slug:slug>/original/", views.source_original, name="source-original"),
+    path("concepts/", views.concepts, name="concepts"),
+    path("ontology/<int:pk>/", views.relation_action, name="relation-action"),
+]

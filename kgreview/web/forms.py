@@ -1,0 +1,70 @@
+"""Inputs of the pages that combine apps, read through forms."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth import get_user_model
+
+from kgreview.core.models import AuditEntry
+from kgreview.graph.forms import RevisionForm
+
+
+class SourcePageForm(RevisionForm):
+    """``?rev=N`` plus a place to jump to: ``?at=OFFSET`` (a quote, else its page or
+    section) or ``?page=N``. A place that is not a number is ignored."""
+
+    at = forms.IntegerField(required=False)
+    page = forms.IntegerField(required=False)
+
+    def wants_place(self) -> bool:
+        return "at" in self.data or "page" in self.data
+
+    def place(self) -> tuple[str | None, str | None]:
+        """The offset and the page asked for, each None when missing or not a number."""
+        self.is_valid()
+        at, page = self.cleaned_data.get("at"), self.cleaned_data.get("page")
+        return (None if at is None else str(at)), (None if page is None else str(page))
+
+
+class CurationLogForm(forms.Form):
+    """The curation log's filters (one kind of change, one person, both or neither) and
+    the page to show."""
+
+    action = forms.ChoiceField(required=False, label="Change")
+    user = forms.ChoiceField(required=False, label="Who")
+    page = forms.IntegerField(required=False, min_value=1)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        actions = AuditEntry.objects.order_by("action").values_list("action", flat=True)
+        self.fields["action"].choices = [("", "any change")] + [
+            (a, a.replace("_", " ").replace(".", ": ")) for a in actions.distinct()
+        ]
+        people = (
+            get_user_model()
+            .objects.filter(audit_entries__isnull=False)
+            .distinct()
+            .order_by("username")
+            .values_list("username", flat=True)
+        )
+        self.fields["user"].choices = [("", "anyone")] + [(u, u) for u in people]
+
+    def filters(self) -> dict[str, str]:
+        """The filters that hold a known value; an unknown one is dropped (and reported
+        by ``problems``)."""
+        self.is_valid()
+        return {k: self.cleaned_data[k] for k in ("action", "user") if self.cleaned_data.get(k)}
+
+    def page_number(self) -> int:
+        self.is_valid()
+        return self.cleaned_data.get("page") or 1
+
+    def problems(self) -> list[str]:
+        """Each unusable filter, in words."""
+        self.is_valid()
+        words = {
+            "action": "No change {!r} in the log; showing every change.",
+            "user": "Nobody called {!r} changed anything; showing everyone.",
+            "page": "{!r} is not a page number; showing the first page.",
+        }
+        return [words[name].format(self.data.get(name)) for name in self.errors]

@@ -1,0 +1,288 @@
+"""Pages that combine apps: the sources home (with the review totals), a source with the
+proposals quoting it, a concept with its open proposals, the ontology with the relations
+agents met, and the worker's status. Thin: read the input through a form, select, render.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import SuspiciousOperation
+from django.db import connection
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
+from django.views.decorators.http import require_GET, require_http_methods
+
+from kgreview.agents.selectors import unknown_relations, worker_status
+from kgreview.core.markup import Span
+from kgreview.core.permissions import can_decide, curator_required, is_curator, view_required
+from kgreview.graph import selectors, sourcepage, upload
+from kgreview.graph.models import Concept, Source, SourceFile
+from kgreview.graph.sources import place_of, revision_structure
+from kgreview.review import pending
+from kgreview.review.models import Proposal
+from kgreview.review.selectors import STATUS_RANK
+
+from .forms import SourcePageForm
+
+
+def _home_context(request: HttpRequest) -> dict:
+    sources = list(selectors.source_list())
+    for source in sources:
+        revision = source.current_revision
+        source.kind = sourcepage.kind_label(revision.media_type) if revision else ""
+        source.pages = revision.page_count if revision else 0
+    return {
+        "sources": sources,
+        "totals": {**selectors.graph_totals(), **pending.proposal_totals()},
+        "can_upload": is_curator(request.user),
+        "max_bytes": settings.KG_MAX_SOURCE_BYTES,
+        "max_size": upload.human_size(settings.KG_MAX_SOURCE_BYTES),
+        "accept": upload.ACCEPT,
+    }
+
+
+@require_GET
+@login_required
+@view_required
+def home(request: HttpRequest) -> HttpResponse:
+    if request.htmx:  # after an upload: the table, and the totals out of band
+        context = {**_home_context(request), "oob_totals": True}
+        return render(request, "web/home.html#source-table", context)
+    return render(request, "web/home.html", _home_context(request))
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    return "application/json" in request.headers.get("Accept", "")
+
+
+def _upload_answer(
+    request: HttpRequest, results: list[upload.UploadResult], status: int, problem: str = ""
+) -> HttpResponse:
+    if _wants_json(request):
+        body: dict = {"results": [r.as_json() for r in results]}
+        if problem:
+            body["error"] = problem
+        return JsonResponse(body, status=status)
+    context = {
+        "upload_results": results,
+        "upload_problem": problem,
+        "any_stored": any(r.ok and r.outcome != "unchanged" for r in results),
+    }
+    if request.htmx:
+        return render(request, "web/home.html#upload-results", context, status=status)
+    return render(request, "web/home.html", {**_home_context(request), **context}, status=status)
+
+
+NO_FILE = (
+    "No file arrived: choose at least one file to upload (a file whose name is not UTF-8 "
+    "text is dropped on the way)."
+)
+
+
+# The files are read from request.FILES, not through a form: the size limit must be in
+# place before the body is parsed, and each file gets its own result in words (a form
+# would refuse the whole upload for one bad file).
+@csrf_exempt  # checked by _source_upload, once the size limit is in place
+@require_http_methods(["GET", "POST"])
+@login_required
+@curator_required
+def source_upload(request: HttpRequest) -> HttpResponse:
+    """Documents from the browser: each file its own result (JSON for script, else HTML)."""
+    if request.method == "GET":
+        return redirect("home")
+    limit = upload.SizeLimit(max_bytes=settings.KG_MAX_SOURCE_BYTES)
+    request.upload_handlers.insert(0, limit)
+    try:
+        files = request.FILES.getlist(upload.FIELD)
+    except SuspiciousOperation as exc:  # too many files, or fields over the memory limit
+        if exc.__class__.__name__ == "TooManyFilesSent":
+            words = (
+                f"too many files in one upload: send at most "
+                f"{settings.DATA_UPLOAD_MAX_NUMBER_FILES} at a time"
+            )
+            return _upload_answer(request, [], 400, words)
+        return _upload_answer(request, [], 413, "the form is larger than the server accepts")
+    except MultiPartParserError as exc:
+        return _upload_answer(request, [], 400, f"the upload could not be read: {exc}")
+    return _source_upload(request, files, limit)
+
+
+@csrf_protect
+def _source_upload(request: HttpRequest, files: list, limit: upload.SizeLimit) -> HttpResponse:
+    if not files and not limit.refused:
+        return _upload_answer(request, [], 400, NO_FILE)
+    results = upload.upload_files(
+        files, refused=limit.refused, user=request.user, max_bytes=limit.max_bytes
+    )
+    return _upload_answer(request, results, upload.status_for(results))
+
+
+@require_GET
+@login_required
+@view_required
+def source_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """A revision's text with every proposal quoting it highlighted and linked."""
+    source = get_object_or_404(Source.objects.select_related("current_revision"), slug=slug)
+    form = SourcePageForm(request.GET)
+    revision = form.revision_of(source)
+    if revision is None:
+        return render(
+            request,
+            "graph/source_missing.html",
+            {"source": source, "problem": f"{source.slug} has no text yet."},
+            status=404,
+        )
+    proposals = list(
+        Proposal.objects.filter(evidence_revision=revision)
+        .only("id", "kind", "status", "payload", "evidence_start", "evidence_end")
+        .order_by("evidence_start", "id")
+    )
+    quoted = [p for p in proposals if p.evidence_start is not None and p.evidence_end is not None]
+    structure = revision_structure(revision)
+    if form.wants_place():
+        at, page = form.place()
+        fragment = sourcepage.fragment_for(
+            at=at,
+            page=page,
+            structure=structure,
+            quotes=[(p.evidence_start, p.evidence_end) for p in quoted],
+        )
+        url = reverse("source-detail", args=[source.slug])
+        if request.GET.get("rev"):
+            url += f"?rev={revision.number}"
+        return redirect(url + (f"#{fragment}" if fragment else ""))
+    # Each quote links to its proposal; where quotes overlap, the most open one wins. The
+    # first quote (by that rank) starting at an offset gets the #q-START anchor.
+    first: dict[int, Proposal] = {}
+    for p in sorted(quoted, key=lambda p: (STATUS_RANK.get(p.status, 9), p.pk)):
+        first.setdefault(p.evidence_start, p)
+    anchors = {str(p.pk): sourcepage.quote_anchor(start) for start, p in first.items()}
+    spans = [
+        Span(
+            p.evidence_start,
+            p.evidence_end,
+            tag="a",
+            attrs={
+                "href": reverse("review:proposal", args=[p.pk]),
+                "class": f"hl status-{p.status}",
+            },
+            key=str(p.pk),
+            label=f"#{p.pk} {p.status}",
+            rank=STATUS_RANK.get(p.status, 9),
+        )
+        for p in quoted
+    ]
+    for p in proposals:
+        p.place = place_of(revision, p.evidence_start).label if p.evidence_end is not None else ""
+    return render(
+        request,
+        "web/source_detail.html",
+        {
+            "source": source,
+            "revision": revision,
+            "revisions": _revisions(source),
+            "text_html": sourcepage.render_revision(revision, spans, anchors),
+            "kind": sourcepage.kind_label(revision.media_type),
+            "pages": len(structure.pages),
+            "outline": sourcepage.outline(structure),
+            "n_sections": len(structure.sections),
+            "original": _original_facts(revision),
+            "proposals": proposals,
+            "can_decide": can_decide(request.user),
+        },
+    )
+
+
+def _revisions(source: Source) -> list:
+    return list(
+        source.revisions.order_by("-number").only(
+            "number", "sha256", "created_at", "title", "origin", "filename", "media_type"
+        )
+    )
+
+
+def _original_facts(revision) -> dict | None:
+    if revision.original_id is None:
+        return None
+    row = SourceFile.objects.filter(pk=revision.original_id).values("size", "media_type").first()
+    if row is None:
+        return None
+    return {
+        "filename": revision.filename or "",
+        "size": upload.human_size(row["size"]),
+        "media_type": row["media_type"],
+    }
+
+
+@require_GET
+@login_required
+@never_cache
+def worker_badge(request: HttpRequest) -> HttpResponse:
+    return render(request, "base.html#worker-badge", {"worker": worker_status()})
+
+
+@require_GET
+@never_cache
+def healthz(request: HttpRequest) -> JsonResponse:
+    """Liveness for load balancers: the database answers; the worker is reported, not required."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        database = "ok"
+    except Exception as exc:  # any driver error means the database is unreachable
+        database = f"error: {exc.__class__.__name__}"
+    worker = worker_status()
+    status = 200 if database == "ok" else 503
+    return JsonResponse(
+        {
+            "database": database,
+            "worker": {"alive": worker.alive, "seconds_ago": worker.seconds_ago},
+        },
+        status=status,
+    )
+
+
+@require_GET
+@login_required
+@view_required
+def concept_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """A concept's names, edges and sources, with the open proposals about it."""
+    concept = get_object_or_404(Concept.objects.select_related("merged_into"), pk=pk)
+    profile = selectors.concept_profile(concept)
+    # The canonical name first, then aliases, then names that came with merges.
+    order = {"canonical": 0, "alias": 1}
+    profile["names"].sort(key=lambda n: (order.get(n.kind, 2), n.name.casefold()))
+    return render(
+        request,
+        "web/concept.html",
+        {
+            **profile,
+            "proposals": pending.open_proposals_touching(concept),
+            "can_curate": is_curator(request.user),
+            "can_decide": can_decide(request.user),
+        },
+    )
+
+
+@require_GET
+@login_required
+@view_required
+def ontology(request: HttpRequest) -> HttpResponse:
+    """The relation vocabulary with its edges and open proposals counted, and the
+    relations agents met that it lacks."""
+    return render(
+        request,
+        "web/ontology.html",
+        {
+            "relations": pending.with_open_counts(selectors.relation_overview()),
+            "unknown": unknown_relations(),
+            "min_support": settings.KG_DISCOVERY_MIN_SUPPORT,
+            "min_sources": settings.KG_DISCOVERY_MIN_SOURCES,
+            "can_curate": is_curator(request.user),
+        },
+    )
