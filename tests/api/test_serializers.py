@@ -13,6 +13,7 @@ from kgreview.graph import history, search, traversal
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.selectors import concept_names, edges_active
 from kgreview.graph.sources import RevisionPlaces
+from kgreview.review import history as review_history
 from tests.paged import OSPF_QUOTE, pdf
 
 pytestmark = pytest.mark.django_db
@@ -211,7 +212,7 @@ def test_explain_out_fits_its_schema_with_paged_evidence_and_without(rows, f):
         edge = Edge.objects.select_related(
             *out.EDGE_RELATED, "invalidated_by", "evidence_revision__source__current_revision"
         ).get(pk=edge_id)
-        info = history.edge_explain(edge=edge, at=None)
+        info = review_history.edge_explain(edge=edge, at=None)
         places = RevisionPlaces([edge.evidence_revision] if edge.evidence_revision_id else [])
         evidence = info["evidence"]
         if evidence is not None:
