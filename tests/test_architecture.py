@@ -73,8 +73,6 @@ KNOWN_UPWARD = {
     ("kgreview/graph/selectors.py", "kgreview.review.models"),
     # Evidence excerpts share the clipping helpers of the review tags.
     ("kgreview/graph/templatetags/markup_tags.py", "kgreview.review.templatetags.review_tags"),
-    # Accepting a relation type requeues dropped candidates through an agents task.
-    ("kgreview/review/decisions.py", "kgreview.agents.tasks"),
 }
 
 

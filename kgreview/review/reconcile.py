@@ -30,7 +30,6 @@ own checks see the new state.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
 
 from django.db.models import Q
 from django.utils import timezone
@@ -39,42 +38,10 @@ from construction import keys
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph.models import Concept, Edge, RelationType
 
+from .changes import GraphChanges
+from .kinds import kind_of, payload_validate
 from .models import OPEN_STATUSES, Decision, Proposal
-from .payloads import payload_validate
 from .services import endpoint_columns, proposal_dedup_key
-
-
-@dataclass
-class GraphChanges:
-    """What one action changed, as far as open proposals are concerned."""
-
-    named: set[int] = field(default_factory=set)  # concepts that gained names
-    resolved: dict[int, int] = field(default_factory=dict)  # add_concept proposal -> concept
-    rejected: set[int] = field(default_factory=set)  # add_concept proposals rejected
-    merged: dict[int, int] = field(default_factory=dict)  # loser -> survivor
-    retired: set[int] = field(default_factory=set)  # concepts a curator retired
-    unmade: dict[int, int] = field(default_factory=dict)  # concept -> reopened proposal
-    edges_added: set[int] = field(default_factory=set)
-    edges_gone: set[int] = field(default_factory=set)
-    # Rows already in hand (an accepted edge), so settling need not read them again, and
-    # the dedup keys of proposals just accepted: no other open proposal can hold those.
-    edge_rows: dict[int, Edge] = field(default_factory=dict)
-    closed_keys: set[str] = field(default_factory=set)
-
-    def __bool__(self) -> bool:
-        return any(
-            (
-                self.named,
-                self.resolved,
-                self.rejected,
-                self.merged,
-                self.retired,
-                self.unmade,
-                self.edges_added,
-                self.edges_gone,
-            )
-        )
-
 
 # --- Closing a proposal -----------------------------------------------------------------
 
@@ -167,7 +134,7 @@ class _Settler:
 
     def supersede(self, proposal: Proposal, words: str, *, concept: Concept | None = None):
         self.done.add(proposal.pk)
-        if concept is not None and proposal.kind == Proposal.Kind.ADD_CONCEPT:
+        if concept is not None and kind_of(proposal).names_a_concept:
             proposal.concept = concept
         after = {"superseded_because": words}
         if concept is not None:

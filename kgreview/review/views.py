@@ -35,6 +35,7 @@ from .decisions import (
     can_decide_kind,
 )
 from .ends import EndChoice
+from .kinds import kind_of
 from .models import Proposal
 
 TRAIL_MAX = 50
@@ -317,7 +318,7 @@ def _refused(request, f, proposal_id: int, cursor: str, exc: DomainError, **extr
         # The card itself says why in words; a 4xx would only add a console error, since
         # htmx swaps it the same way.
         status = 200
-        if isinstance(exc, VersionChanged) or (proposal and proposal.kind != "add_edge"):
+        if isinstance(exc, VersionChanged) or (proposal and not kind_of(proposal).editable):
             extra.pop("editing", None)
             extra.pop("edit", None)
         return _render_card(
@@ -456,7 +457,7 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
         Proposal.objects.select_related(*selectors.CARD_RELATED),
         pk=pk,
     )
-    if proposal.kind != Proposal.Kind.ADD_EDGE:
+    if not kind_of(proposal).editable:
         return _refused(
             request,
             f,
