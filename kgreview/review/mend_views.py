@@ -22,8 +22,10 @@ from kgreview.graph.services import Evidence
 
 from . import decisions, mend, undo
 from .card_parts import merge_sides
+from .forms import clean_text, end_choice
+from .forms import parse_float as _float
+from .forms import parse_id as _int
 from .outcome import ProposalStale
-from .views import _float, _int, clean_text, end_choice
 
 
 def _words(exc: DomainError) -> str:
