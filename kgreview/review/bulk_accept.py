@@ -10,6 +10,10 @@ concept proposals it needs), so it speaks of them by name.
 
 Locking: the proposals of the batch are locked in id order first, then the concept
 proposals they need, then (per acyclic relation) the relation row, as ``edge_add`` does.
+
+It is a little over 400 lines on purpose: ``bulk_accept`` is one algorithm in steps
+(lock, resolve, check, write concepts, edges, decisions, close, settle), kept in one place
+so its locking order reads from top to bottom.
 """
 
 from __future__ import annotations

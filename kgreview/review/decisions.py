@@ -47,8 +47,9 @@ from .kinds.add_edge import EdgeEdits as EdgeEdits  # re-exported: an edit's cor
 from .kinds.base import Step
 from .models import Decision, Proposal
 from .outcome import AlreadyDecided, NotAllowed, Outcome, ProposalStale, VersionChanged
-from .reconcile import close_proposal, reconcile
+from .reconcile import reconcile
 from .services import endpoint_columns
+from .settle import close_proposal
 
 REJECT_REASONS = {
     "wrong_direction": "Wrong direction",

@@ -28,8 +28,9 @@ from .kinds import kind_of
 from .kinds.base import UndoStep
 from .models import OPEN_STATUSES, Decision, Proposal
 from .outcome import NotAllowed
-from .reconcile import CLOSE_FIELDS, reconcile
+from .reconcile import reconcile
 from .services import endpoint_columns
+from .settle import CLOSE_FIELDS
 from .undo_set import OneByOne, undo_as_a_set
 
 
