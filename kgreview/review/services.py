@@ -1,4 +1,6 @@
-"""Writes to the proposal queue. Decisions that change the graph live here too.
+"""Writes to the proposal queue: queueing proposals (one or many at once) and flagging a
+contradiction. What differs by kind (the payload's schema, columns and dedup key) is
+asked of the proposal's kind (``kinds``); decisions live in ``decisions``.
 
 Locking rules: a service that changes a proposal locks its row first, then checks the
 status and version it expects; a mismatch raises ``StateConflict`` naming who decided.
