@@ -1,12 +1,10 @@
 """Views on batches of decisions: undo (one decision or a bulk batch) and bulk decisions.
 
-Thin, like the card views they share helpers with: parse, call ``undo`` or ``bulk``,
-show the card that was undone, or the bulk panel.
+Thin, like the card views they share helpers with: read the form, call ``undo`` or
+``bulk``, show the card that was undone, or the bulk panel.
 """
 
 from __future__ import annotations
-
-import uuid
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -23,12 +21,12 @@ from . import bulk as bulk_service
 from . import decisions, selectors
 from . import undo as undo_service
 from .decisions import REJECT_REASONS
+from .forms import BulkForm, UndoForm
 from .models import Proposal
 from .views import (
     _filter_from,
     _focus_url,
     _hidden_kinds,
-    _int,
     _next,
     _render_card,
     _trail,
@@ -44,10 +42,10 @@ def undo(request: HttpRequest) -> HttpResponse:
     f, _ = _filter_from(request, request.POST)
     trail = _trail(request.POST)
     back_to_queue = request.POST.get("from") == "queue"
-    raw = request.POST.get("batch", "")
-    try:
-        batch = uuid.UUID(raw)
-    except ValueError:
+    form = UndoForm(request.POST)
+    form.is_valid()  # an unreadable batch means the reviewer's latest
+    batch = form.cleaned_data["batch"]
+    if batch is None:
         recent = undo_service.undoable_batches(reviewer=request.user, limit=1)
         if not recent:
             return _undo_refused(request, f, trail, "There is nothing of yours to undo.")
@@ -108,23 +106,15 @@ def _undo_refused(request, f, trail, words: str, *, back_to_queue: bool = False)
 BULK_PAGE = 50
 
 
-def _bulk_ids(request, f) -> list[int]:
-    if request.POST.get("scope") == "filter":
+def _bulk_ids(request, f, form: BulkForm) -> list[int]:
+    if form.cleaned_data["scope"] == "filter":
         return list(
             selectors.queue_queryset(f)
             .exclude(kind__in=_hidden_kinds(request.user))
             .order_by(*selectors._order(f.sort))
             .values_list("pk", flat=True)[: bulk_service.BULK_LIMIT + 1]
         )
-    # Checked rows come as ``ids``; a preview's confirm form carries its whole list as one
-    # ``id_list`` field (a thousand fields would pass Django's limit on form fields).
-    raw_ids = request.POST.getlist("ids") + request.POST.get("id_list", "").split(",")
-    ids = []
-    for raw in raw_ids:
-        raw = raw.strip()
-        if raw.isdigit() and len(raw) < 19:
-            ids.append(int(raw))
-    return list(dict.fromkeys(ids))
+    return form.cleaned_data["ids"]
 
 
 @require_POST
@@ -134,16 +124,17 @@ def bulk(request: HttpRequest) -> HttpResponse:
     """Preview (a dry run of every decision, listed item by item) then apply, as one
     undoable batch."""
     f, _ = _filter_from(request, request.POST)
-    action = request.POST.get("action", "")
-    reason = request.POST.get("reason_code", "")
-    ids = _bulk_ids(request, f)
-    step = request.POST.get("step", "preview")
+    form = BulkForm(request.POST)
+    form.is_valid()  # every field is optional; the checks below say what is missing
+    data = form.cleaned_data
+    action, reason, note, step = data["action"], data["reason_code"], data["note"], data["step"]
+    ids = _bulk_ids(request, f, form)
     context = {
         "filter": f,
         "q": f.query(),
         "action": action,
         "reason_code": reason,
-        "note": request.POST.get("note", ""),
+        "note": note,
         "ids": ids,
         "reject_reasons": REJECT_REASONS,
     }
@@ -157,7 +148,7 @@ def bulk(request: HttpRequest) -> HttpResponse:
         context["error"] = "Choose accept or reject."
     elif action == "reject" and reason not in REJECT_REASONS:
         context["error"] = "Choose a reason for rejecting."
-    elif action == "reject" and reason == "other" and not request.POST.get("note", "").strip():
+    elif action == "reject" and reason == "other" and not note.strip():
         context["error"] = 'Say why in a few words when the reason is "other".'
     else:
         try:
@@ -166,13 +157,13 @@ def bulk(request: HttpRequest) -> HttpResponse:
                 proposal_ids=ids,
                 action=action,
                 reason_code=reason,
-                note=request.POST.get("note", ""),
+                note=note,
                 dry_run=step != "apply",
             )
         except DomainError as exc:
             context["error"] = str(exc)
         else:
-            context.update(selectors.bulk_listing(result, page=_int(request.POST.get("page"))))
+            context.update(selectors.bulk_listing(result, page=data["page"]))
             context["result"] = result
             context["applied"] = step == "apply"
             if context["applied"]:

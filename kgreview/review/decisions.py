@@ -1,4 +1,4 @@
-"""Decisions on proposals: accept, reject, edit-then-accept, undo, bulk.
+"""Decisions on proposals: accept, reject, edit-then-accept, keep over contradictions.
 
 Every decision is one service call in one transaction. Locking rules: the proposal row
 is locked first (``select_for_update``); its status and the version the reviewer saw
@@ -9,13 +9,15 @@ what they change); a proposal that went stale is refused with the reason in word
 nothing of it is written. What the decision changed in the graph is then settled in
 the queue (``reconcile``): twins superseded, waiting proposals re-pointed, in the same
 transaction and batch, each settlement a decision caused by this one.
+
+What accepting changes depends on the kind: this module locks, checks, closes and
+dispatches to the proposal's kind (``kinds``), which applies it. Undo is ``undo``; many
+proposals at once, ``bulk``.
 """
 
 from __future__ import annotations
 
-import logging
 import uuid
-from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.db import transaction
@@ -35,22 +37,19 @@ from kgreview.core.errors import (
     ValidationFailed,
 )
 from kgreview.core.permissions import is_curator
-from kgreview.graph import bulk as graph_bulk
-from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
-from kgreview.graph.models import Concept, Edge, RelationType
+from kgreview.graph.models import Edge
 
-from .ends import (
-    EndChoice,
-    concept_for_name,
-    open_concept_proposal,
-    resolve_choice,
-    retired_name_words,
-)
+from .changes import GraphChanges
+from .ends import EndChoice as EndChoice  # re-exported: the edit form's ends
+from .kinds import CURATOR_KINDS, kind_of
+from .kinds.add_edge import EdgeEdits as EdgeEdits  # re-exported: an edit's corrections
+from .kinds.base import Step
 from .models import Decision, Proposal
-from .payloads import payload_validate
-from .reconcile import GraphChanges, close_proposal, reconcile
+from .outcome import AlreadyDecided, NotAllowed, Outcome, ProposalStale, VersionChanged
+from .reconcile import reconcile
 from .services import endpoint_columns
+from .settle import close_proposal
 
 REJECT_REASONS = {
     "wrong_direction": "Wrong direction",
@@ -60,47 +59,12 @@ REJECT_REASONS = {
     "too_vague": "Too vague",
     "other": "Other",
 }
-CURATOR_KINDS = frozenset({"merge_concepts", "add_relation_type", "update_concept"})
 PRIMARY_ACTIONS = (
     Decision.Action.ACCEPT,
     Decision.Action.REJECT,
     Decision.Action.EDIT_ACCEPT,
 )
 UNDO_WINDOW = timedelta(hours=24)
-
-
-class ProposalStale(DomainError):
-    """The graph changed so that the proposal cannot be applied as it stands."""
-
-    code = "stale"
-
-
-class AlreadyDecided(StateConflict):
-    code = "already_decided"
-
-
-class VersionChanged(StateConflict):
-    code = "version_changed"
-
-
-class NotAllowed(DomainError):
-    code = "not_allowed"
-
-
-@dataclass
-class Outcome:
-    """What one decision did, for the caller to show."""
-
-    proposal: Proposal
-    decision: Decision | None
-    batch: uuid.UUID
-    edges: list[Edge] = field(default_factory=list)
-    concepts: list[Concept] = field(default_factory=list)
-    also_decided: list[Proposal] = field(default_factory=list)
-    decisions: list[Decision] = field(default_factory=list)  # all of this batch, first first
-    settled: list[Decision] = field(default_factory=list)  # proposals settled as a consequence
-    changes: GraphChanges = field(default_factory=GraphChanges)
-    message: str = ""
 
 
 def can_decide_kind(user, kind: str) -> bool:
@@ -159,285 +123,6 @@ def _stale(exc: DomainError) -> ProposalStale:
     return ProposalStale(f"Cannot apply it as it stands: {exc}", cause=exc.code)
 
 
-def _ground(proposal: Proposal, concept_ids) -> None:
-    """Record that the proposal's source grounds these concepts (one upsert)."""
-    if proposal.document_id and proposal.evidence_revision_id:
-        graph_bulk.sources_ground(
-            {(proposal.document_id, cid): proposal.evidence_revision_id for cid in concept_ids}
-        )
-
-
-# --- Applying each kind -----------------------------------------------------------------
-#
-# Each apply function changes the graph for one accepted proposal, records what it did
-# in ``record`` (kept in the decision's ``after``, which undo reads) and what changed in
-# ``out.changes`` (which reconcile reads).
-
-
-def _apply_add_concept(proposal, reviewer, decision, out: Outcome, record: dict) -> None:
-    """Create the concept, or reuse the one that already answers to the name."""
-    payload = proposal.payload
-    name = payload["name"]
-    concept = concept_for_name(name)
-    if concept is not None and concept.status == Concept.Status.RETIRED:
-        if proposal.concept_id != concept.pk:  # not this proposal's own concept coming back
-            raise ProposalStale(retired_name_words(name, concept), concept_id=concept.pk)
-        concept = graph.concept_reactivate(concept=concept)
-        record.update(concept_id=concept.pk, created=True)
-    elif concept is not None:
-        added = []
-        for alias in [name, *payload.get("aliases", [])]:
-            if graph_selectors.name_owner(name=alias) is None:
-                added.append(graph.concept_add_alias(concept=concept, name=alias).pk)
-        record.update(concept_id=concept.pk, created=False, aliases_added=added)
-        out.message = f'"{name}" was already the concept "{concept.name}"; linked to it.'
-    else:
-        free = [a for a in payload.get("aliases", []) if graph_selectors.name_owner(name=a) is None]
-        concept = graph.concept_create(
-            name=name, description=payload.get("description", ""), aliases=free
-        )
-        record.update(concept_id=concept.pk, created=True)
-    proposal.concept = concept
-    _ground(proposal, [concept.pk])
-    out.concepts.append(concept)
-    out.changes.named.add(concept.pk)
-    out.changes.resolved[proposal.pk] = concept.pk
-
-
-def _accept_needed(needed: Proposal, reviewer, out: Outcome) -> int:
-    """Accept the open add_concept proposal an edge needs, in the edge's batch."""
-    inner = _accept(
-        needed,
-        reviewer=reviewer,
-        batch=out.batch,
-        note=f"Accepted with edge proposal #{out.proposal.pk}, which needs it.",
-        cause=out.decision,
-        changes=out.changes,
-    )
-    out.also_decided.append(needed)
-    out.decisions += inner.decisions
-    out.concepts += inner.concepts
-    return inner.concepts[0].pk
-
-
-def _endpoint(endpoint: dict, reviewer, out: Outcome) -> int:
-    """The id of the concept an edge proposal's end stands for now.
-
-    One rule for every path (accept, edit-accept, bulk, keep over contradictions): a
-    known concept is used as it is (the edge service locks it and refuses a merged or
-    retired one in words); a pending concept proposal is accepted with the edge; an
-    accepted or superseded one stands for its concept; a rejected one stands for the
-    concept that now answers to its name, if any; a bare name (an explicit new concept
-    from an edit) reuses the concept or open proposal for that name, else is created.
-    """
-    if endpoint.get("concept_id"):
-        return endpoint["concept_id"]
-    if endpoint.get("proposal_id"):
-        needed = Proposal.objects.select_for_update().filter(pk=endpoint["proposal_id"]).first()
-        if needed is None:
-            raise ProposalStale(f'The proposal for "{endpoint["name"]}" no longer exists.')
-        if needed.is_open:
-            return _accept_needed(needed, reviewer, out)
-        concept = needed.concept if needed.concept_id else None
-        if concept is None:
-            owner = graph_selectors.name_owner(name=needed.payload["name"])
-            concept = owner.concept if owner is not None else None
-        if concept is not None:
-            if not concept.is_active:
-                raise ProposalStale(graph.inactive_words(concept), concept_id=concept.pk)
-            return concept.pk
-        raise ProposalStale(
-            f'The concept "{endpoint["name"]}" was {needed.status} (proposal #{needed.pk}); '
-            "edit the proposal to use another concept, or reject it."
-        )
-    existing = concept_for_name(endpoint["name"])
-    if existing is not None:
-        if not existing.is_active:
-            raise ProposalStale(graph.inactive_words(existing), concept_id=existing.pk)
-        return existing.pk
-    waiting = open_concept_proposal(endpoint["name"])
-    if waiting is not None:
-        waiting = Proposal.objects.select_for_update().get(pk=waiting.pk)
-        if waiting.is_open:
-            return _accept_needed(waiting, reviewer, out)
-    concept = graph.concept_create(name=endpoint["name"])
-    out.concepts.append(concept)
-    out.changes.named.add(concept.pk)
-    return concept.pk
-
-
-def _apply_add_edge(proposal, reviewer, decision, out: Outcome, record: dict) -> None:
-    payload = proposal.payload
-    source_id = _endpoint(payload["source"], reviewer, out)
-    target_id = _endpoint(payload["target"], reviewer, out)
-    relation_id = proposal.relation_id
-    if relation_id is None:
-        relation_id = (
-            RelationType.objects.filter(key=payload["relation"])
-            .values_list("pk", flat=True)
-            .first()
-        )
-    if relation_id is None:
-        raise ProposalStale(f'The relation "{payload["relation"]}" does not exist.')
-    if source_id == target_id:
-        raise ProposalStale("Both ends are now the same concept; an edge cannot loop.")
-    edge = graph.edge_add(
-        source_id=source_id,
-        target_id=target_id,
-        relation_id=relation_id,
-        confidence=proposal.confidence,
-        reason=proposal.reason or "Accepted by a reviewer.",
-        evidence=graph.Evidence.of(proposal),
-        weight=payload.get("weight", 1.0),
-        proposal=proposal,
-        decision=decision,
-        decided_by=reviewer,
-    )
-    _ground(proposal, [source_id, target_id])
-    out.edges.append(edge)
-    out.changes.edges_added.add(edge.pk)
-    out.changes.edge_rows[edge.pk] = edge
-    out.changes.closed_keys.add(proposal.dedup_key)
-
-
-def _locked_edge(edge_id: int) -> Edge:
-    edge = Edge.objects.filter(pk=edge_id).first()
-    if edge is None:
-        raise ProposalStale(f"Edge #{edge_id} does not exist.")
-    if not edge.is_active:
-        raise ProposalStale(
-            f"Edge #{edge.pk} is no longer active ({edge.status} "
-            f"{timezone.localtime(edge.invalid_at):%Y-%m-%d %H:%M})."
-        )
-    return edge
-
-
-def _apply_update_edge(proposal, reviewer, decision, out: Outcome, record: dict) -> None:
-    payload = proposal.payload
-    edge = _locked_edge(payload["edge_id"])
-    changes: dict = {}
-    if payload.get("relation"):
-        changes["relation"] = RelationType.objects.get(key=payload["relation"])
-    source_id = payload.get("source_id") or edge.source_id
-    target_id = payload.get("target_id") or edge.target_id
-    if payload.get("swap_direction"):
-        source_id, target_id = target_id, source_id
-    if (source_id, target_id) != (edge.source_id, edge.target_id):
-        changes["source"] = Concept.objects.get(pk=source_id)
-        changes["target"] = Concept.objects.get(pk=target_id)
-    if payload.get("weight") is not None:
-        changes["weight"] = payload["weight"]
-    if payload.get("new_confidence") is not None:
-        changes["confidence"] = payload["new_confidence"]
-    new = graph.edge_supersede(
-        edge=edge,
-        user=reviewer,
-        why=proposal.reason or "Updated by a reviewer.",
-        decision=decision,
-        proposal=proposal,
-        **changes,
-    )
-    out.edges.append(new)
-    out.changes.edges_gone.add(edge.pk)
-    out.changes.edges_added.add(new.pk)
-
-
-def _apply_invalidate_edge(proposal, reviewer, decision, out: Outcome, record: dict) -> None:
-    edge = _locked_edge(proposal.payload["edge_id"])
-    graph.edge_invalidate(
-        edge=edge,
-        reason=proposal.reason or "Invalidated by a reviewer.",
-        user=reviewer,
-        decision=decision,
-    )
-    out.edges.append(edge)
-    out.changes.edges_gone.add(edge.pk)
-
-
-def _apply_merge(proposal, reviewer, decision, out: Outcome, record: dict) -> None:
-    payload = proposal.payload
-    merged = graph.concept_merge(
-        loser=Concept.objects.get(pk=payload["loser_id"]),
-        survivor=Concept.objects.get(pk=payload["survivor_id"]),
-        user=reviewer,
-        reason=payload.get("why", ""),
-        proposal=proposal,
-        decision=decision,
-    )
-    out.concepts.append(merged.survivor)
-    out.edges += [new for _, new in merged.superseded]
-    out.changes.merged[merged.loser.pk] = merged.survivor.pk
-    out.changes.edges_gone |= {old.pk for old, _ in merged.superseded}
-    out.changes.edges_gone |= {old.pk for old in merged.invalidated}
-    out.changes.edges_added |= {new.pk for _, new in merged.superseded}
-
-
-def _apply_relation_type(proposal, reviewer, decision, out: Outcome, record: dict) -> None:
-    payload = proposal.payload
-    key = payload["key"]
-    # Once the type exists, the candidates dropped for lacking it are verified again.
-    transaction.on_commit(lambda: _requeue_dropped(key))
-    graph.relation_type_create(
-        key=payload["key"],
-        label=payload["label"],
-        verb=payload["verb"],
-        description=payload.get("description", ""),
-        directed=payload.get("directed", True),
-        symmetric=payload.get("symmetric", False),
-        acyclic=payload.get("acyclic", False),
-    )
-
-
-def _apply_update_concept(proposal, reviewer, decision, out: Outcome, record: dict) -> None:
-    payload = proposal.payload
-    concept = Concept.objects.filter(pk=payload["concept_id"]).first()
-    if concept is None:
-        raise ProposalStale(f"There is no concept #{payload['concept_id']}.")
-    status = payload.get("status")
-    if status == "retired":
-        concept = graph.concept_retire(concept=concept)
-        out.changes.retired.add(concept.pk)
-    elif status == "active":
-        concept = graph.concept_reactivate(concept=concept)
-        out.changes.named.add(concept.pk)
-    else:
-        if payload.get("name"):
-            old = concept.name
-            concept, was_alias = graph.concept_rename(concept=concept, name=payload["name"])
-            record.update(renamed_from=old, renamed_to=concept.name, was_alias=was_alias)
-        record["aliases_added"] = [
-            graph.concept_add_alias(concept=concept, name=name).pk
-            for name in payload.get("add_aliases", [])
-        ]
-        record["aliases_removed"] = [
-            graph.concept_remove_alias(concept=concept, name=name).pk
-            for name in payload.get("remove_aliases", [])
-        ]
-        out.changes.named.add(concept.pk)
-    out.concepts.append(concept)
-
-
-def _requeue_dropped(key: str) -> None:
-    from kgreview.agents.tasks import requeue_dropped
-
-    try:
-        requeue_dropped.delay(relation_key=key)
-    except Exception:  # the broker is down: the next discovery run requeues them instead
-        logging.getLogger(__name__).exception("could not queue the requeue of %s", key)
-
-
-APPLY = {
-    "add_concept": _apply_add_concept,
-    "add_edge": _apply_add_edge,
-    "update_edge": _apply_update_edge,
-    "invalidate_edge": _apply_invalidate_edge,
-    "merge_concepts": _apply_merge,
-    "add_relation_type": _apply_relation_type,
-    "update_concept": _apply_update_concept,
-}
-# Kinds whose graph rows link to the decision: it is written before they are applied.
-# The others are applied first, so the decision can record what they did.
-DECISION_FIRST = frozenset({"add_edge", "update_edge", "invalidate_edge", "merge_concepts"})
 GRAPH_REFUSALS = (
     ConceptNotActive,
     CycleDetected,
@@ -487,22 +172,44 @@ def _accept(
             cause=cause,
         )
 
+    kind = kind_of(proposal)
+
+    def accept_needed(needed: Proposal) -> int:
+        return _accept_needed(needed, reviewer, out)
+
+    step = Step(proposal, reviewer, None, out, record, accept_needed)
     try:
-        if proposal.kind in DECISION_FIRST:
-            out.decision = close()
+        if kind.decision_first:
+            out.decision = step.decision = close()
             out.decisions.append(out.decision)
-            APPLY[proposal.kind](proposal, reviewer, out.decision, out, record)
+            kind.apply(step)
         else:
-            APPLY[proposal.kind](proposal, reviewer, None, out, record)
+            kind.apply(step)
             out.decision = close()
             out.decisions.insert(0, out.decision)
     except ProposalStale:
         raise
     except GRAPH_REFUSALS as exc:
         raise _stale(exc) from exc
-    if proposal.kind == Proposal.Kind.ADD_CONCEPT:
+    if kind.names_a_concept:
         graph.name_index_changed()
     return out
+
+
+def _accept_needed(needed: Proposal, reviewer, out: Outcome) -> int:
+    """Accept the open add_concept proposal an edge needs, in the edge's batch."""
+    inner = _accept(
+        needed,
+        reviewer=reviewer,
+        batch=out.batch,
+        note=f"Accepted with edge proposal #{out.proposal.pk}, which needs it.",
+        cause=out.decision,
+        changes=out.changes,
+    )
+    out.also_decided.append(needed)
+    out.decisions += inner.decisions
+    out.concepts += inner.concepts
+    return inner.concepts[0].pk
 
 
 def _settle(out: Outcome, reviewer) -> Outcome:
@@ -539,17 +246,11 @@ def proposal_accept(
     """
     proposal = _lock_open(proposal_id, version)
     batch = batch or uuid.uuid4()
-    if proposal.kind == Proposal.Kind.MERGE_CONCEPTS and merge_survivor is not None:
-        payload = proposal.payload
-        if merge_survivor not in (payload["survivor_id"], payload["loser_id"]):
-            raise ValidationFailed("The concept to keep must be one of the two being merged.")
-        if merge_survivor == payload["loser_id"]:
-            before = {"status": proposal.status, "payload": payload}
-            proposal.payload = {
-                **payload,
-                "survivor_id": payload["loser_id"],
-                "loser_id": payload["survivor_id"],
-            }
+    if merge_survivor is not None:
+        kept = kind_of(proposal).keep(proposal.payload, merge_survivor)
+        if kept is not None:
+            before = {"status": proposal.status, "payload": proposal.payload}
+            proposal.payload = kept
             for column, value in endpoint_columns(proposal.kind, proposal.payload).items():
                 setattr(proposal, column, value)
             out = _accept(
@@ -601,7 +302,7 @@ def proposal_reject(
         cause=cause,
     )
     out = Outcome(proposal=proposal, decision=decision, batch=batch, decisions=[decision])
-    if proposal.kind == Proposal.Kind.ADD_CONCEPT:
+    if kind_of(proposal).names_a_concept:
         graph.name_index_changed()
         out.changes.rejected.add(proposal.pk)
     if cause is None:
@@ -612,48 +313,23 @@ def proposal_reject(
 # --- Edit, then accept ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class EdgeEdits:
-    """A reviewer's corrections to an add_edge proposal before accepting it."""
-
-    relation: str | None = None
-    swap_direction: bool = False
-    source: EndChoice | None = None
-    target: EndChoice | None = None
-    confidence: float | None = None
-    weight: float | None = None
-
-
 @transaction.atomic
 def proposal_edit_accept(
     *, proposal_id: int, reviewer, edits: EdgeEdits, version: int | None = None, note: str = ""
 ) -> Outcome:
-    """Correct an add_edge proposal (relation, direction, endpoints, numbers) and accept it.
+    """Correct a proposal (an edge's relation, direction, endpoints, numbers) and accept it.
 
     The decision keeps the proposal as it was (``before``) and as accepted (``after``);
     undoing it puts the proposal back as the agent drafted it.
     """
     proposal = _lock_open(proposal_id, version)
-    if proposal.kind != Proposal.Kind.ADD_EDGE:
-        raise ValidationFailed("Only edge proposals can be edited before accepting.")
+    kind = kind_of(proposal)
     before = {
         "status": proposal.status,
         "payload": proposal.payload,
         "confidence": proposal.confidence,
     }
-    payload = dict(proposal.payload)
-    source = resolve_choice(edits.source, payload["source"])
-    target = resolve_choice(edits.target, payload["target"])
-    if edits.swap_direction:
-        source, target = target, source
-    payload["source"], payload["target"] = source, target
-    if edits.relation:
-        if not RelationType.objects.filter(key=edits.relation, active=True).exists():
-            raise ValidationFailed(f'"{edits.relation}" is not an active relation.')
-        payload["relation"] = edits.relation
-    if edits.weight is not None:
-        payload["weight"] = edits.weight
-    payload = payload_validate(kind="add_edge", payload=payload)
+    payload = kind.edited(proposal, edits)
     if edits.confidence is not None:
         if not 0.0 <= edits.confidence <= 1.0:
             raise ValidationFailed("Confidence must lie between 0 and 1.")
@@ -664,9 +340,9 @@ def proposal_edit_accept(
         return _settle(out, reviewer)
     if payload != proposal.payload:
         relation_ids = None
-        if payload["relation"] == proposal.relation_key and proposal.relation_id:
+        if payload.get("relation") == proposal.relation_key and proposal.relation_id:
             relation_ids = {payload["relation"]: proposal.relation_id}
-        for column, value in endpoint_columns("add_edge", payload, relation_ids).items():
+        for column, value in endpoint_columns(proposal.kind, payload, relation_ids).items():
             setattr(proposal, column, value)
     proposal.payload = payload
     out = _accept(

@@ -18,10 +18,11 @@ from kgreview.core.permissions import can_decide, is_curator
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.services import Evidence
 
-from .decisions import NotAllowed, Outcome, _accept, _settle
+from .decisions import _accept, _settle
 from .ends import EndChoice as EndChoice  # re-exported for callers
 from .ends import resolve_choice
-from .payloads import payload_validate
+from .kinds import payload_validate
+from .outcome import NotAllowed, Outcome
 from .services import proposal_create, proposal_dedup_key
 
 MANUAL = "manual"

@@ -20,9 +20,12 @@ from kgreview.core.permissions import curator_required, decide_required
 from kgreview.graph.models import Concept, Edge, RelationType, SourceRevision
 from kgreview.graph.services import Evidence
 
-from . import card, decisions, mend, undo
-from .decisions import ProposalStale
-from .views import _float, _int, clean_text, end_choice
+from . import decisions, mend, undo
+from .card_parts import merge_sides
+from .forms import clean_text, end_choice
+from .forms import parse_float as _float
+from .forms import parse_id as _int
+from .outcome import ProposalStale
 
 
 def _words(exc: DomainError) -> str:
@@ -226,7 +229,7 @@ def concept_merge(request: HttpRequest, pk: int) -> HttpResponse:
             context["error"] = "Choose another concept than this one."
             context["other"] = None
         else:
-            context["sides"] = card.merge_sides({"this": concept, "other": other})
+            context["sides"] = merge_sides({"this": concept, "other": other})
     elif source.get("target_name"):
         context["error"] = "Pick the other concept from the list (↓ then Enter)."
     if request.method == "GET" or "error" in context or context.get("other") is None:

@@ -328,7 +328,12 @@ STATUS_RANK = {"pending": 0, "held": 1, "accepted": 2, "rejected": 3, "supersede
 def decision_log(
     *, reviewer: str = "", since: date | None = None, until: date | None = None, limit: int = 200
 ) -> list[Decision]:
-    qs = Decision.objects.select_related("user", "proposal").order_by("-created_at", "-id")
+    qs = Decision.objects.select_related(
+        "user",
+        "proposal__source_concept",
+        "proposal__target_concept",
+        "proposal__relation",
+    ).order_by("-created_at", "-id")
     if reviewer:
         qs = qs.filter(user__username=reviewer)
     tz = timezone.get_current_timezone()

@@ -1,4 +1,6 @@
-"""Writes to the proposal queue. Decisions that change the graph live here too.
+"""Writes to the proposal queue: queueing proposals (one or many at once) and flagging a
+contradiction. What differs by kind (the payload's schema, columns and dedup key) is
+asked of the proposal's kind (``kinds``); decisions live in ``decisions``.
 
 Locking rules: a service that changes a proposal locks its row first, then checks the
 status and version it expects; a mismatch raises ``StateConflict`` naming who decided.
@@ -6,21 +8,19 @@ status and version it expects; a mismatch raises ``StateConflict`` naming who de
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from construction import keys
 from kgreview.core.errors import DuplicateProposal, ValidationFailed
-from kgreview.graph.models import Concept, Edge, RelationType
+from kgreview.graph.models import Concept
 from kgreview.graph.services import Evidence
 
+from .kinds import kind_of, payload_validate
+from .kinds.base import Rows
 from .models import Proposal
-from .payloads import payload_validate
 
 
 def flags_text(flags: Iterable[str]) -> str:
@@ -35,106 +35,32 @@ def endpoint_columns(
     relation_ids: dict[str, int] | None = None,
     edges: dict[int, tuple[int, int, int]] | None = None,
 ) -> dict:
-    """The denormalised endpoint columns of a proposal, from its payload.
-
-    add_edge: the relation and endpoints as keys and links. merge_concepts: the loser as
-    source and the survivor as target. invalidate_edge / update_edge: the edge's own
-    ends and relation (``edges`` maps an edge id to them), so the queue can name what a
-    proposal touches without a query per row, and a concept's page finds it.
-    """
-    if kind == "merge_concepts":
-        return {
-            "source_concept_id": payload["loser_id"],
-            "target_concept_id": payload["survivor_id"],
-        }
-    if kind == "update_concept":
-        return {"source_concept_id": payload["concept_id"]}
-    if kind in ("invalidate_edge", "update_edge"):
-        if edges is None:
-            edges = edge_ends([payload["edge_id"]])
-        ends = edges.get(payload["edge_id"])
-        if ends is None:
-            return {}
-        return {"source_concept_id": ends[0], "target_concept_id": ends[1], "relation_id": ends[2]}
-    if kind != "add_edge":
-        return {}
-    if relation_ids is None:
-        relation_ids = _relation_ids()
-    return {
-        "relation_key": payload["relation"],
-        "source_key": _endpoint_key(payload["source"]),
-        "target_key": _endpoint_key(payload["target"]),
-        "relation_id": relation_ids.get(payload["relation"]),
-        "source_concept_id": payload["source"].get("concept_id"),
-        "target_concept_id": payload["target"].get("concept_id"),
-    }
+    """The denormalised endpoint columns of a proposal, from its payload (see each kind's
+    ``columns``); ``relation_ids`` and ``edges`` are rows read already for a batch."""
+    return kind_of(kind).columns(payload, Rows(relation_ids, edges))
 
 
-def _check_merge_concepts(specs: list[ProposalSpec]) -> None:
-    """A merge must name two concepts that exist (one query for the whole batch)."""
-    wanted = set()
-    for spec in specs:
-        if spec.kind == "merge_concepts" and isinstance(spec.payload, dict):
-            wanted |= {
-                v
-                for v in (spec.payload.get("survivor_id"), spec.payload.get("loser_id"))
-                if isinstance(v, int)
-            }
+def _check_concepts_named(specs: list[ProposalSpec]) -> None:
+    """The concepts the proposals name must exist (one query for the whole batch)."""
+    named = [(spec.kind, set(kind_of(spec.kind).concepts_named(spec.payload))) for spec in specs]
+    wanted = {pk for _, ids in named for pk in ids}
     if not wanted:
         return
     missing = wanted - set(Concept.objects.filter(pk__in=wanted).values_list("pk", flat=True))
-    if missing:
-        listed = ", ".join(f"#{pk}" for pk in sorted(missing))
-        raise ValidationFailed(f"A merge names concepts that do not exist: {listed}.")
-
-
-def edge_ends(edge_ids) -> dict[int, tuple[int, int, int]]:
-    """Edge id -> (source id, target id, relation id), in one query."""
-    return {
-        pk: (source, target, relation)
-        for pk, source, target, relation in Edge.objects.filter(pk__in=set(edge_ids)).values_list(
-            "pk", "source_id", "target_id", "relation_id"
-        )
-    }
-
-
-def _relation_ids() -> dict[str, int]:
-    return dict(RelationType.objects.values_list("key", "id"))
-
-
-def _endpoint_key(endpoint: dict) -> str:
-    if endpoint.get("concept_id"):
-        return keys.concept_key(endpoint["concept_id"])
-    return keys.new_concept_key(endpoint["name"])
+    for kind, ids in named:
+        if missing & ids:
+            listed = ", ".join(f"#{pk}" for pk in sorted(missing & ids))
+            label = Proposal.Kind(kind).label.lower()
+            raise ValidationFailed(
+                f'A "{label}" proposal names concepts that do not exist: {listed}.'
+            )
 
 
 def proposal_dedup_key(*, kind: str, payload: dict, symmetric: bool | None = None) -> str:
-    """A key that is equal for two proposals asking for the same change.
-
-    Endpoints count by concept when resolved and by name key when new (the same keys the
-    construction loop uses); a symmetric relation's ends are ordered.
-    """
-    if kind == "add_concept":
-        return keys.concept_dedup_key(payload["name"])
-    if kind == "add_edge":
-        if symmetric is None:
-            symmetric = RelationType.objects.filter(
-                key=payload["relation"], symmetric=True
-            ).exists()
-        return keys.edge_dedup_key(
-            _endpoint_key(payload["source"]),
-            payload["relation"],
-            _endpoint_key(payload["target"]),
-            symmetric=symmetric,
-        )
-    if kind == "invalidate_edge":
-        return keys.invalidation_dedup_key(payload["edge_id"])
-    if kind == "merge_concepts":
-        return keys.merge_dedup_key(payload["survivor_id"], payload["loser_id"])
-    if kind == "add_relation_type":
-        return keys.relation_type_dedup_key(payload["key"])
-    digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
-    return f"{kind}:{digest}"
+    """A key that is equal for two proposals asking for the same change (see each kind's
+    ``dedup_key``: endpoints count by concept when resolved and by name key when new, the
+    same keys the construction loop uses)."""
+    return kind_of(kind).dedup_key(payload, symmetric=symmetric)
 
 
 @dataclass(frozen=True)
@@ -158,8 +84,7 @@ def _build(
     spec: ProposalSpec,
     *,
     gate: float,
-    relation_ids: dict[str, int] | None = None,
-    edges: dict[int, tuple[int, int, int]] | None = None,
+    rows: Rows,
 ) -> Proposal:
     """An unsaved, validated proposal: held below the gate, pending otherwise."""
     clean = payload_validate(kind=spec.kind, payload=spec.payload)
@@ -175,7 +100,7 @@ def _build(
         status = Proposal.Status.HELD
         flags.add("below_gate")
     key = (spec.dedup_key or proposal_dedup_key(kind=spec.kind, payload=clean))[:255]
-    endpoints = endpoint_columns(spec.kind, clean, relation_ids, edges)
+    endpoints = kind_of(spec.kind).columns(clean, rows)
     return Proposal(
         kind=spec.kind,
         status=status,
@@ -236,8 +161,8 @@ def proposal_create(
         created_by=created_by,
         document=document,
     )
-    _check_merge_concepts([spec])
-    proposal = _build(spec, gate=settings.KG_CONFIDENCE_GATE if gate is None else gate)
+    _check_concepts_named([spec])
+    proposal = _build(spec, gate=settings.KG_CONFIDENCE_GATE if gate is None else gate, rows=Rows())
     try:
         with transaction.atomic():
             proposal.save(force_insert=True)
@@ -258,15 +183,10 @@ def proposals_create_many(
     ``DuplicateProposal`` in their place.
     """
     gate = settings.KG_CONFIDENCE_GATE if gate is None else gate
-    relation_ids = _relation_ids() if any(s.kind == "add_edge" for s in specs) else {}
-    edge_ids = [
-        s.payload.get("edge_id")
-        for s in specs
-        if s.kind in ("invalidate_edge", "update_edge") and isinstance(s.payload, dict)
-    ]
-    edges = edge_ends([e for e in edge_ids if isinstance(e, int)]) if edge_ids else {}
-    _check_merge_concepts(specs)
-    built = [_build(spec, gate=gate, relation_ids=relation_ids, edges=edges) for spec in specs]
+    rows = Rows()  # relations read at the first edge; the edges named, read at once
+    rows.load_edges(i for spec in specs for i in kind_of(spec.kind).edge_ids(spec.payload))
+    _check_concepts_named(specs)
+    built = [_build(spec, gate=gate, rows=rows) for spec in specs]
     if not built:
         return []
     try:
@@ -304,7 +224,7 @@ def proposal_flag_conflict(*, proposal_id: int, other: dict) -> Proposal | None:
     conflicts = list(payload.get("conflicts") or [])
     if other not in conflicts:
         conflicts.append(other)
-    if proposal.kind == "add_edge":
+    if kind_of(proposal).keeps_conflicts:
         payload["conflicts"] = conflicts
     flags = sorted(set(proposal.flags) | {"contradiction"})
     if flags == proposal.flags and payload == proposal.payload:

@@ -1,10 +1,11 @@
 """Undo: a batch of decisions compensated, never deleted; the queue settled again.
 
-An accepted edge is invalidated, a concept a decision created (and that has no edges
-left) is retired, an invalidation is undone by restoring the fact as a new row, a
-rejection goes back to the queue, proposals the batch settled reopen. Only one's own
-decisions of the last day; all or nothing. A bulk batch is undone as one set when it is
-made of accepted edges and concepts and rejections; anything else one decision at a time.
+What an acceptance changed in the graph is compensated by its kind (``kinds``: an
+accepted edge is invalidated, a concept a decision created and that has no edges left is
+retired, an invalidation is undone by restoring the fact as a new row); a rejection goes
+back to the queue, proposals the batch settled reopen. Only one's own decisions of the
+last day; all or nothing. A bulk batch is undone as one set when it can be
+(``undo_set``); anything else one decision at a time.
 """
 
 from __future__ import annotations
@@ -14,23 +15,23 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, Max
 from django.utils import timezone
 
 from kgreview.core.errors import NotFound, StateConflict
 from kgreview.core.permissions import is_curator
-from kgreview.graph import bulk as graph_bulk
 from kgreview.graph import services as graph
-from kgreview.graph.models import Concept, ConceptAlias, Edge, RelationType
+from kgreview.graph.models import Concept
 
-from .decisions import PRIMARY_ACTIONS, UNDO_WINDOW, NotAllowed
+from .changes import GraphChanges
+from .decisions import PRIMARY_ACTIONS, UNDO_WINDOW
+from .kinds import kind_of
+from .kinds.base import UndoStep
 from .models import OPEN_STATUSES, Decision, Proposal
-from .reconcile import CLOSE_FIELDS, GraphChanges, reconcile
-from .services import endpoint_columns, lock_proposals
-
-
-class _OneByOne(Exception):
-    """The batch cannot be undone as one set; undo it one decision at a time."""
+from .outcome import NotAllowed
+from .reconcile import reconcile
+from .services import endpoint_columns
+from .settle import CLOSE_FIELDS
+from .undo_set import OneByOne, undo_as_a_set
 
 
 def _reopen(proposal: Proposal, *, restore: dict | None = None, strict: bool = True) -> bool:
@@ -62,105 +63,9 @@ def _reopen(proposal: Proposal, *, restore: dict | None = None, strict: bool = T
             f"Proposal #{proposal.pk} cannot go back to the queue: the same change is "
             f"already waiting as proposal #{twin.pk if twin else '?'}."
         ) from None
-    if proposal.kind == Proposal.Kind.ADD_CONCEPT:
+    if kind_of(proposal).names_a_concept:
         graph.name_index_changed()
     return True
-
-
-def _undo_graph(proposal: Proposal, decision: Decision, *, reviewer, undo, changes) -> None:
-    """Compensate what an accepted proposal did to the graph."""
-    why = f"Undone by {reviewer.get_username()} (decision #{undo.pk})."
-    kind = proposal.kind
-    after = decision.after or {}
-    if kind == Proposal.Kind.ADD_EDGE:
-        for edge in Edge.objects.filter(decision=decision):
-            if not edge.is_active:
-                raise StateConflict(
-                    f"Edge #{edge.pk} made by this decision was {edge.status} since; "
-                    "it can no longer be undone from here."
-                )
-            graph.edge_invalidate(edge=edge, reason=why, user=reviewer, decision=undo)
-            changes.edges_gone.add(edge.pk)
-        for edge_id in after.get("invalidated_edges", []):
-            back = graph.edge_restore(
-                edge=Edge.objects.get(pk=edge_id), user=reviewer, why=why, decision=undo
-            )
-            changes.edges_added.add(back.pk)
-    elif kind == Proposal.Kind.ADD_CONCEPT and proposal.concept_id:
-        if after.get("created", True):
-            concept = graph.concept_retire(concept=proposal.concept)
-            changes.unmade[concept.pk] = proposal.pk
-        for alias_id in after.get("aliases_added", []):
-            alias = ConceptAlias.objects.filter(pk=alias_id).first()
-            if alias is not None:
-                graph.concept_remove_alias(concept=proposal.concept, name=alias.name)
-    elif kind == Proposal.Kind.INVALIDATE_EDGE:
-        back = graph.edge_restore(
-            edge=Edge.objects.get(pk=proposal.payload["edge_id"]),
-            user=reviewer,
-            why=why,
-            decision=undo,
-        )
-        changes.edges_added.add(back.pk)
-    elif kind == Proposal.Kind.UPDATE_EDGE:
-        new = Edge.objects.filter(decision=decision).first()
-        if new is None or not new.is_active:
-            raise StateConflict("The updated edge changed since; it cannot be undone here.")
-        old = new.supersedes
-        back = graph.edge_supersede(
-            edge=new,
-            user=reviewer,
-            why=why,
-            decision=undo,
-            source=old.source,
-            target=old.target,
-            relation=old.relation,
-            confidence=old.confidence,
-            weight=old.weight,
-            reason=old.reason,
-            evidence=graph.Evidence.of(old),
-            valid_at=old.valid_at,
-        )
-        changes.edges_gone.add(new.pk)
-        changes.edges_added.add(back.pk)
-    elif kind == Proposal.Kind.ADD_RELATION_TYPE:
-        relation = RelationType.objects.get(key=proposal.payload["key"])
-        if relation.edges.exists():
-            raise StateConflict(
-                f'The relation "{relation.key}" already has edges; retire it instead.'
-            )
-        graph.relation_type_retire(relation=relation)
-    elif kind == Proposal.Kind.MERGE_CONCEPTS:
-        loser = Concept.objects.get(pk=proposal.payload["loser_id"])
-        result = graph.concept_unmerge(loser=loser, user=reviewer, reason=why, decision=undo)
-        changes.named.add(loser.pk)
-        changes.edges_added |= {e.pk for e in result.restored}
-    elif kind == Proposal.Kind.UPDATE_CONCEPT:
-        _undo_update_concept(proposal, after, changes)
-
-
-def _undo_update_concept(proposal: Proposal, after: dict, changes: GraphChanges) -> None:
-    concept = Concept.objects.get(pk=proposal.payload["concept_id"])
-    status = proposal.payload.get("status")
-    if status == "retired":
-        graph.concept_reactivate(concept=concept)
-        changes.named.add(concept.pk)
-        return
-    if status == "active":
-        graph.concept_retire(concept=concept)
-        changes.retired.add(concept.pk)
-        return
-    for alias_id in after.get("aliases_removed", []):
-        graph.concept_restore_alias(alias_id=alias_id)
-    for alias_id in after.get("aliases_added", []):
-        alias = ConceptAlias.objects.filter(pk=alias_id).first()
-        if alias is not None:
-            graph.concept_remove_alias(concept=concept, name=alias.name)
-    if after.get("renamed_from"):
-        concept, _ = graph.concept_rename(concept=concept, name=after["renamed_from"])
-        if not after.get("was_alias"):
-            graph.concept_remove_alias(concept=concept, name=after["renamed_to"])
-    changes.named.add(concept.pk)
 
 
 def _record_undo(
@@ -192,7 +97,7 @@ def _undo_one(
         if proposal.status != Proposal.Status.SUPERSEDED or latest.pk != decision.pk:
             return None
         version = proposal.version
-        if proposal.kind == Proposal.Kind.ADD_CONCEPT:
+        if kind_of(proposal).names_a_concept:
             proposal.concept = None
         if not _reopen(proposal, strict=False):
             return None
@@ -218,9 +123,10 @@ def _undo_one(
     undo = _record_undo(
         decision, proposal, reviewer=reviewer, batch=batch, cause=cause, withdrawn=manual
     )
+    kind = kind_of(proposal)
     if proposal.status == Proposal.Status.ACCEPTED:
-        _undo_graph(proposal, decision, reviewer=reviewer, undo=undo, changes=changes)
-    if proposal.status == Proposal.Status.REJECTED and proposal.kind == "add_concept":
+        kind.undo(UndoStep(proposal, decision, reviewer, undo, changes))
+    if proposal.status == Proposal.Status.REJECTED and kind.names_a_concept:
         graph.name_index_changed()
     if manual:
         # A change made by hand is withdrawn, not put in the queue for someone to decide.
@@ -238,7 +144,7 @@ def _undo_one(
 def _undo_order(decision: Decision) -> tuple:
     """Primary decisions first (their edges go), then the settlements, then the concepts
     accepted with them (a concept with active edges cannot be taken back); newest first."""
-    concept = decision.proposal.kind == Proposal.Kind.ADD_CONCEPT and (
+    concept = kind_of(decision.proposal).names_a_concept and (
         decision.action in (Decision.Action.ACCEPT, Decision.Action.EDIT_ACCEPT)
     )
     settled = decision.action in (Decision.Action.SUPERSEDE, Decision.Action.RERESOLVE)
@@ -285,10 +191,8 @@ def decisions_undo(*, reviewer, batch: uuid.UUID) -> UndoResult:
     if len(primary) > 1:  # a bulk batch: undone as one set when it can be
         try:
             with transaction.atomic():
-                undone, changes = _undo_as_a_set(
-                    decisions, reviewer=reviewer, undo_batch=undo_batch
-                )
-        except (_OneByOne, IntegrityError):
+                undone, changes = undo_as_a_set(decisions, reviewer=reviewer, undo_batch=undo_batch)
+        except (OneByOne, IntegrityError):
             pass
         else:
             settled = reconcile(
@@ -432,131 +336,3 @@ def merge_undo(*, loser_id: int, user) -> Concept:
         reconcile(changes, user=user, batch=undo.batch, cause=undo)
     loser.refresh_from_db()
     return loser
-
-
-# --- A bulk batch as one set -------------------------------------------------------------
-
-UNDOABLE_AT_ONCE = {
-    (Decision.Action.ACCEPT, "add_edge"),
-    (Decision.Action.ACCEPT, "add_concept"),
-    (Decision.Action.REJECT, None),
-    (Decision.Action.SUPERSEDE, None),
-}
-
-
-def _undo_as_a_set(decisions: list[Decision], *, reviewer, undo_batch):
-    """Undo a bulk batch as one set: its accepted edges invalidated in one statement, the
-    concepts made for them retired, every proposal reopened, the undo decisions written
-    in bulk. Returns (undo decisions, graph changes). Raises ``_OneByOne`` for what the
-    one-by-one path must do (edits, other kinds, aliases added to reused concepts, a
-    proposal that cannot go back because the same change is waiting again)."""
-    gate = settings.KG_CONFIDENCE_GATE
-    for d in decisions:
-        kind = (d.action, d.proposal.kind)
-        if kind not in UNDOABLE_AT_ONCE and (d.action, None) not in UNDOABLE_AT_ONCE:
-            raise _OneByOne("a kind undone one by one")
-        if d.action == Decision.Action.ACCEPT and (d.after or {}).get("aliases_added"):
-            raise _OneByOne("aliases to take back")
-    ids = sorted({d.proposal_id for d in decisions})
-    proposals = lock_proposals(ids)
-    latest = dict(
-        Decision.objects.filter(proposal_id__in=ids)
-        .values("proposal_id")
-        .annotate(last=Max("id"))
-        .values_list("proposal_id", "last")
-    )
-    now = timezone.now()
-    doing: list[Decision] = []
-    for d in decisions:
-        p = proposals[d.proposal_id]
-        if d.action == Decision.Action.SUPERSEDE:
-            if p.status == Proposal.Status.SUPERSEDED and latest[p.pk] == d.pk:
-                doing.append(d)
-            continue
-        if latest[p.pk] != d.pk or p.status not in ("accepted", "rejected"):
-            raise StateConflict(
-                f"Proposal #{p.pk} was decided again since; undo the later decision."
-            )
-        doing.append(d)
-    accepts = [d.pk for d in doing if d.action == Decision.Action.ACCEPT]
-    edges = list(Edge.objects.filter(decision_id__in=accepts))
-    for edge in edges:
-        if not edge.is_active:
-            raise StateConflict(
-                f"Edge #{edge.pk} made by this decision was {edge.status} since; "
-                "it can no longer be undone from here."
-            )
-
-    # The undo decisions: one per decision the reviewer took, the rest caused by the first.
-    primary = [d for d in doing if d.caused_by_id is None]
-    rest = [d for d in doing if d.caused_by_id is not None]
-
-    def undo_row(d: Decision, cause=None) -> Decision:
-        p = proposals[d.proposal_id]
-        return Decision(
-            proposal=p,
-            user=reviewer,
-            action=Decision.Action.UNDO,
-            note=f"Undoes {d.get_action_display().lower()} #{d.pk}.",
-            before={"status": p.status},
-            after={"status": "pending"},
-            proposal_version=p.version,
-            undoes=d,
-            batch=undo_batch,
-            caused_by=cause,
-        )
-
-    rows = Decision.objects.bulk_create([undo_row(d) for d in primary])
-    first = rows[0] if rows else None
-    rows += Decision.objects.bulk_create([undo_row(d, first) for d in rest])
-    changes = GraphChanges()
-
-    if edges:
-        undo_of = {d.undoes_id: d.pk for d in rows}
-        graph_bulk.edges_invalidate_many(
-            {e.pk: undo_of[e.decision_id] for e in edges},
-            user=reviewer,
-            reason=f"Undone by {reviewer.get_username()} (the bulk undo of decision #{first.pk}).",
-            at=now,
-        )
-        changes.edges_gone |= {e.pk for e in edges}
-
-    # Concepts the batch made go back, with no edges left (else the undo is refused).
-    made: dict[int, int] = {}
-    for d in doing:
-        p = proposals[d.proposal_id]
-        accepted_concept = d.action == Decision.Action.ACCEPT and p.kind == "add_concept"
-        if accepted_concept and p.concept_id and (d.after or {}).get("created", True):
-            made[p.concept_id] = p.pk
-    graph_bulk.concepts_retire_many(made, at=now)
-    changes.unmade.update(made)
-
-    # Every proposal back in the queue (held below the gate); twins lose their link.
-    back = [proposals[d.proposal_id] for d in doing]
-    twins = [
-        p.pk
-        for d, p in zip(doing, back, strict=True)
-        if d.action == Decision.Action.SUPERSEDE and p.kind == "add_concept"
-    ]
-    common = {
-        "decided_at": None,
-        "decided_by": None,
-        "version": F("version") + 1,
-        "updated_at": now,
-    }
-    pks = [p.pk for p in back]
-    try:
-        with transaction.atomic():
-            Proposal.objects.filter(pk__in=pks, confidence__lt=gate).update(
-                status=Proposal.Status.HELD, **common
-            )
-            Proposal.objects.filter(pk__in=pks, confidence__gte=gate).update(
-                status=Proposal.Status.PENDING, **common
-            )
-            if twins:
-                Proposal.objects.filter(pk__in=twins).update(concept=None)
-    except IntegrityError as exc:
-        raise _OneByOne("the same change is waiting again") from exc
-    if any(p.kind == "add_concept" for p in back):
-        graph.name_index_changed()
-    return rows, changes

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import batch_views, mend_views, views
+from . import batch_views, decide_views, mend_views, views
 
 app_name = "review"
 
@@ -9,9 +9,9 @@ urlpatterns = [
     path("focus/", views.focus, name="focus"),
     path("counts/", views.queue_counts, name="queue-counts"),
     path("p/<int:pk>/", views.proposal_detail, name="proposal"),
-    path("p/<int:pk>/accept/", views.accept, name="accept"),
-    path("p/<int:pk>/reject/", views.reject, name="reject"),
-    path("p/<int:pk>/edit/", views.edit, name="edit"),
+    path("p/<int:pk>/accept/", decide_views.accept, name="accept"),
+    path("p/<int:pk>/reject/", decide_views.reject, name="reject"),
+    path("p/<int:pk>/edit/", decide_views.edit, name="edit"),
     path("undo/", batch_views.undo, name="undo"),
     path("bulk/", batch_views.bulk, name="bulk"),
     path("concepts/", views.concept_search, name="concept-search"),

@@ -1,40 +1,31 @@
-"""The reviewer workspace. Thin views: parse, check the role, call a service, render.
-
-Every decision is one POST. With htmx it answers with the next card (and a toast, swapped
-out of band); without JavaScript it redirects to the next card, so accept and reject
-work from a plain form too.
+"""The reviewer workspace's pages for reading: the queue, the focus card, the concept
+picker, the decision log, an edge's life. Thin views: parse, check the role, read,
+render. Deciding is ``decide_views``; both share the card helpers here.
 """
 
 from __future__ import annotations
 
-from datetime import date
 from urllib.parse import urlencode
 
-from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET
 
-from kgreview.core.errors import DomainError, NotFound
-from kgreview.core.permissions import can_decide, decide_required, is_curator, view_required
+from kgreview.core.permissions import can_decide, is_curator, view_required
 from kgreview.graph.models import RelationType
 
 from . import card as card_reads
-from . import decisions, ends, selectors
+from . import ends, selectors
 from . import undo as undo_service
 from .decisions import (
     CURATOR_KINDS,
     REJECT_REASONS,
-    AlreadyDecided,
-    EdgeEdits,
-    VersionChanged,
     can_decide_kind,
 )
-from .ends import EndChoice
+from .forms import ConceptSearchForm, DecisionLogForm
 from .models import Proposal
 
 TRAIL_MAX = 50
@@ -278,240 +269,6 @@ def proposal_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect(reverse("review:focus") + "?" + query.urlencode())
 
 
-# --- Deciding ---------------------------------------------------------------------------
-
-
-def _version(request) -> int | None:
-    raw = request.POST.get("version", "")
-    return int(raw) if raw.isdigit() and len(raw) < 10 else None
-
-
-def _after_decision(request, f, cursor: str, *, notice: str, outcome=None, decided=None):
-    """Show the next card (htmx) or go there (plain form); the decided card joins the trail."""
-    trail = _trail(request.POST)
-    if decided is not None:
-        trail = [*trail, decided]
-    if request.htmx:
-        proposal = _next(request, f, after=cursor)
-        hint = undo_service.batch_summary(outcome.decisions) if outcome is not None else None
-        return _render_card(request, proposal, f, trail=trail, notice=notice, undo=hint)
-    messages.success(request, notice)
-    return redirect(_focus_url(f, after=cursor, trail=_trail_text(trail)))
-
-
-def _refused(request, f, proposal_id: int, cursor: str, exc: DomainError, **extra):
-    """A decision that could not be taken: say why, in words, and show what is true now."""
-    trail = _trail(request.POST if request.method == "POST" else request.GET)
-    if isinstance(exc, AlreadyDecided):
-        # Someone else decided it: move on, and say who and when.
-        if request.htmx:
-            return _render_card(
-                request, _next(request, f, after=cursor), f, trail=trail, error=str(exc)
-            )
-        messages.error(request, str(exc))
-        return redirect(_focus_url(f, after=cursor, trail=_trail_text(trail)))
-    if request.htmx:
-        proposal = (
-            Proposal.objects.select_related(*selectors.CARD_RELATED).filter(pk=proposal_id).first()
-        )
-        # The card itself says why in words; a 4xx would only add a console error, since
-        # htmx swaps it the same way.
-        status = 200
-        if isinstance(exc, VersionChanged) or (proposal and proposal.kind != "add_edge"):
-            extra.pop("editing", None)
-            extra.pop("edit", None)
-        return _render_card(
-            request, proposal, f, trail=trail, error=str(exc), status=status, **extra
-        )
-    messages.error(request, str(exc))
-    return redirect(_focus_url(f, id=proposal_id, trail=_trail_text(trail)))
-
-
-def _accept_words(pk: int, out) -> str:
-    words = f"Accepted #{pk}"
-    if out.also_decided:
-        names = ", ".join(f"“{p.payload.get('name', '')}”" for p in out.also_decided)
-        words += f" with the concept{'s' if len(out.also_decided) > 1 else ''} {names}"
-    if out.settled:
-        words += f"; {len(out.settled)} other proposal{'s' if len(out.settled) > 1 else ''} settled"
-    words += "."
-    if out.message:
-        words += " " + out.message
-    return words
-
-
-@require_POST
-@login_required
-@decide_required
-def accept(request: HttpRequest, pk: int) -> HttpResponse:
-    f, _ = _filter_from(request, request.POST)
-    cursor = request.POST.get("cursor", "")
-    try:
-        if request.POST.get("over_conflicts"):
-            out = decisions.proposal_accept_over_conflicts(
-                proposal_id=pk, reviewer=request.user, version=_version(request)
-            )
-        else:
-            out = decisions.proposal_accept(
-                proposal_id=pk,
-                reviewer=request.user,
-                version=_version(request),
-                note=request.POST.get("note", ""),
-                merge_survivor=_int(request.POST.get("survivor")),
-            )
-    except decisions.NotAllowed as exc:
-        raise PermissionDenied(str(exc)) from exc
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
-    except DomainError as exc:
-        return _refused(request, f, pk, cursor, exc)
-    return _after_decision(
-        request, f, cursor, notice=_accept_words(pk, out), outcome=out, decided=pk
-    )
-
-
-@require_POST
-@login_required
-@decide_required
-def reject(request: HttpRequest, pk: int) -> HttpResponse:
-    f, _ = _filter_from(request, request.POST)
-    cursor = request.POST.get("cursor", "")
-    reason = request.POST.get("reason_code", "")
-    try:
-        out = decisions.proposal_reject(
-            proposal_id=pk,
-            reviewer=request.user,
-            reason_code=reason,
-            note=request.POST.get("note", ""),
-            version=_version(request),
-        )
-    except decisions.NotAllowed as exc:
-        raise PermissionDenied(str(exc)) from exc
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
-    except DomainError as exc:
-        return _refused(request, f, pk, cursor, exc, reject_reason=reason)
-    label = REJECT_REASONS.get(reason, reason).lower()
-    words = f"Rejected #{pk}: {label}."
-    if out.settled:
-        words += f" {len(out.settled)} proposal{'s' if len(out.settled) > 1 else ''} waiting "
-        words += "for it settled."
-    return _after_decision(request, f, cursor, notice=words, outcome=out, decided=pk)
-
-
-def clean_text(value, limit: int = 2000) -> str:
-    """Form text as stored: NUL bytes dropped, runs of whitespace one space, capped."""
-    return " ".join(str(value or "").replace("\x00", "").split())[:limit]
-
-
-def _float(value: str | None) -> float | None:
-    if value is None or not value.strip():
-        return None
-    number = float(value)
-    if number != number or number in (float("inf"), float("-inf")):
-        raise ValueError(value)
-    return number
-
-
-def _int(value: str | None) -> int | None:
-    value = (value or "").strip()
-    return int(value) if value.isdigit() and len(value) < 19 else None
-
-
-def end_choice(source, role: str) -> EndChoice | None:
-    """One end of an edge as the concept picker sent it (None: left as it was)."""
-    concept_id = _int(source.get(f"{role}_concept_id"))
-    proposal_id = _int(source.get(f"{role}_proposal_id"))
-    name = clean_text(source.get(f"{role}_name", ""), 300)
-    if not (concept_id or proposal_id or name):
-        return None
-    return EndChoice(
-        concept_id=concept_id,
-        proposal_id=proposal_id,
-        name=name or None,
-        create=source.get(f"{role}_create") == "1",
-    )
-
-
-def _edit_values(source) -> dict:
-    """What the reviewer typed in the edit form, to show it again after a refusal."""
-    keys = ("relation", "confidence", "weight", "note", "swap")
-    roles = ("name", "concept_id", "proposal_id", "create")
-    values = {k: source.get(k, "") for k in keys}
-    for role in ("source", "target"):
-        values[role] = {r: source.get(f"{role}_{r}", "") for r in roles}
-    return values
-
-
-@require_http_methods(["GET", "POST"])
-@login_required
-@decide_required
-def edit(request: HttpRequest, pk: int) -> HttpResponse:
-    source = request.POST if request.method == "POST" else request.GET
-    f, _ = _filter_from(request, source)
-    cursor = source.get("cursor", "")
-    if request.method == "POST":
-        return _edit_accept(request, pk, f, cursor)
-    proposal = get_object_or_404(
-        Proposal.objects.select_related(*selectors.CARD_RELATED),
-        pk=pk,
-    )
-    if proposal.kind != Proposal.Kind.ADD_EDGE:
-        return _refused(
-            request,
-            f,
-            pk,
-            cursor,
-            DomainError("Only edge proposals can be edited before accepting."),
-        )
-    card = card_reads.proposal_card(proposal)
-    ctx = _card_context(request, card, f, cursor=cursor, trail=_trail(source))
-    ctx["editing"] = True
-    template = "review/focus.html#card" if request.htmx else "review/focus.html"
-    if not request.htmx:
-        ctx["total"] = None
-    return render(request, template, ctx)
-
-
-def _edit_accept(request: HttpRequest, pk: int, f, cursor: str) -> HttpResponse:
-    values = _edit_values(request.POST)
-    try:
-        edits = EdgeEdits(
-            relation=request.POST.get("relation") or None,
-            swap_direction=bool(request.POST.get("swap")),
-            source=end_choice(request.POST, "source"),
-            target=end_choice(request.POST, "target"),
-            confidence=_float(request.POST.get("confidence")),
-            weight=_float(request.POST.get("weight")),
-        )
-    except ValueError:
-        return _refused(
-            request,
-            f,
-            pk,
-            cursor,
-            DomainError("Confidence and weight must be numbers."),
-            editing=True,
-            edit=values,
-        )
-    try:
-        out = decisions.proposal_edit_accept(
-            proposal_id=pk,
-            reviewer=request.user,
-            edits=edits,
-            version=_version(request),
-            note=request.POST.get("note", ""),
-        )
-    except decisions.NotAllowed as exc:
-        raise PermissionDenied(str(exc)) from exc
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
-    except DomainError as exc:
-        return _refused(request, f, pk, cursor, exc, editing=True, edit=values)
-    notice = _accept_words(pk, out).replace("Accepted", "Edited and accepted", 1)
-    return _after_decision(request, f, cursor, notice=notice, outcome=out, decided=pk)
-
-
 # --- Look-ups and history ---------------------------------------------------------------
 
 
@@ -521,13 +278,11 @@ def _edit_accept(request: HttpRequest, pk: int, f, cursor: str) -> HttpResponse:
 def concept_search(request: HttpRequest) -> HttpResponse:
     """Options for the concept picker: concepts (by name and alias, plural/singular twins
     first), pending concept proposals, and an explicit "create it" choice."""
-    role = request.GET.get("role", "target")
-    if role not in ("source", "target"):
-        role = "target"
-    raw = request.GET.get("q") or request.GET.get(f"{role}_name") or ""
-    q = clean_text(raw, 100)
+    form = ConceptSearchForm(request.GET)
+    form.is_valid()  # every field is optional; ``clean`` settles the role and the name
+    role, q = form.cleaned_data["role"], form.cleaned_data["q"]
     options = ends.concept_options(q=q)
-    if request.GET.get("only") == "concepts":  # picking an existing concept (a merge)
+    if form.cleaned_data["only"] == "concepts":  # picking an existing concept (a merge)
         options = [o for o in options if o.kind == "concept"]
     return render(
         request,
@@ -540,20 +295,11 @@ def concept_search(request: HttpRequest) -> HttpResponse:
 @login_required
 @view_required
 def decision_log(request: HttpRequest) -> HttpResponse:
-    reviewer = request.GET.get("reviewer", "").strip()
-    errors = []
-
-    def day(name: str) -> date | None:
-        raw = request.GET.get(name, "").strip()
-        if not raw:
-            return None
-        try:
-            return date.fromisoformat(raw)
-        except ValueError:
-            errors.append(f"{raw!r} is not a date (use YYYY-MM-DD).")
-            return None
-
-    since, until = day("since"), day("until")
+    form = DecisionLogForm(request.GET)
+    form.is_valid()  # a date it cannot read is left out, and said so in words
+    reviewer = form.cleaned_data.get("reviewer", "")
+    since, until = form.cleaned_data.get("since"), form.cleaned_data.get("until")
+    errors = form.error_words()
     rows = selectors.decision_log(reviewer=reviewer, since=since, until=until)
     reviewers = (
         get_user_model().objects.filter(decisions__isnull=False).distinct().order_by("username")

@@ -85,7 +85,7 @@ def test_entries_can_be_neither_changed_nor_deleted_through_the_orm():
 
 
 def test_postgres_refuses_raw_updates_and_deletes_of_entries(on_postgres):
-    from django.db.utils import InternalError, IntegrityError
+    from django.db.utils import IntegrityError, InternalError
 
     with transaction.atomic():
         row = audit.record(acting_user=None, action="a.b", subject=("x", 1), summary="s")
@@ -93,7 +93,10 @@ def test_postgres_refuses_raw_updates_and_deletes_of_entries(on_postgres):
         "UPDATE core_auditentry SET summary = 'forged' WHERE id = %s",
         "DELETE FROM core_auditentry WHERE id = %s",
     ):
-        with pytest.raises((IntegrityError, InternalError)), transaction.atomic():
-            with connection.cursor() as cur:
-                cur.execute(sql, [row.pk])
+        with (
+            pytest.raises((IntegrityError, InternalError)),
+            transaction.atomic(),
+            connection.cursor() as cur,
+        ):
+            cur.execute(sql, [row.pk])
     assert AuditEntry.objects.get(pk=row.pk).summary == "s"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kgreview.core.errors import ValidationFailed
-from kgreview.review.payloads import payload_validate
+from kgreview.review.kinds import payload_validate
 
 EDGE = {
     "source": {"name": "Embeddings", "concept_id": 4, "match": "exact"},

@@ -6,6 +6,8 @@ from django import template
 
 from kgreview.core.clip import clip_end, clip_start
 
+from ..kinds import kind_of
+
 register = template.Library()
 
 
@@ -41,3 +43,14 @@ def words(value) -> str:
 def split(value, sep=None) -> list[str]:
     """``"a b"|split`` -> ["a", "b"]; for short literal lists in templates."""
     return str(value or "").split(sep)
+
+
+@register.simple_tag(takes_context=True)
+def kind_part(context, part: str, proposal, view=None):
+    """``{% kind_part "row" p %}``: one part of the proposal kind's partial
+    (``templates/review/cards/<kind>.html#<part>``), rendered with ``view``, the context
+    the kind built (by default its row view, ``Kind.view``), as ``view`` and ``p``."""
+    kind = kind_of(proposal)
+    template = context.template.engine.get_template(f"{kind.partial}#{part}")
+    with context.push(p=proposal, view=kind.view(proposal) if view is None else view):
+        return template.render(context)

@@ -1,0 +1,127 @@
+"""The pieces a card is built of: evidence in its paragraph, the recent edges of a
+concept, and the two sides of a merge. The kinds build their cards from these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db.models import Q
+
+from kgreview.graph.models import Concept, ConceptAlias, Edge, Source, SourceConcept, SourceRevision
+from kgreview.graph.selectors import active_edge_counts
+from kgreview.graph.sources import Place, place_of
+
+
+@dataclass
+class Context:
+    """The paragraph around a quote, split so the quote can be highlighted."""
+
+    before: str
+    quote: str
+    after: str
+    source: Source | None
+    revision: SourceRevision | None
+    is_current: bool
+    place: Place = field(default_factory=lambda: Place(page=None, section=()))
+    start: int | None = None
+
+    @property
+    def found(self) -> bool:
+        return bool(self.quote)
+
+    @property
+    def plain(self) -> bool:
+        """Text extracted from a PDF or a .txt file: shown as it is, not as Markdown."""
+        return (
+            self.revision is not None
+            and self.revision.text_format == SourceRevision.TextFormat.PLAIN
+        )
+
+
+def evidence_context(
+    revision: SourceRevision | None, start: int | None, end: int | None, *, limit: int = 900
+) -> Context | None:
+    if revision is None or start is None or end is None:
+        return None
+    text = revision.text
+    para_start = text.rfind("\n\n", 0, start)
+    para_start = 0 if para_start == -1 else para_start + 2
+    para_end = text.find("\n\n", end)
+    para_end = len(text) if para_end == -1 else para_end
+    para_start = max(para_start, start - limit)
+    para_end = min(para_end, end + limit)
+    before = ("…" if para_start > 0 and text[para_start - 1] != "\n" else "") + text[
+        para_start:start
+    ]
+    after = text[end:para_end] + ("…" if para_end < len(text) and text[para_end] != "\n" else "")
+    source = revision.source
+    return Context(
+        before=before,
+        quote=text[start:end],
+        after=after,
+        source=source,
+        revision=revision,
+        is_current=source.current_revision_id == revision.pk,
+        place=place_of(revision, start),
+        start=start,
+    )
+
+
+@dataclass
+class Neighbour:
+    edge: Edge
+    direction: str  # "out" or "in"
+    other: Concept
+
+
+def neighbours_of(concepts: dict[str, Concept], *, limit: int = 6) -> dict[str, list[Neighbour]]:
+    """Recent active edges of each named concept, in one query for all of them."""
+    ids = {c.pk for c in concepts.values()}
+    if not ids:
+        return {}
+    rows = list(
+        Edge.objects.filter(Q(source_id__in=ids) | Q(target_id__in=ids), status=Edge.Status.ACTIVE)
+        .select_related("source", "target", "relation")
+        .order_by("-recorded_at", "-id")[: limit * 4 * len(ids)]
+    )
+    out: dict[str, list[Neighbour]] = {}
+    for role, concept in concepts.items():
+        mine = []
+        for e in rows:
+            if concept.pk in (e.source_id, e.target_id) and len(mine) < limit:
+                out_edge = e.source_id == concept.pk
+                mine.append(
+                    Neighbour(
+                        edge=e,
+                        direction="out" if out_edge else "in",
+                        other=e.target if out_edge else e.source,
+                    )
+                )
+        out[role] = mine
+    return out
+
+
+def merge_sides(ends: dict[str, Concept]) -> list[dict]:
+    """Names, sources and edge counts of the two concepts a merge would join."""
+    ids = [c.pk for c in ends.values()]
+    names: dict[int, list[str]] = {i: [] for i in ids}
+    for cid, name in ConceptAlias.objects.filter(concept_id__in=ids).values_list(
+        "concept_id", "name"
+    ):
+        names[cid].append(name)
+    sources: dict[int, list[str]] = {i: [] for i in ids}
+    for cid, slug in SourceConcept.objects.filter(concept_id__in=ids).values_list(
+        "concept_id", "source__slug"
+    ):
+        sources[cid].append(slug)
+    counts = active_edge_counts(ids)
+    return [
+        {
+            "role": role,
+            "concept": c,
+            "names": sorted(names[c.pk]),
+            "sources": sorted(sources[c.pk]),
+            "edges": counts[c.pk],
+        }
+        for role, c in ends.items()
+    ]

@@ -1,0 +1,227 @@
+"""The reviewer's decisions on one card: accept, reject, edit then accept.
+
+Every decision is one POST, read through a form (``forms``). With htmx it answers with
+the next card (and a toast, swapped out of band); without JavaScript it redirects to the
+next card, so accept and reject work from a plain form too.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from kgreview.core.errors import DomainError, NotFound
+from kgreview.core.permissions import decide_required
+
+from . import card as card_reads
+from . import decisions, selectors
+from . import undo as undo_service
+from .decisions import REJECT_REASONS, AlreadyDecided, EdgeEdits, VersionChanged
+from .forms import AcceptForm, EdgeEditForm, RejectForm
+from .kinds import kind_of
+from .models import Proposal
+from .views import (
+    _card_context,
+    _filter_from,
+    _focus_url,
+    _next,
+    _render_card,
+    _trail,
+    _trail_text,
+)
+
+
+def _after_decision(request, f, cursor: str, *, notice: str, outcome=None, decided=None):
+    """Show the next card (htmx) or go there (plain form); the decided card joins the trail."""
+    trail = _trail(request.POST)
+    if decided is not None:
+        trail = [*trail, decided]
+    if request.htmx:
+        proposal = _next(request, f, after=cursor)
+        hint = undo_service.batch_summary(outcome.decisions) if outcome is not None else None
+        return _render_card(request, proposal, f, trail=trail, notice=notice, undo=hint)
+    messages.success(request, notice)
+    return redirect(_focus_url(f, after=cursor, trail=_trail_text(trail)))
+
+
+def _refused(request, f, proposal_id: int, cursor: str, exc: DomainError, **extra):
+    """A decision that could not be taken: say why, in words, and show what is true now."""
+    trail = _trail(request.POST if request.method == "POST" else request.GET)
+    if isinstance(exc, AlreadyDecided):
+        # Someone else decided it: move on, and say who and when.
+        if request.htmx:
+            return _render_card(
+                request, _next(request, f, after=cursor), f, trail=trail, error=str(exc)
+            )
+        messages.error(request, str(exc))
+        return redirect(_focus_url(f, after=cursor, trail=_trail_text(trail)))
+    if request.htmx:
+        proposal = (
+            Proposal.objects.select_related(*selectors.CARD_RELATED).filter(pk=proposal_id).first()
+        )
+        # The card itself says why in words; a 4xx would only add a console error, since
+        # htmx swaps it the same way.
+        status = 200
+        if isinstance(exc, VersionChanged) or (proposal and not kind_of(proposal).editable):
+            extra.pop("editing", None)
+            extra.pop("edit", None)
+        return _render_card(
+            request, proposal, f, trail=trail, error=str(exc), status=status, **extra
+        )
+    messages.error(request, str(exc))
+    return redirect(_focus_url(f, id=proposal_id, trail=_trail_text(trail)))
+
+
+def _accept_words(pk: int, out) -> str:
+    words = f"Accepted #{pk}"
+    if out.also_decided:
+        names = ", ".join(f"“{p.payload.get('name', '')}”" for p in out.also_decided)
+        words += f" with the concept{'s' if len(out.also_decided) > 1 else ''} {names}"
+    if out.settled:
+        words += f"; {len(out.settled)} other proposal{'s' if len(out.settled) > 1 else ''} settled"
+    words += "."
+    if out.message:
+        words += " " + out.message
+    return words
+
+
+@require_POST
+@login_required
+@decide_required
+def accept(request: HttpRequest, pk: int) -> HttpResponse:
+    f, _ = _filter_from(request, request.POST)
+    form = AcceptForm(request.POST)
+    form.is_valid()  # every field is optional and read leniently
+    data = form.cleaned_data
+    cursor = data["cursor"]
+    try:
+        if data["over_conflicts"]:
+            out = decisions.proposal_accept_over_conflicts(
+                proposal_id=pk, reviewer=request.user, version=data["version"]
+            )
+        else:
+            out = decisions.proposal_accept(
+                proposal_id=pk,
+                reviewer=request.user,
+                version=data["version"],
+                note=data["note"],
+                merge_survivor=data["survivor"],
+            )
+    except decisions.NotAllowed as exc:
+        raise PermissionDenied(str(exc)) from exc
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+    except DomainError as exc:
+        return _refused(request, f, pk, cursor, exc)
+    return _after_decision(
+        request, f, cursor, notice=_accept_words(pk, out), outcome=out, decided=pk
+    )
+
+
+@require_POST
+@login_required
+@decide_required
+def reject(request: HttpRequest, pk: int) -> HttpResponse:
+    f, _ = _filter_from(request, request.POST)
+    form = RejectForm(request.POST)
+    form.is_valid()  # the reason is judged by the service, in its words
+    data = form.cleaned_data
+    cursor, reason = data["cursor"], data["reason_code"]
+    try:
+        out = decisions.proposal_reject(
+            proposal_id=pk,
+            reviewer=request.user,
+            reason_code=reason,
+            note=data["note"],
+            version=data["version"],
+        )
+    except decisions.NotAllowed as exc:
+        raise PermissionDenied(str(exc)) from exc
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+    except DomainError as exc:
+        return _refused(request, f, pk, cursor, exc, reject_reason=reason)
+    label = REJECT_REASONS.get(reason, reason).lower()
+    words = f"Rejected #{pk}: {label}."
+    if out.settled:
+        words += f" {len(out.settled)} proposal{'s' if len(out.settled) > 1 else ''} waiting "
+        words += "for it settled."
+    return _after_decision(request, f, cursor, notice=words, outcome=out, decided=pk)
+
+
+def _edit_values(source) -> dict:
+    """What the reviewer typed in the edit form, to show it again after a refusal."""
+    keys = ("relation", "confidence", "weight", "note", "swap")
+    roles = ("name", "concept_id", "proposal_id", "create")
+    values = {k: source.get(k, "") for k in keys}
+    for role in ("source", "target"):
+        values[role] = {r: source.get(f"{role}_{r}", "") for r in roles}
+    return values
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+@decide_required
+def edit(request: HttpRequest, pk: int) -> HttpResponse:
+    source = request.POST if request.method == "POST" else request.GET
+    f, _ = _filter_from(request, source)
+    cursor = source.get("cursor", "")
+    if request.method == "POST":
+        return _edit_accept(request, pk, f, cursor)
+    proposal = get_object_or_404(
+        Proposal.objects.select_related(*selectors.CARD_RELATED),
+        pk=pk,
+    )
+    if not kind_of(proposal).editable:
+        return _refused(
+            request,
+            f,
+            pk,
+            cursor,
+            DomainError("Only edge proposals can be edited before accepting."),
+        )
+    card = card_reads.proposal_card(proposal)
+    ctx = _card_context(request, card, f, cursor=cursor, trail=_trail(source))
+    ctx["editing"] = True
+    template = "review/focus.html#card" if request.htmx else "review/focus.html"
+    if not request.htmx:
+        ctx["total"] = None
+    return render(request, template, ctx)
+
+
+def _edit_accept(request: HttpRequest, pk: int, f, cursor: str) -> HttpResponse:
+    values = _edit_values(request.POST)
+    form = EdgeEditForm(request.POST)
+    if not form.is_valid():
+        return _refused(
+            request, f, pk, cursor, DomainError(form.error_words()), editing=True, edit=values
+        )
+    data = form.cleaned_data
+    edits = EdgeEdits(
+        relation=data["relation"] or None,
+        swap_direction=data["swap"],
+        source=data["source"],
+        target=data["target"],
+        confidence=data["confidence"],
+        weight=data["weight"],
+    )
+    try:
+        out = decisions.proposal_edit_accept(
+            proposal_id=pk,
+            reviewer=request.user,
+            edits=edits,
+            version=data["version"],
+            note=data["note"],
+        )
+    except decisions.NotAllowed as exc:
+        raise PermissionDenied(str(exc)) from exc
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+    except DomainError as exc:
+        return _refused(request, f, pk, cursor, exc, editing=True, edit=values)
+    notice = _accept_words(pk, out).replace("Accepted", "Edited and accepted", 1)
+    return _after_decision(request, f, cursor, notice=notice, outcome=out, decided=pk)

@@ -1,0 +1,183 @@
+"""The forms the review pages read people's input through.
+
+Each form cleans what a page sends (numbers, ids, dates, text) and says what is wrong in
+words. Values the services judge themselves (a reject reason, a relation key) pass
+through as text, so the refusal a person sees is the service's, as before.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date
+
+from django import forms
+
+from .ends import EndChoice
+
+
+def clean_text(value, limit: int = 2000) -> str:
+    """Form text as stored: NUL bytes dropped, runs of whitespace one space, capped."""
+    return " ".join(str(value or "").replace("\x00", "").split())[:limit]
+
+
+def parse_float(value: str | None) -> float | None:
+    """A typed number (None when left empty); ``ValueError`` when it is not a finite one."""
+    if value is None or not value.strip():
+        return None
+    number = float(value)
+    if number != number or number in (float("inf"), float("-inf")):
+        raise ValueError(value)
+    return number
+
+
+def parse_id(value: str | None) -> int | None:
+    """A row id typed or sent by a page; None when it is not one."""
+    value = (value or "").strip()
+    return int(value) if value.isdigit() and len(value) < 19 else None
+
+
+def end_choice(source, role: str) -> EndChoice | None:
+    """One end of an edge as the concept picker sent it (None: left as it was)."""
+    concept_id = parse_id(source.get(f"{role}_concept_id"))
+    proposal_id = parse_id(source.get(f"{role}_proposal_id"))
+    name = clean_text(source.get(f"{role}_name", ""), 300)
+    if not (concept_id or proposal_id or name):
+        return None
+    return EndChoice(
+        concept_id=concept_id,
+        proposal_id=proposal_id,
+        name=name or None,
+        create=source.get(f"{role}_create") == "1",
+    )
+
+
+class IdField(forms.CharField):
+    """A row id; anything else reads as none given."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(required=False, **kwargs)
+
+    def to_python(self, value) -> int | None:
+        return parse_id(super().to_python(value))
+
+
+class DecisionForm(forms.Form):
+    """What every decision form sends: the version the reviewer saw, a note, and where in
+    the queue they were (``cursor``)."""
+
+    version = forms.CharField(required=False)
+    note = forms.CharField(required=False, strip=False)
+    cursor = forms.CharField(required=False, strip=False)
+
+    def clean_version(self) -> int | None:
+        raw = self.cleaned_data["version"]
+        return int(raw) if raw.isdigit() and len(raw) < 10 else None
+
+
+class AcceptForm(DecisionForm):
+    survivor = IdField()  # a merge: the concept to keep
+    over_conflicts = forms.BooleanField(required=False)
+
+
+class RejectForm(DecisionForm):
+    reason_code = forms.CharField(required=False, strip=False)
+
+
+class EdgeEditForm(DecisionForm):
+    """An edge's corrections before accepting; the ends come from the concept picker."""
+
+    relation = forms.CharField(required=False, strip=False)
+    swap = forms.BooleanField(required=False)
+    confidence = forms.CharField(required=False, strip=False)
+    weight = forms.CharField(required=False, strip=False)
+
+    def clean(self):
+        data = super().clean()
+        try:
+            data["confidence"] = parse_float(data.get("confidence"))
+            data["weight"] = parse_float(data.get("weight"))
+        except ValueError:
+            raise forms.ValidationError("Confidence and weight must be numbers.") from None
+        data["source"] = end_choice(self.data, "source")
+        data["target"] = end_choice(self.data, "target")
+        return data
+
+    def error_words(self) -> str:
+        return " ".join(self.non_field_errors())
+
+
+class ConceptSearchForm(forms.Form):
+    """A name typed in the concept picker, and which end it is for."""
+
+    role = forms.CharField(required=False)
+    q = forms.CharField(required=False, strip=False)
+    only = forms.CharField(required=False)
+
+    def clean(self):
+        data = super().clean()
+        role = data.get("role") if data.get("role") in ("source", "target") else "target"
+        data["role"] = role
+        raw = data.get("q") or self.data.get(f"{role}_name") or ""
+        data["q"] = clean_text(raw, 100)
+        return data
+
+
+class DecisionLogForm(forms.Form):
+    """Who and when, for the decision log; a date it cannot read is reported in words."""
+
+    reviewer = forms.CharField(required=False)
+    since = forms.CharField(required=False)
+    until = forms.CharField(required=False)
+
+    def _day(self, name: str) -> date | None:
+        raw = self.cleaned_data[name]
+        if not raw:
+            return None
+        try:
+            return date.fromisoformat(raw)
+        except ValueError:
+            raise forms.ValidationError(f"{raw!r} is not a date (use YYYY-MM-DD).") from None
+
+    def clean_since(self) -> date | None:
+        return self._day("since")
+
+    def clean_until(self) -> date | None:
+        return self._day("until")
+
+    def error_words(self) -> list[str]:
+        return [e for name in ("since", "until") for e in self.errors.get(name, [])]
+
+
+class UndoForm(forms.Form):
+    """The batch to undo; none (or one unreadable) means the reviewer's latest."""
+
+    batch = forms.CharField(required=False, strip=False)
+    trail = forms.CharField(required=False)
+
+    def clean_batch(self) -> uuid.UUID | None:
+        try:
+            return uuid.UUID(self.cleaned_data["batch"])
+        except ValueError:
+            return None
+
+
+class BulkForm(forms.Form):
+    """A bulk decision: the action, a reason and note for rejecting, which proposals
+    (the checked rows, the preview's list, or everything that matches), and the step."""
+
+    action = forms.CharField(required=False, strip=False)
+    reason_code = forms.CharField(required=False, strip=False)
+    note = forms.CharField(required=False, strip=False)
+    scope = forms.CharField(required=False)
+    step = forms.CharField(required=False)
+    page = IdField()
+
+    def clean(self):
+        data = super().clean()
+        data["step"] = data.get("step") or "preview"
+        # Checked rows come as ``ids``; a preview's confirm form carries its whole list as
+        # one ``id_list`` field (a thousand fields would pass Django's limit on fields).
+        raw_ids = self.data.getlist("ids") + self.data.get("id_list", "").split(",")
+        ids = [parse_id(raw) for raw in raw_ids]
+        data["ids"] = list(dict.fromkeys(i for i in ids if i is not None))
+        return data

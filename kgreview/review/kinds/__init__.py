@@ -1,0 +1,48 @@
+"""The proposal kinds: one module each, and the registry the rest of review dispatches by.
+
+Adding a kind: write its module (a ``Kind`` subclass, see ``base``), its template partial
+``templates/review/cards/<key>.html`` (the parts row, claim, main, side and log), and one
+line below; ``Proposal.Kind`` lists it for the database.
+"""
+
+from __future__ import annotations
+
+from kgreview.core.errors import ValidationFailed
+
+from ..models import Proposal
+from .add_concept import AddConceptKind
+from .add_edge import AddEdgeKind
+from .add_relation_type import AddRelationTypeKind
+from .base import Kind
+from .invalidate_edge import InvalidateEdgeKind
+from .merge_concepts import MergeConceptsKind
+from .update_concept import UpdateConceptKind
+from .update_edge import UpdateEdgeKind
+
+KINDS: dict[str, Kind] = {
+    kind.key: kind
+    for kind in (
+        AddConceptKind(),
+        AddEdgeKind(),
+        UpdateEdgeKind(),
+        InvalidateEdgeKind(),
+        MergeConceptsKind(),
+        AddRelationTypeKind(),
+        UpdateConceptKind(),
+    )
+}
+CURATOR_KINDS = frozenset(key for key, kind in KINDS.items() if kind.curator_only)
+
+
+def kind_of(proposal_or_key: Proposal | str) -> Kind:
+    """The kind of a proposal (or of a kind key), refused in words when there is none."""
+    key = proposal_or_key if isinstance(proposal_or_key, str) else proposal_or_key.kind
+    kind = KINDS.get(key)
+    if kind is None:
+        raise ValidationFailed(f'"{key}" is not a proposal kind.')
+    return kind
+
+
+def payload_validate(*, kind: str, payload: object) -> dict:
+    """The payload in canonical JSON form, or ``ValidationFailed`` saying what is wrong."""
+    return kind_of(kind).validate(payload)

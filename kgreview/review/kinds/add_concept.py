@@ -1,0 +1,103 @@
+"""add_concept: a new concept, by name, with its aliases and a description.
+
+Accepting it creates the concept, or links it to the concept that already answers to
+the name (adding the names it lacks), or brings back its own concept a curator retired;
+undoing it retires a concept it created and takes back the aliases it added.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from construction import keys
+from kgreview.graph import selectors as graph_selectors
+from kgreview.graph import services as graph
+from kgreview.graph.models import Concept, ConceptAlias
+from kgreview.graph.search import concept_search
+
+from ..ends import concept_for_name, retired_name_words
+from ..outcome import ProposalStale
+from ..payloads import Name, Strict
+from .base import BlockerReads, Kind, Step, UndoStep, ground
+
+
+class AddConcept(Strict):
+    name: Name
+    aliases: list[Name] = Field(default_factory=list, max_length=50)
+    description: str = Field(default="", max_length=5000)
+
+
+class AddConceptKind(Kind):
+    key = "add_concept"
+    schema = AddConcept
+    names_a_concept = True
+    decided_as_a_set = True
+
+    def dedup_key(self, payload: dict, *, symmetric: bool | None = None) -> str:
+        return keys.concept_dedup_key(payload["name"])
+
+    def apply(self, step: Step) -> None:
+        """Create the concept, or reuse the one that already answers to the name."""
+        proposal, out, record = step.proposal, step.out, step.record
+        payload = proposal.payload
+        name = payload["name"]
+        concept = concept_for_name(name)
+        if concept is not None and concept.status == Concept.Status.RETIRED:
+            if proposal.concept_id != concept.pk:  # not this proposal's own concept coming back
+                raise ProposalStale(retired_name_words(name, concept), concept_id=concept.pk)
+            concept = graph.concept_reactivate(concept=concept)
+            record.update(concept_id=concept.pk, created=True)
+        elif concept is not None:
+            added = []
+            for alias in [name, *payload.get("aliases", [])]:
+                if graph_selectors.name_owner(name=alias) is None:
+                    added.append(graph.concept_add_alias(concept=concept, name=alias).pk)
+            record.update(concept_id=concept.pk, created=False, aliases_added=added)
+            out.message = f'"{name}" was already the concept "{concept.name}"; linked to it.'
+        else:
+            free = [
+                a for a in payload.get("aliases", []) if graph_selectors.name_owner(name=a) is None
+            ]
+            concept = graph.concept_create(
+                name=name, description=payload.get("description", ""), aliases=free
+            )
+            record.update(concept_id=concept.pk, created=True)
+        proposal.concept = concept
+        ground(proposal, [concept.pk])
+        out.concepts.append(concept)
+        out.changes.named.add(concept.pk)
+        out.changes.resolved[proposal.pk] = concept.pk
+
+    def undo(self, step: UndoStep) -> None:
+        """Retire the concept it created; take back the names it gave an existing one."""
+        proposal = step.proposal
+        if not proposal.concept_id:
+            return
+        if step.after.get("created", True):
+            concept = graph.concept_retire(concept=proposal.concept)
+            step.changes.unmade[concept.pk] = proposal.pk
+        for alias_id in step.after.get("aliases_added", []):
+            alias = ConceptAlias.objects.filter(pk=alias_id).first()
+            if alias is not None:
+                graph.concept_remove_alias(concept=proposal.concept, name=alias.name)
+
+    def blockers(self, proposal, reads: BlockerReads) -> list[str]:
+        name = proposal.payload["name"]
+        owner = graph_selectors.name_owner(name=name)
+        retired = owner is not None and owner.concept.status == Concept.Status.RETIRED
+        if retired and proposal.concept_id != owner.concept_id:
+            return [retired_name_words(name, owner.concept)]
+        return []
+
+    def claim(self, proposal, relations=None) -> str:
+        return f"New concept {proposal.payload['name']}"
+
+    def view(self, proposal) -> dict:
+        payload = proposal.payload
+        return {"name": payload["name"], "aliases": payload.get("aliases", [])}
+
+    def card(self, card) -> None:
+        """The name, and existing concepts with a similar name, to spot a duplicate."""
+        card.view = self.view(card.proposal)
+        if card.proposal.is_open:
+            card.view["similar"] = concept_search(q=card.proposal.payload["name"], limit=3)

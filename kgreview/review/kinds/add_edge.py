@@ -1,0 +1,376 @@
+"""add_edge: a fact between two concepts, with the quote that states it.
+
+Each end is a known concept, an open add_concept proposal (accepted with the edge), or a
+bare name. Accepting it adds the edge; undoing it invalidates the edge and restores the
+edges it retired as contradictions. A reviewer may correct it before accepting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from construction import keys
+from kgreview.core.errors import StateConflict, ValidationFailed
+from kgreview.graph import selectors as graph_selectors
+from kgreview.graph import services as graph
+from kgreview.graph.models import Concept, Edge, RelationType
+from kgreview.graph.selectors import active_edge_between
+
+from ..card_parts import evidence_context, neighbours_of
+from ..ends import EndChoice, concept_for_name, open_concept_proposal, resolve_choice
+from ..models import Proposal
+from ..outcome import ProposalStale
+from ..payloads import Name, RelationKey, Score, Strict
+from .base import BlockerReads, Kind, Rows, Step, UndoStep, ground
+
+ROLES = ("source", "target")
+
+
+class Endpoint(Strict):
+    """One end of a proposed edge and how the agent resolved its name."""
+
+    name: Name
+    concept_id: int | None = None
+    proposal_id: int | None = Field(
+        default=None, description="The open add_concept proposal this endpoint waits for."
+    )
+    match: Literal["exact", "alias", "fuzzy", "new", "manual"] = "new"
+    score: Score | None = None
+    matched_name: str | None = None
+
+    @model_validator(mode="after")
+    def _resolved_consistently(self) -> Endpoint:
+        if self.match == "new" and self.concept_id is not None:
+            raise ValueError("a new concept cannot already have a concept_id")
+        if self.match in {"exact", "alias", "fuzzy"} and (
+            self.concept_id is None and self.proposal_id is None
+        ):
+            raise ValueError(
+                f"a {self.match} match must name the concept_id (or the open add_concept "
+                "proposal_id) it matched"
+            )
+        if self.match == "fuzzy" and self.score is None:
+            raise ValueError("a fuzzy match must carry its score")
+        return self
+
+
+class Support(Strict):
+    """Another place in the evidence's revision that states the same edge."""
+
+    start: int = Field(ge=0)
+    end: int = Field(gt=0)
+    quote: str = Field(min_length=1, max_length=5000)
+
+
+class AddEdge(Strict):
+    source: Endpoint
+    target: Endpoint
+    relation: RelationKey
+    weight: float = Field(default=1.0, ge=0.0)
+    valid_at: datetime | None = None
+    conflicts: list[dict] = Field(
+        default_factory=list, description="Edges or proposals this one contradicts."
+    )
+    support: list[Support] = Field(
+        default_factory=list,
+        max_length=10,
+        description="Further places in the same revision that state this edge.",
+    )
+
+    @model_validator(mode="after")
+    def _not_a_self_loop(self) -> AddEdge:
+        same_id = self.source.concept_id is not None and (
+            self.source.concept_id == self.target.concept_id
+        )
+        if same_id or self.source.name.casefold() == self.target.name.casefold():
+            raise ValueError("source and target are the same concept")
+        return self
+
+
+@dataclass(frozen=True)
+class EdgeEdits:
+    """A reviewer's corrections to an add_edge proposal before accepting it."""
+
+    relation: str | None = None
+    swap_direction: bool = False
+    source: EndChoice | None = None
+    target: EndChoice | None = None
+    confidence: float | None = None
+    weight: float | None = None
+
+
+def endpoint_key(endpoint: dict) -> str:
+    """An end as a node key: "c<id>" for a concept, "n:<name key>" for a new name."""
+    if endpoint.get("concept_id"):
+        return keys.concept_key(endpoint["concept_id"])
+    return keys.new_concept_key(endpoint["name"])
+
+
+def _end_blocker(role: str, end: dict, concepts: dict, needed: dict) -> str:
+    if end.get("concept_id"):
+        concept = concepts.get(end["concept_id"])
+        if concept is None:
+            return f"Its {role} (concept #{end['concept_id']}) does not exist."
+        return "" if concept.is_active else graph.inactive_words(concept)
+    if end.get("proposal_id"):
+        p = needed.get(end["proposal_id"])
+        if p is None:
+            return f'The proposal for its {role} "{end["name"]}" does not exist.'
+        if p.is_open:
+            return ""
+        if p.concept_id:
+            concept = concepts.get(p.concept_id) or Concept.objects.get(pk=p.concept_id)
+            return "" if concept.is_active else graph.inactive_words(concept)
+        return f'Its {role} "{end["name"]}" was {p.status} (proposal #{p.pk}).'
+    return ""
+
+
+def _concept_of(endpoint: dict, step: Step) -> int:
+    """The id of the concept an edge proposal's end stands for now.
+
+    One rule for every path (accept, edit-accept, bulk, keep over contradictions): a
+    known concept is used as it is (the edge service locks it and refuses a merged or
+    retired one in words); a pending concept proposal is accepted with the edge; an
+    accepted or superseded one stands for its concept; a rejected one stands for the
+    concept that now answers to its name, if any; a bare name (an explicit new concept
+    from an edit) reuses the concept or open proposal for that name, else is created.
+    """
+    if endpoint.get("concept_id"):
+        return endpoint["concept_id"]
+    if endpoint.get("proposal_id"):
+        needed = Proposal.objects.select_for_update().filter(pk=endpoint["proposal_id"]).first()
+        if needed is None:
+            raise ProposalStale(f'The proposal for "{endpoint["name"]}" no longer exists.')
+        if needed.is_open:
+            return step.accept_needed(needed)
+        concept = needed.concept if needed.concept_id else None
+        if concept is None:
+            owner = graph_selectors.name_owner(name=needed.payload["name"])
+            concept = owner.concept if owner is not None else None
+        if concept is not None:
+            if not concept.is_active:
+                raise ProposalStale(graph.inactive_words(concept), concept_id=concept.pk)
+            return concept.pk
+        raise ProposalStale(
+            f'The concept "{endpoint["name"]}" was {needed.status} (proposal #{needed.pk}); '
+            "edit the proposal to use another concept, or reject it."
+        )
+    existing = concept_for_name(endpoint["name"])
+    if existing is not None:
+        if not existing.is_active:
+            raise ProposalStale(graph.inactive_words(existing), concept_id=existing.pk)
+        return existing.pk
+    waiting = open_concept_proposal(endpoint["name"])
+    if waiting is not None:
+        waiting = Proposal.objects.select_for_update().get(pk=waiting.pk)
+        if waiting.is_open:
+            return step.accept_needed(waiting)
+    concept = graph.concept_create(name=endpoint["name"])
+    step.out.concepts.append(concept)
+    step.out.changes.named.add(concept.pk)
+    return concept.pk
+
+
+class AddEdgeKind(Kind):
+    key = "add_edge"
+    schema = AddEdge
+    decision_first = True
+    editable = True
+    keeps_conflicts = True
+    decided_as_a_set = True
+
+    def columns(self, payload: dict, rows: Rows) -> dict:
+        """The relation and ends as keys and as links, so contradictions and queue
+        filters are plain indexed lookups."""
+        return {
+            "relation_key": payload["relation"],
+            "source_key": endpoint_key(payload["source"]),
+            "target_key": endpoint_key(payload["target"]),
+            "relation_id": rows.relation_id(payload["relation"]),
+            "source_concept_id": payload["source"].get("concept_id"),
+            "target_concept_id": payload["target"].get("concept_id"),
+        }
+
+    def dedup_key(self, payload: dict, *, symmetric: bool | None = None) -> str:
+        """Ends by concept when resolved and by name key when new; a symmetric relation's
+        ends are ordered."""
+        if symmetric is None:
+            symmetric = RelationType.objects.filter(
+                key=payload["relation"], symmetric=True
+            ).exists()
+        return keys.edge_dedup_key(
+            endpoint_key(payload["source"]),
+            payload["relation"],
+            endpoint_key(payload["target"]),
+            symmetric=symmetric,
+        )
+
+    def apply(self, step: Step) -> None:
+        proposal, out = step.proposal, step.out
+        payload = proposal.payload
+        source_id = _concept_of(payload["source"], step)
+        target_id = _concept_of(payload["target"], step)
+        relation_id = proposal.relation_id
+        if relation_id is None:
+            relation_id = (
+                RelationType.objects.filter(key=payload["relation"])
+                .values_list("pk", flat=True)
+                .first()
+            )
+        if relation_id is None:
+            raise ProposalStale(f'The relation "{payload["relation"]}" does not exist.')
+        if source_id == target_id:
+            raise ProposalStale("Both ends are now the same concept; an edge cannot loop.")
+        edge = graph.edge_add(
+            source_id=source_id,
+            target_id=target_id,
+            relation_id=relation_id,
+            confidence=proposal.confidence,
+            reason=proposal.reason or "Accepted by a reviewer.",
+            evidence=graph.Evidence.of(proposal),
+            weight=payload.get("weight", 1.0),
+            proposal=proposal,
+            decision=step.decision,
+            decided_by=step.reviewer,
+        )
+        ground(proposal, [source_id, target_id])
+        out.edges.append(edge)
+        out.changes.edges_added.add(edge.pk)
+        out.changes.edge_rows[edge.pk] = edge
+        out.changes.closed_keys.add(proposal.dedup_key)
+
+    def undo(self, step: UndoStep) -> None:
+        """Invalidate the edge it made; restore the edges it retired as contradictions."""
+        for edge in Edge.objects.filter(decision=step.decision):
+            if not edge.is_active:
+                raise StateConflict(
+                    f"Edge #{edge.pk} made by this decision was {edge.status} since; "
+                    "it can no longer be undone from here."
+                )
+            graph.edge_invalidate(
+                edge=edge, reason=step.why, user=step.reviewer, decision=step.undo
+            )
+            step.changes.edges_gone.add(edge.pk)
+        for edge_id in step.after.get("invalidated_edges", []):
+            back = graph.edge_restore(
+                edge=Edge.objects.get(pk=edge_id),
+                user=step.reviewer,
+                why=step.why,
+                decision=step.undo,
+            )
+            step.changes.edges_added.add(back.pk)
+
+    def edited(self, proposal: Proposal, edits: EdgeEdits) -> dict:
+        """The payload with the reviewer's relation, direction, ends and weight."""
+        payload = dict(proposal.payload)
+        source = resolve_choice(edits.source, payload["source"])
+        target = resolve_choice(edits.target, payload["target"])
+        if edits.swap_direction:
+            source, target = target, source
+        payload["source"], payload["target"] = source, target
+        if edits.relation:
+            if not RelationType.objects.filter(key=edits.relation, active=True).exists():
+                raise ValidationFailed(f'"{edits.relation}" is not an active relation.')
+            payload["relation"] = edits.relation
+        if edits.weight is not None:
+            payload["weight"] = edits.weight
+        return self.validate(payload)
+
+    def blocker_reads(self, payload: dict, reads: BlockerReads) -> None:
+        for role in ROLES:
+            if payload[role].get("concept_id"):
+                reads.concept_ids.add(payload[role]["concept_id"])
+            elif payload[role].get("proposal_id"):
+                reads.needed_ids.add(payload[role]["proposal_id"])
+        reads.relation_keys.add(payload["relation"])
+
+    def blockers(self, proposal, reads: BlockerReads) -> list[str]:
+        payload = proposal.payload
+        words = []
+        ends = {}
+        for role in ROLES:
+            end = payload[role]
+            blocker = _end_blocker(role, end, reads.concepts, reads.needed)
+            if blocker:
+                words.append(blocker)
+            cid = end.get("concept_id")
+            if not cid and end.get("proposal_id") in reads.needed:
+                cid = reads.needed[end["proposal_id"]].concept_id
+            ends[role] = cid
+        relation = reads.relations.get(payload["relation"])
+        if relation is None:
+            words.append(f'The relation "{payload["relation"]}" does not exist.')
+        elif not relation.active:
+            words.append(f'The relation "{relation.key}" was retired; edit it to another.')
+        if relation is not None and ends["source"] and ends["target"]:
+            if ends["source"] == ends["target"]:
+                words.append("Both ends are the same concept; an edge cannot loop.")
+            else:
+                found = active_edge_between(
+                    source_id=ends["source"], target_id=ends["target"], relation=relation
+                )
+                if found is not None:
+                    words.append(f"The same edge is already in the graph (edge #{found.pk}).")
+        return words
+
+    def claim(self, proposal, relations=None) -> str:
+        payload = proposal.payload
+        relation = (relations or {}).get(payload["relation"]) or proposal.relation
+        verb = relation.verb if relation is not None else payload["relation"].replace("_", " ")
+        return f"{payload['source']['name']} {verb} {payload['target']['name']}"
+
+    def view(self, proposal) -> dict:
+        payload = proposal.payload
+        return {
+            "source_name": payload["source"]["name"],
+            "target_name": payload["target"]["name"],
+            "relation_key": payload["relation"],
+            "relation_words": payload["relation"].replace("_", " "),
+        }
+
+    def card(self, card) -> None:
+        """Both ends as resolved (a merged end naming its survivor), their recent edges,
+        and the other places in the revision that state the same edge."""
+        proposal = card.proposal
+        payload = proposal.payload
+        view = self.view(proposal)
+        view.update(
+            relation=proposal.relation,
+            weight=payload.get("weight", 1),
+            source=payload["source"],
+            target=payload["target"],
+        )
+        if card.revision is not None:
+            revision = card.revision
+            card.support = [
+                context
+                for item in payload.get("support") or ()
+                if (context := evidence_context(revision, item["start"], item["end"], limit=200))
+            ]
+        concepts: dict[int, Concept] = {}
+        for concept in (proposal.source_concept, proposal.target_concept):
+            if concept is not None:
+                concepts[concept.pk] = concept
+        proposal_ids = {payload[r]["proposal_id"] for r in ROLES if payload[r].get("proposal_id")}
+        needed = Proposal.objects.in_bulk(proposal_ids) if proposal_ids else {}
+        endpoints, ends = [], {}
+        for role in ROLES:
+            end = payload[role]
+            concept = concepts.get(end.get("concept_id"))
+            endpoints.append((role, end, concept, needed.get(end.get("proposal_id"))))
+            if concept is not None:
+                ends[role] = concept
+        view["endpoints"] = endpoints
+        found = neighbours_of(ends)
+        card.neighbours = [(payload[role]["name"], rows) for role, rows in found.items()]
+        # A merged end names its survivor (one query, only when there is one).
+        merged = [c for c in concepts.values() if c.status == Concept.Status.MERGED]
+        if merged:
+            survivors = Concept.objects.in_bulk({c.merged_into_id for c in merged})
+            for c in merged:
+                c.survivor = survivors.get(c.merged_into_id)
+        card.view = view

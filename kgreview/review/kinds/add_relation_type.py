@@ -1,0 +1,97 @@
+"""add_relation_type: a relation the graph lacks, drafted from the candidates that were
+dropped for lacking it. Curators decide it.
+
+Accepting it creates the type and, once the decision commits, tells whoever listens
+(``signals.relation_type_accepted``) so the dropped candidates are verified again;
+undoing it retires the type while no edge uses it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from django.db import transaction
+from pydantic import Field, model_validator
+
+from construction import keys
+from kgreview.core.errors import StateConflict
+from kgreview.graph import services as graph
+from kgreview.graph.models import RelationType
+
+from ..payloads import Name, RelationKey, Strict
+from ..signals import relation_type_accepted
+from .base import Kind, Step, UndoStep
+
+
+class RelationExample(Strict):
+    quote: str = Field(min_length=1, max_length=2000)
+    source_slug: str
+    revision_id: int | None = None
+    start: int | None = Field(default=None, ge=0)
+    end: int | None = Field(default=None, ge=0)
+    source_name: str = ""
+    target_name: str = ""
+
+
+class AddRelationType(Strict):
+    key: RelationKey
+    label: Name
+    verb: Name
+    description: str = Field(default="", max_length=5000)
+    directed: bool = True
+    symmetric: bool = False
+    acyclic: bool = False
+    examples: list[RelationExample] = Field(default_factory=list, max_length=50)
+    labels: list[Annotated[str, Field(max_length=100)]] = Field(
+        default_factory=list,
+        max_length=50,
+        description="The raw relation labels of the dropped candidates this type covers.",
+    )
+
+    @model_validator(mode="after")
+    def _shape(self) -> AddRelationType:
+        if self.directed == self.symmetric:
+            raise ValueError("a relation is either directed or symmetric")
+        if self.acyclic and not self.directed:
+            raise ValueError("only a directed relation can be acyclic")
+        return self
+
+
+class AddRelationTypeKind(Kind):
+    key = "add_relation_type"
+    schema = AddRelationType
+    curator_only = True
+
+    def dedup_key(self, payload: dict, *, symmetric: bool | None = None) -> str:
+        return keys.relation_type_dedup_key(payload["key"])
+
+    def apply(self, step: Step) -> None:
+        payload = step.proposal.payload
+        key = payload["key"]
+        # Once the type exists, the candidates dropped for lacking it are verified again.
+        transaction.on_commit(lambda: relation_type_accepted.send(sender=self.__class__, key=key))
+        graph.relation_type_create(
+            key=key,
+            label=payload["label"],
+            verb=payload["verb"],
+            description=payload.get("description", ""),
+            directed=payload.get("directed", True),
+            symmetric=payload.get("symmetric", False),
+            acyclic=payload.get("acyclic", False),
+        )
+
+    def undo(self, step: UndoStep) -> None:
+        """Retire the type, unless edges use it already."""
+        relation = RelationType.objects.get(key=step.proposal.payload["key"])
+        if relation.edges.exists():
+            raise StateConflict(
+                f'The relation "{relation.key}" already has edges; retire it instead.'
+            )
+        graph.relation_type_retire(relation=relation)
+
+    def claim(self, proposal, relations=None) -> str:
+        payload = proposal.payload
+        return f"New relation {payload['label']} (“source {payload['verb']} target”)"
+
+    def view(self, proposal) -> dict:
+        return {"label": proposal.payload["label"]}

@@ -1,0 +1,73 @@
+"""invalidate_edge: retire an edge (its evidence is gone, it closes a cycle, it
+contradicts another, it is a duplicate, or a person says it is wrong).
+
+Accepting it invalidates the edge; undoing it restores the fact as a new row.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from construction import keys
+from kgreview.graph import services as graph
+from kgreview.graph.models import Edge
+
+from ..payloads import Strict
+from .base import Step, UndoStep, active_edge
+from .edge_change import EdgeChangeKind
+
+
+class InvalidateEdge(Strict):
+    edge_id: int
+    reason_code: Literal["evidence_gone", "cycle", "contradiction", "duplicate", "manual", "other"]
+    cycle_edge_ids: list[int] = Field(default_factory=list)
+
+
+# What the card says when the proposal has no quote of its own.
+NO_QUOTE = {
+    "cycle": "No quote of its own: the cycle below is the evidence.",
+    "evidence_gone": "No quoted evidence: the quote this edge stood on is gone from its source.",
+}
+
+
+class InvalidateEdgeKind(EdgeChangeKind):
+    key = "invalidate_edge"
+    schema = InvalidateEdge
+    decision_first = True
+
+    def dedup_key(self, payload: dict, *, symmetric: bool | None = None) -> str:
+        return keys.invalidation_dedup_key(payload["edge_id"])
+
+    def apply(self, step: Step) -> None:
+        proposal = step.proposal
+        edge = active_edge(proposal.payload["edge_id"])
+        graph.edge_invalidate(
+            edge=edge,
+            reason=proposal.reason or "Invalidated by a reviewer.",
+            user=step.reviewer,
+            decision=step.decision,
+        )
+        step.out.edges.append(edge)
+        step.out.changes.edges_gone.add(edge.pk)
+
+    def undo(self, step: UndoStep) -> None:
+        """Restore the fact as a new row."""
+        back = graph.edge_restore(
+            edge=Edge.objects.get(pk=step.proposal.payload["edge_id"]),
+            user=step.reviewer,
+            why=step.why,
+            decision=step.undo,
+        )
+        step.changes.edges_added.add(back.pk)
+
+    def claim(self, proposal, relations=None) -> str:
+        return self.edge_claim(proposal, "Retire")
+
+    def view(self, proposal) -> dict:
+        return self.edge_view(proposal)
+
+    def card(self, card) -> None:
+        super().card(card)
+        card.no_quote = NO_QUOTE.get(card.proposal.payload["reason_code"], "")

@@ -1,0 +1,122 @@
+"""update_concept: a curator's correction of a concept: its name, its aliases, or
+whether it is in use (retire, reactivate). Made by hand (``review.mend``).
+
+Accepting it applies the correction; undoing it applies the reverse.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from kgreview.graph import services as graph
+from kgreview.graph.models import Concept, ConceptAlias
+
+from ..outcome import ProposalStale
+from ..payloads import Name, Strict
+from .base import Kind, Rows, Step, UndoStep
+
+
+class UpdateConcept(Strict):
+    """A person's correction of a concept: its name, its aliases, or whether it is in use."""
+
+    concept_id: int
+    name: Name | None = None
+    add_aliases: list[Name] = Field(default_factory=list, max_length=50)
+    remove_aliases: list[Name] = Field(default_factory=list, max_length=50)
+    status: Literal["retired", "active"] | None = None
+
+    @model_validator(mode="after")
+    def _changes_something(self) -> UpdateConcept:
+        if not (self.name or self.add_aliases or self.remove_aliases or self.status):
+            raise ValueError("a concept update must change at least one thing")
+        if self.status and (self.name or self.add_aliases or self.remove_aliases):
+            raise ValueError("retire or reactivate a concept on its own, not with renames")
+        return self
+
+
+class UpdateConceptKind(Kind):
+    key = "update_concept"
+    schema = UpdateConcept
+    curator_only = True
+
+    def columns(self, payload: dict, rows: Rows) -> dict:
+        return {"source_concept_id": payload["concept_id"]}
+
+    def apply(self, step: Step) -> None:
+        payload, out, record = step.proposal.payload, step.out, step.record
+        concept = Concept.objects.filter(pk=payload["concept_id"]).first()
+        if concept is None:
+            raise ProposalStale(f"There is no concept #{payload['concept_id']}.")
+        status = payload.get("status")
+        if status == "retired":
+            concept = graph.concept_retire(concept=concept)
+            out.changes.retired.add(concept.pk)
+        elif status == "active":
+            concept = graph.concept_reactivate(concept=concept)
+            out.changes.named.add(concept.pk)
+        else:
+            if payload.get("name"):
+                old = concept.name
+                concept, was_alias = graph.concept_rename(concept=concept, name=payload["name"])
+                record.update(renamed_from=old, renamed_to=concept.name, was_alias=was_alias)
+            record["aliases_added"] = [
+                graph.concept_add_alias(concept=concept, name=name).pk
+                for name in payload.get("add_aliases", [])
+            ]
+            record["aliases_removed"] = [
+                graph.concept_remove_alias(concept=concept, name=name).pk
+                for name in payload.get("remove_aliases", [])
+            ]
+            out.changes.named.add(concept.pk)
+        out.concepts.append(concept)
+
+    def undo(self, step: UndoStep) -> None:
+        """Reactivate what it retired, retire what it reactivated, or put the names back."""
+        payload, after, changes = step.proposal.payload, step.after, step.changes
+        concept = Concept.objects.get(pk=payload["concept_id"])
+        status = payload.get("status")
+        if status == "retired":
+            graph.concept_reactivate(concept=concept)
+            changes.named.add(concept.pk)
+            return
+        if status == "active":
+            graph.concept_retire(concept=concept)
+            changes.retired.add(concept.pk)
+            return
+        for alias_id in after.get("aliases_removed", []):
+            graph.concept_restore_alias(alias_id=alias_id)
+        for alias_id in after.get("aliases_added", []):
+            alias = ConceptAlias.objects.filter(pk=alias_id).first()
+            if alias is not None:
+                graph.concept_remove_alias(concept=concept, name=alias.name)
+        if after.get("renamed_from"):
+            concept, _ = graph.concept_rename(concept=concept, name=after["renamed_from"])
+            if not after.get("was_alias"):
+                graph.concept_remove_alias(concept=concept, name=after["renamed_to"])
+        changes.named.add(concept.pk)
+
+    def claim(self, proposal, relations=None) -> str:
+        payload = proposal.payload
+        name = proposal.source_concept.name if proposal.source_concept_id else "a concept"
+        parts = []
+        if payload.get("name"):
+            parts.append(f"rename to {payload['name']}")
+        if payload.get("add_aliases"):
+            parts.append("add " + ", ".join(payload["add_aliases"]))
+        if payload.get("remove_aliases"):
+            parts.append("remove " + ", ".join(payload["remove_aliases"]))
+        if payload.get("status"):
+            parts.append("retire" if payload["status"] == "retired" else "reactivate")
+        return f"{name}: " + "; ".join(parts)
+
+    def view(self, proposal) -> dict:
+        payload = proposal.payload
+        return {
+            "concept": proposal.source_concept,
+            "name": payload.get("name"),
+            "status": payload.get("status"),
+            "add_aliases": payload.get("add_aliases", []),
+            "remove_aliases": payload.get("remove_aliases", []),
+        }

@@ -1,0 +1,110 @@
+"""update_edge: change an edge's relation, direction, ends, weight or confidence.
+
+Accepting it supersedes the edge with a new row that says what changed; undoing it
+supersedes that row again with the old values.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from kgreview.core.errors import StateConflict
+from kgreview.graph import services as graph
+from kgreview.graph.models import Concept, Edge, RelationType
+
+from ..payloads import RelationKey, Strict
+from .base import Step, UndoStep, active_edge
+from .edge_change import EdgeChangeKind
+
+
+class UpdateEdge(Strict):
+    edge_id: int
+    relation: RelationKey | None = None
+    swap_direction: bool = False
+    source_id: int | None = None
+    target_id: int | None = None
+    weight: float | None = Field(default=None, ge=0.0)
+    new_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _changes_something(self) -> UpdateEdge:
+        if not (
+            self.relation
+            or self.swap_direction
+            or self.source_id
+            or self.target_id
+            or self.weight is not None
+            or self.new_confidence is not None
+        ):
+            raise ValueError("an update must change at least one thing")
+        return self
+
+
+class UpdateEdgeKind(EdgeChangeKind):
+    key = "update_edge"
+    schema = UpdateEdge
+    decision_first = True
+
+    def apply(self, step: Step) -> None:
+        proposal = step.proposal
+        payload = proposal.payload
+        edge = active_edge(payload["edge_id"])
+        changes: dict = {}
+        if payload.get("relation"):
+            changes["relation"] = RelationType.objects.get(key=payload["relation"])
+        source_id = payload.get("source_id") or edge.source_id
+        target_id = payload.get("target_id") or edge.target_id
+        if payload.get("swap_direction"):
+            source_id, target_id = target_id, source_id
+        if (source_id, target_id) != (edge.source_id, edge.target_id):
+            changes["source"] = Concept.objects.get(pk=source_id)
+            changes["target"] = Concept.objects.get(pk=target_id)
+        if payload.get("weight") is not None:
+            changes["weight"] = payload["weight"]
+        if payload.get("new_confidence") is not None:
+            changes["confidence"] = payload["new_confidence"]
+        new = graph.edge_supersede(
+            edge=edge,
+            user=step.reviewer,
+            why=proposal.reason or "Updated by a reviewer.",
+            decision=step.decision,
+            proposal=proposal,
+            **changes,
+        )
+        step.out.edges.append(new)
+        step.out.changes.edges_gone.add(edge.pk)
+        step.out.changes.edges_added.add(new.pk)
+
+    def undo(self, step: UndoStep) -> None:
+        """Supersede the updated row with the old values."""
+        new = Edge.objects.filter(decision=step.decision).first()
+        if new is None or not new.is_active:
+            raise StateConflict("The updated edge changed since; it cannot be undone here.")
+        old = new.supersedes
+        back = graph.edge_supersede(
+            edge=new,
+            user=step.reviewer,
+            why=step.why,
+            decision=step.undo,
+            source=old.source,
+            target=old.target,
+            relation=old.relation,
+            confidence=old.confidence,
+            weight=old.weight,
+            reason=old.reason,
+            evidence=graph.Evidence.of(old),
+            valid_at=old.valid_at,
+        )
+        step.changes.edges_gone.add(new.pk)
+        step.changes.edges_added.add(back.pk)
+
+    def claim(self, proposal, relations=None) -> str:
+        return self.edge_claim(proposal, "Update")
+
+    def view(self, proposal) -> dict:
+        payload = proposal.payload
+        return {
+            **self.edge_view(proposal),
+            "swap_direction": payload.get("swap_direction"),
+            "new_relation": payload.get("relation"),
+        }
