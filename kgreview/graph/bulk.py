@@ -26,7 +26,9 @@ from kgreview.core.errors import (
 
 from . import selectors
 from .models import Concept, ConceptAlias, Edge, RelationType, SourceConcept
-from .services import NAME_MAX, check_retirable, ensure_new_fact, name_index_changed
+from .services.common import NAME_MAX, name_index_changed
+from .services.concepts import check_retirable
+from .services.rows import ensure_new_fact
 
 
 def concepts_create_many(specs: Sequence[tuple[str, str, Iterable[str]]]) -> list[Concept]:

@@ -112,7 +112,7 @@ def _source_upload(request: HttpRequest, files: list, limit: upload.SizeLimit) -
     if not files and not limit.refused:
         return _upload_answer(request, [], 400, NO_FILE)
     results = upload.upload_files(
-        files, refused=limit.refused, user=request.user, max_bytes=limit.max_bytes
+        files, refused=limit.refused, acting_user=request.user, max_bytes=limit.max_bytes
     )
     return _upload_answer(request, results, upload.status_for(results))
 
@@ -348,10 +348,10 @@ def relation_action(request: HttpRequest, pk: int) -> HttpResponse:
     action = request.POST.get("action")
     try:
         if action == "retire":
-            services.relation_type_retire(relation=relation)
+            services.relation_type_retire(relation=relation, acting_user=request.user)
             messages.success(request, f'"{relation.key}" retired; its edges and history stay.')
         elif action == "reactivate":
-            services.relation_type_reactivate(relation=relation)
+            services.relation_type_reactivate(relation=relation, acting_user=request.user)
             messages.success(request, f'"{relation.key}" is active again.')
         elif action == "describe":
             label = request.POST.get("label", "").strip()
@@ -363,6 +363,7 @@ def relation_action(request: HttpRequest, pk: int) -> HttpResponse:
                 label=label[:100],
                 verb=verb[:100],
                 description=request.POST.get("description", "")[:5000],
+                acting_user=request.user,
             )
             messages.success(request, f'"{relation.key}" described.')
         else:

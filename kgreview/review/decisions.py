@@ -182,19 +182,32 @@ def _apply_add_concept(proposal, reviewer, decision, out: Outcome, record: dict)
     if concept is not None and concept.status == Concept.Status.RETIRED:
         if proposal.concept_id != concept.pk:  # not this proposal's own concept coming back
             raise ProposalStale(retired_name_words(name, concept), concept_id=concept.pk)
-        concept = graph.concept_reactivate(concept=concept)
+        concept = graph.concept_reactivate(
+            concept=concept, acting_user=reviewer, decision=decision or graph.DECIDING
+        )
         record.update(concept_id=concept.pk, created=True)
     elif concept is not None:
         added = []
         for alias in [name, *payload.get("aliases", [])]:
             if graph_selectors.name_owner(name=alias) is None:
-                added.append(graph.concept_add_alias(concept=concept, name=alias).pk)
+                added.append(
+                    graph.concept_add_alias(
+                        concept=concept,
+                        name=alias,
+                        acting_user=reviewer,
+                        decision=decision or graph.DECIDING,
+                    ).pk
+                )
         record.update(concept_id=concept.pk, created=False, aliases_added=added)
         out.message = f'"{name}" was already the concept "{concept.name}"; linked to it.'
     else:
         free = [a for a in payload.get("aliases", []) if graph_selectors.name_owner(name=a) is None]
         concept = graph.concept_create(
-            name=name, description=payload.get("description", ""), aliases=free
+            name=name,
+            description=payload.get("description", ""),
+            aliases=free,
+            acting_user=reviewer,
+            decision=decision or graph.DECIDING,
         )
         record.update(concept_id=concept.pk, created=True)
     proposal.concept = concept
@@ -260,7 +273,9 @@ def _endpoint(endpoint: dict, reviewer, out: Outcome) -> int:
         waiting = Proposal.objects.select_for_update().get(pk=waiting.pk)
         if waiting.is_open:
             return _accept_needed(waiting, reviewer, out)
-    concept = graph.concept_create(name=endpoint["name"])
+    concept = graph.concept_create(
+        name=endpoint["name"], acting_user=reviewer, decision=out.decision or graph.DECIDING
+    )
     out.concepts.append(concept)
     out.changes.named.add(concept.pk)
     return concept.pk
@@ -291,7 +306,7 @@ def _apply_add_edge(proposal, reviewer, decision, out: Outcome, record: dict) ->
         weight=payload.get("weight", 1.0),
         proposal=proposal,
         decision=decision,
-        decided_by=reviewer,
+        acting_user=reviewer,
     )
     _ground(proposal, [source_id, target_id])
     out.edges.append(edge)
@@ -331,7 +346,7 @@ def _apply_update_edge(proposal, reviewer, decision, out: Outcome, record: dict)
         changes["confidence"] = payload["new_confidence"]
     new = graph.edge_supersede(
         edge=edge,
-        user=reviewer,
+        acting_user=reviewer,
         why=proposal.reason or "Updated by a reviewer.",
         decision=decision,
         proposal=proposal,
@@ -347,7 +362,7 @@ def _apply_invalidate_edge(proposal, reviewer, decision, out: Outcome, record: d
     graph.edge_invalidate(
         edge=edge,
         reason=proposal.reason or "Invalidated by a reviewer.",
-        user=reviewer,
+        acting_user=reviewer,
         decision=decision,
     )
     out.edges.append(edge)
@@ -359,7 +374,7 @@ def _apply_merge(proposal, reviewer, decision, out: Outcome, record: dict) -> No
     merged = graph.concept_merge(
         loser=Concept.objects.get(pk=payload["loser_id"]),
         survivor=Concept.objects.get(pk=payload["survivor_id"]),
-        user=reviewer,
+        acting_user=reviewer,
         reason=payload.get("why", ""),
         proposal=proposal,
         decision=decision,
@@ -385,6 +400,8 @@ def _apply_relation_type(proposal, reviewer, decision, out: Outcome, record: dic
         directed=payload.get("directed", True),
         symmetric=payload.get("symmetric", False),
         acyclic=payload.get("acyclic", False),
+        acting_user=reviewer,
+        decision=decision or graph.DECIDING,
     )
 
 
@@ -395,22 +412,41 @@ def _apply_update_concept(proposal, reviewer, decision, out: Outcome, record: di
         raise ProposalStale(f"There is no concept #{payload['concept_id']}.")
     status = payload.get("status")
     if status == "retired":
-        concept = graph.concept_retire(concept=concept)
+        concept = graph.concept_retire(
+            concept=concept, acting_user=reviewer, decision=decision or graph.DECIDING
+        )
         out.changes.retired.add(concept.pk)
     elif status == "active":
-        concept = graph.concept_reactivate(concept=concept)
+        concept = graph.concept_reactivate(
+            concept=concept, acting_user=reviewer, decision=decision or graph.DECIDING
+        )
         out.changes.named.add(concept.pk)
     else:
         if payload.get("name"):
             old = concept.name
-            concept, was_alias = graph.concept_rename(concept=concept, name=payload["name"])
+            concept, was_alias = graph.concept_rename(
+                concept=concept,
+                name=payload["name"],
+                acting_user=reviewer,
+                decision=decision or graph.DECIDING,
+            )
             record.update(renamed_from=old, renamed_to=concept.name, was_alias=was_alias)
         record["aliases_added"] = [
-            graph.concept_add_alias(concept=concept, name=name).pk
+            graph.concept_add_alias(
+                concept=concept,
+                name=name,
+                acting_user=reviewer,
+                decision=decision or graph.DECIDING,
+            ).pk
             for name in payload.get("add_aliases", [])
         ]
         record["aliases_removed"] = [
-            graph.concept_remove_alias(concept=concept, name=name).pk
+            graph.concept_remove_alias(
+                concept=concept,
+                name=name,
+                acting_user=reviewer,
+                decision=decision or graph.DECIDING,
+            ).pk
             for name in payload.get("remove_aliases", [])
         ]
         out.changes.named.add(concept.pk)
@@ -697,7 +733,8 @@ def proposal_accept_over_conflicts(
     proposal_ids = sorted({c["id"] for c in conflicts if c.get("kind") == "proposal"})
     retired = []
     for edge in Edge.objects.filter(pk__in=edge_ids, status=Edge.Status.ACTIVE).order_by("pk"):
-        graph.edge_invalidate(edge=edge, reason=why, user=reviewer)
+        # Part of the accept decision written just below, which lists these edges.
+        graph.edge_invalidate(edge=edge, reason=why, acting_user=reviewer, decision=graph.DECIDING)
         retired.append(edge.pk)
     # The accept decision lists the edges it retired, so undoing it restores them.
     out = _accept(

@@ -79,25 +79,29 @@ def _undo_graph(proposal: Proposal, decision: Decision, *, reviewer, undo, chang
                     f"Edge #{edge.pk} made by this decision was {edge.status} since; "
                     "it can no longer be undone from here."
                 )
-            graph.edge_invalidate(edge=edge, reason=why, user=reviewer, decision=undo)
+            graph.edge_invalidate(edge=edge, reason=why, acting_user=reviewer, decision=undo)
             changes.edges_gone.add(edge.pk)
         for edge_id in after.get("invalidated_edges", []):
             back = graph.edge_restore(
-                edge=Edge.objects.get(pk=edge_id), user=reviewer, why=why, decision=undo
+                edge=Edge.objects.get(pk=edge_id), acting_user=reviewer, why=why, decision=undo
             )
             changes.edges_added.add(back.pk)
     elif kind == Proposal.Kind.ADD_CONCEPT and proposal.concept_id:
         if after.get("created", True):
-            concept = graph.concept_retire(concept=proposal.concept)
+            concept = graph.concept_retire(
+                concept=proposal.concept, acting_user=reviewer, decision=undo
+            )
             changes.unmade[concept.pk] = proposal.pk
         for alias_id in after.get("aliases_added", []):
             alias = ConceptAlias.objects.filter(pk=alias_id).first()
             if alias is not None:
-                graph.concept_remove_alias(concept=proposal.concept, name=alias.name)
+                graph.concept_remove_alias(
+                    concept=proposal.concept, name=alias.name, acting_user=reviewer, decision=undo
+                )
     elif kind == Proposal.Kind.INVALIDATE_EDGE:
         back = graph.edge_restore(
             edge=Edge.objects.get(pk=proposal.payload["edge_id"]),
-            user=reviewer,
+            acting_user=reviewer,
             why=why,
             decision=undo,
         )
@@ -109,7 +113,7 @@ def _undo_graph(proposal: Proposal, decision: Decision, *, reviewer, undo, chang
         old = new.supersedes
         back = graph.edge_supersede(
             edge=new,
-            user=reviewer,
+            acting_user=reviewer,
             why=why,
             decision=undo,
             source=old.source,
@@ -129,37 +133,45 @@ def _undo_graph(proposal: Proposal, decision: Decision, *, reviewer, undo, chang
             raise StateConflict(
                 f'The relation "{relation.key}" already has edges; retire it instead.'
             )
-        graph.relation_type_retire(relation=relation)
+        graph.relation_type_retire(relation=relation, acting_user=reviewer, decision=undo)
     elif kind == Proposal.Kind.MERGE_CONCEPTS:
         loser = Concept.objects.get(pk=proposal.payload["loser_id"])
-        result = graph.concept_unmerge(loser=loser, user=reviewer, reason=why, decision=undo)
+        result = graph.concept_unmerge(loser=loser, acting_user=reviewer, reason=why, decision=undo)
         changes.named.add(loser.pk)
         changes.edges_added |= {e.pk for e in result.restored}
     elif kind == Proposal.Kind.UPDATE_CONCEPT:
-        _undo_update_concept(proposal, after, changes)
+        _undo_update_concept(proposal, after, changes, reviewer=reviewer, undo=undo)
 
 
-def _undo_update_concept(proposal: Proposal, after: dict, changes: GraphChanges) -> None:
+def _undo_update_concept(
+    proposal: Proposal, after: dict, changes: GraphChanges, *, reviewer, undo
+) -> None:
     concept = Concept.objects.get(pk=proposal.payload["concept_id"])
     status = proposal.payload.get("status")
     if status == "retired":
-        graph.concept_reactivate(concept=concept)
+        graph.concept_reactivate(concept=concept, acting_user=reviewer, decision=undo)
         changes.named.add(concept.pk)
         return
     if status == "active":
-        graph.concept_retire(concept=concept)
+        graph.concept_retire(concept=concept, acting_user=reviewer, decision=undo)
         changes.retired.add(concept.pk)
         return
     for alias_id in after.get("aliases_removed", []):
-        graph.concept_restore_alias(alias_id=alias_id)
+        graph.concept_restore_alias(alias_id=alias_id, acting_user=reviewer, decision=undo)
     for alias_id in after.get("aliases_added", []):
         alias = ConceptAlias.objects.filter(pk=alias_id).first()
         if alias is not None:
-            graph.concept_remove_alias(concept=concept, name=alias.name)
+            graph.concept_remove_alias(
+                concept=concept, name=alias.name, acting_user=reviewer, decision=undo
+            )
     if after.get("renamed_from"):
-        concept, _ = graph.concept_rename(concept=concept, name=after["renamed_from"])
+        concept, _ = graph.concept_rename(
+            concept=concept, name=after["renamed_from"], acting_user=reviewer, decision=undo
+        )
         if not after.get("was_alias"):
-            graph.concept_remove_alias(concept=concept, name=after["renamed_to"])
+            graph.concept_remove_alias(
+                concept=concept, name=after["renamed_to"], acting_user=reviewer, decision=undo
+            )
     changes.named.add(concept.pk)
 
 
@@ -425,7 +437,7 @@ def merge_undo(*, loser_id: int, user) -> Concept:
         Decision.Action.ACCEPT,
         Decision.Action.EDIT_ACCEPT,
     ):
-        graph.concept_unmerge(loser=loser, user=user)
+        graph.concept_unmerge(loser=loser, acting_user=user)
     else:
         changes = GraphChanges()
         undo = _undo_one(decision, reviewer=user, batch=uuid.uuid4(), changes=changes)
