@@ -176,15 +176,14 @@ def _ground(proposal: Proposal, concept_ids) -> None:
 
 def _apply_add_concept(proposal, reviewer, decision, out: Outcome, record: dict) -> None:
     """Create the concept, or reuse the one that already answers to the name."""
+    decision = decision or graph.DECIDING  # the decision is written after, in this transaction
     payload = proposal.payload
     name = payload["name"]
     concept = concept_for_name(name)
     if concept is not None and concept.status == Concept.Status.RETIRED:
         if proposal.concept_id != concept.pk:  # not this proposal's own concept coming back
             raise ProposalStale(retired_name_words(name, concept), concept_id=concept.pk)
-        concept = graph.concept_reactivate(
-            concept=concept, acting_user=reviewer, decision=decision or graph.DECIDING
-        )
+        concept = graph.concept_reactivate(concept=concept, acting_user=reviewer, decision=decision)
         record.update(concept_id=concept.pk, created=True)
     elif concept is not None:
         added = []
@@ -195,7 +194,7 @@ def _apply_add_concept(proposal, reviewer, decision, out: Outcome, record: dict)
                         concept=concept,
                         name=alias,
                         acting_user=reviewer,
-                        decision=decision or graph.DECIDING,
+                        decision=decision,
                     ).pk
                 )
         record.update(concept_id=concept.pk, created=False, aliases_added=added)
@@ -207,7 +206,7 @@ def _apply_add_concept(proposal, reviewer, decision, out: Outcome, record: dict)
             description=payload.get("description", ""),
             aliases=free,
             acting_user=reviewer,
-            decision=decision or graph.DECIDING,
+            decision=decision,
         )
         record.update(concept_id=concept.pk, created=True)
     proposal.concept = concept
@@ -388,6 +387,7 @@ def _apply_merge(proposal, reviewer, decision, out: Outcome, record: dict) -> No
 
 
 def _apply_relation_type(proposal, reviewer, decision, out: Outcome, record: dict) -> None:
+    decision = decision or graph.DECIDING  # the decision is written after, in this transaction
     payload = proposal.payload
     key = payload["key"]
     # Once the type exists, the candidates dropped for lacking it are verified again.
@@ -401,25 +401,22 @@ def _apply_relation_type(proposal, reviewer, decision, out: Outcome, record: dic
         symmetric=payload.get("symmetric", False),
         acyclic=payload.get("acyclic", False),
         acting_user=reviewer,
-        decision=decision or graph.DECIDING,
+        decision=decision,
     )
 
 
 def _apply_update_concept(proposal, reviewer, decision, out: Outcome, record: dict) -> None:
+    decision = decision or graph.DECIDING  # the decision is written after, in this transaction
     payload = proposal.payload
     concept = Concept.objects.filter(pk=payload["concept_id"]).first()
     if concept is None:
         raise ProposalStale(f"There is no concept #{payload['concept_id']}.")
     status = payload.get("status")
     if status == "retired":
-        concept = graph.concept_retire(
-            concept=concept, acting_user=reviewer, decision=decision or graph.DECIDING
-        )
+        concept = graph.concept_retire(concept=concept, acting_user=reviewer, decision=decision)
         out.changes.retired.add(concept.pk)
     elif status == "active":
-        concept = graph.concept_reactivate(
-            concept=concept, acting_user=reviewer, decision=decision or graph.DECIDING
-        )
+        concept = graph.concept_reactivate(concept=concept, acting_user=reviewer, decision=decision)
         out.changes.named.add(concept.pk)
     else:
         if payload.get("name"):
@@ -428,7 +425,7 @@ def _apply_update_concept(proposal, reviewer, decision, out: Outcome, record: di
                 concept=concept,
                 name=payload["name"],
                 acting_user=reviewer,
-                decision=decision or graph.DECIDING,
+                decision=decision,
             )
             record.update(renamed_from=old, renamed_to=concept.name, was_alias=was_alias)
         record["aliases_added"] = [
@@ -436,7 +433,7 @@ def _apply_update_concept(proposal, reviewer, decision, out: Outcome, record: di
                 concept=concept,
                 name=name,
                 acting_user=reviewer,
-                decision=decision or graph.DECIDING,
+                decision=decision,
             ).pk
             for name in payload.get("add_aliases", [])
         ]
@@ -445,7 +442,7 @@ def _apply_update_concept(proposal, reviewer, decision, out: Outcome, record: di
                 concept=concept,
                 name=name,
                 acting_user=reviewer,
-                decision=decision or graph.DECIDING,
+                decision=decision,
             ).pk
             for name in payload.get("remove_aliases", [])
         ]

@@ -40,15 +40,16 @@ def _last_pk() -> int:
     return AuditEntry.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
 
 
-def _edge_columns(edge: Edge) -> dict:
+def _fact(edge: Edge, emb, vs) -> dict:
+    """How the log keeps the edge Embeddings -> Vector search the cases write."""
     return {
-        "source": edge.source_id,
-        "target": edge.target_id,
-        "relation": edge.relation.key,
-        "confidence": edge.confidence,
-        "weight": edge.weight,
-        "reason": edge.reason,
-        "evidence": edge.evidence_quote,
+        "source": emb.pk,
+        "target": vs.pk,
+        "relation": "prerequisite",
+        "confidence": 0.8,
+        "weight": 1.0,
+        "reason": "Stated.",
+        "evidence": "",
         "valid_at": edge.valid_at.isoformat(),
     }
 
@@ -185,7 +186,7 @@ def edge_create(f) -> Case:
             **who,
         ),
         action="edge.create",
-        expect=lambda edge: (edge, {}, _edge_columns(edge)),
+        expect=lambda edge: (edge, {}, _fact(edge, emb, vs)),
     )
 
 
@@ -204,7 +205,7 @@ def edge_add(f) -> Case:
             )
 
     return Case(
-        call=call, action="edge.create", expect=lambda edge: (edge, {}, _edge_columns(edge))
+        call=call, action="edge.create", expect=lambda edge: (edge, {}, _fact(edge, emb, vs))
     )
 
 

@@ -276,6 +276,26 @@ def check_retirable(concept: Concept, active_edges: int) -> None:
         )
 
 
+def _set_status(concept: Concept, status: str, *, acting_user, decision) -> Concept:
+    """Retire or reactivate a locked, checked concept; its names change meaning."""
+    before = concept.status
+    concept.status = status
+    concept.retired_at = timezone.now() if status == Concept.Status.RETIRED else None
+    concept.save(update_fields=["status", "retired_at", "updated_at"])
+    name_index_changed()
+    retired = status == Concept.Status.RETIRED
+    audited(
+        acting_user=acting_user,
+        decision=decision,
+        action="concept.retire" if retired else "concept.reactivate",
+        subject=concept,
+        summary=f"{'Retired' if retired else 'Reactivated'} the concept {quoted(concept.name)}.",
+        before={"status": before},
+        after={"status": status},
+    )
+    return concept
+
+
 @transaction.atomic
 def concept_retire(*, concept: Concept, acting_user, decision=None) -> Concept:
     """Take back a concept that should not have been created (undoing its acceptance).
@@ -286,20 +306,7 @@ def concept_retire(*, concept: Concept, acting_user, decision=None) -> Concept:
     concept = Concept.objects.select_for_update().get(pk=concept.pk)
     used = selectors.edges_active().filter(Q(source=concept) | Q(target=concept)).count()
     check_retirable(concept, used)
-    concept.status = Concept.Status.RETIRED
-    concept.retired_at = timezone.now()
-    concept.save(update_fields=["status", "retired_at", "updated_at"])
-    name_index_changed()
-    audited(
-        acting_user=acting_user,
-        decision=decision,
-        action="concept.retire",
-        subject=concept,
-        summary=f"Retired the concept {quoted(concept.name)}.",
-        before={"status": Concept.Status.ACTIVE},
-        after={"status": Concept.Status.RETIRED},
-    )
-    return concept
+    return _set_status(concept, Concept.Status.RETIRED, acting_user=acting_user, decision=decision)
 
 
 @transaction.atomic
@@ -308,17 +315,4 @@ def concept_reactivate(*, concept: Concept, acting_user, decision=None) -> Conce
     concept = Concept.objects.select_for_update().get(pk=concept.pk)
     if concept.status != Concept.Status.RETIRED:
         raise StateConflict(f'"{concept.name}" is {concept.status}, not retired.')
-    concept.status = Concept.Status.ACTIVE
-    concept.retired_at = None
-    concept.save(update_fields=["status", "retired_at", "updated_at"])
-    name_index_changed()
-    audited(
-        acting_user=acting_user,
-        decision=decision,
-        action="concept.reactivate",
-        subject=concept,
-        summary=f"Reactivated the concept {quoted(concept.name)}.",
-        before={"status": Concept.Status.RETIRED},
-        after={"status": Concept.Status.ACTIVE},
-    )
-    return concept
+    return _set_status(concept, Concept.Status.ACTIVE, acting_user=acting_user, decision=decision)

@@ -105,43 +105,36 @@ def relation_type_describe(
     return relation
 
 
-@transaction.atomic
-def relation_type_retire(*, relation: RelationType, acting_user, decision=None) -> RelationType:
-    """Take a relation out of the active vocabulary; its edges and history stay."""
+def _switch(relation: RelationType, *, active: bool, acting_user, decision) -> RelationType:
+    """Put a relation in or out of the active vocabulary, refusing a change to nothing."""
     relation = lock_relation(relation)
-    if not relation.active:
-        raise StateConflict(f'The relation "{relation.key}" is already retired.')
-    relation.active = False
-    relation.retired_at = timezone.now()
+    if relation.active == active:
+        raise StateConflict(
+            f'The relation "{relation.key}" is already {"active" if active else "retired"}.'
+        )
+    relation.active = active
+    relation.retired_at = None if active else timezone.now()
     relation.save(update_fields=["active", "retired_at"])
+    verb = "Reactivated" if active else "Retired"
     audited(
         acting_user=acting_user,
         decision=decision,
-        action="relation_type.retire",
+        action="relation_type.reactivate" if active else "relation_type.retire",
         subject=relation,
-        summary=f"Retired the relation type {quoted(relation.label)}.",
-        before={"active": True},
-        after={"active": False},
+        summary=f"{verb} the relation type {quoted(relation.label)}.",
+        before={"active": not active},
+        after={"active": active},
     )
     return relation
+
+
+@transaction.atomic
+def relation_type_retire(*, relation: RelationType, acting_user, decision=None) -> RelationType:
+    """Take a relation out of the active vocabulary; its edges and history stay."""
+    return _switch(relation, active=False, acting_user=acting_user, decision=decision)
 
 
 @transaction.atomic
 def relation_type_reactivate(*, relation: RelationType, acting_user, decision=None) -> RelationType:
     """Put a retired relation back in the active vocabulary."""
-    relation = lock_relation(relation)
-    if relation.active:
-        raise StateConflict(f'The relation "{relation.key}" is already active.')
-    relation.active = True
-    relation.retired_at = None
-    relation.save(update_fields=["active", "retired_at"])
-    audited(
-        acting_user=acting_user,
-        decision=decision,
-        action="relation_type.reactivate",
-        subject=relation,
-        summary=f"Reactivated the relation type {quoted(relation.label)}.",
-        before={"active": False},
-        after={"active": True},
-    )
-    return relation
+    return _switch(relation, active=True, acting_user=acting_user, decision=decision)
