@@ -74,7 +74,7 @@ def bench_construct(*, sources: int = 300, concepts: int = 5_000, seed: int = 5)
     lesson_names = names[: max(50, concepts // 10)] + concept_names(500, seed=seed + 9)
     for i in range(sources):
         text = lesson_text(f"Lesson {i}", lesson_names, rng)
-        source_import(slug=f"bench-{i:05d}", title=f"Lesson {i}", text=text)
+        source_import(slug=f"bench-{i:05d}", title=f"Lesson {i}", text=text, acting_user=None)
     INDEX_CACHE.clear()
     INDEX_CACHE.get()  # a worker keeps its index warm; its first build is reported apart
     run = construct_run_create(sources=Source.objects.all(), provider="offline")

@@ -57,7 +57,9 @@ def _import(name: str, raw: bytes):
     from kgreview.graph.importing import read_upload, store_document
 
     slug, document = read_upload(raw, filename=name, max_bytes=10**9)
-    return store_document(slug=slug, document=document, raw=raw, filename=name, origin=name)
+    return store_document(
+        slug=slug, document=document, raw=raw, filename=name, origin=name, acting_user=None
+    )
 
 
 def _construct(source, extractor=None) -> dict:
@@ -113,6 +115,7 @@ def bench_documents(**_: object) -> dict:
             ],
             "pages": [moved(p) for p in structure["pages"]],
         },
+        acting_user=None,
     )
     result.source.refresh_from_db()
     model.calls = 0

@@ -168,7 +168,9 @@ def bench_review(
     relations = list(RelationType.objects.filter(active=True).order_by("key"))
     with transaction.atomic():
         _seed_edges(ids, relations, edges, rng)
-    revision = source_import(slug="bench-lesson", title="Bench", text=TEXT).revision
+    revision = source_import(
+        slug="bench-lesson", title="Bench", text=TEXT, acting_user=None
+    ).revision
     with transaction.atomic():
         _seed_proposals(ids, names, relations, revision, proposals, rng)
     with connection.cursor() as cursor:
@@ -358,7 +360,9 @@ def bench_bulk(
     relations = list(RelationType.objects.filter(active=True).order_by("key"))
     with transaction.atomic():
         _seed_edges(ids, relations, edges, rng)
-    revision = source_import(slug="bench-lesson", title="Bench", text=TEXT).revision
+    revision = source_import(
+        slug="bench-lesson", title="Bench", text=TEXT, acting_user=None
+    ).revision
     with transaction.atomic():
         wanted = _seed_bulk(ids, names, relations, revision, proposals, rng)
     with connection.cursor() as cursor:

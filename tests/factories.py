@@ -17,15 +17,17 @@ def relation(key: str) -> RelationType:
     return RelationType.objects.get(key=key)
 
 
-def concept(name: str | None = None, **kwargs) -> Concept:
-    return services.concept_create(name=name or f"Concept {next(_seq)}", **kwargs)
+def concept(name: str | None = None, *, acting_user=None, **kwargs) -> Concept:
+    return services.concept_create(
+        name=name or f"Concept {next(_seq)}", acting_user=acting_user, **kwargs
+    )
 
 
 def source(
     slug: str | None = None, text: str = "Embeddings are a prerequisite for vector search.\n"
 ) -> Source:
     slug = slug or f"lesson-{next(_seq)}"
-    return services.source_import(slug=slug, title=slug.title(), text=text).source
+    return services.source_import(slug=slug, title=slug.title(), text=text, acting_user=None).source
 
 
 def evidence(revision: SourceRevision, quote: str) -> services.Evidence:
@@ -40,6 +42,7 @@ def edge(
     *,
     confidence: float = 0.9,
     reason: str = "Stated in the lesson.",
+    acting_user=None,
     **kwargs,
 ) -> Edge:
     return services.edge_create(
@@ -48,6 +51,7 @@ def edge(
         relation=relation(rel),
         confidence=confidence,
         reason=reason,
+        acting_user=acting_user,
         **kwargs,
     )
 

@@ -47,4 +47,5 @@ def pdf(slug: str = "handbook", text: str = HANDBOOK) -> SourceRevision:
         media_type="application/pdf",
         text_format="plain",
         structure=STRUCTURE,
+        acting_user=None,
     ).revision

@@ -34,9 +34,13 @@ def test_pages_redirect_anonymous_users_to_login(client, name, args):
 
 def test_home_lists_the_imported_curriculum(viewer_client, f):
     """The curriculum page lists sources with their current revision and size."""
-    services.source_import(slug="rag", title="Retrieval-augmented generation", text="One two.\n")
-    services.source_import(slug="rag", title="Retrieval-augmented generation", text="Three.\n")
-    services.source_import(slug="lora", title="LoRA", text="Low rank.\n")
+    services.source_import(
+        slug="rag", title="Retrieval-augmented generation", text="One two.\n", acting_user=None
+    )
+    services.source_import(
+        slug="rag", title="Retrieval-augmented generation", text="Three.\n", acting_user=None
+    )
+    services.source_import(slug="lora", title="LoRA", text="Low rank.\n", acting_user=None)
     response = viewer_client.get(reverse("home"))
     html = response.content.decode()
     assert response.status_code == 200
@@ -53,7 +57,7 @@ def test_home_explains_what_to_do_when_empty(viewer_client):
 
 def test_source_detail_escapes_lesson_html(viewer_client):
     """Script and event handlers in a lesson are shown as text, never as markup."""
-    services.source_import(slug="evil", title="<b>Evil</b>", text=HOSTILE)
+    services.source_import(slug="evil", title="<b>Evil</b>", text=HOSTILE, acting_user=None)
     html = viewer_client.get(reverse("source-detail", args=["evil"])).content.decode()
     assert "<script>alert" not in html
     # The lesson is Markdown: its heading renders, its HTML is text (the sanitiser writes
@@ -65,8 +69,8 @@ def test_source_detail_escapes_lesson_html(viewer_client):
 
 def test_source_detail_shows_an_older_revision_on_request(viewer_client):
     """?rev=N shows that revision's text and says it is not the current one."""
-    services.source_import(slug="rag", title="RAG", text="Old words.\n")
-    services.source_import(slug="rag", title="RAG", text="New words.\n")
+    services.source_import(slug="rag", title="RAG", text="Old words.\n", acting_user=None)
+    services.source_import(slug="rag", title="RAG", text="New words.\n", acting_user=None)
     url = reverse("source-detail", args=["rag"])
     assert "New words." in viewer_client.get(url).content.decode()
     old = viewer_client.get(url + "?rev=1").content.decode()

@@ -54,7 +54,11 @@ class RelationTypeAdmin(NoDeleteAdmin):
     def save_model(self, request, obj, form, change):
         if change:
             services.relation_type_describe(
-                relation=obj, label=obj.label, verb=obj.verb, description=obj.description
+                relation=obj,
+                label=obj.label,
+                verb=obj.verb,
+                description=obj.description,
+                acting_user=request.user,
             )
             return
         created = services.relation_type_create(
@@ -65,6 +69,7 @@ class RelationTypeAdmin(NoDeleteAdmin):
             directed=obj.directed,
             symmetric=obj.symmetric,
             acyclic=obj.acyclic,
+            acting_user=request.user,
         )
         obj.pk = created.pk
         obj._state.adding = False
@@ -82,7 +87,7 @@ class RelationTypeAdmin(NoDeleteAdmin):
         done = 0
         for relation in queryset:
             try:
-                service(relation=relation)
+                service(relation=relation, acting_user=request.user)
                 done += 1
             except DomainError as exc:
                 self.message_user(request, str(exc), messages.WARNING)
@@ -114,9 +119,13 @@ class ConceptAdmin(NoDeleteAdmin):
 
     def save_model(self, request, obj, form, change):
         if change:
-            obj.save(update_fields=["description", "updated_at"])
+            services.concept_describe(
+                concept=obj, description=obj.description, acting_user=request.user
+            )
             return
-        created = services.concept_create(name=obj.name, description=obj.description)
+        created = services.concept_create(
+            name=obj.name, description=obj.description, acting_user=request.user
+        )
         obj.pk = created.pk
         obj._state.adding = False
         obj.refresh_from_db()

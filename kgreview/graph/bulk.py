@@ -4,7 +4,8 @@ The same rules as ``services`` (names unique across concepts and aliases, no dup
 cycle-closing edge, only edge-less active concepts retired), written with a few
 statements for a whole set instead of a few per row. Callers run them inside their
 transaction; a lost race surfaces as ``NameTaken`` or ``IntegrityError`` and the caller
-falls back to the one-by-one services.
+falls back to the one-by-one services. Every caller is a decision on proposals, whose
+``Decision`` rows record these writes, so they write no curation log rows.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from kgreview.core.errors import (
 
 from . import selectors
 from .models import Concept, ConceptAlias, Edge, RelationType, SourceConcept
-from .services import NAME_MAX, check_retirable, ensure_new_fact, name_index_changed
+from .services.common import NAME_MAX, name_index_changed
+from .services.concepts import check_retirable
+from .services.rows import ensure_new_fact
 
 
 def concepts_create_many(specs: Sequence[tuple[str, str, Iterable[str]]]) -> list[Concept]:

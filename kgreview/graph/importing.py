@@ -117,9 +117,12 @@ def read_upload(raw: bytes, *, filename: str, max_bytes: int) -> tuple[str, Docu
 
 
 def store_document(
-    *, slug: str, document: Document, raw: bytes, filename: str, origin: str, user=None
+    *, slug: str, document: Document, raw: bytes, filename: str, origin: str, acting_user
 ) -> SourceImportResult:
-    """One document into the graph as a new source or revision (raises ``DomainError``)."""
+    """One document into the graph as a new source or revision (raises ``DomainError``).
+
+    ``acting_user`` is who imports it, or ``None`` for the system (see ``source_import``).
+    """
     return source_import(
         slug=slug,
         title=document.title,
@@ -130,7 +133,7 @@ def store_document(
         structure=document.as_structure(),
         original=raw,
         filename=Path(filename).name,
-        user=user,
+        acting_user=acting_user,
     )
 
 
@@ -223,10 +226,12 @@ def import_paths(
     paths: Iterable[str | Path],
     *,
     max_bytes: int,
-    user=None,
+    acting_user,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> ImportReport:
     """Import every document under ``paths``; each file in its own transaction.
+
+    ``acting_user`` is who imports them, or ``None`` for the system (a command).
 
     ``progress(done, total, path)`` is called after each file.
     """
@@ -235,7 +240,7 @@ def import_paths(
     for done, path in enumerate(files, start=1):
         where = str(path)
         try:
-            problem = _import_one(path, where, max_bytes, seen_slugs, report, user)
+            problem = _import_one(path, where, max_bytes, seen_slugs, report, acting_user)
         finally:
             if progress is not None:
                 progress(done, len(files), where)
@@ -244,7 +249,7 @@ def import_paths(
     return report
 
 
-def _import_one(path, where, max_bytes, seen_slugs, report, user) -> str | None:
+def _import_one(path, where, max_bytes, seen_slugs, report, acting_user) -> str | None:
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -270,7 +275,12 @@ def _import_one(path, where, max_bytes, seen_slugs, report, user) -> str | None:
     seen_slugs[slug] = where
     try:
         result = store_document(
-            slug=slug, document=document, raw=raw, filename=path.name, origin=where, user=user
+            slug=slug,
+            document=document,
+            raw=raw,
+            filename=path.name,
+            origin=where,
+            acting_user=acting_user,
         )
     except DomainError as exc:
         return str(exc)

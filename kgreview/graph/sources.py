@@ -20,6 +20,7 @@ from django.db.models import Case, F, Max, Q, TextField, Value, When
 
 from construction.documents import markdown_sections, page_of, section_at
 from construction.types import Section
+from kgreview.core import audit
 from kgreview.core.errors import ValidationFailed
 
 from .models import Source, SourceFile, SourceRevision
@@ -74,13 +75,16 @@ def source_import(
     structure: Mapping | None = None,
     original: bytes | None = None,
     filename: str = "",
-    user=None,
+    acting_user,
 ) -> SourceImportResult:
     """Store a source's text: a new source, a new revision, or nothing if unchanged.
 
     ``structure`` is ``{"sections": [...], "pages": [...]}`` as the document reader
     found it; ``original`` the imported file's bytes. A changed title alone is updated
     in place; the same text and structure are "unchanged" whatever file they came from.
+    ``acting_user`` is who imported it (kept on the revision as ``imported_by``), or
+    ``None`` for an import the system runs on its own (a command, a benchmark). Each
+    change writes one curation log row; an unchanged import writes none.
     """
     try:
         validate_slug(slug)
@@ -119,9 +123,18 @@ def source_import(
         and (current.structure or {}) == structure
     ):
         if source.title != title or source.origin != origin:
+            before = {"title": source.title, "origin": source.origin}
             source.title = title
             source.origin = origin
             source.save(update_fields=["title", "origin", "updated_at"])
+            audit.record(
+                acting_user=acting_user,
+                action="source.retitle",
+                subject=source,
+                summary=f"Renamed the source “{slug}” to “{title}” (its text is unchanged).",
+                before=before,
+                after={"title": title, "origin": origin},
+            )
         return SourceImportResult(source, current, "unchanged")
     number = 1 if created else (source.revisions.aggregate(n=Max("number"))["n"] or 0) + 1
     revision = SourceRevision.objects.create(
@@ -138,12 +151,24 @@ def source_import(
         page_count=len(structure.get("pages") or ()),
         original=_stored_file(original, media_type) if original is not None else None,
         filename=filename,
-        imported_by=user if user is not None and user.is_authenticated else None,
+        imported_by=acting_user if getattr(acting_user, "is_authenticated", False) else None,
     )
     source.current_revision = revision
     source.title = title
     source.origin = origin
     source.save(update_fields=["current_revision", "title", "origin", "updated_at"])
+    audit.record(
+        acting_user=acting_user,
+        action="source.import",
+        subject=source,
+        summary=(
+            f"Imported the source “{title}”."
+            if created
+            else f"Imported revision {number} of the source “{title}”."
+        ),
+        before={} if current is None else {"revision": current.number, "sha256": current.sha256},
+        after={"revision": number, "sha256": digest, "title": title},
+    )
     return SourceImportResult(source, revision, "created" if created else "revised")
 
 

@@ -148,7 +148,7 @@ def _read(uploaded: UploadedFile, max_bytes: int) -> bytes | None:
 
 
 def upload_one(
-    uploaded: UploadedFile, *, user, max_bytes: int, seen: dict[str, str]
+    uploaded: UploadedFile, *, acting_user, max_bytes: int, seen: dict[str, str]
 ) -> UploadResult:
     """Read and store one uploaded file; every failure is a result in words."""
     name = clean_name(uploaded.name or "")
@@ -188,7 +188,7 @@ def upload_one(
             raw=raw,
             filename=name,
             origin=f"upload:{name}",
-            user=user,
+            acting_user=acting_user,
         )
     except DomainError as exc:
         return _failed(name, str(exc))
@@ -203,11 +203,13 @@ def upload_one(
 
 
 def upload_files(
-    files: Iterable[UploadedFile], *, refused: Iterable[str], user, max_bytes: int
+    files: Iterable[UploadedFile], *, refused: Iterable[str], acting_user, max_bytes: int
 ) -> list[UploadResult]:
     """Every file's result, in the order sent; ``refused`` were skipped as too big."""
     seen: dict[str, str] = {}
-    results = [upload_one(f, user=user, max_bytes=max_bytes, seen=seen) for f in files]
+    results = [
+        upload_one(f, acting_user=acting_user, max_bytes=max_bytes, seen=seen) for f in files
+    ]
     results += [_failed(clean_name(name), too_big(max_bytes), 413) for name in refused]
     return results
 

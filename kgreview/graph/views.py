@@ -79,10 +79,10 @@ def relation_action(request: HttpRequest, pk: int) -> HttpResponse:
     action = request.POST.get("action")
     try:
         if action == "retire":
-            services.relation_type_retire(relation=relation)
+            services.relation_type_retire(relation=relation, acting_user=request.user)
             messages.success(request, f'"{relation.key}" retired; its edges and history stay.')
         elif action == "reactivate":
-            services.relation_type_reactivate(relation=relation)
+            services.relation_type_reactivate(relation=relation, acting_user=request.user)
             messages.success(request, f'"{relation.key}" is active again.')
         elif action == "describe":
             label = request.POST.get("label", "").strip()
@@ -94,6 +94,7 @@ def relation_action(request: HttpRequest, pk: int) -> HttpResponse:
                 label=label[:100],
                 verb=verb[:100],
                 description=request.POST.get("description", "")[:5000],
+                acting_user=request.user,
             )
             messages.success(request, f'"{relation.key}" described.')
         else:

@@ -276,13 +276,17 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result) -> list[int]:
             continue
         concept = concepts.get(ends.stands[pk]) or Concept.objects.get(pk=ends.stands[pk])
         alias_ids[pk] = [
-            graph.concept_add_alias(concept=concept, name=n).pk
+            graph.concept_add_alias(
+                concept=concept, name=n, acting_user=reviewer, decision=graph.DECIDING
+            ).pk
             for n in dict.fromkeys(names)
             if graph_selectors.name_owner(name=n) is None
         ]
     for pk, cid in ends.reactivate.items():
         if pk in used:
-            concepts[cid] = graph.concept_reactivate(concept=Concept.objects.get(pk=cid))
+            concepts[cid] = graph.concept_reactivate(
+                concept=Concept.objects.get(pk=cid), acting_user=reviewer, decision=graph.DECIDING
+            )
             created_ids.add(cid)
 
     # Edges: acyclic ones one by one (each checked against what the batch wrote so far),

@@ -373,7 +373,8 @@ def proposal_accept_over_conflicts(
     proposal_ids = sorted({c["id"] for c in conflicts if c.get("kind") == "proposal"})
     retired = []
     for edge in Edge.objects.filter(pk__in=edge_ids, status=Edge.Status.ACTIVE).order_by("pk"):
-        graph.edge_invalidate(edge=edge, reason=why, user=reviewer)
+        # Part of the accept decision written just below, which lists these edges.
+        graph.edge_invalidate(edge=edge, reason=why, acting_user=reviewer, decision=graph.DECIDING)
         retired.append(edge.pk)
     # The accept decision lists the edges it retired, so undoing it restores them.
     out = _accept(

@@ -329,7 +329,7 @@ def merge_undo(*, loser_id: int, user) -> Concept:
         Decision.Action.ACCEPT,
         Decision.Action.EDIT_ACCEPT,
     ):
-        graph.concept_unmerge(loser=loser, user=user)
+        graph.concept_unmerge(loser=loser, acting_user=user)
     else:
         changes = GraphChanges()
         undo = _undo_one(decision, reviewer=user, batch=uuid.uuid4(), changes=changes)

@@ -117,7 +117,7 @@ def _source_upload(request: HttpRequest, files: list, limit: upload.SizeLimit) -
     if not files and not limit.refused:
         return _upload_answer(request, [], 400, NO_FILE)
     results = upload.upload_files(
-        files, refused=limit.refused, user=request.user, max_bytes=limit.max_bytes
+        files, refused=limit.refused, acting_user=request.user, max_bytes=limit.max_bytes
     )
     return _upload_answer(request, results, upload.status_for(results))
 

@@ -60,7 +60,7 @@ def construct(*args) -> dict:
 
 @pytest.fixture
 def rag(db):
-    return graph_services.source_import(slug="rag", title="RAG", text=RAG).source
+    return graph_services.source_import(slug="rag", title="RAG", text=RAG, acting_user=None).source
 
 
 def test_run_queues_proposals_with_evidence_and_records_usage(openai_settings, rag):
@@ -200,7 +200,7 @@ def test_duplicate_in_one_answer_is_proposed_once(openai_settings, rag):
 
 def test_a_cycle_across_two_sources_is_flagged_on_both_proposals(openai_settings, rag):
     """Lesson one: embeddings before RAG; lesson two: RAG before embeddings. Both flagged."""
-    graph_services.source_import(slug="emb", title="Embeddings", text=EMB)
+    graph_services.source_import(slug="emb", title="Embeddings", text=EMB, acting_user=None)
     openai_settings.push(
         answer(edge("embeddings", "RAG"), concepts=[RAG_CONCEPT]),
         answer(edge("RAG", "embeddings", "prerequisite", "Embeddings build on RAG, oddly enough.")),
@@ -217,7 +217,7 @@ def test_a_cycle_across_two_sources_is_flagged_on_both_proposals(openai_settings
 
 def test_concept_proposed_in_one_source_is_known_in_the_next(openai_settings, rag):
     """ "RAG" in the second lesson resolves to the first lesson's proposed concept."""
-    graph_services.source_import(slug="emb", title="Embeddings", text=EMB)
+    graph_services.source_import(slug="emb", title="Embeddings", text=EMB, acting_user=None)
     openai_settings.push(
         answer(edge("embeddings", "Retrieval-augmented generation (RAG)")),
         answer(
@@ -271,7 +271,9 @@ def test_a_new_revision_is_read_again_and_a_vanished_quote_proposes_invalidation
     kept = f.edge(f.concept("Chunking"), rag_c, "part_of", evidence=f.evidence(rev1, quote))
     openai_settings.push(answer(edge("embeddings", "RAG")))
     construct()
-    graph_services.source_import(slug="rag", title="RAG", text=RAG.replace(quote, "Gone.\n"))
+    graph_services.source_import(
+        slug="rag", title="RAG", text=RAG.replace(quote, "Gone.\n"), acting_user=None
+    )
     openai_settings.push(answer(edge("embeddings", "RAG")))
     report = construct()
     assert report["run"]["llm"]["calls"] == 1
@@ -336,7 +338,7 @@ def test_unknown_source_slug_is_an_error_in_words(openai_settings, rag):
 def test_hostile_lesson_text_is_stored_verbatim_in_evidence(openai_settings, db):
     """Script in a lesson is quoted as text; rendering escapes it (see browser tests)."""
     text = "# Evil\n\n<script>alert(1)</script> requires <b>embeddings</b>.\n"
-    graph_services.source_import(slug="evil", title="Evil", text=text)
+    graph_services.source_import(slug="evil", title="Evil", text=text, acting_user=None)
     openai_settings.push(
         answer(
             edge(

@@ -34,7 +34,7 @@ PAIRS = {
 
 def drop(f, slug: str, label: str = "is_an_alternative_to") -> DroppedCandidate:
     """A candidate the construction loop dropped because the relation was unknown."""
-    doc = graph.source_import(slug=slug, title=slug, text=LESSONS[slug]).source
+    doc = graph.source_import(slug=slug, title=slug, text=LESSONS[slug], acting_user=None).source
     run = AgentRun.objects.filter(agent="construct").first() or agent_run_create(
         agent=AgentRun.Agent.CONSTRUCT
     )
@@ -129,6 +129,7 @@ def test_a_requeue_missed_at_accept_time_is_done_by_the_next_discovery(recurring
         verb="is an alternative to",
         directed=False,
         symmetric=True,
+        acting_user=None,
     )
     Proposal.objects.filter(pk=p.pk).update(status="accepted", decided_at=p.created_at)
     run = discover()

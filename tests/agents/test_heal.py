@@ -114,7 +114,7 @@ def test_a_vanished_quote_proposes_invalidation_of_its_edge(f):
         f.concept("Vector search"),
         evidence=f.evidence(doc.current_revision, V1.splitlines()[0]),
     )
-    graph.source_import(slug="rag", title="RAG", text=V2)
+    graph.source_import(slug="rag", title="RAG", text=V2, acting_user=None)
     run = heal()
     (p,) = Proposal.objects.filter(kind="invalidate_edge")
     assert p.payload == {"edge_id": gone.pk, "reason_code": "evidence_gone", "cycle_edge_ids": []}
@@ -138,7 +138,7 @@ def test_a_fact_still_supported_by_an_equivalent_edge_is_kept(f):
             other.current_revision, "Retrieval-augmented generation builds on chunking."
         ),
     )
-    graph.source_import(slug="rag", title="RAG", text=V2)
+    graph.source_import(slug="rag", title="RAG", text=V2, acting_user=None)
     run = heal()
     assert not Proposal.objects.filter(kind="invalidate_edge").exists()
     assert run.stats["evidence_gone"] == 1 and run.stats["still_supported"] == 1

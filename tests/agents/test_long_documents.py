@@ -101,7 +101,9 @@ def construct(*args) -> dict:
 
 def upload(name: str, raw: bytes):
     slug, document = read_upload(raw, filename=name, max_bytes=50_000_000)
-    return store_document(slug=slug, document=document, raw=raw, filename=name, origin=name)
+    return store_document(
+        slug=slug, document=document, raw=raw, filename=name, origin=name, acting_user=None
+    )
 
 
 def handbook_lessons() -> list[tuple[str, str]]:

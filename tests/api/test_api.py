@@ -168,7 +168,7 @@ def test_concept_detail_as_of_shows_the_edges_of_that_time(graph, agent, f):
     """An edge invalidated later still shows as of a time before; not after."""
     _shift(graph["e2"], back=timedelta(hours=2))
     before = timezone.now() - timedelta(hours=1)
-    services.edge_invalidate(edge=graph["e2"], reason="Wrong direction.")
+    services.edge_invalidate(edge=graph["e2"], reason="Wrong direction.", acting_user=None)
     now_body = agent.get(f"/api/v1/concepts/{graph['rag'].pk}").json()
     assert now_body["incoming"] == []
     past_body = agent.get(
@@ -181,7 +181,7 @@ def test_concept_detail_as_of_shows_the_edges_of_that_time(graph, agent, f):
 def test_a_merged_concept_points_at_its_survivor(graph, agent, f):
     """Old ids keep working: the merged concept says where it went."""
     twin = f.concept("Vector retrieval")
-    services.concept_merge(loser=twin, survivor=graph["vs"], reason="Same thing.")
+    services.concept_merge(loser=twin, survivor=graph["vs"], reason="Same thing.", acting_user=None)
     body = agent.get(f"/api/v1/concepts/{twin.pk}").json()
     assert body["status"] == "merged"
     assert body["merged_into"]["id"] == graph["vs"].pk
@@ -328,7 +328,9 @@ def test_edge_explain_says_when_the_evidence_left_the_source(f, agent):
     edge = f.edge(
         f.concept("Embeddings"), f.concept("Vector search"), evidence=f.evidence(rev, quote)
     )
-    services.source_import(slug="rewritten", title="Rewritten", text="Nothing about it now.\n")
+    services.source_import(
+        slug="rewritten", title="Rewritten", text="Nothing about it now.\n", acting_user=None
+    )
     body = agent.get(f"/api/v1/edges/{edge.pk}").json()
     assert body["evidence"]["revision"] == 1
     assert body["evidence"]["current_revision"] == 2
@@ -349,8 +351,10 @@ def test_diff_lists_added_invalidated_and_superseded_edges(graph, agent):
     for e in (graph["e1"], graph["e2"], graph["e3"]):
         _shift(e, back=timedelta(hours=3))
     t0 = timezone.now() - timedelta(hours=1)
-    services.edge_invalidate(edge=graph["e3"], reason="Too vague.")
-    new = services.edge_supersede(edge=graph["e1"], confidence=0.95, reason="Sharper.")
+    services.edge_invalidate(edge=graph["e3"], reason="Too vague.", acting_user=None)
+    new = services.edge_supersede(
+        edge=graph["e1"], confidence=0.95, reason="Sharper.", acting_user=None
+    )
     body = agent.get("/api/v1/diff", {"since": t0.isoformat()}).json()
     assert body["counts"]["invalidated"] == 1
     assert body["invalidated"][0]["id"] == graph["e3"].pk

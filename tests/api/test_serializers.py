@@ -244,7 +244,7 @@ def test_diff_out_fits_its_schema_with_added_invalidated_and_merged(rows, f):
     from kgreview.graph import services
 
     since = timezone.now()
-    services.edge_invalidate(edge=rows["bare"], reason="Too vague.")
+    services.edge_invalidate(edge=rows["bare"], reason="Too vague.", acting_user=None)
     added = f.edge(rows["ls"], rows["vs"], "related")
     Concept.objects.filter(pk=rows["emb"].pk).update(
         status=Concept.Status.MERGED, merged_into=rows["vs"], merged_at=timezone.now()

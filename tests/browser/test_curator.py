@@ -382,7 +382,7 @@ def test_undoing_a_merge_from_the_concept_page_restores_its_names_and_edges(
     vs = f.concept("Vector search")
     f.edge(twin, vs, "builds_on")
     f.edge(f.concept("Prompting"), twin)
-    graph.concept_merge(loser=twin, survivor=rag, reason="Same idea.")
+    graph.concept_merge(loser=twin, survivor=rag, reason="Same idea.", acting_user=None)
     assert not Edge.objects.filter(status="active", source=twin).exists()
     login("curator")
     page.goto(f"{live_server.url}/concepts/{twin.pk}/")
@@ -491,7 +491,7 @@ def test_ontology_counts_active_edges_and_curators_describe_and_retire_types(
     f.edge(b, c)
     f.edge(c, d, "related")
     gone = f.edge(a, d, "applies_to")
-    graph.edge_invalidate(edge=gone, reason="Wrong.")
+    graph.edge_invalidate(edge=gone, reason="Wrong.", acting_user=None)
     login("curator")
     page.goto(f"{live_server.url}/ontology/")
     table = page.locator("#relation-types")
@@ -545,6 +545,7 @@ def test_hostile_names_stay_inert_on_every_curator_page(page, live_server, login
         label=HOSTILE_NAME,
         verb=HOSTILE_NAME,
         description=HOSTILE_TEXT,
+        acting_user=None,
     )
     p = merge_proposal(plain, evil, why=HOSTILE_TEXT)
     evil_user = f.user(HOSTILE_NAME)

@@ -320,7 +320,9 @@ def test_the_panel_says_when_the_quote_is_gone_from_the_current_revision(
     """After the lesson is rewritten without the quote, the panel still shows the quote in
     the revision it came from and says the current revision no longer has it."""
     c = curriculum
-    graph.source_import(slug="vectors", title="Vectors", text="Vectors, rewritten.\n")
+    graph.source_import(
+        slug="vectors", title="Vectors", text="Vectors, rewritten.\n", acting_user=None
+    )
     login("viewer")
     page.goto(f"{live_server.url}/explore/{c['vs'].pk}/?edge={c['builds'].pk}")
     drawn(page, c["vs"].pk)
@@ -411,9 +413,11 @@ def test_the_changes_form_swaps_only_the_results_and_keeps_the_address(
     said in words."""
     c = curriculum
     carla = f.user("carla", role="curator")
-    graph.edge_invalidate(edge=c["contrast"], reason="Not what the lesson contrasts.", user=carla)
+    graph.edge_invalidate(
+        edge=c["contrast"], reason="Not what the lesson contrasts.", acting_user=carla
+    )
     newer = graph.edge_supersede(
-        edge=c["tokens"], user=carla, confidence=0.6, reason="Only sometimes.", why="Hedged."
+        edge=c["tokens"], acting_user=carla, confidence=0.6, reason="Only sometimes.", why="Hedged."
     )
     login("viewer")
     page.goto(f"{live_server.url}/explore/changes/")
@@ -628,6 +632,7 @@ def test_hostile_names_and_evidence_stay_inert_in_the_explorer(
         label=HOSTILE_NAME,
         verb=HOSTILE_NAME,
         description=HOSTILE_TEXT,
+        acting_user=None,
     )
     f.edge(vs, f.concept(HOSTILE_TEXT), "related", reason=HOSTILE_TEXT)
     p = f.edge_proposal(

@@ -475,7 +475,10 @@ INERT = "main script, main img, main svg, main iframe, main a[href^='javascript:
 
 def hostile_world(f):
     doc = graph.source_import(
-        slug="evil", title="<img src=x onerror=alert('title')>", text=HOSTILE_LESSON
+        slug="evil",
+        title="<img src=x onerror=alert('title')>",
+        text=HOSTILE_LESSON,
+        acting_user=None,
     ).source
     rev = doc.current_revision
     existing = f.concept("<script>alert('concept')</script>", aliases=["<b>bold</b>"])

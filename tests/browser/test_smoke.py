@@ -56,7 +56,7 @@ def test_wrong_password_is_explained(page, live_server, f):
 def test_hostile_lesson_renders_inert_in_every_view(page, live_server, login, dialogs, shot):
     """Script, event handlers and javascript: links in a lesson never run."""
     services.source_import(
-        slug="evil", title="<img src=x onerror=alert('title ran')>", text=HOSTILE
+        slug="evil", title="<img src=x onerror=alert('title ran')>", text=HOSTILE, acting_user=None
     )
     login("viewer")
     page.goto(f"{live_server.url}/")

@@ -135,6 +135,7 @@ def long_pdf(slug: str = "book", pages: int = 40):
         structure={"sections": sections, "pages": starts},
         original=b"%PDF-1.4 stand-in",
         filename="book.pdf",
+        acting_user=None,
     ).source
 
 

@@ -155,7 +155,7 @@ def test_slider_is_disabled_in_words_when_no_edge_exists(f):
 
 def test_every_relation_type_gets_its_own_colour_including_new_ones(f, trio):
     """Seeded and curator-added types each have a distinct colour, in the legend too."""
-    services.relation_type_create(key="uses", label="Uses", verb="uses")
+    services.relation_type_create(key="uses", label="Uses", verb="uses", acting_user=None)
     response = _client(f).get(reverse("explorer:concept", args=[trio["vs"].pk]))
     relations = _config(response)["relations"]
     keys = [r["key"] for r in relations]
@@ -193,7 +193,7 @@ def test_home_offers_the_most_connected_concepts_to_start_from(f, trio):
 def test_a_merged_concept_points_to_the_concept_it_was_merged_into(f, trio):
     """The shell of a merged concept says so and links the survivor's neighbourhood."""
     dup = f.concept("Vector retrieval")
-    services.concept_merge(loser=dup, survivor=trio["vs"])
+    services.concept_merge(loser=dup, survivor=trio["vs"], acting_user=None)
     html = _client(f).get(reverse("explorer:concept", args=[dup.pk])).content.decode()
     merged = re.search(r'<p class="flash warn" id="ex-merged">(.*?)</p>', html, re.S).group(1)
     assert "merged into" in merged
@@ -215,12 +215,16 @@ def history(f, trio):
     gone = services.edge_invalidate(
         edge=trio["e1"],
         reason="The lesson no longer says so.",
-        user=curator,
+        acting_user=curator,
         at=timezone.now() - timedelta(days=1),
     )
     replaced = Edge.objects.get(pk=trio["e2"].pk)
     newer = services.edge_supersede(
-        edge=replaced, user=curator, confidence=0.55, reason="Only partly.", why="Weaker claim."
+        edge=replaced,
+        acting_user=curator,
+        confidence=0.55,
+        reason="Only partly.",
+        why="Weaker claim.",
     )
     old = _at(f.edge(f.concept("Tokens"), trio["emb"]), days_ago=30)
     return {
@@ -338,7 +342,7 @@ def test_changes_lists_concepts_added_and_merged(f, trio):
     """A concept created and one merged inside the window appear, the merge with its survivor."""
     fresh = f.concept("Rerankers")
     dup = f.concept("Vector retrieval")
-    services.concept_merge(loser=dup, survivor=trio["vs"])
+    services.concept_merge(loser=dup, survivor=trio["vs"], acting_user=None)
     html = _client(f).get(reverse("explorer:changes")).content.decode()
     added = _section(html, "changes-concepts-added")
     assert f'href="/explore/{fresh.pk}/">Rerankers</a>' in added
@@ -410,7 +414,11 @@ def test_edge_changes_names_moved_endpoints_and_relation(f, trio):
     """A supersession that moves the target and changes the relation says both."""
     other = f.concept("Hybrid search")
     newer = services.edge_supersede(
-        edge=trio["e1"], target=other, relation=f.relation("applies_to"), why="Moved."
+        edge=trio["e1"],
+        target=other,
+        relation=f.relation("applies_to"),
+        why="Moved.",
+        acting_user=None,
     )
     old = Edge.objects.get(pk=trio["e1"].pk)
     words = selectors.edge_changes(old, newer)

@@ -65,7 +65,7 @@ def build(f) -> Built:
     contrasts = f.edge(kw, dense, "contrasts_with", confidence=0.75)
     related = f.edge(emb, vs, "related", reason="Both are about vectors.")
     gone = f.edge(dense, rag, "applies_to", reason="A mistake.")
-    services.edge_invalidate(edge=gone, reason="Wrong.", user=reviewer)
+    services.edge_invalidate(edge=gone, reason="Wrong.", acting_user=reviewer)
     return Built(emb, vs, rag, kw, dense, accepted, builds_on, contrasts, related, gone, reviewer)
 
 

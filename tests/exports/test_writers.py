@@ -362,7 +362,7 @@ def test_writers_stream_in_chunks_with_a_constant_number_of_queries(
     hub = f.concept("Hub")
     long_reason = "Because. " * 400
     for i in range(40):
-        f.edge(hub, f.concept(f"Leaf {i}"), "related", reason=long_reason, decided_by=reviewer)
+        f.edge(hub, f.concept(f"Leaf {i}"), "related", reason=long_reason, acting_user=reviewer)
     for fmt in ("jsonld", "graphml"):
         with django_assert_max_num_queries(7):
             chunks = list(writers.FORMATS[fmt].write(at=timezone.now()))
@@ -408,7 +408,7 @@ def test_as_of_includes_edges_invalidated_since_that_were_active_then(f):
         backdate(c, "created_at", days=10)
     e = f.edge(a, b)
     backdate(e, "recorded_at", "valid_at", days=10)
-    services.edge_invalidate(edge=e, reason="Wrong after all.")
+    services.edge_invalidate(edge=e, reason="Wrong after all.", acting_user=None)
     then = timezone.now() - timedelta(days=5)
 
     (item,) = by_type(jsonld_doc(then), "rdf:Statement")
@@ -425,7 +425,7 @@ def test_as_of_keeps_a_concept_merged_since_and_drops_it_after(f):
     keep, lose = f.concept("Keep"), f.concept("Lose")
     for c in (keep, lose):
         backdate(c, "created_at", days=10)
-    services.concept_merge(loser=lose, survivor=keep)
+    services.concept_merge(loser=lose, survivor=keep, acting_user=None)
     then = timezone.now() - timedelta(days=5)
 
     past = {c["prefLabel"]: c for c in by_type(jsonld_doc(then), "skos:Concept")}

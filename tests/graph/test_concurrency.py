@@ -42,7 +42,7 @@ def test_two_writers_cannot_close_a_prerequisite_cycle_between_them(on_postgres,
 
     def add(src, dst):
         return lambda: services.edge_create(
-            source=src, target=dst, relation=rel, confidence=0.9, reason="race"
+            source=src, target=dst, relation=rel, confidence=0.9, reason="race", acting_user=None
         )
 
     for _ in range(5):
@@ -59,7 +59,9 @@ def test_the_same_edge_added_by_several_writers_lands_once(on_postgres, f):
     rel = f.relation("related")
 
     def add():
-        return services.edge_create(source=a, target=b, relation=rel, confidence=0.8, reason="r")
+        return services.edge_create(
+            source=a, target=b, relation=rel, confidence=0.8, reason="r", acting_user=None
+        )
 
     results = race(add, add, add, add)
     assert sum(isinstance(r, Edge) for r in results) == 1
@@ -72,8 +74,8 @@ def test_concurrent_merges_of_one_loser_leave_one_winner(on_postgres, f):
     loser, s1, s2 = f.concept("Loser"), f.concept("S1"), f.concept("S2")
     f.edge(loser, f.concept("X"))
     results = race(
-        lambda: services.concept_merge(loser=loser, survivor=s1),
-        lambda: services.concept_merge(loser=loser, survivor=s2),
+        lambda: services.concept_merge(loser=loser, survivor=s1, acting_user=None),
+        lambda: services.concept_merge(loser=loser, survivor=s2, acting_user=None),
     )
     wins = [r for r in results if isinstance(r, services.MergeOutcome)]
     assert len(wins) == 1, results

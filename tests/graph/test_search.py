@@ -35,9 +35,9 @@ def test_names_added_after_a_search_are_found_by_the_next(f):
     """The cached name list follows new aliases and merges."""
     emb = f.concept("Embeddings")
     assert all(h.match != "exact" for h in concept_search(q="vector embeddings"))
-    services.concept_add_alias(concept=emb, name="Vector embeddings")
+    services.concept_add_alias(concept=emb, name="Vector embeddings", acting_user=None)
     assert concept_search(q="vector embeddings")[0].match == "exact"
     twin = f.concept("Text embeddings")
-    services.concept_merge(loser=twin, survivor=emb, reason="Same.")
+    services.concept_merge(loser=twin, survivor=emb, reason="Same.", acting_user=None)
     hit = concept_search(q="text embeddings")[0]
     assert hit.concept.pk == emb.pk and hit.match == "exact"

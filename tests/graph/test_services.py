@@ -48,30 +48,30 @@ def test_concept_create_refuses_a_name_taken_by_an_alias(f):
     """A new concept cannot reuse another concept's alias, whatever the case."""
     f.concept("Retrieval-augmented generation", aliases=["RAG"])
     with pytest.raises(NameTaken, match="Retrieval-augmented generation"):
-        services.concept_create(name="rag")
+        services.concept_create(name="rag", acting_user=None)
     assert not Concept.objects.filter(name="rag").exists()
 
 
 def test_concept_create_refuses_empty_and_overlong_names(f):
     """Names are trimmed; nothing left, or more than 200 characters, is an error."""
     with pytest.raises(ValidationFailed, match="empty"):
-        services.concept_create(name="   ")
+        services.concept_create(name="   ", acting_user=None)
     with pytest.raises(ValidationFailed, match="200"):
-        services.concept_create(name="x" * 201)
+        services.concept_create(name="x" * 201, acting_user=None)
 
 
 def test_concept_create_with_a_taken_alias_rolls_back_the_concept(f):
     """An alias clash leaves no half-created concept behind."""
     f.concept("Fine-tuning", aliases=["FT"])
     with pytest.raises(NameTaken):
-        services.concept_create(name="Full training", aliases=["FT"])
+        services.concept_create(name="Full training", aliases=["FT"], acting_user=None)
     assert not Concept.objects.filter(name="Full training").exists()
 
 
 def test_concept_add_alias_and_lookup_by_any_name(f):
     """A concept resolves from its canonical name or any alias, case-insensitively."""
     c = f.concept("Approximate nearest neighbour search")
-    services.concept_add_alias(concept=c, name="ANN")
+    services.concept_add_alias(concept=c, name="ANN", acting_user=None)
     assert selectors.concept_by_name(name="ann") == c
     assert selectors.concept_by_name(name="APPROXIMATE  nearest neighbour search") == c
     assert selectors.concept_by_name(name="HNSW") is None
@@ -82,7 +82,7 @@ def test_concept_add_alias_refuses_another_concepts_name(f):
     f.concept("Transformer")
     c = f.concept("Attention mechanism")
     with pytest.raises(NameTaken, match='"Transformer"'):
-        services.concept_add_alias(concept=c, name="transformer")
+        services.concept_add_alias(concept=c, name="transformer", acting_user=None)
 
 
 # --- edges ------------------------------------------------------------------------------
@@ -120,7 +120,7 @@ def test_edge_create_refuses_self_loops_and_retired_relations(f):
     a, b = f.concept("A"), f.concept("B")
     with pytest.raises(SelfLoop):
         f.edge(a, a)
-    services.relation_type_retire(relation=f.relation("applies_to"))
+    services.relation_type_retire(relation=f.relation("applies_to"), acting_user=None)
     with pytest.raises(InactiveRelation, match="retired"):
         f.edge(a, b, "applies_to")
 
@@ -173,14 +173,14 @@ def test_cycle_check_ignores_retired_edges(f):
     """An invalidated edge no longer closes a cycle."""
     a, b = f.concept("A"), f.concept("B")
     e = f.edge(a, b)
-    services.edge_invalidate(edge=e, reason="wrong")
+    services.edge_invalidate(edge=e, reason="wrong", acting_user=None)
     f.edge(b, a)
 
 
 def test_edge_create_refuses_merged_endpoints(f):
     """Edges attach to survivors, never to merged concepts."""
     a, b, c = f.concept("A"), f.concept("B"), f.concept("C")
-    services.concept_merge(loser=a, survivor=b)
+    services.concept_merge(loser=a, survivor=b, acting_user=None)
     with pytest.raises(ConceptNotActive, match='merged into "B"'):
         f.edge(a, c)
 
@@ -190,7 +190,7 @@ def test_edge_invalidate_keeps_the_row_with_who_and_why(f):
     a, b = f.concept("A"), f.concept("B")
     u = f.user()
     e = f.edge(a, b)
-    services.edge_invalidate(edge=e, reason="The lesson was rewritten.", user=u)
+    services.edge_invalidate(edge=e, reason="The lesson was rewritten.", acting_user=u)
     e.refresh_from_db()
     assert e.status == "invalidated"
     assert e.invalid_at is not None
@@ -201,25 +201,29 @@ def test_edge_invalidate_keeps_the_row_with_who_and_why(f):
 def test_edge_invalidate_twice_is_a_state_conflict(f):
     """A second invalidation is told the edge is already retired."""
     e = f.edge(f.concept("A"), f.concept("B"))
-    services.edge_invalidate(edge=e, reason="first")
+    services.edge_invalidate(edge=e, reason="first", acting_user=None)
     with pytest.raises(StateConflict, match="no longer active"):
-        services.edge_invalidate(edge=e, reason="second")
+        services.edge_invalidate(edge=e, reason="second", acting_user=None)
 
 
 def test_edge_invalidate_needs_a_reason_and_a_sane_time(f):
     """No silent invalidation, and not before the fact held."""
     e = f.edge(f.concept("A"), f.concept("B"))
     with pytest.raises(ValidationFailed):
-        services.edge_invalidate(edge=e, reason="")
+        services.edge_invalidate(edge=e, reason="", acting_user=None)
     with pytest.raises(ValidationFailed):
-        services.edge_invalidate(edge=e, reason="x", at=e.valid_at - timedelta(days=1))
+        services.edge_invalidate(
+            edge=e, reason="x", at=e.valid_at - timedelta(days=1), acting_user=None
+        )
 
 
 def test_edge_supersede_writes_a_new_row_and_retires_the_old(f):
     """An update never edits: the new row points at the row it replaces."""
     a, b = f.concept("A"), f.concept("B")
     old = f.edge(a, b, confidence=0.7)
-    new = services.edge_supersede(edge=old, confidence=0.95, why="Second lesson agrees.")
+    new = services.edge_supersede(
+        edge=old, confidence=0.95, why="Second lesson agrees.", acting_user=None
+    )
     old.refresh_from_db()
     assert old.status == "superseded" and old.invalid_at == new.recorded_at
     assert new.supersedes == old and new.status == "active"
@@ -233,7 +237,12 @@ def test_edge_supersede_can_change_relation_and_direction(f):
     a, b = f.concept("A"), f.concept("B")
     old = f.edge(a, b, "prerequisite")
     new = services.edge_supersede(
-        edge=old, source=b, target=a, relation=f.relation("builds_on"), why="Direction fixed."
+        edge=old,
+        source=b,
+        target=a,
+        relation=f.relation("builds_on"),
+        why="Direction fixed.",
+        acting_user=None,
     )
     assert (new.source, new.target, new.relation.key) == (b, a, "builds_on")
 
@@ -245,7 +254,9 @@ def test_edge_supersede_that_fails_its_checks_changes_nothing(f):
     f.edge(c, a)
     old = f.edge(a, c, "related")
     with pytest.raises(CycleDetected):
-        services.edge_supersede(edge=old, relation=f.relation("prerequisite"), source=a, target=b)
+        services.edge_supersede(
+            edge=old, relation=f.relation("prerequisite"), source=a, target=b, acting_user=None
+        )
     old.refresh_from_db()
     assert old.status == "active"
     assert Edge.objects.count() == 3
@@ -255,15 +266,15 @@ def test_edge_supersede_with_no_change_is_refused(f):
     """An update that changes nothing is an error, not a new row."""
     e = f.edge(f.concept("A"), f.concept("B"))
     with pytest.raises(ValidationFailed, match="Nothing would change"):
-        services.edge_supersede(edge=e, confidence=e.confidence)
+        services.edge_supersede(edge=e, confidence=e.confidence, acting_user=None)
 
 
 def test_edge_supersede_of_a_retired_edge_is_a_state_conflict(f):
     """Only active edges can be updated."""
     e = f.edge(f.concept("A"), f.concept("B"))
-    services.edge_invalidate(edge=e, reason="gone")
+    services.edge_invalidate(edge=e, reason="gone", acting_user=None)
     with pytest.raises(StateConflict):
-        services.edge_supersede(edge=e, confidence=0.1)
+        services.edge_supersede(edge=e, confidence=0.1, acting_user=None)
 
 
 # --- merge ------------------------------------------------------------------------------
@@ -277,7 +288,7 @@ def test_merge_moves_names_and_supersedes_edges_onto_the_survivor(f):
     llm = f.concept("LLM")
     e1 = f.edge(emb, rag2)
     e2 = f.edge(rag2, llm, "applies_to")
-    out = services.concept_merge(loser=rag2, survivor=rag, reason="Same idea.")
+    out = services.concept_merge(loser=rag2, survivor=rag, reason="Same idea.", acting_user=None)
     rag2.refresh_from_db()
     assert rag2.status == "merged" and rag2.merged_into == rag
     assert selectors.concept_by_name(name="RAG") == rag
@@ -300,7 +311,7 @@ def test_merge_invalidates_edges_that_would_become_self_loops_or_duplicates(f):
     between = f.edge(b, a, "related")
     dup_old = f.edge(b, c)
     keep = f.edge(a, c)
-    out = services.concept_merge(loser=b, survivor=a)
+    out = services.concept_merge(loser=b, survivor=a, acting_user=None)
     between.refresh_from_db()
     dup_old.refresh_from_db()
     assert between.status == "invalidated" and "itself" in between.invalidation_reason
@@ -315,7 +326,7 @@ def test_merge_that_would_close_a_cycle_is_refused_and_changes_nothing(f):
     f.edge(a, b)
     f.edge(b, loser)
     with pytest.raises(CycleDetected, match="cycle"):
-        services.concept_merge(loser=loser, survivor=a)
+        services.concept_merge(loser=loser, survivor=a, acting_user=None)
     loser.refresh_from_db()
     assert loser.status == "active"
     assert selectors.concept_by_name(name="L") == loser
@@ -327,19 +338,19 @@ def test_merge_refuses_merged_concepts_and_self_merge(f):
     """A concept cannot be merged twice or into itself."""
     a, b, c = f.concept("A"), f.concept("B"), f.concept("C")
     with pytest.raises(ValidationFailed):
-        services.concept_merge(loser=a, survivor=a)
-    services.concept_merge(loser=a, survivor=b)
+        services.concept_merge(loser=a, survivor=a, acting_user=None)
+    services.concept_merge(loser=a, survivor=b, acting_user=None)
     with pytest.raises(ConceptNotActive):
-        services.concept_merge(loser=a, survivor=c)
+        services.concept_merge(loser=a, survivor=c, acting_user=None)
     with pytest.raises(ConceptNotActive):
-        services.concept_merge(loser=c, survivor=a)
+        services.concept_merge(loser=c, survivor=a, acting_user=None)
 
 
 def test_chained_merges_keep_every_name_resolving_to_the_last_survivor(f):
     """A into B, then B into C: all names resolve to C."""
     a, b, c = f.concept("A"), f.concept("B"), f.concept("C")
-    services.concept_merge(loser=a, survivor=b)
-    services.concept_merge(loser=b, survivor=c)
+    services.concept_merge(loser=a, survivor=b, acting_user=None)
+    services.concept_merge(loser=b, survivor=c, acting_user=None)
     assert {selectors.concept_by_name(name=n) for n in "ABC"} == {c}
 
 
@@ -354,13 +365,14 @@ def test_relation_type_create_retire_and_reactivate(f):
         verb="is an alternative to",
         directed=False,
         symmetric=True,
+        acting_user=None,
     )
-    services.relation_type_retire(relation=rel)
+    services.relation_type_retire(relation=rel, acting_user=None)
     rel.refresh_from_db()
     assert not rel.active and rel.retired_at is not None
     with pytest.raises(StateConflict):
-        services.relation_type_retire(relation=rel)
-    services.relation_type_reactivate(relation=rel)
+        services.relation_type_retire(relation=rel, acting_user=None)
+    services.relation_type_reactivate(relation=rel, acting_user=None)
     rel.refresh_from_db()
     assert rel.active and rel.retired_at is None
 
@@ -368,10 +380,10 @@ def test_relation_type_create_retire_and_reactivate(f):
 def test_relation_type_create_refuses_bad_shapes_and_duplicates(f):
     """Symmetric-and-directed, acyclic-and-undirected, and existing keys are refused."""
     with pytest.raises(NameTaken):
-        services.relation_type_create(key="related", label="x", verb="x")
+        services.relation_type_create(key="related", label="x", verb="x", acting_user=None)
     with pytest.raises(ValidationFailed):
         services.relation_type_create(
-            key="weird", label="Weird", verb="w", directed=True, symmetric=True
+            key="weird", label="Weird", verb="w", directed=True, symmetric=True, acting_user=None
         )
 
 
@@ -380,9 +392,9 @@ def test_relation_type_create_refuses_bad_shapes_and_duplicates(f):
 
 def test_source_import_adds_a_revision_only_when_the_text_changes(f):
     """Same text adds nothing; new text adds revision 2 and keeps revision 1 intact."""
-    first = services.source_import(slug="rag", title="RAG", text="One.\n")
-    again = services.source_import(slug="rag", title="RAG", text="One.\n")
-    changed = services.source_import(slug="rag", title="RAG", text="Two.\n")
+    first = services.source_import(slug="rag", title="RAG", text="One.\n", acting_user=None)
+    again = services.source_import(slug="rag", title="RAG", text="One.\n", acting_user=None)
+    changed = services.source_import(slug="rag", title="RAG", text="Two.\n", acting_user=None)
     assert (first.outcome, again.outcome, changed.outcome) == ("created", "unchanged", "revised")
     assert again.revision == first.revision
     assert changed.revision.number == 2
@@ -395,15 +407,17 @@ def test_source_import_adds_a_revision_only_when_the_text_changes(f):
 def test_source_import_back_to_an_old_text_is_a_new_revision(f):
     """Reverting a lesson is a change too: revision 3 repeats revision 1's text."""
     for text in ("One.\n", "Two.\n", "One.\n"):
-        result = services.source_import(slug="rag", title="RAG", text=text)
+        result = services.source_import(slug="rag", title="RAG", text=text, acting_user=None)
     assert result.revision.number == 3
     assert result.revision.sha256 == services.text_sha256("One.\n")
 
 
 def test_source_import_updates_a_changed_title_without_a_revision(f):
     """A new title alone is metadata, not a new text."""
-    services.source_import(slug="rag", title="RAG", text="One.\n")
-    result = services.source_import(slug="rag", title="RAG, explained", text="One.\n")
+    services.source_import(slug="rag", title="RAG", text="One.\n", acting_user=None)
+    result = services.source_import(
+        slug="rag", title="RAG, explained", text="One.\n", acting_user=None
+    )
     assert result.outcome == "unchanged"
     result.source.refresh_from_db()
     assert result.source.title == "RAG, explained"
@@ -412,9 +426,9 @@ def test_source_import_updates_a_changed_title_without_a_revision(f):
 def test_source_import_refuses_bad_slugs_and_empty_text(f):
     """Slugs are URL-safe; a source needs text."""
     with pytest.raises(ValidationFailed, match="slug"):
-        services.source_import(slug="no spaces", title="x", text="x")
+        services.source_import(slug="no spaces", title="x", text="x", acting_user=None)
     with pytest.raises(ValidationFailed, match="no text"):
-        services.source_import(slug="ok", title="x", text=" \n ")
+        services.source_import(slug="ok", title="x", text=" \n ", acting_user=None)
 
 
 def test_evidence_keeps_pointing_at_its_revision_after_a_rewrite(f):
@@ -423,7 +437,7 @@ def test_evidence_keeps_pointing_at_its_revision_after_a_rewrite(f):
     rev1 = src.current_revision
     ev = f.evidence(rev1, "you should understand embeddings")
     e = f.edge(f.concept("Embeddings"), f.concept("Vector search"), evidence=ev)
-    services.source_import(slug="vs", title="VS", text="Completely new text.\n")
+    services.source_import(slug="vs", title="VS", text="Completely new text.\n", acting_user=None)
     e.refresh_from_db()
     assert e.evidence_revision.text[e.evidence_start : e.evidence_end] == e.evidence_quote
 
@@ -437,9 +451,9 @@ def test_edges_as_of_answers_for_any_moment_of_the_history(f):
     t0 = timezone.now()
     e1 = f.edge(a, b, confidence=0.7)
     t1 = timezone.now()
-    e2 = services.edge_supersede(edge=e1, confidence=0.9, why="more evidence")
+    e2 = services.edge_supersede(edge=e1, confidence=0.9, why="more evidence", acting_user=None)
     t2 = timezone.now()
-    services.edge_invalidate(edge=e2, reason="retracted")
+    services.edge_invalidate(edge=e2, reason="retracted", acting_user=None)
     t3 = timezone.now()
     assert list(selectors.edges_as_of(at=t0)) == []
     assert list(selectors.edges_as_of(at=t1)) == [e1]
@@ -483,8 +497,8 @@ def test_unmerge_brings_back_the_concept_its_names_and_its_edges(f):
     looped = f.edge(rag2, rag, "related")
     dup_src = f.edge(rag2, llm, "applies_to")
     f.edge(rag, llm, "applies_to")
-    services.concept_merge(loser=rag2, survivor=rag)
-    out = services.concept_unmerge(loser=rag2)
+    services.concept_merge(loser=rag2, survivor=rag, acting_user=None)
+    out = services.concept_unmerge(loser=rag2, acting_user=None)
     rag2.refresh_from_db()
     assert rag2.status == "active" and rag2.merged_into is None
     assert selectors.concept_by_name(name="RAG") == rag2
@@ -504,11 +518,11 @@ def test_unmerge_is_refused_when_a_moved_edge_changed_since(f):
     """If someone retired an edge the merge moved, the merge cannot be undone whole."""
     a, b, c = f.concept("A"), f.concept("B"), f.concept("C")
     f.edge(b, c)
-    out = services.concept_merge(loser=b, survivor=a)
+    out = services.concept_merge(loser=b, survivor=a, acting_user=None)
     (_, moved) = out.superseded[0]
-    services.edge_invalidate(edge=moved, reason="Wrong after all.")
+    services.edge_invalidate(edge=moved, reason="Wrong after all.", acting_user=None)
     with pytest.raises(StateConflict, match="can no longer be undone"):
-        services.concept_unmerge(loser=b)
+        services.concept_unmerge(loser=b, acting_user=None)
     b.refresh_from_db()
     assert b.status == "merged"
 
@@ -516,7 +530,7 @@ def test_unmerge_is_refused_when_a_moved_edge_changed_since(f):
 def test_unmerge_of_an_active_concept_is_refused(f):
     """There is nothing to undo on a concept that was never merged."""
     with pytest.raises(StateConflict, match="no merge to undo"):
-        services.concept_unmerge(loser=f.concept("A"))
+        services.concept_unmerge(loser=f.concept("A"), acting_user=None)
 
 
 def test_active_edge_counts_count_both_ends_and_only_active_edges(f, django_assert_num_queries):
@@ -525,7 +539,7 @@ def test_active_edge_counts_count_both_ends_and_only_active_edges(f, django_asse
     f.edge(a, b)
     f.edge(c, a, "related")
     retired = f.edge(b, c)
-    services.edge_invalidate(edge=retired, reason="Wrong.")
+    services.edge_invalidate(edge=retired, reason="Wrong.", acting_user=None)
     with django_assert_num_queries(2):
         counts = selectors.active_edge_counts([a.pk, b.pk, lone.pk])
     assert counts == {a.pk: 2, b.pk: 1, lone.pk: 0}

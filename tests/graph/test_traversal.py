@@ -116,7 +116,7 @@ def test_ball_as_of_reads_the_past(f):
         recorded_at=ab.recorded_at - timedelta(hours=2), valid_at=ab.valid_at - timedelta(hours=2)
     )
     then = timezone.now() - timedelta(hours=1)
-    services.edge_invalidate(edge=Edge.objects.get(pk=ab.pk), reason="Wrong.")
+    services.edge_invalidate(edge=Edge.objects.get(pk=ab.pk), reason="Wrong.", acting_user=None)
     assert set(traversal.ball(start_id=a.pk, depth=3, direction="out", at=then).distance) == {
         a.pk,
         b.pk,

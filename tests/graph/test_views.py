@@ -76,8 +76,8 @@ def kinds(f):
     f.edge(emb, vs)
     orphan = f.concept("Orphan topic")
     loser, survivor = f.concept("Vector searches"), f.concept("Vector index")
-    services.concept_merge(loser=loser, survivor=survivor)
-    retired = services.concept_retire(concept=f.concept("Retired topic"))
+    services.concept_merge(loser=loser, survivor=survivor, acting_user=None)
+    retired = services.concept_retire(concept=f.concept("Retired topic"), acting_user=None)
     return {
         "emb": emb,
         "vs": vs,
@@ -115,7 +115,7 @@ def test_anonymous_curator_posts_go_to_login_and_change_nothing(f):
     """Retire, unmerge and relation changes from a signed-out browser write nothing."""
     orphan = f.concept("Orphan topic")
     loser, survivor = f.concept("Finetuning"), f.concept("Fine-tuning")
-    services.concept_merge(loser=loser, survivor=survivor)
+    services.concept_merge(loser=loser, survivor=survivor, acting_user=None)
     client = client_for(f, "anonymous")
     posts = [
         (reverse("concept-status", args=[orphan.pk]), {"action": "retire"}),
@@ -134,9 +134,9 @@ def test_anonymous_curator_posts_go_to_login_and_change_nothing(f):
 def test_non_curators_cannot_retire_reactivate_or_unmerge_concepts(f, role):
     """Viewers and reviewers get 403 on every concept write, and nothing changes."""
     orphan = f.concept("Orphan topic")
-    retired = services.concept_retire(concept=f.concept("Retired topic"))
+    retired = services.concept_retire(concept=f.concept("Retired topic"), acting_user=None)
     loser, survivor = f.concept("Finetuning"), f.concept("Fine-tuning")
-    services.concept_merge(loser=loser, survivor=survivor)
+    services.concept_merge(loser=loser, survivor=survivor, acting_user=None)
     client = client_for(f, role)
     assert (
         client.post(reverse("concept-status", args=[orphan.pk]), {"action": "retire"}).status_code
@@ -159,7 +159,7 @@ def test_non_curators_cannot_retire_reactivate_or_unmerge_concepts(f, role):
 def test_non_curators_cannot_change_relation_types(f, role):
     """Retire, reactivate and describe are refused with 403 and leave the type as it was."""
     rel = f.relation("related")
-    old = services.relation_type_retire(relation=f.relation("applies_to"))
+    old = services.relation_type_retire(relation=f.relation("applies_to"), acting_user=None)
     client = client_for(f, role)
     url = reverse("relation-action", args=[rel.pk])
     assert client.post(url, {"action": "retire"}).status_code == 403
@@ -385,7 +385,7 @@ def test_concept_detail_offers_retire_to_curators_only_for_orphans(f, curator, v
 
 def test_concept_detail_of_a_retired_concept_offers_reactivation_to_curators(f, curator, viewer):
     """A retired concept says so; curators see a reactivate button, viewers do not."""
-    retired = services.concept_retire(concept=f.concept("Retired topic"))
+    retired = services.concept_retire(concept=f.concept("Retired topic"), acting_user=None)
     mine = page(curator.get(reverse("concept-detail", args=[retired.pk])))
     assert 'class="badge warn">retired' in mine and 'id="reactivate"' in mine
     assert 'id="retire"' not in mine
@@ -395,7 +395,7 @@ def test_concept_detail_of_a_retired_concept_offers_reactivation_to_curators(f, 
 def test_concept_detail_of_a_merged_concept_points_to_the_survivor(f, curator, viewer):
     """A merged concept links its survivor; only curators get the undo button."""
     loser, survivor = f.concept("Finetuning"), f.concept("Fine-tuning")
-    services.concept_merge(loser=loser, survivor=survivor)
+    services.concept_merge(loser=loser, survivor=survivor, acting_user=None)
     mine = page(curator.get(reverse("concept-detail", args=[loser.pk])))
     assert f'Merged into <a href="/concepts/{survivor.pk}/">Fine-tuning</a>' in mine
     assert 'id="unmerge"' in mine and f'action="/concepts/{loser.pk}/unmerge/"' in mine
@@ -465,7 +465,7 @@ def test_retiring_a_concept_with_active_edges_is_refused_in_words(curator, f):
 def test_retiring_a_merged_concept_is_refused_in_words(curator, f):
     """A merged concept cannot be retired; it stays merged into its survivor."""
     loser, survivor = f.concept("Finetuning"), f.concept("Fine-tuning")
-    services.concept_merge(loser=loser, survivor=survivor)
+    services.concept_merge(loser=loser, survivor=survivor, acting_user=None)
     response = curator.post(
         reverse("concept-status", args=[loser.pk]), {"action": "retire"}, follow=True
     )
@@ -475,7 +475,7 @@ def test_retiring_a_merged_concept_is_refused_in_words(curator, f):
 
 def test_curator_reactivates_a_retired_concept(curator, f):
     """Reactivating brings the concept back as active and clears its retirement time."""
-    retired = services.concept_retire(concept=f.concept("Retired topic"))
+    retired = services.concept_retire(concept=f.concept("Retired topic"), acting_user=None)
     response = curator.post(
         reverse("concept-status", args=[retired.pk]), {"action": "reactivate"}, follow=True
     )
@@ -531,7 +531,7 @@ def test_curator_undoes_a_direct_merge_and_gets_the_edges_back(curator, f):
     loser, survivor = f.concept("Finetuning", aliases=["Fine tuning"]), f.concept("Fine-tuning")
     lora = f.concept("LoRA")
     f.edge(lora, loser, "builds_on")
-    services.concept_merge(loser=loser, survivor=survivor)
+    services.concept_merge(loser=loser, survivor=survivor, acting_user=None)
     (moved,) = graph_selectors.edges_active()
     assert moved.target == survivor
     response = curator.post(reverse("concept-unmerge", args=[loser.pk]), follow=True)
@@ -572,8 +572,8 @@ def test_undoing_the_merge_of_an_unmerged_concept_is_refused_in_words(curator, f
 def test_undoing_a_merge_whose_survivor_was_merged_again_is_refused(curator, f):
     """If the survivor was itself merged since, the message says which merge to undo first."""
     a, b, c = f.concept("Finetuning"), f.concept("Fine-tuning"), f.concept("Fine tuning (FT)")
-    services.concept_merge(loser=a, survivor=b)
-    services.concept_merge(loser=b, survivor=c)
+    services.concept_merge(loser=a, survivor=b, acting_user=None)
+    services.concept_merge(loser=b, survivor=c, acting_user=None)
     response = curator.post(reverse("concept-unmerge", args=[a.pk]), follow=True)
     assert flashes(response) == [
         ("error", '"Fine-tuning" was merged again since; undo that merge first.')
@@ -636,7 +636,7 @@ def test_ontology_lists_every_relation_type_with_edges_and_open_proposals(viewer
     f.edge(emb, vs)
     f.edge(f.concept("Tokenization"), emb)
     f.edge_proposal(vs, f.concept("Reranking"))
-    services.relation_type_retire(relation=f.relation("applies_to"))
+    services.relation_type_retire(relation=f.relation("applies_to"), acting_user=None)
     rows = relation_rows(viewer.get(reverse("ontology")))
     assert set(rows) == set(RelationType.objects.values_list("key", flat=True))
     assert rows["prerequisite"] == (2, 1, "active")
@@ -739,7 +739,7 @@ def test_curator_retires_a_relation_type_and_its_edges_stay(curator, f):
 
 def test_retiring_a_retired_relation_type_is_refused_in_words(curator, f):
     """A second retire says the type is already retired and keeps its first retirement time."""
-    rel = services.relation_type_retire(relation=f.relation("related"))
+    rel = services.relation_type_retire(relation=f.relation("related"), acting_user=None)
     first = rel.retired_at
     response = curator.post(
         reverse("relation-action", args=[rel.pk]), {"action": "retire"}, follow=True
@@ -750,7 +750,7 @@ def test_retiring_a_retired_relation_type_is_refused_in_words(curator, f):
 
 def test_curator_reactivates_a_retired_relation_type(curator, f):
     """Reactivation makes the type active again and clears its retirement time."""
-    rel = services.relation_type_retire(relation=f.relation("related"))
+    rel = services.relation_type_retire(relation=f.relation("related"), acting_user=None)
     response = curator.post(
         reverse("relation-action", args=[rel.pk]), {"action": "reactivate"}, follow=True
     )
@@ -859,7 +859,7 @@ def test_a_hostile_relation_description_is_saved_as_is_and_shown_as_text(curator
 
 def test_retired_relation_types_are_listed_after_active_ones(viewer, f):
     """Active types come first, so the vocabulary in use reads at the top."""
-    services.relation_type_retire(relation=f.relation("applies_to"))
+    services.relation_type_retire(relation=f.relation("applies_to"), acting_user=None)
     keys = list(relation_rows(viewer.get(reverse("ontology"))))
     assert keys[-1] == "applies_to"
     assert keys[:-1] == sorted(keys[:-1])

@@ -34,7 +34,9 @@ def stated_twice(settings):
     settings.KG_CHUNK_TOKENS = 60  # each section is a chunk of its own
     raw = TEXT.encode()
     slug, document = read_upload(raw, filename="networks.md", max_bytes=10**6)
-    store_document(slug=slug, document=document, raw=raw, filename="networks.md", origin="t")
+    store_document(
+        slug=slug, document=document, raw=raw, filename="networks.md", origin="t", acting_user=None
+    )
     construct()
     return Proposal.objects.get(kind="add_edge")
 

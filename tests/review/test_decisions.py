@@ -90,7 +90,7 @@ def test_accepting_a_concept_whose_name_exists_links_it_to_that_concept(f, revie
 def test_accepting_a_concept_whose_name_a_curator_retired_is_refused_in_words(f, reviewer):
     """A retired concept is not silently brought back by an agent's proposal."""
     emb = f.concept("Embeddings")
-    graph.concept_retire(concept=emb)
+    graph.concept_retire(concept=emb, acting_user=None)
     p = f.concept_proposal("embeddings")
     with pytest.raises(ProposalStale, match="which a curator retired"):
         decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
@@ -117,11 +117,13 @@ def test_stale_proposals_say_why_retired_relation_merged_endpoint_duplicate(f, r
     """Retired relation types, merged endpoints and existing edges refuse with reasons."""
     a, b, c = f.concept("A concept"), f.concept("B concept"), f.concept("C concept")
     applies = f.edge_proposal(a, b, "applies_to")
-    graph.relation_type_retire(relation=RelationType.objects.get(key="applies_to"))
+    graph.relation_type_retire(
+        relation=RelationType.objects.get(key="applies_to"), acting_user=None
+    )
     with pytest.raises(ProposalStale, match="retired"):
         decisions.proposal_accept(proposal_id=applies.pk, reviewer=reviewer)
     merged = f.edge_proposal(a, c)
-    graph.concept_merge(loser=c, survivor=b)
+    graph.concept_merge(loser=c, survivor=b, acting_user=None)
     with pytest.raises(ProposalStale, match='merged into "B concept"'):
         decisions.proposal_accept(proposal_id=merged.pk, reviewer=reviewer)
     dup = f.edge_proposal(b, a, "related")

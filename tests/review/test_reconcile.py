@@ -84,7 +84,9 @@ def test_editing_only_the_relation_when_the_end_concept_already_exists_accepts(f
     doc = f.lesson()
     tok = f.concept_proposal("Tokenization", doc=doc)
     p = f.edge_proposal(tok, f.concept("Transformers"), doc=doc)
-    existing = graph.concept_create(name="Tokenization")  # behind the queue's back
+    existing = graph.concept_create(
+        name="Tokenization", acting_user=None
+    )  # behind the queue's back
     out = decisions.proposal_edit_accept(
         proposal_id=p.pk, reviewer=reviewer, edits=EdgeEdits(relation="builds_on")
     )
@@ -103,7 +105,9 @@ def test_rejecting_a_concept_whose_name_now_belongs_to_a_concept_repoints_its_ed
     doc = f.lesson()
     ce = f.concept_proposal("Cross-encoder", doc=doc)
     waiting = f.edge_proposal(ce, f.concept("Rerankers"), doc=doc)
-    existing = graph.concept_create(name="Cross-encoder")  # behind the queue's back
+    existing = graph.concept_create(
+        name="Cross-encoder", acting_user=None
+    )  # behind the queue's back
     out = decisions.proposal_reject(proposal_id=ce.pk, reviewer=reviewer, reason_code="duplicate")
     assert end(waiting, "source")["concept_id"] == existing.pk
     assert [d.action for d in out.settled] == ["reresolve"]
@@ -143,7 +147,7 @@ def test_accepting_an_edge_whose_end_was_retired_is_refused_in_words_not_a_500(f
     says the same words (it used to raise AttributeError)."""
     old = f.concept("Bag of words")
     p = f.edge_proposal(old, f.concept("TF-IDF"))
-    graph.concept_retire(concept=old)  # behind the queue's back
+    graph.concept_retire(concept=old, acting_user=None)  # behind the queue's back
     assert proposal_blockers(reload(p)) == [
         '"Bag of words" was retired; a curator can reactivate it from its page, '
         "or choose another concept."
@@ -156,7 +160,7 @@ def test_accepting_an_edge_whose_end_was_retired_is_refused_in_words_not_a_500(f
 def test_accepting_an_edge_whose_end_was_merged_names_the_survivor(f, reviewer):
     emb, dense = f.concept("Embeddings"), f.concept("Dense vectors")
     p = f.edge_proposal(dense, f.concept("Vector search"))
-    graph.concept_merge(loser=dense, survivor=emb)  # behind the queue's back
+    graph.concept_merge(loser=dense, survivor=emb, acting_user=None)  # behind the queue's back
     assert proposal_blockers(reload(p)) == [
         '"Dense vectors" was merged into "Embeddings"; use the surviving concept.'
     ]
@@ -344,7 +348,7 @@ def test_bulk_refuses_in_words_what_one_by_one_would_refuse(f, reviewer, curator
     backward = f.edge_proposal(b, a)
     doc = f.lesson()
     cp = f.concept_proposal("Bee", doc=doc)
-    graph.concept_add_alias(concept=b, name="Bee")  # behind the queue's back
+    graph.concept_add_alias(concept=b, name="Bee", acting_user=None)  # behind the queue's back
     twin = f.edge_proposal(c, cp, "related", doc=doc)
     same = f.edge_proposal(c, b, "related", doc=doc)
     done = f.edge_proposal(a, c)

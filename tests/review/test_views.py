@@ -477,8 +477,8 @@ def test_edge_page_shows_its_whole_life(f, world):
     from kgreview.graph import services as graph
 
     e1 = world["edge"]
-    e2 = graph.edge_supersede(edge=e1, confidence=0.5, why="Weaker than thought.")
-    graph.edge_invalidate(edge=e2, reason="Lesson rewritten.")
+    e2 = graph.edge_supersede(edge=e1, confidence=0.5, why="Weaker than thought.", acting_user=None)
+    graph.edge_invalidate(edge=e2, reason="Lesson rewritten.", acting_user=None)
     html = client_for(f, "viewer").get(reverse("review:edge", args=[e1.pk])).content.decode()
     assert html.index(f"#{e1.pk}") < html.index(f"#{e2.pk}")
     assert "Weaker than thought." in html and "Lesson rewritten." in html
@@ -492,9 +492,9 @@ def test_edge_page_costs_no_queries_per_row(f, world):
     e1 = Edge.objects.get(proposal=world["p_edge"])
     assert e1.evidence_revision_id and e1.decided_by_id
     curator = f.user(role="curator")
-    e2 = graph.edge_supersede(edge=e1, user=curator, confidence=0.5, why="Weaker.")
-    e3 = graph.edge_supersede(edge=e2, user=curator, confidence=0.4, why="Weaker still.")
-    graph.edge_invalidate(edge=e3, user=curator, reason="Lesson rewritten.")
+    e2 = graph.edge_supersede(edge=e1, acting_user=curator, confidence=0.5, why="Weaker.")
+    e3 = graph.edge_supersede(edge=e2, acting_user=curator, confidence=0.4, why="Weaker still.")
+    graph.edge_invalidate(edge=e3, acting_user=curator, reason="Lesson rewritten.")
     client = client_for(f, "viewer")
 
     def queries(pk):

@@ -55,6 +55,7 @@ def pdf_source(
         structure={"sections": sections, "pages": PAGE_STARTS},
         original=original,
         filename=filename,
+        acting_user=None,
     ).source
 
 
@@ -163,6 +164,7 @@ def test_markdown_anchors_follow_the_headings_the_renderer_makes(viewer, f):
             ],
             "pages": [],
         },
+        acting_user=None,
     )
     body = article(viewer.get("/sources/mixed/"))
     assert '<span class="anchor" id="s-0"></span><h2>One</h2>' in body
@@ -180,6 +182,7 @@ def test_a_source_without_sections_or_pages_has_no_outline(viewer, f):
         text="Just words.\n",
         media_type="text/plain",
         text_format="plain",
+        acting_user=None,
     )
     page = viewer.get("/sources/note/").content.decode()
     assert 'class="source-nav"' not in page
@@ -278,7 +281,9 @@ def test_at_and_page_redirect_to_an_anchor(viewer, f, query, fragment):
 def test_at_keeps_the_revision_asked_for(viewer, f):
     """?rev=1&at=... stays on revision 1."""
     pdf_source()
-    source_import(slug="book", title="The book", text="New text.\n", text_format="plain")
+    source_import(
+        slug="book", title="The book", text="New text.\n", text_format="plain", acting_user=None
+    )
     response = viewer.get("/sources/book/?rev=1&page=2")
     assert response["Location"] == "/sources/book/?rev=1#page-2"
 
@@ -316,6 +321,7 @@ def test_an_html_original_is_never_served_inline(viewer):
         media_type="text/html",
         original=b"<script>alert(1)</script><p>Words.</p>",
         filename="page.html",
+        acting_user=None,
     )
     response = viewer.get("/sources/page/original/")
     assert response["Content-Type"] == "text/html"
@@ -360,6 +366,7 @@ def test_an_older_revisions_original_is_asked_for_by_number(viewer):
         original=b"second file",
         filename="book-2.txt",
         media_type="text/plain",
+        acting_user=None,
     )
     assert viewer.get("/sources/book/original/").content == b"second file"
     assert viewer.get("/sources/book/original/?rev=1").content == b"%PDF-1.4 fake"
@@ -415,6 +422,7 @@ def test_a_200_page_pdf_with_hundreds_of_quotes_renders_well_under_a_second(view
         structure={"sections": sections, "pages": starts},
         original=b"%PDF",
         filename="long.pdf",
+        acting_user=None,
     ).source
     revision = doc.current_revision
     Proposal.objects.bulk_create(

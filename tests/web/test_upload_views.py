@@ -397,7 +397,7 @@ def test_a_body_that_is_not_multipart_has_no_files(curator):
 def test_a_file_larger_than_the_limit_is_refused_before_it_is_read():
     """upload_one looks at the size first (a file the handler let through cannot be over)."""
     big = SimpleUploadedFile("big.md", b"x" * 101)
-    result = upload.upload_one(big, user=None, max_bytes=100, seen={})
+    result = upload.upload_one(big, acting_user=None, max_bytes=100, seen={})
     assert (result.ok, result.status) == (False, 413)
     assert result.message.startswith("file is 101 bytes over the limit of 100 bytes")
 

@@ -45,13 +45,13 @@ class AddConceptKind(Kind):
         if concept is not None and concept.status == Concept.Status.RETIRED:
             if proposal.concept_id != concept.pk:  # not this proposal's own concept coming back
                 raise ProposalStale(retired_name_words(name, concept), concept_id=concept.pk)
-            concept = graph.concept_reactivate(concept=concept)
+            concept = graph.concept_reactivate(concept=concept, **step.by)
             record.update(concept_id=concept.pk, created=True)
         elif concept is not None:
             added = []
             for alias in [name, *payload.get("aliases", [])]:
                 if graph_selectors.name_owner(name=alias) is None:
-                    added.append(graph.concept_add_alias(concept=concept, name=alias).pk)
+                    added.append(graph.concept_add_alias(concept=concept, name=alias, **step.by).pk)
             record.update(concept_id=concept.pk, created=False, aliases_added=added)
             out.message = f'"{name}" was already the concept "{concept.name}"; linked to it.'
         else:
@@ -59,7 +59,7 @@ class AddConceptKind(Kind):
                 a for a in payload.get("aliases", []) if graph_selectors.name_owner(name=a) is None
             ]
             concept = graph.concept_create(
-                name=name, description=payload.get("description", ""), aliases=free
+                name=name, description=payload.get("description", ""), aliases=free, **step.by
             )
             record.update(concept_id=concept.pk, created=True)
         proposal.concept = concept
@@ -74,12 +74,12 @@ class AddConceptKind(Kind):
         if not proposal.concept_id:
             return
         if step.after.get("created", True):
-            concept = graph.concept_retire(concept=proposal.concept)
+            concept = graph.concept_retire(concept=proposal.concept, **step.by)
             step.changes.unmade[concept.pk] = proposal.pk
         for alias_id in step.after.get("aliases_added", []):
             alias = ConceptAlias.objects.filter(pk=alias_id).first()
             if alias is not None:
-                graph.concept_remove_alias(concept=proposal.concept, name=alias.name)
+                graph.concept_remove_alias(concept=proposal.concept, name=alias.name, **step.by)
 
     def blockers(self, proposal, reads: BlockerReads) -> list[str]:
         name = proposal.payload["name"]

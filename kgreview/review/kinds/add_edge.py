@@ -169,7 +169,7 @@ def _concept_of(endpoint: dict, step: Step) -> int:
         waiting = Proposal.objects.select_for_update().get(pk=waiting.pk)
         if waiting.is_open:
             return step.accept_needed(waiting)
-    concept = graph.concept_create(name=endpoint["name"])
+    concept = graph.concept_create(name=endpoint["name"], **step.by)
     step.out.concepts.append(concept)
     step.out.changes.named.add(concept.pk)
     return concept.pk
@@ -234,8 +234,7 @@ class AddEdgeKind(Kind):
             evidence=graph.Evidence.of(proposal),
             weight=payload.get("weight", 1.0),
             proposal=proposal,
-            decision=step.decision,
-            decided_by=step.reviewer,
+            **step.by,
         )
         ground(proposal, [source_id, target_id])
         out.edges.append(edge)
@@ -251,16 +250,13 @@ class AddEdgeKind(Kind):
                     f"Edge #{edge.pk} made by this decision was {edge.status} since; "
                     "it can no longer be undone from here."
                 )
-            graph.edge_invalidate(
-                edge=edge, reason=step.why, user=step.reviewer, decision=step.undo
-            )
+            graph.edge_invalidate(edge=edge, reason=step.why, **step.by)
             step.changes.edges_gone.add(edge.pk)
         for edge_id in step.after.get("invalidated_edges", []):
             back = graph.edge_restore(
                 edge=Edge.objects.get(pk=edge_id),
-                user=step.reviewer,
                 why=step.why,
-                decision=step.undo,
+                **step.by,
             )
             step.changes.edges_added.add(back.pk)
 

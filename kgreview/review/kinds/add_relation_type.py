@@ -78,6 +78,7 @@ class AddRelationTypeKind(Kind):
             directed=payload.get("directed", True),
             symmetric=payload.get("symmetric", False),
             acyclic=payload.get("acyclic", False),
+            **step.by,
         )
 
     def undo(self, step: UndoStep) -> None:
@@ -87,7 +88,7 @@ class AddRelationTypeKind(Kind):
             raise StateConflict(
                 f'The relation "{relation.key}" already has edges; retire it instead.'
             )
-        graph.relation_type_retire(relation=relation)
+        graph.relation_type_retire(relation=relation, **step.by)
 
     def claim(self, proposal, relations=None) -> str:
         payload = proposal.payload

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from kgreview.core.errors import ValidationFailed
 from kgreview.graph import bulk as graph_bulk
 from kgreview.graph.models import Concept, Edge, RelationType
+from kgreview.graph.services import DECIDING
 
 from ..changes import GraphChanges
 from ..models import Decision, Proposal
@@ -46,6 +47,12 @@ class Step:
     record: dict
     accept_needed: Callable[[Proposal], int]
 
+    @property
+    def by(self) -> dict:
+        """Who changes the graph, and the decision that is the audit row of the change
+        (``DECIDING`` while it is still to be written, after the change)."""
+        return {"acting_user": self.reviewer, "decision": self.decision or DECIDING}
+
 
 @dataclass
 class UndoStep:
@@ -56,6 +63,11 @@ class UndoStep:
     reviewer: object
     undo: Decision  # the undo decision, which the compensating rows name
     changes: GraphChanges
+
+    @property
+    def by(self) -> dict:
+        """Who compensates, and the undo decision that is the audit row of it."""
+        return {"acting_user": self.reviewer, "decision": self.undo}
 
     @property
     def why(self) -> str:

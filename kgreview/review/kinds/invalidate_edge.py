@@ -46,8 +46,7 @@ class InvalidateEdgeKind(EdgeChangeKind):
         graph.edge_invalidate(
             edge=edge,
             reason=proposal.reason or "Invalidated by a reviewer.",
-            user=step.reviewer,
-            decision=step.decision,
+            **step.by,
         )
         step.out.edges.append(edge)
         step.out.changes.edges_gone.add(edge.pk)
@@ -56,9 +55,8 @@ class InvalidateEdgeKind(EdgeChangeKind):
         """Restore the fact as a new row."""
         back = graph.edge_restore(
             edge=Edge.objects.get(pk=step.proposal.payload["edge_id"]),
-            user=step.reviewer,
             why=step.why,
-            decision=step.undo,
+            **step.by,
         )
         step.changes.edges_added.add(back.pk)
 

@@ -60,10 +60,9 @@ class MergeConceptsKind(Kind):
         merged = graph.concept_merge(
             loser=Concept.objects.get(pk=payload["loser_id"]),
             survivor=Concept.objects.get(pk=payload["survivor_id"]),
-            user=step.reviewer,
             reason=payload.get("why", ""),
             proposal=step.proposal,
-            decision=step.decision,
+            **step.by,
         )
         out = step.out
         out.concepts.append(merged.survivor)
@@ -76,9 +75,7 @@ class MergeConceptsKind(Kind):
     def undo(self, step: UndoStep) -> None:
         """Split the loser off again, with the edges it brought."""
         loser = Concept.objects.get(pk=step.proposal.payload["loser_id"])
-        result = graph.concept_unmerge(
-            loser=loser, user=step.reviewer, reason=step.why, decision=step.undo
-        )
+        result = graph.concept_unmerge(loser=loser, reason=step.why, **step.by)
         step.changes.named.add(loser.pk)
         step.changes.edges_added |= {e.pk for e in result.restored}
 

@@ -51,22 +51,24 @@ class UpdateConceptKind(Kind):
             raise ProposalStale(f"There is no concept #{payload['concept_id']}.")
         status = payload.get("status")
         if status == "retired":
-            concept = graph.concept_retire(concept=concept)
+            concept = graph.concept_retire(concept=concept, **step.by)
             out.changes.retired.add(concept.pk)
         elif status == "active":
-            concept = graph.concept_reactivate(concept=concept)
+            concept = graph.concept_reactivate(concept=concept, **step.by)
             out.changes.named.add(concept.pk)
         else:
             if payload.get("name"):
                 old = concept.name
-                concept, was_alias = graph.concept_rename(concept=concept, name=payload["name"])
+                concept, was_alias = graph.concept_rename(
+                    concept=concept, name=payload["name"], **step.by
+                )
                 record.update(renamed_from=old, renamed_to=concept.name, was_alias=was_alias)
             record["aliases_added"] = [
-                graph.concept_add_alias(concept=concept, name=name).pk
+                graph.concept_add_alias(concept=concept, name=name, **step.by).pk
                 for name in payload.get("add_aliases", [])
             ]
             record["aliases_removed"] = [
-                graph.concept_remove_alias(concept=concept, name=name).pk
+                graph.concept_remove_alias(concept=concept, name=name, **step.by).pk
                 for name in payload.get("remove_aliases", [])
             ]
             out.changes.named.add(concept.pk)
@@ -78,23 +80,25 @@ class UpdateConceptKind(Kind):
         concept = Concept.objects.get(pk=payload["concept_id"])
         status = payload.get("status")
         if status == "retired":
-            graph.concept_reactivate(concept=concept)
+            graph.concept_reactivate(concept=concept, **step.by)
             changes.named.add(concept.pk)
             return
         if status == "active":
-            graph.concept_retire(concept=concept)
+            graph.concept_retire(concept=concept, **step.by)
             changes.retired.add(concept.pk)
             return
         for alias_id in after.get("aliases_removed", []):
-            graph.concept_restore_alias(alias_id=alias_id)
+            graph.concept_restore_alias(alias_id=alias_id, **step.by)
         for alias_id in after.get("aliases_added", []):
             alias = ConceptAlias.objects.filter(pk=alias_id).first()
             if alias is not None:
-                graph.concept_remove_alias(concept=concept, name=alias.name)
+                graph.concept_remove_alias(concept=concept, name=alias.name, **step.by)
         if after.get("renamed_from"):
-            concept, _ = graph.concept_rename(concept=concept, name=after["renamed_from"])
+            concept, _ = graph.concept_rename(
+                concept=concept, name=after["renamed_from"], **step.by
+            )
             if not after.get("was_alias"):
-                graph.concept_remove_alias(concept=concept, name=after["renamed_to"])
+                graph.concept_remove_alias(concept=concept, name=after["renamed_to"], **step.by)
         changes.named.add(concept.pk)
 
     def claim(self, proposal, relations=None) -> str:

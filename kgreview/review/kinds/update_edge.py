@@ -65,9 +65,8 @@ class UpdateEdgeKind(EdgeChangeKind):
             changes["confidence"] = payload["new_confidence"]
         new = graph.edge_supersede(
             edge=edge,
-            user=step.reviewer,
             why=proposal.reason or "Updated by a reviewer.",
-            decision=step.decision,
+            **step.by,
             proposal=proposal,
             **changes,
         )
@@ -83,9 +82,8 @@ class UpdateEdgeKind(EdgeChangeKind):
         old = new.supersedes
         back = graph.edge_supersede(
             edge=new,
-            user=step.reviewer,
             why=step.why,
-            decision=step.undo,
+            **step.by,
             source=old.source,
             target=old.target,
             relation=old.relation,

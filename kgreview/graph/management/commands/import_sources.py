@@ -37,7 +37,10 @@ class Command(BaseCommand):
         if max_bytes < 1:
             raise CommandError("--max-bytes must be at least 1.")
         with progress_bar(self.stdout, "Importing", enabled=not opts["json"]) as advance:
-            report = import_paths(opts["paths"], max_bytes=max_bytes, progress=advance)
+            # The command imports as the system: no person is attached to these revisions.
+            report = import_paths(
+                opts["paths"], max_bytes=max_bytes, acting_user=None, progress=advance
+            )
         if opts["json"]:
             self.stdout.write(json.dumps(report.as_json(), indent=2))
         else:

@@ -1,0 +1,164 @@
+"""What every graph service shares: evidence, the name index's version, the words for
+an unusable concept, row locks, and how a change is attributed in the curation log.
+
+Attribution: each state-changing service takes ``acting_user`` (the person, or ``None``
+for the system's or an agent's own work) and ``decision``. A change made as part of a
+decision on a proposal passes that ``Decision`` row, which is its audit row, so the
+service writes no curation log entry; when the decision is written only after the change
+(an accepted concept is created before the decision that records its id), the caller
+passes ``DECIDING``. Any other change writes one ``AuditEntry`` in its own transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from django.db.models import F
+
+from kgreview.core import audit
+from kgreview.core.errors import EvidenceMismatch
+
+from .. import selectors
+from ..models import Concept, NameIndexVersion, RelationType, SourceRevision
+
+NAME_MAX = 200
+
+
+class _Deciding:
+    """The marker for "part of a decision on a proposal, written after this change"."""
+
+    def __repr__(self) -> str:
+        return "DECIDING"
+
+
+DECIDING = _Deciding()
+
+
+def decision_row(decision):
+    """The ``Decision`` row to link from graph rows (none while it is still to be written)."""
+    return None if decision is DECIDING else decision
+
+
+def audited(
+    *,
+    acting_user,
+    decision,
+    action: str,
+    subject,
+    summary: str | Callable[[], str],
+    before: dict | None = None,
+    after: dict | None = None,
+) -> None:
+    """Write the change's curation log row, unless it is part of a decision (see above).
+
+    ``summary`` may be a function, called only when a row is written: a change made by a
+    decision then pays no query for words nobody reads.
+    """
+    decided = decision is not None
+    audit.record(
+        acting_user=acting_user,
+        action=action,
+        subject=subject,
+        summary="" if decided else summary() if callable(summary) else summary,
+        before=before,
+        after=after,
+        decided=decided,
+    )
+
+
+def quoted(name: str) -> str:
+    """A name as the curation log quotes it."""
+    return f"“{name}”"
+
+
+def user_row(user):
+    """The user to store in a ``*_by`` column: none for an anonymous or missing user."""
+    return user if user is not None and user.is_authenticated else None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A verbatim quote of a source revision: ``revision.text[start:end] == quote``."""
+
+    revision: SourceRevision
+    start: int
+    end: int
+    quote: str
+
+    @classmethod
+    def of(cls, row) -> Evidence | None:
+        """The evidence held in a row's ``evidence_*`` columns (an edge or a proposal)."""
+        if row.evidence_revision_id is None:
+            return None
+        return cls(
+            revision=row.evidence_revision,
+            start=row.evidence_start,
+            end=row.evidence_end,
+            quote=row.evidence_quote,
+        )
+
+    @staticmethod
+    def columns(evidence: Evidence | None) -> dict:
+        """The ``evidence_*`` column values for a row carrying ``evidence`` (or none)."""
+        return {
+            "evidence_revision": evidence.revision if evidence else None,
+            "evidence_start": evidence.start if evidence else None,
+            "evidence_end": evidence.end if evidence else None,
+            "evidence_quote": evidence.quote if evidence else "",
+        }
+
+    def check(self) -> None:
+        text = self.revision.text
+        if not 0 <= self.start < self.end <= len(text):
+            raise EvidenceMismatch(
+                f"Evidence offsets {self.start}..{self.end} fall outside revision "
+                f"{self.revision.number} of {self.revision.source.slug} "
+                f"({len(text)} characters)."
+            )
+        if text[self.start : self.end] != self.quote:
+            raise EvidenceMismatch(
+                f"The quoted evidence does not match revision {self.revision.number} of "
+                f"{self.revision.source.slug} at {self.start}..{self.end}."
+            )
+
+
+def name_index_changed() -> None:
+    """Tell every worker's name index that existing names changed meaning (call in the
+    same transaction as the change)."""
+    updated = NameIndexVersion.objects.filter(pk=1).update(version=F("version") + 1)
+    if not updated:
+        NameIndexVersion.objects.get_or_create(pk=1, defaults={"version": 1})
+
+
+def inactive_words(concept: Concept) -> str:
+    """Why a concept that is not active cannot be used, naming the survivor of a merge."""
+    if concept.status == Concept.Status.MERGED and concept.merged_into_id:
+        survivor = Concept.objects.filter(pk=concept.merged_into_id).only("name").first()
+        return (
+            f'"{concept.name}" was merged into "{survivor.name if survivor else "?"}"; '
+            "use the surviving concept."
+        )
+    if concept.status == Concept.Status.RETIRED:
+        return (
+            f'"{concept.name}" was retired; a curator can reactivate it from its page, '
+            "or choose another concept."
+        )
+    return f'"{concept.name}" is {concept.status}, not active.'
+
+
+def lock_concepts(*ids: int) -> dict[int, Concept]:
+    """Lock concept rows in id order (so concurrent merges cannot deadlock)."""
+    rows = Concept.objects.select_for_update().filter(pk__in=ids).order_by("pk")
+    return {c.pk: c for c in rows}
+
+
+def lock_relation(relation: RelationType) -> RelationType:
+    """Lock a relation row (serialising the edges of an acyclic relation) and read it fresh."""
+    return RelationType.objects.select_for_update().get(pk=relation.pk)
+
+
+def path_words(ids: Sequence[int]) -> str:
+    """A chain of concepts in words: "A → B → C"."""
+    names = selectors.concept_names(ids)
+    return " → ".join(names.get(i, f"#{i}") for i in ids)

@@ -1,0 +1,339 @@
+"""Edges: add one, invalidate one, supersede one with a changed copy, restore a retired
+one. Rows are never edited in place beyond their retirement: a change is a new row that
+points at the row it replaces.
+
+Locking: an edge of an acyclic relation is written while its ``RelationType`` row is
+locked, so two concurrent inserts cannot close a cycle between them; the concepts at
+both ends are locked in id order.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from kgreview.core.errors import SelfLoop, StateConflict, ValidationFailed
+
+from ..models import Concept, Edge, RelationType
+from .common import (
+    Evidence,
+    audited,
+    decision_row,
+    lock_concepts,
+    lock_relation,
+    quoted,
+    user_row,
+)
+from .rows import check_edge, insert_edge, lock_active_edge, lock_for_edge, retire_row
+
+
+def _fact(edge: Edge) -> str:
+    """An edge in words: “Embeddings” is a prerequisite of “Vector search”."""
+    names = dict(
+        Concept.objects.filter(pk__in=[edge.source_id, edge.target_id]).values_list("pk", "name")
+    )
+    return (
+        f"{quoted(names.get(edge.source_id, '?'))} {edge.relation.verb} "
+        f"{quoted(names.get(edge.target_id, '?'))}"
+    )
+
+
+def _columns(edge: Edge) -> dict:
+    """An edge's fact as the curation log keeps it."""
+    return {
+        "source": edge.source_id,
+        "target": edge.target_id,
+        "relation": edge.relation.key,
+        "confidence": edge.confidence,
+        "weight": edge.weight,
+        "reason": edge.reason,
+        "evidence": edge.evidence_quote,
+        "valid_at": edge.valid_at.isoformat(),
+    }
+
+
+def edge_add(
+    *,
+    source_id: int,
+    target_id: int,
+    relation_id: int,
+    confidence: float,
+    reason: str,
+    evidence: Evidence | None = None,
+    weight: float = 1.0,
+    valid_at: datetime | None = None,
+    proposal=None,
+    acting_user,
+    decision=None,
+) -> Edge:
+    """The body of ``edge_create`` for callers already inside a transaction.
+
+    It takes the locks itself and adds no savepoint, so a decision that creates an edge
+    stays a handful of queries. Any error leaves the caller's transaction to roll back.
+    """
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("edge_add must run inside a transaction; use edge_create")
+    relation, concepts = lock_for_edge(relation_id, (source_id, target_id))
+    source, target = concepts[source_id], concepts[target_id]
+    check_edge(
+        source=source,
+        target=target,
+        relation=relation,
+        confidence=confidence,
+        weight=weight,
+        reason=reason,
+        evidence=evidence,
+    )
+    now = timezone.now()
+    edge = insert_edge(
+        source_id=source.pk,
+        target_id=target.pk,
+        relation=relation,
+        weight=weight,
+        confidence=confidence,
+        reason=reason.strip(),
+        evidence=evidence,
+        valid_at=valid_at or now,
+        recorded_at=now,
+        proposal=proposal,
+        decision=decision_row(decision),
+        decided_by=user_row(acting_user),
+        guard=False,
+    )
+    audited(
+        acting_user=acting_user,
+        decision=decision,
+        action="edge.create",
+        subject=edge,
+        summary=lambda: (
+            f"Added the edge {quoted(source.name)} {relation.verb} {quoted(target.name)}."
+        ),
+        after=_columns(edge),
+    )
+    return edge
+
+
+@transaction.atomic
+def edge_create(
+    *,
+    source: Concept,
+    target: Concept,
+    relation: RelationType,
+    confidence: float,
+    reason: str,
+    evidence: Evidence | None = None,
+    weight: float = 1.0,
+    valid_at: datetime | None = None,
+    proposal=None,
+    acting_user,
+    decision=None,
+) -> Edge:
+    """Add an active edge after checking vocabulary, endpoints, evidence, duplicates, cycles."""
+    if source.pk == target.pk:
+        raise SelfLoop(f'An edge cannot join "{source.name}" to itself.')
+    return edge_add(
+        source_id=source.pk,
+        target_id=target.pk,
+        relation_id=relation.pk,
+        confidence=confidence,
+        reason=reason,
+        evidence=evidence,
+        weight=weight,
+        valid_at=valid_at,
+        proposal=proposal,
+        acting_user=acting_user,
+        decision=decision,
+    )
+
+
+@transaction.atomic
+def edge_invalidate(
+    *,
+    edge: Edge,
+    reason: str,
+    acting_user,
+    decision=None,
+    at: datetime | None = None,
+) -> Edge:
+    """Retire an active edge. The row stays, with when, why and by whom."""
+    if not reason.strip():
+        raise ValidationFailed("Say why the edge is invalidated.")
+    edge = lock_active_edge(edge)
+    at = at or timezone.now()
+    if at < edge.valid_at:
+        raise ValidationFailed("An edge cannot be retired before the time it holds from.")
+    retire_row(
+        edge,
+        status=Edge.Status.INVALIDATED,
+        at=at,
+        user=user_row(acting_user),
+        decision=decision_row(decision),
+        reason=reason.strip(),
+    )
+    audited(
+        acting_user=acting_user,
+        decision=decision,
+        action="edge.invalidate",
+        subject=edge,
+        summary=lambda: f"Invalidated the edge {_fact(edge)}.",
+        before={"status": Edge.Status.ACTIVE},
+        after={"status": Edge.Status.INVALIDATED, "reason": edge.invalidation_reason},
+    )
+    return edge
+
+
+_UNSET = object()
+
+
+@transaction.atomic
+def edge_supersede(
+    *,
+    edge: Edge,
+    acting_user,
+    why: str = "",
+    decision=None,
+    proposal=None,
+    source: Concept | None = None,
+    target: Concept | None = None,
+    relation: RelationType | None = None,
+    confidence: float | None = None,
+    weight: float | None = None,
+    reason: str | None = None,
+    evidence: Evidence | None | object = _UNSET,
+    valid_at: datetime | None = None,
+) -> Edge:
+    """Replace an active edge by a new row carrying the changes; the old row is kept.
+
+    The new row is checked like a new edge (vocabulary, endpoints, evidence, duplicates,
+    cycles) against the graph without the old row; if it fails, nothing changes.
+    """
+    old = lock_active_edge(edge)
+    new_relation = lock_relation(relation or old.relation)
+    src_id = source.pk if source else old.source_id
+    dst_id = target.pk if target else old.target_id
+    locked = lock_concepts(src_id, dst_id)
+    new_evidence = Evidence.of(old) if evidence is _UNSET else evidence
+    values = dict(
+        source=locked[src_id],
+        target=locked[dst_id],
+        relation=new_relation,
+        confidence=old.confidence if confidence is None else confidence,
+        weight=old.weight if weight is None else weight,
+        reason=(old.reason if reason is None else reason).strip(),
+        evidence=new_evidence,
+    )
+    if (
+        values["source"].pk == old.source_id
+        and values["target"].pk == old.target_id
+        and new_relation.pk == old.relation_id
+        and values["confidence"] == old.confidence
+        and values["weight"] == old.weight
+        and values["reason"] == old.reason
+        and new_evidence == Evidence.of(old)
+        and (valid_at is None or valid_at == old.valid_at)
+    ):
+        raise ValidationFailed("Nothing would change: the update is the same as the edge.")
+    now = timezone.now()
+    user = user_row(acting_user)
+    retire_row(
+        old,
+        status=Edge.Status.SUPERSEDED,
+        at=now,
+        user=user,
+        decision=decision_row(decision),
+        reason=why.strip() or "Updated.",
+    )
+    check_edge(**values)
+    new = insert_edge(
+        source_id=values["source"].pk,
+        target_id=values["target"].pk,
+        relation=new_relation,
+        weight=values["weight"],
+        confidence=values["confidence"],
+        reason=values["reason"],
+        evidence=new_evidence,
+        valid_at=valid_at or old.valid_at,
+        recorded_at=now,
+        supersedes=old,
+        proposal=proposal,
+        decision=decision_row(decision),
+        decided_by=user,
+    )
+    was, now_is = _columns(old), _columns(new)
+    changed = [k for k in was if was[k] != now_is[k]]
+    audited(
+        acting_user=acting_user,
+        decision=decision,
+        action="edge.supersede",
+        subject=old,
+        summary=lambda: f"Updated the edge {_fact(old)} (now edge #{new.pk}).",
+        before={k: was[k] for k in changed},
+        after={**{k: now_is[k] for k in changed}, "edge": new.pk},
+    )
+    return new
+
+
+@transaction.atomic
+def edge_restore(
+    *,
+    edge: Edge,
+    acting_user,
+    why: str = "",
+    decision=None,
+    proposal=None,
+) -> Edge:
+    """Bring back a retired fact as a new active row that supersedes the retired one.
+
+    Used to undo an invalidation; checked like any new edge (the graph may have changed
+    since). The retired row keeps its history; the new row points at it.
+    """
+    old = Edge.objects.select_for_update().select_related("relation").get(pk=edge.pk)
+    if old.is_active:
+        raise StateConflict(f"Edge #{old.pk} is already active.")
+    if Edge.objects.filter(supersedes=old).exists():
+        raise StateConflict(
+            f"Edge #{old.pk} was already replaced by a newer edge; restore that one instead."
+        )
+    relation = lock_relation(old.relation)
+    locked = lock_concepts(old.source_id, old.target_id)
+    source, target = locked[old.source_id], locked[old.target_id]
+    evidence = Evidence.of(old)
+    check_edge(
+        source=source,
+        target=target,
+        relation=relation,
+        confidence=old.confidence,
+        weight=old.weight,
+        reason=old.reason,
+        evidence=evidence,
+    )
+    new = insert_edge(
+        source_id=source.pk,
+        target_id=target.pk,
+        relation=relation,
+        weight=old.weight,
+        confidence=old.confidence,
+        reason=old.reason,
+        evidence=evidence,
+        valid_at=old.valid_at,
+        recorded_at=timezone.now(),
+        supersedes=old,
+        proposal=proposal or old.proposal,
+        decision=decision_row(decision),
+        decided_by=user_row(acting_user),
+    )
+    audited(
+        acting_user=acting_user,
+        decision=decision,
+        action="edge.restore",
+        subject=old,
+        summary=lambda: (
+            f"Restored the edge {quoted(source.name)} {relation.verb} {quoted(target.name)} "
+            f"(as edge #{new.pk})."
+        ),
+        before={"status": old.status},
+        after={"status": Edge.Status.ACTIVE, "edge": new.pk},
+    )
+    return new

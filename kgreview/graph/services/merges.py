@@ -1,0 +1,285 @@
+"""Merging two concepts and undoing a merge. Nothing is deleted: the loser points at the
+survivor, its edges are superseded by copies on the survivor, and every row the merge
+retired or wrote carries its timestamp, which is how an unmerge finds them again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from kgreview.core.errors import ConceptNotActive, CycleDetected, StateConflict, ValidationFailed
+
+from .. import selectors
+from ..models import Concept, ConceptAlias, Edge
+from .common import (
+    Evidence,
+    audited,
+    decision_row,
+    inactive_words,
+    lock_concepts,
+    name_index_changed,
+    path_words,
+    quoted,
+    user_row,
+)
+from .rows import insert_edge, retire_row, set_retired_status
+
+
+@dataclass
+class MergeOutcome:
+    survivor: Concept
+    loser: Concept
+    superseded: list[tuple[Edge, Edge]] = field(default_factory=list)
+    invalidated: list[Edge] = field(default_factory=list)
+    moved_names: list[str] = field(default_factory=list)
+
+
+@transaction.atomic
+def concept_merge(
+    *,
+    loser: Concept,
+    survivor: Concept,
+    acting_user,
+    reason: str = "",
+    proposal=None,
+    decision=None,
+) -> MergeOutcome:
+    """Merge ``loser`` into ``survivor``; nothing is deleted.
+
+    The loser becomes a merged concept pointing at the survivor, all its names become
+    names of the survivor, and each of its active edges is superseded by a copy on the
+    survivor. A copy that would be a self-loop or repeat a fact the survivor already
+    holds is invalidated instead, with the reason. A merge that would close a cycle in an
+    acyclic relation is refused as a whole.
+    """
+    if loser.pk == survivor.pk:
+        raise ValidationFailed("A concept cannot be merged into itself.")
+    locked = lock_concepts(loser.pk, survivor.pk)
+    loser, survivor = locked[loser.pk], locked[survivor.pk]
+    for concept in (loser, survivor):
+        if not concept.is_active:
+            raise ConceptNotActive(inactive_words(concept), concept_id=concept.pk)
+    now = timezone.now()
+    who = user_row(acting_user)
+    linked = decision_row(decision)
+    outcome = MergeOutcome(survivor=survivor, loser=loser)
+    why = reason or f'"{loser.name}" merged into "{survivor.name}"'
+
+    edges = list(
+        selectors.edges_active()
+        .select_for_update(of=("self",))
+        .filter(Q(source=loser) | Q(target=loser))
+        .select_related("relation", "evidence_revision")
+        .order_by("pk")
+    )
+    acyclic_new: list[Edge] = []
+    for old in edges:
+        src = survivor.pk if old.source_id == loser.pk else old.source_id
+        dst = survivor.pk if old.target_id == loser.pk else old.target_id
+        retire_row(
+            old, status=Edge.Status.SUPERSEDED, at=now, user=who, decision=linked, reason=why
+        )
+        if src == dst:
+            set_retired_status(
+                old,
+                Edge.Status.INVALIDATED,
+                f'{why}: the edge would join "{survivor.name}" to itself.',
+            )
+            outcome.invalidated.append(old)
+            continue
+        existing = selectors.active_edge_between(
+            source_id=src, target_id=dst, relation=old.relation
+        )
+        if existing is not None:
+            set_retired_status(
+                old,
+                Edge.Status.INVALIDATED,
+                f"{why}: the same fact is already held by edge #{existing.pk}.",
+            )
+            outcome.invalidated.append(old)
+            continue
+        new = insert_edge(
+            source_id=src,
+            target_id=dst,
+            relation=old.relation,
+            weight=old.weight,
+            confidence=old.confidence,
+            reason=old.reason,
+            evidence=Evidence.of(old),
+            valid_at=old.valid_at,
+            recorded_at=now,
+            supersedes=old,
+            proposal=proposal or old.proposal,
+            decision=linked or old.decision,
+            decided_by=who or old.decided_by,
+        )
+        outcome.superseded.append((old, new))
+        if old.relation.acyclic:
+            acyclic_new.append(new)
+
+    for new in acyclic_new:
+        path = selectors.relation_path(
+            relation=new.relation, start_id=new.target_id, goal_id=new.source_id
+        )
+        if path is not None:
+            raise CycleDetected(
+                f'Merging "{loser.name}" into "{survivor.name}" would create a '
+                f"{new.relation.key} cycle: {path_words(path + [path[0]])}. "
+                "Invalidate one of those edges first.",
+                path=path,
+            )
+
+    for alias in ConceptAlias.objects.select_for_update().filter(concept=loser):
+        alias.concept = survivor
+        alias.kind = ConceptAlias.Kind.MERGED
+        alias.merged_from = loser
+        alias.save(update_fields=["concept", "kind", "merged_from"])
+        outcome.moved_names.append(alias.name)
+
+    loser.status = Concept.Status.MERGED
+    loser.merged_into = survivor
+    loser.merged_at = now
+    loser.save(update_fields=["status", "merged_into", "merged_at", "updated_at"])
+    name_index_changed()
+    audited(
+        acting_user=acting_user,
+        decision=decision,
+        action="concept.merge",
+        subject=loser,
+        summary=f"Merged the concept {quoted(loser.name)} into {quoted(survivor.name)}.",
+        before={"status": Concept.Status.ACTIVE},
+        after={
+            "status": Concept.Status.MERGED,
+            "merged_into": survivor.pk,
+            "edges_moved": [new.pk for _, new in outcome.superseded],
+            "edges_invalidated": [old.pk for old in outcome.invalidated],
+            "names_moved": outcome.moved_names,
+        },
+    )
+    return outcome
+
+
+@dataclass
+class UnmergeOutcome:
+    loser: Concept
+    survivor: Concept
+    restored: list[Edge] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+
+
+@transaction.atomic
+def concept_unmerge(
+    *, loser: Concept, acting_user, reason: str = "", decision=None
+) -> UnmergeOutcome:
+    """Undo a merge: the loser is a concept again, with its names and edges.
+
+    The merge left a precise trace: the rows it retired and the rows it wrote all carry
+    the merge's timestamp. Each edge the merge moved is moved back (a new row
+    superseding the moved one) and each edge it retired as a self-loop or a repeat is
+    restored. Refused as a whole if a moved edge changed since, or if a restored edge
+    would now close a cycle.
+    """
+    loser = Concept.objects.select_for_update().get(pk=loser.pk)
+    if loser.status != Concept.Status.MERGED:
+        raise StateConflict(f'"{loser.name}" is {loser.status}; there is no merge to undo.')
+    survivor = Concept.objects.select_for_update().get(pk=loser.merged_into_id)
+    if not survivor.is_active:
+        raise StateConflict(f'"{survivor.name}" was merged again since; undo that merge first.')
+    at = loser.merged_at
+    now = timezone.now()
+    who = user_row(acting_user)
+    linked = decision_row(decision)
+    why = reason.strip() or f'Undoing the merge of "{loser.name}" into "{survivor.name}".'
+    outcome = UnmergeOutcome(loser=loser, survivor=survivor)
+    retired = (
+        Edge.objects.select_for_update(of=("self",))
+        .filter(Q(source=loser) | Q(target=loser), invalid_at=at)
+        .exclude(status=Edge.Status.ACTIVE)
+        .select_related("relation", "evidence_revision")
+        .order_by("pk")
+    )
+    acyclic_restored: list[Edge] = []
+    for old in retired:
+        successor = Edge.objects.select_for_update().filter(supersedes=old).first()
+        if old.status == Edge.Status.SUPERSEDED:
+            if successor is None or successor.recorded_at != at:
+                continue  # not moved by this merge
+            if not successor.is_active:
+                raise StateConflict(
+                    f'Edge #{successor.pk}, moved onto "{survivor.name}" by the merge, was '
+                    f"{successor.status} since; the merge can no longer be undone whole."
+                )
+            retire_row(
+                successor,
+                status=Edge.Status.SUPERSEDED,
+                at=now,
+                user=who,
+                decision=linked,
+                reason=why,
+            )
+            supersedes = successor
+        else:
+            if successor is not None:
+                continue  # already brought back by someone
+            supersedes = old
+        restored = insert_edge(
+            source_id=old.source_id,
+            target_id=old.target_id,
+            relation=old.relation,
+            weight=old.weight,
+            confidence=old.confidence,
+            reason=old.reason,
+            evidence=Evidence.of(old),
+            valid_at=old.valid_at,
+            recorded_at=now,
+            supersedes=supersedes,
+            proposal=old.proposal,
+            decision=linked,
+            decided_by=who,
+        )
+        outcome.restored.append(restored)
+        if old.relation.acyclic:
+            acyclic_restored.append(restored)
+    loser.status = Concept.Status.ACTIVE
+    loser.merged_into = None
+    loser.merged_at = None
+    loser.save(update_fields=["status", "merged_into", "merged_at", "updated_at"])
+    for alias in ConceptAlias.objects.select_for_update().filter(merged_from=loser):
+        alias.concept = loser
+        alias.kind = (
+            ConceptAlias.Kind.CANONICAL
+            if alias.name.casefold() == loser.name.casefold()
+            else ConceptAlias.Kind.ALIAS
+        )
+        alias.merged_from = None
+        alias.save(update_fields=["concept", "kind", "merged_from"])
+        outcome.names.append(alias.name)
+    for edge in acyclic_restored:
+        path = selectors.relation_path(
+            relation=edge.relation, start_id=edge.target_id, goal_id=edge.source_id
+        )
+        if path is not None:
+            raise CycleDetected(
+                f"Undoing the merge would bring back a {edge.relation.key} cycle: "
+                f"{path_words(path + [path[0]])}. Invalidate one of those edges first.",
+                path=path,
+            )
+    name_index_changed()
+    audited(
+        acting_user=acting_user,
+        decision=decision,
+        action="concept.unmerge",
+        subject=loser,
+        summary=f"Split the concept {quoted(loser.name)} from {quoted(survivor.name)} again.",
+        before={"status": Concept.Status.MERGED, "merged_into": survivor.pk},
+        after={
+            "status": Concept.Status.ACTIVE,
+            "edges_restored": [e.pk for e in outcome.restored],
+            "names_back": outcome.names,
+        },
+    )
+    return outcome
