@@ -283,7 +283,9 @@ def construct_item_run(
         return item
 
 
-def _construct_item(item, run, extractor: Extractor, reverify, final_attempt) -> AgentRunItem:
+def _construct_item(
+    item, run, extractor: Extractor | None, reverify, final_attempt
+) -> AgentRunItem:
     started = time.perf_counter()
     extractor = extractor or adapters.extractor_for(run.provider)
     xkey = adapters.extractor_key(extractor)
