@@ -69,29 +69,39 @@ def find_chain(
         if max_nodes is not None and len(ahead) + len(behind) > max_nodes:
             return None, []
         depth += 1
-        following: list[N] = []
         nf, nb = len(forwards), len(backwards)
         if nf < nb or (nf == nb and reached <= passed):
-            for edge, v, w in forward(forwards):
-                if w in behind:  # the edge v -> w joins the two trees
-                    return _chain(ahead, behind, v, edge, w), []
-                if w not in ahead:
-                    ahead[w] = (edge, v)
-                    following.append(w)
-            forwards = following
-            reached += len(following)
+            forwards, met = _widen(forward, forwards, ahead, behind)
+            reached += len(forwards)
+            if met is not None:  # the edge v -> w joins the two trees
+                edge, v, w = met
+                return _chain(ahead, behind, v, edge, w), []
         else:
-            for edge, v, w in backward(backwards):
-                if w in ahead:  # the edge w -> v joins the two trees
-                    return _chain(ahead, behind, w, edge, v), []
-                if w not in behind:
-                    behind[w] = (edge, v)
-                    following.append(w)
-            backwards = following
-            passed += len(following)
+            backwards, met = _widen(backward, backwards, behind, ahead)
+            passed += len(backwards)
+            if met is not None:  # the edge w -> v joins the two trees
+                edge, v, w = met
+                return _chain(ahead, behind, w, edge, v), []
     if not forwards:
         return None, [n for n in ahead if n != start]
     return None, [n for n in behind if n != goal]
+
+
+def _widen(
+    steps: Steps[N, E],
+    frontier: list[N],
+    own: dict[N, tuple[E, N] | None],
+    other: dict[N, tuple[E, N] | None],
+) -> tuple[list[N], tuple[E, N, N] | None]:
+    """One side's next frontier, recorded in ``own``; or the first step into ``other``."""
+    following: list[N] = []
+    for edge, v, w in steps(frontier):
+        if w in other:
+            return following, (edge, v, w)
+        if w not in own:
+            own[w] = (edge, v)
+            following.append(w)
+    return following, None
 
 
 def _chain(

@@ -137,6 +137,19 @@ def pairs_in(members: Sized) -> int:
     return len(members) * (len(members) - 1) // 2
 
 
+def _counted(members: Sized, stats: dict[str, int], max_block: int) -> bool:
+    """Whether a block's members are to be compared, counted in ``stats`` either way:
+    a block of one is no block, one over ``max_block`` is skipped."""
+    if len(members) < 2:
+        return False
+    stats["blocks"] += 1
+    if len(members) > max_block:
+        stats["oversized_blocks_skipped"] += 1
+        return False
+    stats["pairs_compared"] += pairs_in(members)
+    return True
+
+
 def exact_and_compact_pass(
     names: list[Name], offer: Offer, stats: dict[str, int], max_block: int
 ) -> None:
@@ -153,13 +166,8 @@ def exact_and_compact_pass(
         (by_compact, COMPACT_SCORE, "compact"),
     ):
         for members in group.values():
-            if len(members) < 2:
+            if not _counted(members, stats, max_block):
                 continue
-            stats["blocks"] += 1
-            if len(members) > max_block:
-                stats["oversized_blocks_skipped"] += 1
-                continue
-            stats["pairs_compared"] += pairs_in(members)
             for x, y in combinations(members, 2):
                 if x.owner != y.owner and x.identity == y.identity:
                     offer(score, kind, x, y)
@@ -204,13 +212,8 @@ def fuzzy_pass(
         for block in fuzzy_block_keys(n.key):
             blocks[block].append(index)
     for members in blocks.values():
-        if len(members) < 2:
+        if not _counted(members, stats, max_block):
             continue
-        stats["blocks"] += 1
-        if len(members) > max_block:
-            stats["oversized_blocks_skipped"] += 1
-            continue
-        stats["pairs_compared"] += pairs_in(members)
         choices = [forms[m] for m in members]
         for row in range(len(members) - 1):
             x = usable[members[row]]
