@@ -13,22 +13,14 @@ from __future__ import annotations
 from datetime import datetime
 
 from kgreview.graph import traversal
-from kgreview.graph.history import GraphDiff
+from kgreview.graph.history import EDGE_RELATED, GraphDiff
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.search import SearchHit
 from kgreview.graph.sources import RevisionPlaces
 from kgreview.review import history as review_history
 
 # What an edge's explanation reads beside the edge itself, in the same query.
-EXPLAIN_RELATED = (
-    "source",
-    "target",
-    "relation",
-    "evidence_revision__source",
-    "decided_by",
-    "invalidated_by",
-    "evidence_revision__source__current_revision",
-)
+EXPLAIN_RELATED = (*EDGE_RELATED, "evidence_revision__source__current_revision")
 
 
 def concept_ref(concept: Concept) -> dict:
