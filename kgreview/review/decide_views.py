@@ -76,6 +76,16 @@ def _refused(request, f, proposal_id: int, cursor: str, exc: DomainError, **extr
     return redirect(_focus_url(f, id=proposal_id, trail=_trail_text(trail)))
 
 
+def _posted(request, form_class) -> tuple:
+    """The queue's filter and the decision form's fields. The form reads leniently: its
+    fields are optional, and what they must hold (a reason to reject) the service judges
+    and says in its words."""
+    f, _ = _filter_from(request, request.POST)
+    form = form_class(request.POST)
+    form.is_valid()
+    return f, form.cleaned_data
+
+
 def _decide(request, f, pk: int, cursor: str, service, version, *, refused=None, **details):
     """Take the decision ``service`` makes on proposal ``pk`` as this reviewer, at the
     ``version`` the card showed. Returns (its outcome, None), or (None, the page that says
@@ -109,10 +119,7 @@ def _accept_words(pk: int, out) -> str:
 @login_required
 @decide_required
 def accept(request: HttpRequest, pk: int) -> HttpResponse:
-    f, _ = _filter_from(request, request.POST)
-    form = AcceptForm(request.POST)
-    form.is_valid()  # every field is optional and read leniently
-    data = form.cleaned_data
+    f, data = _posted(request, AcceptForm)
     cursor = data["cursor"]
     if data["over_conflicts"]:
         service, details = decisions.proposal_accept_over_conflicts, {}
@@ -131,10 +138,7 @@ def accept(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @decide_required
 def reject(request: HttpRequest, pk: int) -> HttpResponse:
-    f, _ = _filter_from(request, request.POST)
-    form = RejectForm(request.POST)
-    form.is_valid()  # the reason is judged by the service, in its words
-    data = form.cleaned_data
+    f, data = _posted(request, RejectForm)
     cursor, reason = data["cursor"], data["reason_code"]
     out, refusal = _decide(
         request,
