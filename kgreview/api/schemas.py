@@ -6,6 +6,13 @@ from datetime import datetime
 
 from ninja import Field, Schema
 
+# Where a quote stands in its document, said alike wherever evidence is shown.
+PAGE_WORDS = (
+    "The page the quote starts on, from 1, in a paged document (a PDF); "
+    "null for formats without pages."
+)
+SECTION_WORDS = "The headings the quote sits under, outermost first; [] for none."
+
 
 class Error(Schema):
     detail: str
@@ -46,13 +53,8 @@ class EvidenceOut(Schema):
     start: int
     end: int
     quote: str
-    page: int | None = Field(
-        description="The page the quote starts on, from 1, in a paged document (a PDF); "
-        "null for formats without pages."
-    )
-    section: list[str] = Field(
-        description="The headings the quote sits under, outermost first; [] for none."
-    )
+    page: int | None = Field(description=PAGE_WORDS)
+    section: list[str] = Field(description=SECTION_WORDS)
 
 
 class EdgeOut(Schema):
@@ -179,13 +181,8 @@ class EvidenceContextOut(Schema):
     before: str
     after: str
     in_current_revision: bool
-    page: int | None = Field(
-        description="The page the quote starts on, from 1, in a paged document (a PDF); "
-        "null for formats without pages."
-    )
-    section: list[str] = Field(
-        description="The headings the quote sits under, outermost first; [] for none."
-    )
+    page: int | None = Field(description=PAGE_WORDS)
+    section: list[str] = Field(description=SECTION_WORDS)
 
 
 class AgentOut(Schema):

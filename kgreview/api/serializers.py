@@ -1,9 +1,11 @@
 """The API's answers, built by one small function per shape of ``schemas.py``.
 
 Each function takes rows already read (or, for edges, the query to read them from) and
-returns the plain dict its schema describes; the endpoints render these dicts straight
-to JSON (see ``app.served``), and tests/api/test_serializers.py holds each one to its
-schema. Keys keep the schema's order, which is the order the JSON is written in.
+returns the plain dict its schema describes (``edge_explanation`` also reads the edge's
+history, so that the endpoint and its test compose the explanation one way); the
+endpoints render these dicts straight to JSON (see ``app.served``), and
+tests/api/test_serializers.py holds each one to its schema. Keys keep the schema's
+order, which is the order the JSON is written in.
 """
 
 from __future__ import annotations
@@ -11,13 +13,14 @@ from __future__ import annotations
 from datetime import datetime
 
 from kgreview.graph import traversal
-from kgreview.graph.history import GraphDiff
+from kgreview.graph.history import EDGE_RELATED, GraphDiff
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.search import SearchHit
 from kgreview.graph.sources import RevisionPlaces
+from kgreview.review import history as review_history
 
 # What an edge's explanation reads beside the edge itself, in the same query.
-EDGE_RELATED = ("source", "target", "relation", "evidence_revision__source", "decided_by")
+EXPLAIN_RELATED = (*EDGE_RELATED, "evidence_revision__source__current_revision")
 
 
 def concept_ref(concept: Concept) -> dict:
@@ -312,23 +315,41 @@ def explain_out(
         if proposal is None
         else {
             "id": proposal.pk,
-            "kind": proposal.kind,
-            "confidence": proposal.confidence,
-            "reason": proposal.reason,
-            "created_at": proposal.created_at,
+            **_attributes(proposal, "kind", "confidence", "reason", "created_at"),
             "agent": None
             if run is None
-            else {
-                "run_id": run.pk,
-                "agent": run.agent,
-                "provider": run.provider,
-                "model": run.model,
-            },
+            else {"run_id": run.pk, **_attributes(run, "agent", "provider", "model")},
         },
         "trail": info["trail"],
         "supersedes": info["supersedes"],
         "superseded_by": info["superseded_by"],
     }
+
+
+def _attributes(row, *names: str) -> dict:
+    """The named attributes of ``row``, under their own names, in that order."""
+    return {name: getattr(row, name) for name in names}
+
+
+def edge_explanation(edge: Edge, *, at: datetime | None) -> dict:
+    """``ExplainOut`` for an edge read with ``EXPLAIN_RELATED``: its history as of ``at``
+    and its evidence with the quote's place (the revision came with the edge, so placing
+    the quote costs no query)."""
+    info = review_history.edge_explain(edge=edge, at=at)
+    places = RevisionPlaces([edge.evidence_revision] if edge.evidence_revision_id else [])
+    evidence = info["evidence"]
+    if evidence is not None:
+        evidence = {
+            **evidence,
+            **places.place(edge.evidence_revision_id, edge.evidence_start).as_json(),
+        }
+    return explain_out(
+        edge=edge,
+        info=info,
+        at=at,
+        edge_row=edges_by_id([edge.pk], places)[edge.pk],
+        evidence=evidence,
+    )
 
 
 def diff_out(d: GraphDiff, rows: dict[int, dict]) -> dict:

@@ -101,32 +101,30 @@ def _num(value: float) -> str:
     return f"{value:.2f}"
 
 
+# What an edge's newer row can change, in the order it is told: its name in words, what
+# tells the two rows apart, and how a value is shown (None: the change is only named).
+_CHANGES = (
+    ("source", lambda e: e.source_id, lambda e: e.source.name),
+    ("relation", lambda e: e.relation_id, lambda e: e.relation.label),
+    ("target", lambda e: e.target_id, lambda e: e.target.name),
+    ("confidence", lambda e: e.confidence, lambda e: _num(e.confidence)),
+    ("weight", lambda e: e.weight, lambda e: _num(e.weight)),
+    ("reason", lambda e: e.reason, lambda e: f"“{e.reason}”"),
+    ("evidence", lambda e: (e.evidence_revision_id, e.evidence_start, e.evidence_end), None),
+    ("holds from", lambda e: e.valid_at, None),
+)
+
+
 def edge_changes(old: Edge, new: Edge | None) -> list[str]:
     """What the newer row changed, in words: endpoints, relation, confidence, weight,
     reason, evidence, and when the fact holds from."""
     if new is None:
         return ["The replacing row is not recorded."]
-    words = []
-    if old.source_id != new.source_id:
-        words.append(f"source {old.source.name} → {new.source.name}")
-    if old.relation_id != new.relation_id:
-        words.append(f"relation {old.relation.label} → {new.relation.label}")
-    if old.target_id != new.target_id:
-        words.append(f"target {old.target.name} → {new.target.name}")
-    if old.confidence != new.confidence:
-        words.append(f"confidence {_num(old.confidence)} → {_num(new.confidence)}")
-    if old.weight != new.weight:
-        words.append(f"weight {_num(old.weight)} → {_num(new.weight)}")
-    if old.reason != new.reason:
-        words.append(f"reason “{old.reason}” → “{new.reason}”")
-    if (old.evidence_revision_id, old.evidence_start, old.evidence_end) != (
-        new.evidence_revision_id,
-        new.evidence_start,
-        new.evidence_end,
-    ):
-        words.append("evidence")
-    if old.valid_at != new.valid_at:
-        words.append("holds from")
+    words = [
+        name if shown is None else f"{name} {shown(old)} → {shown(new)}"
+        for name, key, shown in _CHANGES
+        if key(old) != key(new)
+    ]
     return words or ["nothing visible (same claim, re-recorded)"]
 
 

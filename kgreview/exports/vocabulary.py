@@ -10,6 +10,7 @@ stored an earlier export, so add terms, never rename them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -188,34 +189,24 @@ def expand(compact: str) -> str:
 # --- Identifiers (compact IRIs, expanded by the context) ----------------------------------
 
 
-def concept_iri(pk: int) -> str:
-    return f"concepts:{pk}"
+def _identifier(prefix: str) -> Callable[[int | str], str]:
+    """The maker of one kind of identifier: ``prefix:key``, the key quoted so that the
+    IRI stays valid whatever a slug, key or username holds (a number quotes to itself)."""
+
+    def iri(key: int | str) -> str:
+        return f"{prefix}:{quote(str(key), safe='')}"
+
+    return iri
 
 
-def edge_iri(pk: int) -> str:
-    return f"edges:{pk}"
-
-
-def relation_iri(key: str) -> str:
-    # Keys are slugs ([-a-zA-Z0-9_]); quoting keeps the IRI valid whatever a key becomes.
-    return "rel:" + quote(key, safe="")
-
-
-def source_iri(slug: str) -> str:
-    return "sources:" + quote(slug, safe="")
+concept_iri = _identifier("concepts")
+edge_iri = _identifier("edges")
+relation_iri = _identifier("rel")
+source_iri = _identifier("sources")
+proposal_iri = _identifier("proposals")
+decision_iri = _identifier("decisions")
+user_iri = _identifier("users")
 
 
 def revision_iri(slug: str, number: int) -> str:
     return f"{source_iri(slug)}/revisions/{number}"
-
-
-def proposal_iri(pk: int) -> str:
-    return f"proposals:{pk}"
-
-
-def decision_iri(pk: int) -> str:
-    return f"decisions:{pk}"
-
-
-def user_iri(username: str) -> str:
-    return "users:" + quote(username, safe="")

@@ -7,7 +7,7 @@ from datetime import datetime
 from django.utils import dateformat, timezone
 
 from .charts.calibration import Bin, reliability_diagram
-from .charts.daily import Series, line_chart, stacked_bars
+from .charts.daily import Series, day_chart
 from .charts.rates import BarRow, GateRow, interval_bars
 from .charts.rates import gate_chart as draw_gate_chart
 from .charts.svg import ACCENT, AMBER, FEW, INK, OK, PALETTE, nice_max, pct
@@ -61,7 +61,8 @@ def queue_chart(history: QueueHistory, days: int):
             for lab, p in zip(labels, history.points, strict=True)
         ]
 
-    return line_chart(
+    return day_chart(
+        kind="lines",
         chart_id="chart-queue",
         title=f"Open proposals over {window_label(days)}",
         desc=(
@@ -118,7 +119,8 @@ def activity_chart(activity: ReviewerActivity, days: int):
         ]
         series.append(Series(name, values, colour, tooltips))
     busiest = activity.rows[0] if activity.rows else None
-    return stacked_bars(
+    return day_chart(
+        kind="stacked_bars",
         chart_id="chart-reviewers",
         title=f"Decisions per reviewer over {window_label(days)}",
         desc=(

@@ -68,12 +68,7 @@ def undo(request: HttpRequest) -> HttpResponse:
     notice += "; back in the queue."
     if back_to_queue:
         messages.success(request, notice)
-        url = reverse("review:queue") + (f"?{f.query()}" if f.query() else "")
-        if request.htmx:
-            response = HttpResponse(status=204)
-            response["HX-Redirect"] = url
-            return response
-        return redirect(url)
+        return _to_queue(request, f)
     # Back to exactly the card that was undone, its place in the trail restored.
     first_id = result.first_proposal_id
     if first_id in trail:
@@ -92,13 +87,18 @@ def _undo_refused(request, f, trail, words: str, *, back_to_queue: bool = False)
         return _render_card(request, _next(request, f), f, trail=trail, error=words)
     messages.error(request, words)
     if back_to_queue:
-        url = reverse("review:queue") + (f"?{f.query()}" if f.query() else "")
-        if request.htmx:
-            response = HttpResponse(status=204)
-            response["HX-Redirect"] = url
-            return response
-        return redirect(url)
+        return _to_queue(request, f)
     return redirect(_focus_url(f))
+
+
+def _to_queue(request, f) -> HttpResponse:
+    """Back to the queue under the same filter: a full page load, with htmx too."""
+    url = reverse("review:queue") + (f"?{f.query()}" if f.query() else "")
+    if request.htmx:
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = url
+        return response
+    return redirect(url)
 
 
 # --- Bulk -------------------------------------------------------------------------------

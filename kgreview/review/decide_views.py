@@ -76,6 +76,32 @@ def _refused(request, f, proposal_id: int, cursor: str, exc: DomainError, **extr
     return redirect(_focus_url(f, id=proposal_id, trail=_trail_text(trail)))
 
 
+def _posted(request, form_class) -> tuple:
+    """The queue's filter and the decision form's fields. The form reads leniently: its
+    fields are optional, and what they must hold (a reason to reject) the service judges
+    and says in its words."""
+    f, _ = _filter_from(request, request.POST)
+    form = form_class(request.POST)
+    form.is_valid()
+    return f, form.cleaned_data
+
+
+def _decide(request, f, pk: int, cursor: str, service, version, *, refused=None, **details):
+    """Take the decision ``service`` makes on proposal ``pk`` as this reviewer, at the
+    ``version`` the card showed. Returns (its outcome, None), or (None, the page that says
+    why it could not be taken, with ``refused`` passed on to it). A decision the person
+    may not take is a 403, a proposal that does not exist a 404."""
+    try:
+        out = service(proposal_id=pk, reviewer=request.user, version=version, **details)
+    except decisions.NotAllowed as exc:
+        raise PermissionDenied(str(exc)) from exc
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+    except DomainError as exc:
+        return None, _refused(request, f, pk, cursor, exc, **(refused or {}))
+    return out, None
+
+
 def _accept_words(pk: int, out) -> str:
     words = f"Accepted #{pk}"
     if out.also_decided:
@@ -93,30 +119,16 @@ def _accept_words(pk: int, out) -> str:
 @login_required
 @decide_required
 def accept(request: HttpRequest, pk: int) -> HttpResponse:
-    f, _ = _filter_from(request, request.POST)
-    form = AcceptForm(request.POST)
-    form.is_valid()  # every field is optional and read leniently
-    data = form.cleaned_data
+    f, data = _posted(request, AcceptForm)
     cursor = data["cursor"]
-    try:
-        if data["over_conflicts"]:
-            out = decisions.proposal_accept_over_conflicts(
-                proposal_id=pk, reviewer=request.user, version=data["version"]
-            )
-        else:
-            out = decisions.proposal_accept(
-                proposal_id=pk,
-                reviewer=request.user,
-                version=data["version"],
-                note=data["note"],
-                merge_survivor=data["survivor"],
-            )
-    except decisions.NotAllowed as exc:
-        raise PermissionDenied(str(exc)) from exc
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
-    except DomainError as exc:
-        return _refused(request, f, pk, cursor, exc)
+    if data["over_conflicts"]:
+        service, details = decisions.proposal_accept_over_conflicts, {}
+    else:
+        service = decisions.proposal_accept
+        details = {"note": data["note"], "merge_survivor": data["survivor"]}
+    out, refusal = _decide(request, f, pk, cursor, service, data["version"], **details)
+    if refusal is not None:
+        return refusal
     return _after_decision(
         request, f, cursor, notice=_accept_words(pk, out), outcome=out, decided=pk
     )
@@ -126,25 +138,21 @@ def accept(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @decide_required
 def reject(request: HttpRequest, pk: int) -> HttpResponse:
-    f, _ = _filter_from(request, request.POST)
-    form = RejectForm(request.POST)
-    form.is_valid()  # the reason is judged by the service, in its words
-    data = form.cleaned_data
+    f, data = _posted(request, RejectForm)
     cursor, reason = data["cursor"], data["reason_code"]
-    try:
-        out = decisions.proposal_reject(
-            proposal_id=pk,
-            reviewer=request.user,
-            reason_code=reason,
-            note=data["note"],
-            version=data["version"],
-        )
-    except decisions.NotAllowed as exc:
-        raise PermissionDenied(str(exc)) from exc
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
-    except DomainError as exc:
-        return _refused(request, f, pk, cursor, exc, reject_reason=reason)
+    out, refusal = _decide(
+        request,
+        f,
+        pk,
+        cursor,
+        decisions.proposal_reject,
+        data["version"],
+        refused={"reject_reason": reason},
+        reason_code=reason,
+        note=data["note"],
+    )
+    if refusal is not None:
+        return refusal
     label = REJECT_REASONS.get(reason, reason).lower()
     words = f"Rejected #{pk}: {label}."
     if out.settled:
@@ -209,19 +217,18 @@ def _edit_accept(request: HttpRequest, pk: int, f, cursor: str) -> HttpResponse:
         confidence=data["confidence"],
         weight=data["weight"],
     )
-    try:
-        out = decisions.proposal_edit_accept(
-            proposal_id=pk,
-            reviewer=request.user,
-            edits=edits,
-            version=data["version"],
-            note=data["note"],
-        )
-    except decisions.NotAllowed as exc:
-        raise PermissionDenied(str(exc)) from exc
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
-    except DomainError as exc:
-        return _refused(request, f, pk, cursor, exc, editing=True, edit=values)
+    out, refusal = _decide(
+        request,
+        f,
+        pk,
+        cursor,
+        decisions.proposal_edit_accept,
+        data["version"],
+        refused={"editing": True, "edit": values},
+        edits=edits,
+        note=data["note"],
+    )
+    if refusal is not None:
+        return refusal
     notice = _accept_words(pk, out).replace("Accepted", "Edited and accepted", 1)
     return _after_decision(request, f, cursor, notice=notice, outcome=out, decided=pk)

@@ -35,6 +35,21 @@ def _words(exc: DomainError) -> str:
     return str(exc)
 
 
+def _tell(request, do, done, *, raise_as: tuple = ()) -> None:
+    """Do ``do()`` and tell the person how it went: ``done(its result)`` in words, or why
+    it was refused. A refusal of a type named in ``raise_as`` ((error, HTTP error) pairs)
+    is answered with that HTTP error instead."""
+    try:
+        result = do()
+    except DomainError as exc:
+        for error, answer in raise_as:
+            if isinstance(exc, error):
+                raise answer(str(exc)) from exc
+        messages.error(request, _words(exc))
+    else:
+        messages.success(request, done(result))
+
+
 # --- Edges ------------------------------------------------------------------------------
 
 
@@ -135,16 +150,14 @@ def edge_add(request: HttpRequest) -> HttpResponse:
 def edge_retire(request: HttpRequest, pk: int) -> HttpResponse:
     """Retire an accepted edge that is wrong; it stays in the history with the reason."""
     edge = get_object_or_404(Edge, pk=pk)
-    try:
-        mend.edge_retire_by_hand(
+    _tell(
+        request,
+        lambda: mend.edge_retire_by_hand(
             user=request.user, edge_id=edge.pk, note=request.POST.get("note", "")
-        )
-    except decisions.NotAllowed as exc:
-        raise PermissionDenied(str(exc)) from exc
-    except DomainError as exc:
-        messages.error(request, _words(exc))
-    else:
-        messages.success(request, f"Edge #{edge.pk} retired. Its history stays on this page.")
+        ),
+        lambda _: f"Edge #{edge.pk} retired. Its history stays on this page.",
+        raise_as=((decisions.NotAllowed, PermissionDenied),),
+    )
     return redirect("review:edge", pk=edge.pk)
 
 
@@ -159,7 +172,8 @@ def concept_status(request: HttpRequest, pk: int) -> HttpResponse:
     concept = get_object_or_404(Concept, pk=pk)
     action = request.POST.get("action")
     status = {"retire": "retired", "reactivate": "active"}.get(action)
-    try:
+
+    def change() -> str:
         if status is None:
             raise ValidationFailed("Choose retire or reactivate.")
         mend.concept_update_by_hand(
@@ -168,13 +182,11 @@ def concept_status(request: HttpRequest, pk: int) -> HttpResponse:
             status=status,
             note=request.POST.get("note", ""),
         )
-    except DomainError as exc:
-        messages.error(request, _words(exc))
-    else:
         if status == "retired":
-            messages.success(request, f'"{concept.name}" retired; its names stay reserved for it.')
-        else:
-            messages.success(request, f'"{concept.name}" is active again.')
+            return f'"{concept.name}" retired; its names stay reserved for it.'
+        return f'"{concept.name}" is active again.'
+
+    _tell(request, change, str)
     return redirect("concept-detail", pk=pk)
 
 
@@ -186,26 +198,24 @@ def concept_names(request: HttpRequest, pk: int) -> HttpResponse:
     concept = get_object_or_404(Concept, pk=pk)
     action = request.POST.get("action")
     name = clean_text(request.POST.get("name", ""), 300)
-    try:
+
+    def change() -> str:
         if action == "rename":
             if not name:
                 raise ValidationFailed("Type the new name.")
             mend.concept_update_by_hand(user=request.user, concept_id=pk, name=name)
-            done = f'Renamed "{concept.name}" to "{name}"; the old name stays as an alias.'
-        elif action == "add_alias":
+            return f'Renamed "{concept.name}" to "{name}"; the old name stays as an alias.'
+        if action == "add_alias":
             if not name:
                 raise ValidationFailed("Type the alias to add.")
             mend.concept_update_by_hand(user=request.user, concept_id=pk, add_aliases=[name])
-            done = f'"{name}" is now also a name of "{concept.name}".'
-        elif action == "remove_alias":
+            return f'"{name}" is now also a name of "{concept.name}".'
+        if action == "remove_alias":
             mend.concept_update_by_hand(user=request.user, concept_id=pk, remove_aliases=[name])
-            done = f'"{name}" is no longer a name of "{concept.name}"; the name is free again.'
-        else:
-            raise ValidationFailed("Choose rename, add an alias or remove one.")
-    except DomainError as exc:
-        messages.error(request, _words(exc))
-    else:
-        messages.success(request, done)
+            return f'"{name}" is no longer a name of "{concept.name}"; the name is free again.'
+        raise ValidationFailed("Choose rename, add an alias or remove one.")
+
+    _tell(request, change, str)
     return redirect("concept-detail", pk=pk)
 
 
@@ -264,12 +274,10 @@ def concept_merge(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @curator_required
 def concept_unmerge(request: HttpRequest, pk: int) -> HttpResponse:
-    try:
-        concept = undo.merge_undo(loser_id=pk, user=request.user)
-    except NotFound as exc:
-        raise Http404(str(exc)) from None
-    except DomainError as exc:
-        messages.error(request, _words(exc))
-    else:
-        messages.success(request, f'"{concept.name}" is a concept of its own again.')
+    _tell(
+        request,
+        lambda: undo.merge_undo(loser_id=pk, user=request.user),
+        lambda concept: f'"{concept.name}" is a concept of its own again.',
+        raise_as=((NotFound, Http404),),
+    )
     return redirect(reverse("concept-detail", args=[pk]))

@@ -18,37 +18,29 @@ from .services import endpoint_columns, proposal_dedup_key
 
 # --- Closing a proposal -----------------------------------------------------------------
 
+# The columns a proposal's payload decides (its keys and the rows its ends resolve to),
+# saved again whenever the payload changes.
+KEY_FIELDS = [
+    "payload",
+    "dedup_key",
+    "relation_key",
+    "source_key",
+    "target_key",
+    "relation",
+    "source_concept",
+    "target_concept",
+]
 CLOSE_FIELDS = [
     "status",
     "decided_at",
     "decided_by",
-    "version",
-    "payload",
     "confidence",
-    "dedup_key",
-    "relation_key",
-    "source_key",
-    "target_key",
-    "relation",
-    "source_concept",
-    "target_concept",
     "concept",
-    "updated_at",
-]
-
-
-REKEY_FIELDS = [
-    "payload",
-    "dedup_key",
-    "relation_key",
-    "source_key",
-    "target_key",
-    "relation",
-    "source_concept",
-    "target_concept",
+    *KEY_FIELDS,
     "version",
     "updated_at",
 ]
+REKEY_FIELDS = [*KEY_FIELDS, "version", "updated_at"]
 
 
 def close_proposal(

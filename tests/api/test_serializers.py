@@ -13,7 +13,6 @@ from kgreview.graph import history, search, traversal
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.selectors import concept_names, edges_active
 from kgreview.graph.sources import RevisionPlaces
-from kgreview.review import history as review_history
 from tests.paged import OSPF_QUOTE, pdf
 
 pytestmark = pytest.mark.django_db
@@ -209,26 +208,8 @@ def test_explain_out_fits_its_schema_with_paged_evidence_and_without(rows, f):
     accepted = Edge.objects.get(proposal=p)
 
     def explain(edge_id):
-        edge = Edge.objects.select_related(
-            *out.EDGE_RELATED, "invalidated_by", "evidence_revision__source__current_revision"
-        ).get(pk=edge_id)
-        info = review_history.edge_explain(edge=edge, at=None)
-        places = RevisionPlaces([edge.evidence_revision] if edge.evidence_revision_id else [])
-        evidence = info["evidence"]
-        if evidence is not None:
-            evidence = {
-                **evidence,
-                **places.place(edge.evidence_revision_id, edge.evidence_start).as_json(),
-            }
-        return s.ExplainOut.model_validate(
-            out.explain_out(
-                edge=edge,
-                info=info,
-                at=None,
-                edge_row=out.edges_by_id([edge.pk], places)[edge.pk],
-                evidence=evidence,
-            )
-        )
+        edge = Edge.objects.select_related(*out.EXPLAIN_RELATED).get(pk=edge_id)
+        return s.ExplainOut.model_validate(out.edge_explanation(edge, at=None))
 
     paged = explain(rows["pdf"].pk)
     assert (paged.evidence.page, paged.evidence.section) == (2, ["Routing", "OSPF"])

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from kgreview.insights.charts.calibration import Bin, reliability_diagram
-from kgreview.insights.charts.daily import Series, line_chart, stacked_bars
+from kgreview.insights.charts.daily import Series, day_chart
 from kgreview.insights.charts.rates import BarRow, GateRow, gate_chart, interval_bars
 from kgreview.insights.charts.svg import LABEL_LIMIT, nice_max, pct
 
@@ -44,7 +44,8 @@ def assert_accessible(root: ET.Element, chart_id: str, title: str) -> None:
 
 
 def line(labels, *series, **kw):
-    return line_chart(
+    return day_chart(
+        kind="lines",
         chart_id="c-line",
         title="Open proposals",
         desc="Open per day.",
@@ -104,7 +105,8 @@ def test_long_x_axes_show_a_readable_subset_of_labels_and_the_last_one():
 
 def test_stacked_bars_draw_one_segment_per_non_zero_value_stacked_in_order():
     """Zero values draw nothing; segments of one bar touch and sum to its height."""
-    svg = stacked_bars(
+    svg = day_chart(
+        kind="stacked_bars",
         chart_id="c-bars",
         title="Decisions",
         desc="Per day.",
@@ -216,7 +218,8 @@ def test_hostile_labels_stay_text_in_every_chart():
     same characters and creates no element."""
     svgs = [
         line(["x", HOSTILE], Series(HOSTILE, [1, 2], "#000", [HOSTILE, HOSTILE])),
-        stacked_bars(
+        day_chart(
+            kind="stacked_bars",
             chart_id="h",
             title=HOSTILE,
             desc=HOSTILE,

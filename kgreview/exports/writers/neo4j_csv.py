@@ -25,57 +25,61 @@ from .records import (
 ARRAY_DELIMITER = ";"
 ARRAY_DELIMITER_STAND_IN = "\uff1b"
 
+#: A column of a CSV file: its neo4j-admin header, and the record's key it holds or the
+#: function that makes its cell from the record.
+Column = tuple[str, str | Callable[[dict], object]]
+
 # The :ID column has no property name (neo4j would store it as a string); the same id
 # follows as a typed property.
-NODE_HEADER = [
-    ":ID(Concept)",
-    "conceptId:long",
-    "name",
-    "aliases:string[]",
-    "description",
-    "status",
-    "createdAt:datetime",
-    "mergedInto:long",
-    ":LABEL",
-]
-EDGE_HEADER = [
-    ":START_ID(Concept)",
-    ":END_ID(Concept)",
-    ":TYPE",
-    "edgeId:long",
-    "relation",
-    "symmetric:boolean",
-    "confidence:double",
-    "weight:double",
-    "reason",
-    "status",
-    "validAt:datetime",
-    "recordedAt:datetime",
-    "invalidAt:datetime",
-    "evidenceSource",
-    "evidenceRevision:long",
-    "evidenceStart:long",
-    "evidenceEnd:long",
-    "evidenceQuote",
-    "evidencePage:long",
-    "evidenceSection",
-    "proposalId:long",
-    "decisionId:long",
-    "decidedBy",
-]
-RELATION_HEADER = [
-    "relationKey:ID(RelationType)",
-    "label",
-    "verb",
-    "description",
-    "directed:boolean",
-    "symmetric:boolean",
-    "acyclic:boolean",
-    "active:boolean",
-    "createdAt:datetime",
-    "retiredAt:datetime",
-    ":LABEL",
-]
+NODE_COLUMNS: tuple[Column, ...] = (
+    (":ID(Concept)", "id"),
+    ("conceptId:long", "id"),
+    ("name", "name"),
+    ("aliases:string[]", lambda c: _alias_cell(c["aliases"])),
+    ("description", "description"),
+    ("status", "status"),
+    ("createdAt:datetime", "created_at"),
+    ("mergedInto:long", "merged_into"),
+    (":LABEL", lambda c: "Concept"),
+)
+EDGE_COLUMNS: tuple[Column, ...] = (
+    (":START_ID(Concept)", "source"),
+    (":END_ID(Concept)", "target"),
+    (":TYPE", lambda e: neo4j_type(e["relation"])),
+    ("edgeId:long", "id"),
+    ("relation", "relation"),
+    ("symmetric:boolean", "symmetric"),
+    ("confidence:double", "confidence"),
+    ("weight:double", "weight"),
+    ("reason", "reason"),
+    ("status", "status"),
+    ("validAt:datetime", "valid_at"),
+    ("recordedAt:datetime", "recorded_at"),
+    ("invalidAt:datetime", "invalid_at"),
+    ("evidenceSource", "evidence_source"),
+    ("evidenceRevision:long", "evidence_revision"),
+    ("evidenceStart:long", "evidence_start"),
+    ("evidenceEnd:long", "evidence_end"),
+    ("evidenceQuote", "evidence_quote"),
+    ("evidencePage:long", "evidence_page"),
+    ("evidenceSection", lambda e: SECTION_SEPARATOR.join(e["evidence_section"])),
+    ("proposalId:long", "proposal"),
+    ("decisionId:long", "decision"),
+    ("decidedBy", "decided_by"),
+)
+RELATION_COLUMNS: tuple[Column, ...] = (
+    ("relationKey:ID(RelationType)", "key"),
+    ("label", "label"),
+    ("verb", "verb"),
+    ("description", "description"),
+    ("directed:boolean", "directed"),
+    ("symmetric:boolean", "symmetric"),
+    ("acyclic:boolean", "acyclic"),
+    ("active:boolean", "active"),
+    ("createdAt:datetime", "created_at"),
+    ("retiredAt:datetime", "retired_at"),
+    (":LABEL", lambda r: "RelationType"),
+)
 
 
 #: Between the headings of the evidence's section path in edges.csv ("Routing › OSPF").
@@ -114,74 +118,33 @@ def _alias_cell(names: list[str]) -> str:
     return ARRAY_DELIMITER.join(n.replace(ARRAY_DELIMITER, ARRAY_DELIMITER_STAND_IN) for n in names)
 
 
-def csv_nodes(*, at: datetime, stats: ExportStats) -> Iterator[str]:
+def _header(columns: tuple[Column, ...]) -> list[str]:
+    return [name for name, _ in columns]
+
+
+NODE_HEADER = _header(NODE_COLUMNS)
+EDGE_HEADER = _header(EDGE_COLUMNS)
+
+
+def _csv_file(columns: tuple[Column, ...], records: Iterable[dict]) -> Iterator[str]:
+    """One CSV file: the columns' headers, then a row per record, cell by column."""
     rows = (
-        [
-            c["id"],
-            c["id"],
-            c["name"],
-            _alias_cell(c["aliases"]),
-            c["description"],
-            c["status"],
-            c["created_at"],
-            c["merged_into"],
-            "Concept",
-        ]
-        for c in concept_records(at=at, stats=stats)
+        [record[cell] if isinstance(cell, str) else cell(record) for _, cell in columns]
+        for record in records
     )
-    return buffered(_csv_lines(NODE_HEADER, rows))
+    return buffered(_csv_lines(_header(columns), rows))
+
+
+def csv_nodes(*, at: datetime, stats: ExportStats) -> Iterator[str]:
+    return _csv_file(NODE_COLUMNS, concept_records(at=at, stats=stats))
 
 
 def csv_edges(*, at: datetime, stats: ExportStats) -> Iterator[str]:
-    rows = (
-        [
-            e["source"],
-            e["target"],
-            neo4j_type(e["relation"]),
-            e["id"],
-            e["relation"],
-            e["symmetric"],
-            e["confidence"],
-            e["weight"],
-            e["reason"],
-            e["status"],
-            e["valid_at"],
-            e["recorded_at"],
-            e["invalid_at"],
-            e["evidence_source"],
-            e["evidence_revision"],
-            e["evidence_start"],
-            e["evidence_end"],
-            e["evidence_quote"],
-            e["evidence_page"],
-            SECTION_SEPARATOR.join(e["evidence_section"]),
-            e["proposal"],
-            e["decision"],
-            e["decided_by"],
-        ]
-        for e in edge_records(at=at, stats=stats)
-    )
-    return buffered(_csv_lines(EDGE_HEADER, rows))
+    return _csv_file(EDGE_COLUMNS, edge_records(at=at, stats=stats))
 
 
 def csv_relation_types(*, at: datetime, stats: ExportStats) -> Iterator[str]:
-    rows = (
-        [
-            r["key"],
-            r["label"],
-            r["verb"],
-            r["description"],
-            r["directed"],
-            r["symmetric"],
-            r["acyclic"],
-            r["active"],
-            r["created_at"],
-            r["retired_at"],
-            "RelationType",
-        ]
-        for r in relation_records(at=at, stats=stats)
-    )
-    return buffered(_csv_lines(RELATION_HEADER, rows))
+    return _csv_file(RELATION_COLUMNS, relation_records(at=at, stats=stats))
 
 
 #: The files of a CSV export, in the order they are written.

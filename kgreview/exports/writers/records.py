@@ -92,6 +92,25 @@ def _edge_record(e, places: RevisionPlaces) -> dict:
     }
 
 
+#: An edge's own properties, named as GraphML and JSON-LD both name them, with the
+#: record's key for each: one list, so the two formats cannot drift apart.
+EDGE_PROPERTIES = (
+    ("symmetric", "symmetric"),
+    ("confidence", "confidence"),
+    ("weight", "weight"),
+    ("reason", "reason"),
+    ("status", "status"),
+    ("validAt", "valid_at"),
+    ("recordedAt", "recorded_at"),
+    ("invalidAt", "invalid_at"),
+)
+
+
+def edge_properties(e: dict) -> dict:
+    """``EDGE_PROPERTIES`` of an edge record, under their exported names, in that order."""
+    return {name: e[key] for name, key in EDGE_PROPERTIES}
+
+
 def relation_records(*, at: datetime, stats: ExportStats) -> Iterator[dict]:
     for r in selectors.export_relation_types(at=at):
         stats.relation_types += 1

@@ -16,12 +16,15 @@ from .svg import (
     FEW,
     INK,
     MUTED,
+    axis_title,
     frame,
     joined,
     legend,
+    marker_line,
     num,
     pct,
     ticks,
+    x_axis_line,
     x_grid,
     y_axis,
 )
@@ -148,36 +151,31 @@ def reliability_diagram(
         )
     if gate is not None:
         parts.append(
-            format_html(
-                '<line class="gate" x1="{x}" x2="{x}" y1="{}" y2="{}" stroke="{}" '
-                'stroke-width="2" stroke-dasharray="2 3"><title>Configured gate {}</title></line>',
-                num(top_pad),
-                num(bottom),
-                AMBER,
-                f"{gate:g}",
-                x=num(x_of(gate)),
+            marker_line(
+                kind="gate",
+                x=x_of(gate),
+                y1=top_pad,
+                y2=bottom,
+                colour=AMBER,
+                width="2",
+                dash="2 3",
+                title=f"Configured gate {gate:g}",
             )
         )
+    parts.append(x_axis_line(left=left, right=right, y=bottom))
     parts.append(
         format_html(
-            '<line class="axis" x1="{l}" x2="{r}" y1="{b}" y2="{b}" stroke="{}"/>',
-            MUTED,
-            l=num(left),
-            r=num(right),
-            b=num(bottom),
-        )
-    )
-    parts.append(
-        format_html(
-            '<text x="{}" y="{}" text-anchor="end" fill="{}">n</text>'
-            '<text class="axis-label" x="{}" y="{}" text-anchor="middle" fill="{}">{}</text>',
+            '<text x="{}" y="{}" text-anchor="end" fill="{}">n</text>',
             num(left - 6),
             num(bottom + 34),
             MUTED,
-            num((left + right) / 2),
-            num(height - 10),
-            MUTED,
+        )
+    )
+    parts.append(
+        axis_title(
             "Confidence the agent reported (bins of 0.1); n = decided proposals per bin",
+            x=(left + right) / 2,
+            y=height - 10,
         )
     )
     items = [

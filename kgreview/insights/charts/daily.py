@@ -1,14 +1,18 @@
-"""Day-by-day charts: lines over a shared time axis, and stacked bars per day."""
+"""Day-by-day charts: lines over a shared time axis, or stacked bars per day.
+
+One function draws both (``day_chart``): the axes, the legend and the frame are the
+same, and ``KINDS`` says how each kind draws its marks inside them.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from .svg import frame, joined, legend, nice_max, num, tick_label, time_axis, y_axis
+from .svg import Plot, frame, joined, legend, nice_max, num, tick_label, time_axis, y_axis
 
 
 @dataclass(frozen=True)
@@ -18,21 +22,20 @@ class Series:
     colour: str
     tooltips: Sequence[str] | None = None
 
+    def tips(self, x_labels: Sequence[str]) -> Sequence[str]:
+        """Its own tooltips, or "name, day: value" for each value."""
+        return self.tooltips or [
+            f"{self.name}, {lab}: {v:g}" for lab, v in zip(x_labels, self.values, strict=True)
+        ]
 
-def line_chart(
-    *,
-    chart_id: str,
-    title: str,
-    desc: str,
-    x_labels: Sequence[str],
-    series: Sequence[Series],
-    x_label: str,
-    y_label: str,
-    width: int = 760,
-    height: int = 280,
-) -> SafeString:
-    """Lines over a shared x axis, a point (``circle.mark``) for every value."""
-    left, right, top_pad, bottom = 56, width - 16, 34, height - 46
+
+# What a kind's drawer returns: the top of the y scale, the x of each label, the marks.
+Drawn = tuple[float, list[float], list[SafeString]]
+
+
+def _lines(plot: Plot, x_labels: Sequence[str], series: Sequence[Series]) -> Drawn:
+    """A line per series, a point (``circle.mark``) for every value."""
+    left, right, top_pad, bottom = plot.left, plot.right, plot.top_pad, plot.bottom
     top = nice_max(max((max(s.values, default=0) for s in series), default=0))
     count = len(x_labels)
     step = (right - left) / max(count - 1, 1)
@@ -41,15 +44,11 @@ def line_chart(
     def y_of(v: float) -> float:
         return bottom - (bottom - top_pad) * v / top
 
-    parts = [
-        y_axis(
-            top=top, left=left, right=right, y0=bottom, y1=top_pad, fmt=tick_label, label=y_label
-        )
-    ]
+    marks = []
     radius = 3 if count <= 31 else 2
     for s in series:
         points = " ".join(f"{num(x)},{num(y_of(v))}" for x, v in zip(xs, s.values, strict=True))
-        parts.append(
+        marks.append(
             format_html(
                 '<polyline class="line" points="{}" fill="none" stroke="{}" '
                 'stroke-width="2" stroke-linejoin="round"/>',
@@ -57,69 +56,39 @@ def line_chart(
                 s.colour,
             )
         )
-        tips = s.tooltips or [
-            f"{s.name}, {lab}: {v:g}" for lab, v in zip(x_labels, s.values, strict=True)
-        ]
-        parts.append(
+        marks.append(
             format_html_join(
                 "",
                 '<circle class="mark" cx="{}" cy="{}" r="{}" fill="{}"><title>{}</title></circle>',
                 (
                     (num(x), num(y_of(v)), radius, s.colour, tip)
-                    for x, v, tip in zip(xs, s.values, tips, strict=True)
+                    for x, v, tip in zip(xs, s.values, s.tips(x_labels), strict=True)
                 ),
             )
         )
-    parts += time_axis(
-        left=left,
-        right=right,
-        bottom=bottom,
-        height=height,
-        xs=xs,
-        x_labels=x_labels,
-        x_label=x_label,
-    )
-    parts.append(legend([(s.name, s.colour, "line") for s in series], x=left, y=18))
-    return frame(chart_id, title, desc, width, height, joined(parts))
+    return top, xs, marks
 
 
-def stacked_bars(
-    *,
-    chart_id: str,
-    title: str,
-    desc: str,
-    x_labels: Sequence[str],
-    series: Sequence[Series],
-    x_label: str,
-    y_label: str,
-    width: int = 760,
-    height: int = 300,
-) -> SafeString:
+def _stacked_bars(plot: Plot, x_labels: Sequence[str], series: Sequence[Series]) -> Drawn:
     """One bar per x label, stacked by series; a ``rect.mark`` per non-zero segment."""
-    left, right, top_pad, bottom = 56, width - 16, 52, height - 46
+    left, right, top_pad, bottom = plot.left, plot.right, plot.top_pad, plot.bottom
     count = len(x_labels)
     totals = [sum(s.values[i] for s in series) for i in range(count)]
     top = nice_max(max(totals, default=0))
     slot = (right - left) / max(count, 1)
     bar = max(slot * 0.72, 1.5)
     xs = [left + slot * (i + 0.5) for i in range(count)]
-    parts = [
-        y_axis(
-            top=top, left=left, right=right, y0=bottom, y1=top_pad, fmt=tick_label, label=y_label
-        )
-    ]
     scale = (bottom - top_pad) / top
     base = [0.0] * count
+    marks = []
     for s in series:
-        tips = s.tooltips or [
-            f"{s.name}, {lab}: {v:g}" for lab, v in zip(x_labels, s.values, strict=True)
-        ]
-        marks = []
+        tips = s.tips(x_labels)
+        segments = []
         for i, v in enumerate(s.values):
             if not v:
                 continue
             y = bottom - (base[i] + v) * scale
-            marks.append(
+            segments.append(
                 format_html(
                     '<rect class="mark" x="{}" y="{}" width="{}" height="{}" fill="{}">'
                     "<title>{}</title></rect>",
@@ -132,15 +101,55 @@ def stacked_bars(
                 )
             )
             base[i] += v
-        parts.append(format_html('<g class="series">{}</g>', joined(marks)))
-    parts += time_axis(
-        left=left,
-        right=right,
-        bottom=bottom,
-        height=height,
-        xs=xs,
-        x_labels=x_labels,
-        x_label=x_label,
-    )
-    parts.append(legend([(s.name, s.colour, "box") for s in series], x=left, y=18))
+        marks.append(format_html('<g class="series">{}</g>', joined(segments)))
+    return top, xs, marks
+
+
+@dataclass(frozen=True)
+class Kind:
+    draw: Callable[[Plot, Sequence[str], Sequence[Series]], Drawn]
+    top_pad: int  # room above the plot, for the legend
+    height: int  # the chart's height unless the caller gives one
+    swatch: str  # the legend's shape of each series
+
+
+KINDS = {
+    "lines": Kind(_lines, top_pad=34, height=280, swatch="line"),
+    "stacked_bars": Kind(_stacked_bars, top_pad=52, height=300, swatch="box"),
+}
+
+
+def day_chart(
+    *,
+    kind: str,
+    chart_id: str,
+    title: str,
+    desc: str,
+    x_labels: Sequence[str],
+    series: Sequence[Series],
+    x_label: str,
+    y_label: str,
+    width: int = 760,
+    height: int | None = None,
+) -> SafeString:
+    """A chart of ``series`` over the days (or hours) of ``x_labels``, drawn as ``kind``
+    (a key of ``KINDS``): the y axis, the kind's marks, the time axis and a legend."""
+    how = KINDS[kind]
+    height = height or how.height
+    plot = Plot(left=56, right=width - 16, top_pad=how.top_pad, bottom=height - 46)
+    top, xs, marks = how.draw(plot, x_labels, series)
+    parts = [
+        y_axis(
+            top=top,
+            left=plot.left,
+            right=plot.right,
+            y0=plot.bottom,
+            y1=plot.top_pad,
+            fmt=tick_label,
+            label=y_label,
+        ),
+        *marks,
+        *time_axis(plot, height=height, xs=xs, x_labels=x_labels, x_label=x_label),
+        legend([(s.name, s.colour, how.swatch) for s in series], x=plot.left, y=18),
+    ]
     return frame(chart_id, title, desc, width, height, joined(parts))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
@@ -17,10 +18,12 @@ from .svg import (
     INK,
     MUTED,
     OK,
+    axis_title,
     frame,
     joined,
     label_width,
     legend,
+    marker_line,
     num,
     pct,
     row_label,
@@ -49,6 +52,30 @@ class GateRow:
     note: str
 
 
+ROW_H = 26  # the height of one row (one group) in the charts of rows
+
+
+class _RowLayout(NamedTuple):
+    """Where a chart of one row per group draws: the labels end at ``label_w``, the plot
+    runs from ``left`` to ``right`` and from ``top_pad`` down to ``bottom``."""
+
+    label_w: float
+    left: float
+    right: float
+    top_pad: float
+    bottom: float
+    height: float
+
+
+def _row_layout(rows, *, width: int, margin: int) -> _RowLayout:
+    """Room for the longest label, a row per group, ``margin`` right of the plot for the
+    words beside each row, and space below for the axis."""
+    label_w = label_width(r.label for r in rows)
+    top_pad = 40
+    bottom = top_pad + ROW_H * len(rows)
+    return _RowLayout(label_w, label_w + 12, width - margin, top_pad, bottom, bottom + 46)
+
+
 def interval_bars(
     *,
     chart_id: str,
@@ -67,12 +94,7 @@ def interval_bars(
 
     A bar resting on fewer than ``FEW`` decisions is drawn pale: its rate says little.
     """
-    row_h = 26
-    label_w = label_width(r.label for r in rows)
-    left, right = label_w + 12, width - 120
-    top_pad = 40
-    bottom = top_pad + row_h * len(rows)
-    height = bottom + 46
+    label_w, left, right, top_pad, bottom, height = _row_layout(rows, width=width, margin=120)
 
     def x_of(v: float) -> float:
         return left + (right - left) * min(max(v, 0.0), maximum) / maximum
@@ -87,8 +109,8 @@ def interval_bars(
         )
     ]
     for i, row in enumerate(rows):
-        y = top_pad + i * row_h
-        mid = y + row_h / 2
+        y = top_pad + i * ROW_H
+        mid = y + ROW_H / 2
         parts.append(row_label(row.label, x=label_w, y=mid))
         few = row.n is not None and row.n < FEW
         if row.value is not None:
@@ -100,7 +122,7 @@ def interval_bars(
                     num(left),
                     num(y + 5),
                     num(max(x_of(row.value) - left, 1)),
-                    num(row_h - 10),
+                    num(ROW_H - 10),
                     colour,
                     "0.35" if few else "0.85",
                     row.tooltip,
@@ -137,25 +159,18 @@ def interval_bars(
     if reference is not None:
         value, name = reference
         parts.append(
-            format_html(
-                '<line class="reference" x1="{x}" x2="{x}" y1="{}" y2="{}" stroke="{}" '
-                'stroke-width="1.5" stroke-dasharray="4 3"><title>{}</title></line>',
-                num(top_pad - 6),
-                num(bottom),
-                INK,
-                name,
-                x=num(x_of(value)),
+            marker_line(
+                kind="reference",
+                x=x_of(value),
+                y1=top_pad - 6,
+                y2=bottom,
+                colour=INK,
+                width="1.5",
+                dash="4 3",
+                title=name,
             )
         )
-    parts.append(
-        format_html(
-            '<text class="axis-label" x="{}" y="{}" text-anchor="middle" fill="{}">{}</text>',
-            num((left + right) / 2),
-            num(height - 8),
-            MUTED,
-            x_label,
-        )
-    )
+    parts.append(axis_title(x_label, x=(left + right) / 2, y=height - 8))
     if legend_items:
         parts.append(legend(legend_items, x=left, y=18))
     return frame(chart_id, title, desc, width, height, joined(parts))
@@ -172,19 +187,14 @@ def gate_chart(
 ) -> SafeString:
     """Per row, a dot (``circle.mark``) at the confidence gate it needs; the configured
     gate as a dashed line; "not reachable" written out where no gate is enough."""
-    row_h = 26
-    label_w = label_width(r.label for r in rows)
-    left, right = label_w + 12, width - 170
-    top_pad = 40
-    bottom = top_pad + row_h * len(rows)
-    height = bottom + 46
+    label_w, left, right, top_pad, bottom, height = _row_layout(rows, width=width, margin=170)
 
     def x_of(v: float) -> float:
         return left + (right - left) * v
 
     parts = [x_grid(ticks(1.0, 10), x_of, top=top_pad - 4, bottom=bottom, fmt=lambda v: f"{v:.1f}")]
     for i, row in enumerate(rows):
-        mid = top_pad + i * row_h + row_h / 2
+        mid = top_pad + i * ROW_H + ROW_H / 2
         parts.append(row_label(row.label, x=label_w, y=mid))
         if row.threshold is None:
             parts.append(
@@ -217,25 +227,18 @@ def gate_chart(
             )
         )
     parts.append(
-        format_html(
-            '<line class="gate" x1="{x}" x2="{x}" y1="{}" y2="{}" stroke="{}" stroke-width="2" '
-            'stroke-dasharray="4 3"><title>Configured gate {}</title></line>',
-            num(top_pad - 6),
-            num(bottom),
-            AMBER,
-            f"{gate:g}",
-            x=num(x_of(gate)),
+        marker_line(
+            kind="gate",
+            x=x_of(gate),
+            y1=top_pad - 6,
+            y2=bottom,
+            colour=AMBER,
+            width="2",
+            dash="4 3",
+            title=f"Configured gate {gate:g}",
         )
     )
-    parts.append(
-        format_html(
-            '<text class="axis-label" x="{}" y="{}" text-anchor="middle" fill="{}">{}</text>',
-            num((left + right) / 2),
-            num(height - 8),
-            MUTED,
-            "Confidence gate",
-        )
-    )
+    parts.append(axis_title("Confidence gate", x=(left + right) / 2, y=height - 8))
     parts.append(
         legend(
             [("Gate needed", OK, "dot"), (f"Configured gate {gate:g}", AMBER, "dash")], x=left, y=18

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
@@ -173,25 +174,64 @@ def spaced_x_labels(
     )
 
 
-def time_axis(*, left, right, bottom, height, xs, x_labels, x_label) -> list:
+@dataclass(frozen=True)
+class Plot:
+    """Where the marks go: from ``left`` to ``right``, from ``top_pad`` down to ``bottom``."""
+
+    left: float
+    right: float
+    top_pad: float
+    bottom: float
+
+
+def time_axis(plot: Plot, *, height: float, xs, x_labels, x_label: str) -> list:
     """The x axis of the day-by-day charts: its line, its tick labels and its title."""
     return [
-        format_html(
-            '<line class="axis" x1="{l}" x2="{r}" y1="{b}" y2="{b}" stroke="{}"/>',
-            MUTED,
-            l=num(left),
-            r=num(right),
-            b=num(bottom),
-        ),
-        spaced_x_labels(x_labels, xs, y=bottom + 18),
-        format_html(
-            '<text class="axis-label" x="{}" y="{}" text-anchor="middle" fill="{}">{}</text>',
-            num((left + right) / 2),
-            num(height - 6),
-            MUTED,
-            x_label,
-        ),
+        x_axis_line(left=plot.left, right=plot.right, y=plot.bottom),
+        spaced_x_labels(x_labels, xs, y=plot.bottom + 18),
+        axis_title(x_label, x=(plot.left + plot.right) / 2, y=height - 6),
     ]
+
+
+def x_axis_line(*, left: float, right: float, y: float) -> SafeString:
+    """The x axis itself: a line under the plot."""
+    return format_html(
+        '<line class="axis" x1="{l}" x2="{r}" y1="{b}" y2="{b}" stroke="{}"/>',
+        MUTED,
+        l=num(left),
+        r=num(right),
+        b=num(y),
+    )
+
+
+def axis_title(text: str, *, x: float, y: float) -> SafeString:
+    """What the x axis measures, centred under it at (``x``, ``y``)."""
+    return format_html(
+        '<text class="axis-label" x="{}" y="{}" text-anchor="middle" fill="{}">{}</text>',
+        num(x),
+        num(y),
+        MUTED,
+        text,
+    )
+
+
+def marker_line(
+    *, kind: str, x: float, y1: float, y2: float, colour: str, width: str, dash: str, title: str
+) -> SafeString:
+    """A dashed vertical line across the plot at ``x`` (a gate, a reference value), of
+    class ``kind``, named by ``title`` on hover."""
+    return format_html(
+        '<line class="{}" x1="{x}" x2="{x}" y1="{}" y2="{}" stroke="{}" stroke-width="{}" '
+        'stroke-dasharray="{}"><title>{}</title></line>',
+        kind,
+        num(y1),
+        num(y2),
+        colour,
+        width,
+        dash,
+        title,
+        x=num(x),
+    )
 
 
 def x_grid(

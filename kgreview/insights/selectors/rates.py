@@ -20,6 +20,11 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def ratio(part: float, whole: float) -> float | None:
+    """``part`` over ``whole``; ``None`` (no share to speak of) when ``whole`` is 0."""
+    return part / whole if whole else None
+
+
 @dataclass(frozen=True)
 class Rate:
     """Accepted (edited or not) against rejected, for one group."""
@@ -36,7 +41,7 @@ class Rate:
 
     @property
     def rate(self) -> float | None:
-        return self.accepted / self.n if self.n else None
+        return ratio(self.accepted, self.n)
 
     @property
     def interval(self) -> tuple[float, float]:
@@ -60,11 +65,11 @@ class CalibrationBin:
 
     @property
     def share(self) -> float | None:
-        return self.accepted / self.n if self.n else None
+        return ratio(self.accepted, self.n)
 
     @property
     def mean_confidence(self) -> float | None:
-        return self.confidence_sum / self.n if self.n else None
+        return ratio(self.confidence_sum, self.n)
 
     @property
     def gap(self) -> float | None:
@@ -117,19 +122,19 @@ class GateNeed:
 
     @property
     def share_passing(self) -> float | None:
-        return self.passing / self.decided if self.decided and self.reachable else None
+        return ratio(self.passing, self.decided) if self.reachable else None
 
     @property
     def accepted_share(self) -> float | None:
-        return self.passing_accepted / self.passing if self.passing else None
+        return ratio(self.passing_accepted, self.passing)
 
     @property
     def share_at_gate(self) -> float | None:
-        return self.at_gate / self.decided if self.decided else None
+        return ratio(self.at_gate, self.decided)
 
     @property
     def accepted_at_gate(self) -> float | None:
-        return self.at_gate_accepted / self.at_gate if self.at_gate else None
+        return ratio(self.at_gate_accepted, self.at_gate)
 
 
 @dataclass(frozen=True)
