@@ -7,12 +7,14 @@ has a bug.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Greatest, Least, Lower
 
-from kgreview.core.nodelete import AppendOnlyModel, NoDeleteModel, NoDeleteQuerySet
+from kgreview.core.nodelete import AppendOnlyModel, NoDeleteManager, NoDeleteModel, NoDeleteQuerySet
 
 EVIDENCE_CONSISTENT = Q(
     evidence_revision__isnull=True,
@@ -136,7 +138,7 @@ class Concept(NoDeleteModel):
         return self.status == self.Status.ACTIVE
 
 
-class _CurrentNames(models.Manager.from_queryset(NoDeleteQuerySet)):
+class _CurrentNames(NoDeleteManager["ConceptAlias"]):
     """Names a concept answers to now: removed aliases stay as rows, out of sight."""
 
     def get_queryset(self):
@@ -182,7 +184,7 @@ class ConceptAlias(NoDeleteModel):
         "such as a plural and its singular, name one concept.",
     )
 
-    objects = _CurrentNames()
+    objects: ClassVar = _CurrentNames()  # ClassVar: see AppendOnlyModel.objects
     all_objects = NoDeleteQuerySet.as_manager()
 
     class Meta:
