@@ -96,7 +96,9 @@ def persist_result(*, run: AgentRun, revision: SourceRevision, result) -> dict:
     created: dict[str, Proposal] = {}
     for draft, outcome in zip(result.concepts, proposals_create_many(concept_specs), strict=True):
         if isinstance(outcome, DuplicateProposal):
-            outcome = Proposal.objects.get(pk=outcome.details["proposal_id"])
+            if outcome.proposal_id is None:
+                raise outcome  # the same change was queued and decided meanwhile
+            outcome = Proposal.objects.get(pk=outcome.proposal_id)
         else:
             _tally(stats, outcome)
         created[draft.key] = outcome

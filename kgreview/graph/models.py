@@ -7,7 +7,7 @@ has a bug.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from django.conf import settings
 from django.db import models
@@ -15,6 +15,9 @@ from django.db.models import F, Q
 from django.db.models.functions import Greatest, Least, Lower
 
 from kgreview.core.nodelete import AppendOnlyModel, NoDeleteManager, NoDeleteModel, NoDeleteQuerySet
+
+if TYPE_CHECKING:
+    from .sources import Structure
 
 EVIDENCE_CONSISTENT = Q(
     evidence_revision__isnull=True,
@@ -307,6 +310,10 @@ class SourceRevision(AppendOnlyModel):
         related_name="+",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+
+    # Not a field: ``kgreview.graph.sources.revision_structure`` keeps the parsed
+    # ``structure`` here, on first use, for the life of this instance.
+    _structure_cache: Structure
 
     class Meta:
         ordering = ["source_id", "number"]
