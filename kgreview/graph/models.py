@@ -133,6 +133,10 @@ class Concept(NoDeleteModel):
             models.CheckConstraint(condition=~Q(name=""), name="concept_name_not_empty"),
         ]
 
+    # Not a field: a page showing merged concepts may set each one's survivor here, read
+    # for all of them in one query (the add_edge card does).
+    survivor: Concept | None
+
     def __str__(self) -> str:
         return self.name
 
