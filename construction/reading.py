@@ -77,7 +77,7 @@ def plan_chunks(
 
 def read_in_order(
     plans: Sequence[ChunkPlan],
-    extract: Callable[[SourceDoc, object], Extraction],
+    extract: Callable[[SourceDoc, OverlayIndex], Extraction],
     lexicon,
 ) -> list[Extraction]:
     """Read chunks one after another, each knowing the concepts earlier chunks named.

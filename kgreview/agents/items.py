@@ -115,12 +115,13 @@ def item_finish(item: AgentRunItem, *, status: str, stats=None, usage=None, erro
         return
     item.status, item.stats, item.error = status, stats or {}, error
     run_stats = run_stats_merge(run.stats or run_stats_empty(run.progress_total), stats or {})
-    bucket = {
+    buckets: dict[str, str] = {
         AgentRunItem.Status.DONE: "processed",
         AgentRunItem.Status.UNCHANGED: "unchanged",
         AgentRunItem.Status.FAILED: "failed",
         AgentRunItem.Status.CANCELLED: "cancelled",
-    }[status]
+    }
+    bucket = buckets[status]
     run_stats[bucket] = run_stats.get(bucket, 0) + 1
     run.stats = run_stats
     total_usage = LLMUsage(**(run.llm_usage or {})) + LLMUsage(**(usage or {}))

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from construction import keys
 from construction.types import EdgeDraft, Resolution, Span
-from kgreview.core.errors import DuplicateProposal
+from kgreview.core.errors import DuplicateProposal, StateConflict
 from kgreview.graph.models import SourceConcept, SourceRevision
 from kgreview.graph.services import Evidence
 from kgreview.review.models import Proposal
@@ -96,7 +96,12 @@ def persist_result(*, run: AgentRun, revision: SourceRevision, result) -> dict:
     created: dict[str, Proposal] = {}
     for draft, outcome in zip(result.concepts, proposals_create_many(concept_specs), strict=True):
         if isinstance(outcome, DuplicateProposal):
-            outcome = Proposal.objects.get(pk=outcome.details["proposal_id"])
+            if outcome.proposal_id is None:  # queued and decided while this source was read
+                raise StateConflict(
+                    f'The concept "{draft.name}" was proposed and decided meanwhile; '
+                    "read the source again."
+                )
+            outcome = Proposal.objects.get(pk=outcome.proposal_id)
         else:
             _tally(stats, outcome)
         created[draft.key] = outcome

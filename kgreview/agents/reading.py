@@ -91,7 +91,7 @@ def read_remote(
     """Every chunk's reading, from the cache or the model; raises the first error a
     chunk met (after keeping what the other chunks in flight paid for)."""
     max_edges = settings.KG_MAX_EDGES_PER_CHUNK
-    readings: dict[int, Extraction] = {
+    readings: dict[str, Extraction] = {
         row.key: Extraction.from_json(row.output)
         for row in ChunkExtraction.objects.filter(key__in=[p.key for p in plans])
     }
@@ -144,8 +144,11 @@ def read_remote(
         # What the chunks that did finish cost is still the run's: the caller records it.
         error.paid = paid  # type: ignore[attr-defined]
         raise error
+    read = [r for r in by_plan if r is not None]
+    if len(read) != len(plans):  # with no error, every chunk was read
+        raise RuntimeError(f"{len(plans) - len(read)} chunks were left unread without an error.")
     extraction = merge_extractions(
-        plans, by_plan, extractor=extractor.name, model=extractor.model, usage=paid
+        plans, read, extractor=extractor.name, model=extractor.model, usage=paid
     )
     return Reading(extraction=extraction, usage=paid, chunks=len(plans), cached=cached)
 

@@ -73,3 +73,9 @@ class StateConflict(DomainError):
 
 class DuplicateProposal(DomainError):
     code = "duplicate_proposal"
+
+    @property
+    def proposal_id(self) -> int | None:
+        """The open proposal asking for the same change; None if it was decided meanwhile."""
+        found = self.details.get("proposal_id")
+        return found if isinstance(found, int) else None

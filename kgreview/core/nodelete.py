@@ -7,6 +7,8 @@ of silently removing history. On PostgreSQL a trigger backs this up at the datab
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from django.db import models
 
 from .errors import HardDeleteForbidden, ImmutableRecord
@@ -28,6 +30,11 @@ class NoDeleteQuerySet(models.QuerySet):
 
     def _raw_delete(self, using):
         raise _forbid_delete(self.model)
+
+
+# The manager class ``NoDeleteQuerySet.as_manager()`` builds, bound to a name so a model's
+# own manager can subclass it (django-stubs reads ``from_queryset`` only at module level).
+NoDeleteManager = models.Manager.from_queryset(NoDeleteQuerySet)
 
 
 class NoDeleteModel(models.Model):
@@ -61,7 +68,8 @@ class AppendOnlyModel(NoDeleteModel):
 
     DELETE_HINT = "it is part of the audit trail"
 
-    objects = AppendOnlyQuerySet.as_manager()
+    # ClassVar: django-stubs declares managers as class variables, so an override must say so.
+    objects: ClassVar = AppendOnlyQuerySet.as_manager()
 
     class Meta:
         abstract = True

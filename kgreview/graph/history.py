@@ -162,6 +162,8 @@ def evidence_context(edge: Edge) -> dict | None:
         return None
     text = rev.text
     start, end = edge.evidence_start, edge.evidence_end
+    if start is None or end is None:  # the edge_evidence_consistent constraint forbids it
+        raise ValueError(f"Edge #{edge.pk} cites revision #{rev.pk} but no span in it.")
     source = rev.source
     current = source.current_revision if source.current_revision_id else None
     if current is None or current.pk == rev.pk:

@@ -7,12 +7,17 @@ has a bug.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, ClassVar
+
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Greatest, Least, Lower
 
-from kgreview.core.nodelete import AppendOnlyModel, NoDeleteModel, NoDeleteQuerySet
+from kgreview.core.nodelete import AppendOnlyModel, NoDeleteManager, NoDeleteModel, NoDeleteQuerySet
+
+if TYPE_CHECKING:
+    from .sources import Structure
 
 EVIDENCE_CONSISTENT = Q(
     evidence_revision__isnull=True,
@@ -128,6 +133,10 @@ class Concept(NoDeleteModel):
             models.CheckConstraint(condition=~Q(name=""), name="concept_name_not_empty"),
         ]
 
+    # Not a field: a page showing merged concepts may set each one's survivor here, read
+    # for all of them in one query (the add_edge card does).
+    survivor: Concept | None
+
     def __str__(self) -> str:
         return self.name
 
@@ -136,7 +145,7 @@ class Concept(NoDeleteModel):
         return self.status == self.Status.ACTIVE
 
 
-class _CurrentNames(models.Manager.from_queryset(NoDeleteQuerySet)):
+class _CurrentNames(NoDeleteManager["ConceptAlias"]):
     """Names a concept answers to now: removed aliases stay as rows, out of sight."""
 
     def get_queryset(self):
@@ -182,7 +191,7 @@ class ConceptAlias(NoDeleteModel):
         "such as a plural and its singular, name one concept.",
     )
 
-    objects = _CurrentNames()
+    objects: ClassVar = _CurrentNames()  # ClassVar: see AppendOnlyModel.objects
     all_objects = NoDeleteQuerySet.as_manager()
 
     class Meta:
@@ -305,6 +314,10 @@ class SourceRevision(AppendOnlyModel):
         related_name="+",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+
+    # Not a field: ``kgreview.graph.sources.revision_structure`` keeps the parsed
+    # ``structure`` here, on first use, for the life of this instance.
+    _structure_cache: Structure
 
     class Meta:
         ordering = ["source_id", "number"]

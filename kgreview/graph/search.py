@@ -78,7 +78,7 @@ class _NameList:
 
     def prefixed(self, key: str, cap: int) -> list[int]:
         """Up to ``cap`` names that start with ``key`` (a range of the sorted keys)."""
-        out = []
+        out: list[int] = []
         start = bisect.bisect_left(self.sorted_keys, (key, -1))
         for k, i in itertools.islice(self.sorted_keys, start, None):
             if not k.startswith(key) or len(out) >= cap:

@@ -47,7 +47,9 @@ def _stale(words: str) -> str:
 
 def _already(proposal: Proposal, names: dict[int, str]) -> str:
     when = timezone.localtime(proposal.decided_at).strftime("%Y-%m-%d %H:%M")
-    who = names.get(proposal.decided_by_id, "the system")
+    who = "the system"
+    if proposal.decided_by_id is not None:
+        who = names.get(proposal.decided_by_id, who)
     return f"Proposal #{proposal.pk} was already {proposal.status} by {who} at {when}."
 
 
@@ -77,16 +79,27 @@ def screen(ids, proposals, reviewer, result) -> list[Proposal]:
     return out
 
 
+# An end of an edge in the batch: a concept id, or a concept to create ("new", proposal id).
+_End = int | tuple[str, int]
+
+
 class _Ends:
     """What each concept proposal of the batch stands for: a concept id, a concept to
     create (``("new", proposal id)``), or a refusal in words."""
 
     def __init__(self) -> None:
-        self.stands: dict[int, int | tuple[str, int]] = {}
+        self.stands: dict[int, _End] = {}
         self.refused: dict[int, str] = {}
         # proposal -> names to add to the existing concept it is accepted as
         self.reuse_aliases: dict[int, list[str]] = {}
         self.reactivate: dict[int, int] = {}  # proposal -> its own retired concept
+
+    def concept_id(self, pk: int) -> int:
+        """The concept proposal ``pk`` stands for, once the batch's new concepts are made."""
+        stands = self.stands[pk]
+        if not isinstance(stands, int):
+            raise RuntimeError(f"Proposal #{pk} stands for a concept not made yet.")
+        return stands
 
 
 def _resolve_concept_proposals(needed: dict[int, Proposal]) -> _Ends:
@@ -180,7 +193,7 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result) -> list[int]:
     for p in fast:  # each revision read once, not once per proposal quoting it
         if p.evidence_revision_id:
             p.evidence_revision = revisions[p.evidence_revision_id]
-    planned: list[tuple[Proposal, object, object, RelationType]] = []
+    planned: list[tuple[Proposal, _End, _End, RelationType]] = []
     for p in edges_items:
         relation = relations.get(p.relation_id) or by_key.get(p.payload["relation"])
         words = ""
@@ -188,16 +201,18 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result) -> list[int]:
             words = f'The relation "{p.payload["relation"]}" does not exist.'
         elif not relation.active:
             words = _stale(f'The relation "{relation.key}" was retired; choose an active relation.')
-        ids = []
+        ids: list[_End | None] = []
         for role in ("source", "target"):
             end = p.payload[role]
             if end.get("concept_id"):
                 ids.append(end["concept_id"])
             else:
                 pid = end["proposal_id"]
-                if pid in ends.refused:
-                    words = words or _stale(ends.refused[pid])
-                ids.append(ends.stands.get(pid))
+                stands = ends.stands.get(pid)
+                if stands is None:  # refused, or no such proposal
+                    missing = f"There is no proposal #{pid}."
+                    words = words or _stale(ends.refused.get(pid, missing))
+                ids.append(stands)
         for cid in ids:
             if isinstance(cid, int) and not words:
                 concept = concepts.get(cid)
@@ -214,10 +229,11 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result) -> list[int]:
                     f"The quoted evidence does not match revision {revision.number} of "
                     f"{revision.source.slug} at {p.evidence_start}..{p.evidence_end}."
                 )
-        if words:
-            result.refuse(p.pk, words)
+        source, target = ids
+        if words or relation is None or source is None or target is None:
+            result.refuse(p.pk, words)  # each missing part gave its words above
         else:
-            planned.append((p, ids[0], ids[1], relation))
+            planned.append((p, source, target, relation))
 
     # Facts the graph already holds, and repeats within the batch.
     known = [(s, r, t) for _, s, t, r in planned if isinstance(s, int) and isinstance(t, int)]
@@ -274,7 +290,8 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result) -> list[int]:
     for pk, names in ends.reuse_aliases.items():
         if pk not in used:
             continue
-        concept = concepts.get(ends.stands[pk]) or Concept.objects.get(pk=ends.stands[pk])
+        cid = ends.concept_id(pk)
+        concept = concepts.get(cid) or Concept.objects.get(pk=cid)
         alias_ids[pk] = [
             graph.concept_add_alias(
                 concept=concept, name=n, acting_user=reviewer, decision=graph.DECIDING
@@ -295,9 +312,9 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result) -> list[int]:
     new_edges: list[tuple[Proposal, Edge]] = []
     later: list[tuple[Proposal, Edge]] = []
     checked: list[tuple[Proposal, Edge, Concept, Concept]] = []
-    for p, s, t, relation in survivors:
-        s = ends.stands[s[1]] if isinstance(s, tuple) else s
-        t = ends.stands[t[1]] if isinstance(t, tuple) else t
+    for p, s_end, t_end, relation in survivors:
+        s = ends.concept_id(s_end[1]) if isinstance(s_end, tuple) else s_end
+        t = ends.concept_id(t_end[1]) if isinstance(t_end, tuple) else t_end
         row = graph.edge_row(
             source_id=s,
             target_id=t,
@@ -384,7 +401,7 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result) -> list[int]:
     closed = [needed.get(pk) or proposals[pk] for pk in decision_of]
     for p in closed:
         if p.kind == "add_concept":
-            p.concept_id = ends.stands[p.pk]
+            p.concept_id = ends.concept_id(p.pk)
     close_all(closed, Proposal.Status.ACCEPTED, reviewer)
     Proposal.objects.bulk_update([p for p in closed if p.kind == "add_concept"], ["concept"])
     _ground(closed, new_edges)
@@ -393,8 +410,8 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result) -> list[int]:
 
     for p in closed:
         if p.kind == "add_concept":
-            changes.named.add(p.concept_id)
-            changes.resolved[p.pk] = p.concept_id
+            changes.named.add(ends.concept_id(p.pk))
+            changes.resolved[p.pk] = ends.concept_id(p.pk)
     changes.edges_added |= {edge.pk for _, edge in new_edges}
     first = primary_rows[0] if primary_rows else None
     settled = reconcile(
@@ -416,9 +433,9 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result) -> list[int]:
 
 
 def _after(p: Proposal, ends: _Ends, created: set[int], alias_ids: dict[int, list[int]]) -> dict:
-    after = {"status": "accepted"}
+    after: dict[str, object] = {"status": "accepted"}
     if p.kind == "add_concept":
-        cid = ends.stands[p.pk]
+        cid = ends.concept_id(p.pk)
         after.update(concept_id=cid, created=cid in created)
         if p.pk in alias_ids:
             after["aliases_added"] = alias_ids[p.pk]
@@ -432,7 +449,7 @@ def _ground(closed: list[Proposal], new_edges) -> None:
             for cid in (edge.source_id, edge.target_id):
                 rows[(p.document_id, cid)] = p.evidence_revision_id
     for p in closed:
-        if p.kind == "add_concept" and p.document_id and p.evidence_revision_id:
+        if p.kind == "add_concept" and p.document_id and p.evidence_revision_id and p.concept_id:
             rows[(p.document_id, p.concept_id)] = p.evidence_revision_id
     graph_bulk.sources_ground(rows)
 

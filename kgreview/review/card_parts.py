@@ -86,7 +86,7 @@ def neighbours_of(concepts: dict[str, Concept], *, limit: int = 6) -> dict[str, 
     )
     out: dict[str, list[Neighbour]] = {}
     for role, concept in concepts.items():
-        mine = []
+        mine: list[Neighbour] = []
         for e in rows:
             if concept.pk in (e.source_id, e.target_id) and len(mine) < limit:
                 out_edge = e.source_id == concept.pk

@@ -214,6 +214,8 @@ def _accept_needed(needed: Proposal, reviewer, out: Outcome) -> int:
 
 def _settle(out: Outcome, reviewer) -> Outcome:
     """Settle the queue after a top-level decision (see ``reconcile``)."""
+    if out.decision is None:
+        raise RuntimeError(f"Proposal #{out.proposal.pk} has no decision to settle the queue by.")
     settled = reconcile(
         out.changes,
         user=reviewer,

@@ -125,8 +125,8 @@ def reconcile(
 
     if changes.resolved:
         needed = Proposal.objects.in_bulk(set(changes.resolved))
-        concepts = Concept.objects.in_bulk(set(changes.resolved.values()))
-        by_key = {keys.new_concept_key(p.payload["name"]): p for p in needed.values()}
+        resolved_to = Concept.objects.in_bulk(set(changes.resolved.values()))
+        needed_by_key = {keys.new_concept_key(p.payload["name"]): p for p in needed.values()}
         by_id = {p.pk: p for p in needed.values()}
         waiting = edges_open.filter(_waiting_on_names(p.payload["name"] for p in needed.values()))
         for p in s._open(waiting):
@@ -135,13 +135,13 @@ def reconcile(
                 end = p.payload[role]
                 if end.get("concept_id"):
                     continue
-                wanted = by_id.get(end.get("proposal_id")) or by_key.get(
+                need = by_id.get(end.get("proposal_id")) or needed_by_key.get(
                     keys.new_concept_key(end["name"])
                 )
-                if wanted is None:
+                if need is None:
                     continue
-                concept = concepts[changes.resolved[wanted.pk]]
-                ends[role] = {**_concept_end(concept), "proposal_id": wanted.pk}
+                concept = resolved_to[changes.resolved[need.pk]]
+                ends[role] = {**_concept_end(concept), "proposal_id": need.pk}
             if ends:
                 s.repoint(p, ends, "The concept it needed is in the graph now.")
 

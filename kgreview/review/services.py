@@ -10,17 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, models, transaction
 
 from kgreview.core.errors import DuplicateProposal, ValidationFailed
-from kgreview.graph.models import Concept
+from kgreview.graph.models import Concept, Source
 from kgreview.graph.services import Evidence
 
 from .kinds import kind_of, payload_validate
 from .kinds.base import Rows
 from .models import Proposal
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def flags_text(flags: Iterable[str]) -> str:
@@ -75,9 +79,11 @@ class ProposalSpec:
     flags: tuple[str, ...] = ()
     dedup_key: str | None = None
     priority: int = 0
-    agent_run: object = None
-    created_by: object = None
-    document: object = None
+    # The agents.AgentRun that drafted it: review sits below agents and cannot name the
+    # class, so it keeps the run's row and links the proposal to it by id.
+    agent_run: models.Model | None = None
+    created_by: User | None = None
+    document: Source | None = None
 
 
 def _build(
@@ -112,7 +118,7 @@ def _build(
         flags_text=flags_text(flags),
         dedup_key=key,
         priority=spec.priority,
-        agent_run=spec.agent_run,
+        agent_run_id=spec.agent_run.pk if spec.agent_run is not None else None,
         created_by=spec.created_by,
         document=spec.document,
         **endpoints,

@@ -104,7 +104,7 @@ class Settler:
         self.done.add(proposal.pk)
         if concept is not None and kind_of(proposal).names_a_concept:
             proposal.concept = concept
-        after = {"superseded_because": words}
+        after: dict[str, str | int] = {"superseded_because": words}
         if concept is not None:
             after["concept_id"] = concept.pk
         self.decisions.append(

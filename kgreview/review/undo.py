@@ -204,7 +204,7 @@ def decisions_undo(*, reviewer, batch: uuid.UUID) -> UndoResult:
             )
             return UndoResult(undone=undone, primary=primary, settled=settled)
     changes = GraphChanges()
-    undone: list[Decision] = []
+    undone = []
     first: Decision | None = None
     for decision in sorted(decisions, key=_undo_order):
         # Undoing a decision the reviewer took is a decision of its own (counted as one
@@ -332,7 +332,8 @@ def merge_undo(*, loser_id: int, user) -> Concept:
         graph.concept_unmerge(loser=loser, acting_user=user)
     else:
         changes = GraphChanges()
-        undo = _undo_one(decision, reviewer=user, batch=uuid.uuid4(), changes=changes)
-        reconcile(changes, user=user, batch=undo.batch, cause=undo)
+        batch = uuid.uuid4()
+        undo = _undo_one(decision, reviewer=user, batch=batch, changes=changes)
+        reconcile(changes, user=user, batch=batch, cause=undo)
     loser.refresh_from_db()
     return loser

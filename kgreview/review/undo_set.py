@@ -29,7 +29,9 @@ class OneByOne(Exception):
     """The batch cannot be undone as one set; undo it one decision at a time."""
 
 
-def undo_as_a_set(decisions: list[Decision], *, reviewer, undo_batch):
+def undo_as_a_set(
+    decisions: list[Decision], *, reviewer, undo_batch
+) -> tuple[list[Decision], GraphChanges]:
     """Undo a bulk batch as one set: its accepted edges invalidated in one statement, the
     concepts made for them retired, every proposal reopened, the undo decisions written
     in bulk. Returns (undo decisions, graph changes). Raises ``_OneByOne`` for what the
@@ -97,6 +99,8 @@ def undo_as_a_set(decisions: list[Decision], *, reviewer, undo_batch):
     changes = GraphChanges()
 
     if edges:
+        if first is None:  # edges come from acceptances, and a batch opens with one taken
+            raise OneByOne("no decision the reviewer took")
         undo_of = {d.undoes_id: d.pk for d in rows}
         graph_bulk.edges_invalidate_many(
             {e.pk: undo_of[e.decision_id] for e in edges},

@@ -19,6 +19,7 @@ from kgreview.review.blockers import (
 from kgreview.review.decisions import EdgeEdits, ProposalStale
 from kgreview.review.ends import EndChoice
 from kgreview.review.models import Decision, Proposal
+from kgreview.review.services import proposal_create
 from tests.review.conftest import assert_queue_decidable, reload
 
 pytestmark = pytest.mark.django_db
@@ -307,6 +308,30 @@ def test_bulk_accept_of_edges_sharing_a_pending_concept_accepts_it_once(f, revie
     assert_queue_decidable()
     (batch,) = undo.undoable_batches(reviewer=reviewer, limit=1)
     assert batch.words == "bulk accept of 3 proposals and the 1 concept accepted with them"
+
+
+def test_bulk_accept_refuses_an_edge_whose_concept_proposal_does_not_exist(f, reviewer):
+    """An end naming a proposal that is not there (the queue takes such a payload) is
+    refused in words, not a KeyError, and the rest of the batch is accepted."""
+    doc = f.lesson()
+    emb = f.concept("Embeddings")
+    ghost = proposal_create(
+        kind="add_edge",
+        payload={
+            "source": {"name": emb.name, "concept_id": emb.pk, "match": "exact", "score": 100.0},
+            "target": {"name": "Ghost", "proposal_id": 999999, "match": "new"},
+            "relation": "prerequisite",
+        },
+        confidence=0.9,
+        reason="Typed by hand.",
+    )
+    fine = f.edge_proposal(f.concept("Rerankers"), f.concept("Vector search"), doc=doc)
+    result = bulk.proposals_bulk_decide(
+        reviewer=reviewer, proposal_ids=[ghost.pk, fine.pk], action="accept"
+    )
+    assert result.done == [fine.pk]
+    ((pid, words),) = result.refused
+    assert pid == ghost.pk and "There is no proposal #999999." in words
 
 
 def test_bulk_accept_is_set_based_not_one_call_per_proposal(

@@ -175,7 +175,7 @@ def concept_rename(
     else:
         canonical.kind = ConceptAlias.Kind.ALIAS
         canonical.save(update_fields=["kind"])
-        if was_alias:
+        if owner is not None:  # here: the name was one of the concept's aliases
             promoted = ConceptAlias.objects.select_for_update().get(pk=owner.pk)
             promoted.kind = ConceptAlias.Kind.CANONICAL
             promoted.name = new

@@ -9,7 +9,9 @@ both ends are locked in id order.
 
 from __future__ import annotations
 
+import enum
 from datetime import datetime
+from typing import Final, Literal, TypedDict
 
 from django.db import transaction
 from django.utils import timezone
@@ -184,7 +186,26 @@ def edge_invalidate(
     return edge
 
 
-_UNSET = object()
+class _Unset(enum.Enum):
+    """The default of ``edge_supersede``'s ``evidence``: keep the old edge's evidence
+    (``None`` there means the new edge cites none)."""
+
+    UNSET = "unset"
+
+
+_UNSET: Final = _Unset.UNSET
+
+
+class _EdgeValues(TypedDict):
+    """What ``check_edge`` weighs for the new row of a superseded edge."""
+
+    source: Concept
+    target: Concept
+    relation: RelationType
+    confidence: float
+    weight: float
+    reason: str
+    evidence: Evidence | None
 
 
 @transaction.atomic
@@ -201,7 +222,7 @@ def edge_supersede(
     confidence: float | None = None,
     weight: float | None = None,
     reason: str | None = None,
-    evidence: Evidence | None | object = _UNSET,
+    evidence: Evidence | None | Literal[_Unset.UNSET] = _UNSET,
     valid_at: datetime | None = None,
 ) -> Edge:
     """Replace an active edge by a new row carrying the changes; the old row is kept.
@@ -215,7 +236,7 @@ def edge_supersede(
     dst_id = target.pk if target else old.target_id
     locked = lock_concepts(src_id, dst_id)
     new_evidence = Evidence.of(old) if evidence is _UNSET else evidence
-    values = dict(
+    values = _EdgeValues(
         source=locked[src_id],
         target=locked[dst_id],
         relation=new_relation,

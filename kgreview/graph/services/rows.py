@@ -6,6 +6,7 @@ new one. Nothing here commits, audits or opens a transaction: the callers do.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 
@@ -156,7 +157,9 @@ def ensure_new_fact(*, relation: RelationType, source: Concept, target: Concept)
             )
 
 
-def lock_for_edge(relation_id: int, concept_ids: tuple[int, int]):
+def lock_for_edge(
+    relation_id: int, concept_ids: tuple[int, int]
+) -> tuple[RelationType, dict[int, Concept]]:
     """Lock the relation row and both concept rows in one statement; return them fresh.
 
     Locking the relation serialises edges of one relation (no two writers can close a
@@ -179,7 +182,9 @@ def lock_for_edge(relation_id: int, concept_ids: tuple[int, int]):
     )
     if not rows:
         raise ValidationFailed("The relation or the concepts of this edge do not exist.")
-    first = rows[0]
+    # A raw row: a Concept that also carries the relation's columns as ``r_*`` attributes,
+    # which no model declares.
+    first: Any = rows[0]
     relation = RelationType(
         id=first.r_id,
         key=first.r_key,

@@ -71,20 +71,23 @@ class AddConceptKind(Kind):
     def undo(self, step: UndoStep) -> None:
         """Retire the concept it created; take back the names it gave an existing one."""
         proposal = step.proposal
-        if not proposal.concept_id:
+        concept = proposal.concept
+        if concept is None:
             return
         if step.after.get("created", True):
-            concept = graph.concept_retire(concept=proposal.concept, **step.by)
-            step.changes.unmade[concept.pk] = proposal.pk
+            retired = graph.concept_retire(concept=concept, **step.by)
+            step.changes.unmade[retired.pk] = proposal.pk
         for alias_id in step.after.get("aliases_added", []):
             alias = ConceptAlias.objects.filter(pk=alias_id).first()
             if alias is not None:
-                graph.concept_remove_alias(concept=proposal.concept, name=alias.name, **step.by)
+                graph.concept_remove_alias(concept=concept, name=alias.name, **step.by)
 
     def blockers(self, proposal, reads: BlockerReads) -> list[str]:
         name = proposal.payload["name"]
         owner = graph_selectors.name_owner(name=name)
-        retired = owner is not None and owner.concept.status == Concept.Status.RETIRED
+        if owner is None:
+            return []
+        retired = owner.concept.status == Concept.Status.RETIRED
         if retired and proposal.concept_id != owner.concept_id:
             return [retired_name_words(name, owner.concept)]
         return []

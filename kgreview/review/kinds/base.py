@@ -17,6 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils import timezone
 from pydantic import ValidationError
 
@@ -41,7 +42,7 @@ class Step:
     """
 
     proposal: Proposal
-    reviewer: object
+    reviewer: AbstractBaseUser
     decision: Decision | None
     out: Outcome
     record: dict
@@ -60,7 +61,7 @@ class UndoStep:
 
     proposal: Proposal
     decision: Decision  # the acceptance being undone
-    reviewer: object
+    reviewer: AbstractBaseUser
     undo: Decision  # the undo decision, which the compensating rows name
     changes: GraphChanges
 
