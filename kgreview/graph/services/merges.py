@@ -16,7 +16,6 @@ from kgreview.core.errors import ConceptNotActive, CycleDetected, StateConflict,
 from .. import selectors
 from ..models import Concept, ConceptAlias, Edge
 from .common import (
-    Evidence,
     audited,
     decision_row,
     inactive_words,
@@ -26,7 +25,7 @@ from .common import (
     quoted,
     user_row,
 )
-from .rows import insert_edge, retire_row, set_retired_status
+from .rows import fact_of, insert_edge, retire_row, set_retired_status
 
 
 @dataclass
@@ -103,14 +102,7 @@ def concept_merge(
             outcome.invalidated.append(old)
             continue
         new = insert_edge(
-            source_id=src,
-            target_id=dst,
-            relation=old.relation,
-            weight=old.weight,
-            confidence=old.confidence,
-            reason=old.reason,
-            evidence=Evidence.of(old),
-            valid_at=old.valid_at,
+            **fact_of(old, source_id=src, target_id=dst),
             recorded_at=now,
             supersedes=old,
             proposal=proposal or old.proposal,
@@ -227,14 +219,7 @@ def concept_unmerge(
                 continue  # already brought back by someone
             supersedes = old
         restored = insert_edge(
-            source_id=old.source_id,
-            target_id=old.target_id,
-            relation=old.relation,
-            weight=old.weight,
-            confidence=old.confidence,
-            reason=old.reason,
-            evidence=Evidence.of(old),
-            valid_at=old.valid_at,
+            **fact_of(old),
             recorded_at=now,
             supersedes=supersedes,
             proposal=old.proposal,
