@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
+from django.core.management.base import BaseCommand
 
-from django.core.management.base import BaseCommand, CommandError
-
-from kgreview.agents import runs, selectors
+from kgreview.agents import runs
 from kgreview.agents.discover import discover_run
+from kgreview.agents.management.report import print_run
 from kgreview.agents.models import AgentRun
 
 
@@ -27,17 +26,13 @@ class Command(BaseCommand):
             agent=AgentRun.Agent.DISCOVER, trigger=AgentRun.Trigger.CLI, provider=provider
         )
         run = discover_run(run, provider=provider)
-        report = selectors.run_report(run)
-        if as_json:
-            self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
-        else:
+
+        def words(report: dict) -> str:
             s = report["run"]
-            self.stdout.write(
-                self.style.SUCCESS(
-                    f"Discover run #{run.pk} {run.status}: {s.get('dropped_unknown', 0)} dropped "
-                    f"candidates with unknown relations, {s.get('drafts', 0)} recurring, "
-                    f"{s.get('relation_proposals', 0)} new relation-type proposals."
-                )
+            return (
+                f"Discover run #{run.pk} {run.status}: {s.get('dropped_unknown', 0)} dropped "
+                f"candidates with unknown relations, {s.get('drafts', 0)} recurring, "
+                f"{s.get('relation_proposals', 0)} new relation-type proposals."
             )
-        if run.status == AgentRun.Status.FAILED:
-            raise CommandError(f"Discover run #{run.pk} failed: {run.error}", returncode=1)
+
+        print_run(self, run, as_json=as_json, words=words, name="Discover run")
