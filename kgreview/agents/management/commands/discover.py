@@ -9,6 +9,11 @@ from kgreview.agents.discover import discover_run
 from kgreview.agents.management.report import print_run
 from kgreview.agents.models import AgentRun
 
+SAYS = (
+    "{dropped_unknown} dropped candidates with unknown relations, {drafts} recurring, "
+    "{relation_proposals} new relation-type proposals."
+)
+
 
 class Command(BaseCommand):
     help = (
@@ -26,13 +31,4 @@ class Command(BaseCommand):
             agent=AgentRun.Agent.DISCOVER, trigger=AgentRun.Trigger.CLI, provider=provider
         )
         run = discover_run(run, provider=provider)
-
-        def words(report: dict) -> str:
-            s = report["run"]
-            return (
-                f"Discover run #{run.pk} {run.status}: {s.get('dropped_unknown', 0)} dropped "
-                f"candidates with unknown relations, {s.get('drafts', 0)} recurring, "
-                f"{s.get('relation_proposals', 0)} new relation-type proposals."
-            )
-
-        print_run(self, run, as_json=as_json, words=words, name="Discover run")
+        print_run(self, run, as_json=as_json, name="Discover run", says=SAYS)

@@ -9,6 +9,11 @@ from kgreview.agents.heal import heal_run
 from kgreview.agents.management.report import print_run
 from kgreview.agents.models import AgentRun
 
+SAYS = (
+    "{duplicate_pairs} duplicate pairs, {cycles} cycles, {evidence_gone} vanished quotes "
+    "({still_supported} still supported), {orphans} orphan concepts; {queued} proposals queued."
+)
+
 
 class Command(BaseCommand):
     help = (
@@ -22,15 +27,4 @@ class Command(BaseCommand):
     def handle(self, *args, as_json: bool, **opts):
         run = runs.agent_run_create(agent=AgentRun.Agent.HEAL, trigger=AgentRun.Trigger.CLI)
         run = heal_run(run)
-
-        def words(report: dict) -> str:
-            s = report["run"]
-            return (
-                f"Heal run #{run.pk} {run.status}: {s.get('duplicate_pairs', 0)} duplicate "
-                f"pairs, {s.get('cycles', 0)} cycles, {s.get('evidence_gone', 0)} vanished "
-                f"quotes ({s.get('still_supported', 0)} still supported), "
-                f"{s.get('orphans', 0)} orphan concepts; "
-                f"{len(report['proposals'])} proposals queued."
-            )
-
-        print_run(self, run, as_json=as_json, words=words, name="Heal run")
+        print_run(self, run, as_json=as_json, name="Heal run", says=SAYS)
