@@ -19,6 +19,7 @@ from construction import keys
 from construction.cycles import EdgeRecord, find_cycles
 from construction.dedupe import ConceptRecord, find_duplicates_with_stats
 from construction.quotes import QuoteFinder, evidence_present
+from kgreview.core.tally import tally
 from kgreview.graph.models import Concept, ConceptAlias, Edge, RelationType, SourceConcept
 from kgreview.review.models import OPEN_STATUSES, Proposal
 from kgreview.review.services import ProposalSpec, proposals_create_many
@@ -87,11 +88,7 @@ def concept_records() -> tuple[list[ConceptRecord], dict[int, str]]:
         neighbours[t].add(s)
         edges[s] += 1
         edges[t] += 1
-    sources = dict(
-        SourceConcept.objects.values_list("concept_id")
-        .annotate(n=Count("source_id", distinct=True))
-        .values_list("concept_id", "n")
-    )
+    sources = tally(SourceConcept.objects, "concept_id", Count("source_id", distinct=True))
     records = [
         ConceptRecord(
             id=cid,

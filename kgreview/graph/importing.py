@@ -137,6 +137,40 @@ def store_document(
     )
 
 
+def store_in_batch(
+    *,
+    slug: str,
+    document: Document,
+    raw: bytes,
+    filename: str,
+    origin: str,
+    acting_user,
+    seen: dict[str, str],
+    where: str,
+    batch: str,
+) -> SourceImportResult | str:
+    """``store_document`` for one file of a batch (an import, an upload): its result, or in
+    words why it was not stored. ``seen`` maps each slug stored so far to the file that
+    took it (``where``), so two files of one ``batch`` cannot overwrite each other."""
+    if slug in seen:
+        return (
+            f"slug {slug!r} is already used by {seen[slug]} in this {batch}; rename one of "
+            "them (or give a Markdown file a 'slug:' in its front matter)"
+        )
+    seen[slug] = where
+    try:
+        return store_document(
+            slug=slug,
+            document=document,
+            raw=raw,
+            filename=filename,
+            origin=origin,
+            acting_user=acting_user,
+        )
+    except DomainError as exc:
+        return str(exc)
+
+
 # --- Files on disk -----------------------------------------------------------------------
 
 
@@ -267,22 +301,18 @@ def _import_one(path, where, max_bytes, seen_slugs, report, acting_user) -> str 
         slug, document = read_upload(raw, filename=path.name, max_bytes=max_bytes)
     except BadSourceFile as exc:
         return str(exc)
-    if slug in seen_slugs:
-        return (
-            f"slug {slug!r} is already used by {seen_slugs[slug]} in this batch; rename "
-            "one of them (or give a Markdown file a 'slug:' in its front matter)"
-        )
-    seen_slugs[slug] = where
-    try:
-        result = store_document(
-            slug=slug,
-            document=document,
-            raw=raw,
-            filename=path.name,
-            origin=where,
-            acting_user=acting_user,
-        )
-    except DomainError as exc:
-        return str(exc)
-    report.results.append((where, result))
+    stored = store_in_batch(
+        slug=slug,
+        document=document,
+        raw=raw,
+        filename=path.name,
+        origin=where,
+        acting_user=acting_user,
+        seen=seen_slugs,
+        where=where,
+        batch="batch",
+    )
+    if isinstance(stored, str):
+        return stored
+    report.results.append((where, stored))
     return None

@@ -27,7 +27,7 @@ from html import escape
 
 from django.utils.safestring import SafeString, mark_safe
 
-from kgreview.core.markup import Span
+from kgreview.core.markup import Span, cover_attrs
 
 __all__ = ["paragraphs", "render_plain"]
 
@@ -65,12 +65,7 @@ class _Looks:
             primary = min(cover, key=lambda i: (self.spans[i].rank, i))
             span = self.spans[primary]
             attrs = {k: v for k, v in span.attrs.items() if k != "id"}
-            labels = [self.spans[i].label for i in cover if self.spans[i].label]
-            if labels:
-                attrs["title"] = ", ".join(labels)
-            keys = [self.spans[i].key for i in cover if self.spans[i].key]
-            if keys:
-                attrs["data-spans"] = " ".join(keys)
+            attrs.update(cover_attrs(self.spans, cover))
             rendered = "".join(f' {k}="{_attr(v)}"' for k, v in attrs.items())
             cached = (span.tag, rendered)
             self._cache[cover] = cached

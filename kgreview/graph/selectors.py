@@ -9,6 +9,8 @@ from django.db import connection
 from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import Lower
 
+from kgreview.core.tally import tally
+
 from .models import Concept, ConceptAlias, Edge, RelationType, Source
 
 
@@ -226,13 +228,7 @@ def active_edge_counts(ids) -> dict[int, int]:
     if not ids:
         return counts
     for end in ("source_id", "target_id"):
-        for cid, n in (
-            edges_active()
-            .filter(**{f"{end}__in": ids})
-            .values_list(end)
-            .annotate(n=Count("id"))
-            .values_list(end, "n")
-        ):
+        for cid, n in tally(edges_active().filter(**{f"{end}__in": ids}), end).items():
             counts[cid] += n
     return counts
 
@@ -260,12 +256,7 @@ def concept_page(*, q: str = "", show: str = "active", after: str = "") -> tuple
     rows = rows[:CONCEPT_PAGE]
     ids = [c.pk for c in rows]
     counts = active_edge_counts(ids)
-    sources = dict(
-        SourceConcept.objects.filter(concept_id__in=ids)
-        .values_list("concept_id")
-        .annotate(n=Count("id"))
-        .values_list("concept_id", "n")
-    )
+    sources = tally(SourceConcept.objects.filter(concept_id__in=ids), "concept_id")
     for c in rows:
         c.edge_count = counts.get(c.pk, 0)
         c.source_count = sources.get(c.pk, 0)

@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from django.db import connection
 from django.db.models import F
@@ -231,60 +231,52 @@ def shortest_path(
     max_depth = max(1, min(int(max_depth), MAX_DEPTH))
     half_out = (max_depth + 1) // 2
     symmetric = _has_symmetric(relation_ids)
-    fwd = ball(
-        start_id=start_id,
-        depth=half_out,
-        direction=direction,
-        relation_ids=relation_ids,
-        at=at,
-        limit=ANCESTOR_LIMIT,
-        symmetric=symmetric,
-    )
+    walk: dict[str, Any] = {"relation_ids": relation_ids, "at": at, "symmetric": symmetric}
+    fwd = ball(start_id=start_id, depth=half_out, direction=direction, limit=ANCESTOR_LIMIT, **walk)
     bwd = ball(
         start_id=goal_id,
         depth=max_depth - half_out,
         direction=REVERSE[direction],
-        relation_ids=relation_ids,
-        at=at,
         limit=ANCESTOR_LIMIT,
-        symmetric=symmetric,
+        **walk,
     )
     common = fwd.distance.keys() & bwd.distance.keys()
     if not common:
         return None
     meet = min(common, key=lambda n: (fwd.distance[n] + bwd.distance[n], n))
-    hops: list[Hop] = []
-    # Trace back to the start: each step to a neighbour one step nearer the start.
-    node = meet
-    while fwd.distance[node] > 0:
-        want = fwd.distance[node] - 1
-        for prev, eid in _steps_from(
-            node,
-            direction=REVERSE[direction],
-            relation_ids=relation_ids,
-            at=at,
-            symmetric=symmetric,
+    to_start = _trace(fwd.distance, meet, direction=REVERSE[direction], **walk)
+    to_goal = _trace(bwd.distance, meet, direction=direction, **walk)
+    if to_start is None or to_goal is None:  # pragma: no cover - the balls said they join
+        return None
+    return [Hop(from_id=b, to_id=a, edge_id=e) for a, b, e in reversed(to_start)] + [
+        Hop(from_id=a, to_id=b, edge_id=e) for a, b, e in to_goal
+    ]
+
+
+def _trace(
+    distance: dict[int, int],
+    node: int,
+    *,
+    direction: str,
+    relation_ids: Sequence[int] | None,
+    at: datetime | None,
+    symmetric: bool,
+) -> list[tuple[int, int, int]] | None:
+    """The steps from ``node`` back to the centre of the ball that measured ``distance``,
+    each to a neighbour one step nearer, as (from, to, edge) in walking order."""
+    steps: list[tuple[int, int, int]] = []
+    while distance[node] > 0:
+        want = distance[node] - 1
+        for nearer, eid in _steps_from(
+            node, direction=direction, relation_ids=relation_ids, at=at, symmetric=symmetric
         ):
-            if fwd.distance.get(prev) == want:
-                hops.append(Hop(from_id=prev, to_id=node, edge_id=eid))
-                node = prev
+            if distance.get(nearer) == want:
+                steps.append((node, nearer, eid))
+                node = nearer
                 break
         else:  # pragma: no cover - the ball said a nearer neighbour exists
             return None
-    hops.reverse()
-    node = meet
-    while bwd.distance[node] > 0:
-        want = bwd.distance[node] - 1
-        for nxt, eid in _steps_from(
-            node, direction=direction, relation_ids=relation_ids, at=at, symmetric=symmetric
-        ):
-            if bwd.distance.get(nxt) == want:
-                hops.append(Hop(from_id=node, to_id=nxt, edge_id=eid))
-                node = nxt
-                break
-        else:  # pragma: no cover
-            return None
-    return hops
+    return steps
 
 
 # --- Learning paths ---------------------------------------------------------------------

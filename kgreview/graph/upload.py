@@ -2,7 +2,7 @@
 
 A file over ``KG_MAX_SOURCE_BYTES`` is refused while it streams in (``SizeLimit`` skips
 the rest of it: nothing past the limit is kept in memory or on disk); every other file is
-read by ``importing.read_upload`` and stored by ``importing.store_document``. One bad
+read by ``importing.read_upload`` and stored by ``importing.store_in_batch``. One bad
 file is one result in words and never stops the others.
 """
 
@@ -19,9 +19,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.core.files.uploadhandler import FileUploadHandler, SkipFile
 from django.urls import reverse
 
-from kgreview.core.errors import DomainError
-
-from .importing import SUPPORTED, BadSourceFile, import_json, read_upload, store_document
+from .importing import SUPPORTED, BadSourceFile, import_json, read_upload, store_in_batch
 from .sources import SourceImportResult
 
 __all__ = [
@@ -174,24 +172,19 @@ def upload_one(
             f"could not be read ({exc.__class__.__name__}); nothing was saved and the "
             "error was logged for an admin",
         )
-    if slug in seen:
-        return _failed(
-            name,
-            f"slug {slug!r} is already used by {seen[slug]} in this upload; rename one "
-            "of them (or give a Markdown file a 'slug:' in its front matter)",
-        )
-    seen[slug] = name
-    try:
-        result = store_document(
-            slug=slug,
-            document=document,
-            raw=raw,
-            filename=name,
-            origin=f"upload:{name}",
-            acting_user=acting_user,
-        )
-    except DomainError as exc:
-        return _failed(name, str(exc))
+    result = store_in_batch(
+        slug=slug,
+        document=document,
+        raw=raw,
+        filename=name,
+        origin=f"upload:{name}",
+        acting_user=acting_user,
+        seen=seen,
+        where=name,
+        batch="upload",
+    )
+    if isinstance(result, str):
+        return _failed(name, result)
     return UploadResult(
         name=name,
         message=describe(result),

@@ -12,6 +12,7 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from kgreview.core.errors import StateConflict
+from kgreview.core.tally import tally
 from kgreview.graph import bulk as graph_bulk
 from kgreview.graph import services as graph
 from kgreview.graph.models import Edge
@@ -46,12 +47,7 @@ def undo_as_a_set(
             raise OneByOne("aliases to take back")
     ids = sorted({d.proposal_id for d in decisions})
     proposals = lock_proposals(ids)
-    latest = dict(
-        Decision.objects.filter(proposal_id__in=ids)
-        .values("proposal_id")
-        .annotate(last=Max("id"))
-        .values_list("proposal_id", "last")
-    )
+    latest = tally(Decision.objects.filter(proposal_id__in=ids), "proposal_id", Max("id"))
     now = timezone.now()
     doing: list[Decision] = []
     for d in decisions:

@@ -35,6 +35,13 @@ pages and mending import the public names from here.
 from .locate import locate_quote
 from .render import render_markdown
 from .sanitise import ALLOWED_ATTRIBUTES, ALLOWED_TAGS
-from .spans import Span
+from .spans import Span, cover_attrs
 
-__all__ = ["ALLOWED_ATTRIBUTES", "ALLOWED_TAGS", "Span", "locate_quote", "render_markdown"]
+__all__ = [
+    "ALLOWED_ATTRIBUTES",
+    "ALLOWED_TAGS",
+    "Span",
+    "cover_attrs",
+    "locate_quote",
+    "render_markdown",
+]

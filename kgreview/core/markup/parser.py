@@ -17,7 +17,7 @@ from markdown_it.rules_inline.state_inline import Scanned, StateInline
 from markdown_it.token import Token
 
 from .sanitise import ALLOWED_ATTRIBUTES, URL_SCHEMES
-from .spans import Span
+from .spans import Span, cover_attrs
 
 _ENV_KEY = "kgreview.markup"
 _HEADING_SHIFT = "kgreview.markup.heading_shift"
@@ -140,12 +140,7 @@ class _RenderState:
             # A link inside the source's own link would nest <a>; mark it instead.
             tag = "mark"
             attrs = {k: v for k, v in attrs.items() if k in ALLOWED_ATTRIBUTES["mark"]}
-        labels = [self.spans[i].label for i in cover if self.spans[i].label]
-        if labels:
-            attrs["title"] = ", ".join(labels)
-        keys = [self.spans[i].key for i in cover if self.spans[i].key]
-        if keys:
-            attrs["data-spans"] = " ".join(keys)
+        attrs.update(cover_attrs(self.spans, cover))
         rendered = "".join(f' {k}="{escapeHtml(str(v))}"' for k, v in attrs.items())
         return tag, rendered, primary
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .sanitise import _DATA_ATTR, ALLOWED_ATTRIBUTES, HIGHLIGHT_TAGS
@@ -38,6 +38,20 @@ class Span:
         for name in self.attrs:
             if name not in allowed and not _DATA_ATTR.match(name):
                 raise ValueError(f"<{self.tag}> highlights cannot carry {name!r}")
+
+
+def cover_attrs(spans: Sequence[Span], cover: Sequence[int]) -> dict[str, str]:
+    """What a stretch of text says about every span covering it (``cover`` indexes
+    ``spans``): ``title`` joining their labels and ``data-spans`` their keys, each only
+    when there is one. The covering span that wins the look brings its own attributes."""
+    attrs: dict[str, str] = {}
+    labels = [spans[i].label for i in cover if spans[i].label]
+    if labels:
+        attrs["title"] = ", ".join(labels)
+    keys = [spans[i].key for i in cover if spans[i].key]
+    if keys:
+        attrs["data-spans"] = " ".join(keys)
+    return attrs
 
 
 # --- newlines: markdown-it turns \r\n into \n, offsets stay in the caller's text --------

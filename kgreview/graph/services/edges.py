@@ -28,7 +28,14 @@ from .common import (
     quoted,
     user_row,
 )
-from .rows import check_edge, insert_edge, lock_active_edge, lock_for_edge, retire_row
+from .rows import (
+    check_edge,
+    fact_of,
+    insert_edge,
+    lock_active_edge,
+    lock_for_edge,
+    retire_row,
+)
 
 
 def _fact(edge: Edge) -> str:
@@ -118,36 +125,16 @@ def edge_add(
 
 
 @transaction.atomic
-def edge_create(
-    *,
-    source: Concept,
-    target: Concept,
-    relation: RelationType,
-    confidence: float,
-    reason: str,
-    evidence: Evidence | None = None,
-    weight: float = 1.0,
-    valid_at: datetime | None = None,
-    proposal=None,
-    acting_user,
-    decision=None,
-) -> Edge:
-    """Add an active edge after checking vocabulary, endpoints, evidence, duplicates, cycles."""
+def edge_create(*, source: Concept, target: Concept, relation: RelationType, **fact) -> Edge:
+    """Add an active edge after checking vocabulary, endpoints, evidence, duplicates, cycles.
+
+    ``edge_add`` in a transaction of its own, given rows instead of ids; ``fact`` is the
+    rest of ``edge_add``'s keywords (``confidence``, ``reason`` and ``acting_user``, and
+    optionally ``evidence``, ``weight``, ``valid_at``, ``proposal`` and ``decision``).
+    """
     if source.pk == target.pk:
         raise SelfLoop(f'An edge cannot join "{source.name}" to itself.')
-    return edge_add(
-        source_id=source.pk,
-        target_id=target.pk,
-        relation_id=relation.pk,
-        confidence=confidence,
-        reason=reason,
-        evidence=evidence,
-        weight=weight,
-        valid_at=valid_at,
-        proposal=proposal,
-        acting_user=acting_user,
-        decision=decision,
-    )
+    return edge_add(source_id=source.pk, target_id=target.pk, relation_id=relation.pk, **fact)
 
 
 @transaction.atomic
@@ -320,7 +307,7 @@ def edge_restore(
     relation = lock_relation(old.relation)
     locked = lock_concepts(old.source_id, old.target_id)
     source, target = locked[old.source_id], locked[old.target_id]
-    evidence = Evidence.of(old)
+    fact = fact_of(old, relation=relation)
     check_edge(
         source=source,
         target=target,
@@ -328,17 +315,10 @@ def edge_restore(
         confidence=old.confidence,
         weight=old.weight,
         reason=old.reason,
-        evidence=evidence,
+        evidence=fact["evidence"],
     )
     new = insert_edge(
-        source_id=source.pk,
-        target_id=target.pk,
-        relation=relation,
-        weight=old.weight,
-        confidence=old.confidence,
-        reason=old.reason,
-        evidence=evidence,
-        valid_at=old.valid_at,
+        **fact,
         recorded_at=timezone.now(),
         supersedes=old,
         proposal=proposal or old.proposal,

@@ -16,7 +16,6 @@ from kgreview.core.errors import ConceptNotActive, CycleDetected, StateConflict,
 from .. import selectors
 from ..models import Concept, ConceptAlias, Edge
 from .common import (
-    Evidence,
     audited,
     decision_row,
     inactive_words,
@@ -26,7 +25,7 @@ from .common import (
     quoted,
     user_row,
 )
-from .rows import insert_edge, retire_row, set_retired_status
+from .rows import fact_of, insert_edge, retire_row, set_retired_status
 
 
 @dataclass
@@ -36,6 +35,23 @@ class MergeOutcome:
     superseded: list[tuple[Edge, Edge]] = field(default_factory=list)
     invalidated: list[Edge] = field(default_factory=list)
     moved_names: list[str] = field(default_factory=list)
+
+
+def _refuse_cycles(written: list[Edge], doing: str) -> None:
+    """Refuse the change as a whole when an edge it wrote in an acyclic relation closes a
+    cycle, saying what ``doing`` ("Merging A into B would create") would bring."""
+    for edge in written:
+        if not edge.relation.acyclic:
+            continue
+        path = selectors.relation_path(
+            relation=edge.relation, start_id=edge.target_id, goal_id=edge.source_id
+        )
+        if path is not None:
+            raise CycleDetected(
+                f"{doing} a {edge.relation.key} cycle: {path_words(path + [path[0]])}. "
+                "Invalidate one of those edges first.",
+                path=path,
+            )
 
 
 @transaction.atomic
@@ -76,7 +92,6 @@ def concept_merge(
         .select_related("relation", "evidence_revision")
         .order_by("pk")
     )
-    acyclic_new: list[Edge] = []
     for old in edges:
         src = survivor.pk if old.source_id == loser.pk else old.source_id
         dst = survivor.pk if old.target_id == loser.pk else old.target_id
@@ -103,14 +118,7 @@ def concept_merge(
             outcome.invalidated.append(old)
             continue
         new = insert_edge(
-            source_id=src,
-            target_id=dst,
-            relation=old.relation,
-            weight=old.weight,
-            confidence=old.confidence,
-            reason=old.reason,
-            evidence=Evidence.of(old),
-            valid_at=old.valid_at,
+            **fact_of(old, source_id=src, target_id=dst),
             recorded_at=now,
             supersedes=old,
             proposal=proposal or old.proposal,
@@ -118,20 +126,10 @@ def concept_merge(
             decided_by=who or old.decided_by,
         )
         outcome.superseded.append((old, new))
-        if old.relation.acyclic:
-            acyclic_new.append(new)
-
-    for new in acyclic_new:
-        path = selectors.relation_path(
-            relation=new.relation, start_id=new.target_id, goal_id=new.source_id
-        )
-        if path is not None:
-            raise CycleDetected(
-                f'Merging "{loser.name}" into "{survivor.name}" would create a '
-                f"{new.relation.key} cycle: {path_words(path + [path[0]])}. "
-                "Invalidate one of those edges first.",
-                path=path,
-            )
+    _refuse_cycles(
+        [new for _, new in outcome.superseded],
+        f'Merging "{loser.name}" into "{survivor.name}" would create',
+    )
 
     for alias in ConceptAlias.objects.select_for_update().filter(concept=loser):
         alias.concept = survivor
@@ -202,7 +200,6 @@ def concept_unmerge(
         .select_related("relation", "evidence_revision")
         .order_by("pk")
     )
-    acyclic_restored: list[Edge] = []
     for old in retired:
         successor = Edge.objects.select_for_update().filter(supersedes=old).first()
         if old.status == Edge.Status.SUPERSEDED:
@@ -227,14 +224,7 @@ def concept_unmerge(
                 continue  # already brought back by someone
             supersedes = old
         restored = insert_edge(
-            source_id=old.source_id,
-            target_id=old.target_id,
-            relation=old.relation,
-            weight=old.weight,
-            confidence=old.confidence,
-            reason=old.reason,
-            evidence=Evidence.of(old),
-            valid_at=old.valid_at,
+            **fact_of(old),
             recorded_at=now,
             supersedes=supersedes,
             proposal=old.proposal,
@@ -242,8 +232,6 @@ def concept_unmerge(
             decided_by=who,
         )
         outcome.restored.append(restored)
-        if old.relation.acyclic:
-            acyclic_restored.append(restored)
     loser.status = Concept.Status.ACTIVE
     loser.merged_into = None
     loser.merged_at = None
@@ -258,16 +246,7 @@ def concept_unmerge(
         alias.merged_from = None
         alias.save(update_fields=["concept", "kind", "merged_from"])
         outcome.names.append(alias.name)
-    for edge in acyclic_restored:
-        path = selectors.relation_path(
-            relation=edge.relation, start_id=edge.target_id, goal_id=edge.source_id
-        )
-        if path is not None:
-            raise CycleDetected(
-                f"Undoing the merge would bring back a {edge.relation.key} cycle: "
-                f"{path_words(path + [path[0]])}. Invalidate one of those edges first.",
-                path=path,
-            )
+    _refuse_cycles(outcome.restored, "Undoing the merge would bring back")
     name_index_changed()
     audited(
         acting_user=acting_user,

@@ -85,6 +85,23 @@ def edge_row(
     )
 
 
+def fact_of(edge: Edge, **changes) -> dict:
+    """The columns that say what ``edge`` holds (its ends, relation, weights, reason,
+    evidence and the time it holds from), with ``changes`` applied: what a new row that
+    carries the same fact again passes to ``insert_edge``."""
+    return {
+        "source_id": edge.source_id,
+        "target_id": edge.target_id,
+        "relation": edge.relation,
+        "weight": edge.weight,
+        "confidence": edge.confidence,
+        "reason": edge.reason,
+        "evidence": Evidence.of(edge),
+        "valid_at": edge.valid_at,
+        **changes,
+    }
+
+
 def insert_edge(*, guard: bool = True, **columns) -> Edge:
     """Insert the row built by ``edge_row(**columns)``. ``guard`` turns a lost race into
     ``DuplicateEdge`` (a savepoint); callers holding the concept locks cannot lose that

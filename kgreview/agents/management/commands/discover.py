@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-import json
+from django.core.management.base import BaseCommand
 
-from django.core.management.base import BaseCommand, CommandError
-
-from kgreview.agents import runs, selectors
+from kgreview.agents import runs
 from kgreview.agents.discover import discover_run
+from kgreview.agents.management.report import print_run
 from kgreview.agents.models import AgentRun
+
+SAYS = (
+    "{dropped_unknown} dropped candidates with unknown relations, {drafts} recurring, "
+    "{relation_proposals} new relation-type proposals."
+)
 
 
 class Command(BaseCommand):
@@ -27,17 +31,4 @@ class Command(BaseCommand):
             agent=AgentRun.Agent.DISCOVER, trigger=AgentRun.Trigger.CLI, provider=provider
         )
         run = discover_run(run, provider=provider)
-        report = selectors.run_report(run)
-        if as_json:
-            self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
-        else:
-            s = report["run"]
-            self.stdout.write(
-                self.style.SUCCESS(
-                    f"Discover run #{run.pk} {run.status}: {s.get('dropped_unknown', 0)} dropped "
-                    f"candidates with unknown relations, {s.get('drafts', 0)} recurring, "
-                    f"{s.get('relation_proposals', 0)} new relation-type proposals."
-                )
-            )
-        if run.status == AgentRun.Status.FAILED:
-            raise CommandError(f"Discover run #{run.pk} failed: {run.error}", returncode=1)
+        print_run(self, run, as_json=as_json, name="Discover run", says=SAYS)

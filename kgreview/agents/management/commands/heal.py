@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-import json
+from django.core.management.base import BaseCommand
 
-from django.core.management.base import BaseCommand, CommandError
-
-from kgreview.agents import runs, selectors
+from kgreview.agents import runs
 from kgreview.agents.heal import heal_run
+from kgreview.agents.management.report import print_run
 from kgreview.agents.models import AgentRun
+
+SAYS = (
+    "{duplicate_pairs} duplicate pairs, {cycles} cycles, {evidence_gone} vanished quotes "
+    "({still_supported} still supported), {orphans} orphan concepts; {queued} proposals queued."
+)
 
 
 class Command(BaseCommand):
@@ -23,19 +27,4 @@ class Command(BaseCommand):
     def handle(self, *args, as_json: bool, **opts):
         run = runs.agent_run_create(agent=AgentRun.Agent.HEAL, trigger=AgentRun.Trigger.CLI)
         run = heal_run(run)
-        report = selectors.run_report(run)
-        if as_json:
-            self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
-        else:
-            s = report["run"]
-            self.stdout.write(
-                self.style.SUCCESS(
-                    f"Heal run #{run.pk} {run.status}: {s.get('duplicate_pairs', 0)} duplicate "
-                    f"pairs, {s.get('cycles', 0)} cycles, {s.get('evidence_gone', 0)} vanished "
-                    f"quotes ({s.get('still_supported', 0)} still supported), "
-                    f"{s.get('orphans', 0)} orphan concepts; "
-                    f"{len(report['proposals'])} proposals queued."
-                )
-            )
-        if run.status == AgentRun.Status.FAILED:
-            raise CommandError(f"Heal run #{run.pk} failed: {run.error}", returncode=1)
+        print_run(self, run, as_json=as_json, name="Heal run", says=SAYS)
