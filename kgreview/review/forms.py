@@ -60,6 +60,22 @@ class IdField(TextField):
         return parse_id(super().to_python(value))
 
 
+TRAIL_MAX = 50
+
+
+class TrailField(TextField):
+    """The cards a reviewer saw before the current one, oldest first (for Previous): ids
+    separated by commas, the last ``TRAIL_MAX`` kept; what is not an id is left out."""
+
+    def to_python(self, value) -> list[int]:
+        ids = [parse_id(part) for part in super().to_python(value).split(",")]
+        return [i for i in ids if i is not None][-TRAIL_MAX:]
+
+
+class TrailForm(forms.Form):
+    trail = TrailField()
+
+
 class DecisionForm(forms.Form):
     """What every decision form sends: the version the reviewer saw, a note, and where in
     the queue they were (``cursor``)."""
@@ -152,7 +168,7 @@ class UndoForm(forms.Form):
     says which page asked (``queue`` goes back to the queue, else to the card)."""
 
     batch = TextField()
-    trail = TextField(strip=True)
+    trail = TrailField()
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

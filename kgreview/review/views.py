@@ -25,10 +25,8 @@ from .decisions import (
     REJECT_REASONS,
     can_decide_kind,
 )
-from .forms import ConceptSearchForm, DecisionLogForm, QueueWalkForm
+from .forms import TRAIL_MAX, ConceptSearchForm, DecisionLogForm, QueueWalkForm, TrailForm
 from .models import Proposal
-
-TRAIL_MAX = 50
 
 
 def _filter_from(request: HttpRequest, source: QueryDict | None = None):
@@ -45,12 +43,9 @@ def _hidden_kinds(user) -> tuple[str, ...]:
 
 def _trail(source) -> list[int]:
     """The cards this reviewer saw before the current one, oldest first (for Previous)."""
-    ids = []
-    for part in str(source.get("trail", "")).split(","):
-        part = part.strip()
-        if part.isdigit() and len(part) < 19:
-            ids.append(int(part))
-    return ids[-TRAIL_MAX:]
+    form = TrailForm(source)
+    form.is_valid()  # what is not an id is left out of the trail
+    return form.cleaned_data["trail"]
 
 
 def _trail_text(ids) -> str:
