@@ -32,6 +32,7 @@ BENCHMARKS: dict[str, Callable[..., dict]] = {
     "bulk": _lazy("review", "bench_bulk"),
     "heal": _lazy("agents", "bench_heal"),
     "graph": _lazy("graph", "bench_graph"),
+    "render": _lazy("render", "bench_render"),
 }
 
 __all__ = ["BENCHMARKS", "scratch_database"]

@@ -35,8 +35,3 @@ class ResumeFlag(forms.Field):
 
 class ScheduleToggleForm(forms.Form):
     enabled = ResumeFlag(required=False)
-
-
-def errors_in_words(form: forms.Form) -> str:
-    """Every error of an invalid form as one sentence or more, for a message or a 400."""
-    return " ".join(str(error) for errors in form.errors.values() for error in errors)

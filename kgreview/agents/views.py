@@ -13,12 +13,13 @@ from django.views.decorators.http import require_GET, require_POST
 from django_celery_beat.models import PeriodicTask
 
 from kgreview.core.errors import DomainError, NotFound
+from kgreview.core.forms import errors_in_words
 from kgreview.core.permissions import curator_required, is_curator, view_required
 
 from . import selectors, tasks
 from .adapters import extractor_for
 from .construct import construct_run_create, sources_to_construct
-from .forms import RunNowForm, ScheduleToggleForm, errors_in_words
+from .forms import RunNowForm, ScheduleToggleForm
 from .models import AgentRun, AgentRunItem
 from .runs import agent_run_cancel, agent_run_create
 from .schedules import schedule_set_enabled

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django import forms
 from django.http import Http404
 
+from kgreview.core.forms import TextField
+
 from .models import Source, SourceRevision
 
 # Revision numbers are stored in a 32-bit column; anything larger names no revision.
@@ -16,12 +18,16 @@ class RevisionForm(forms.Form):
 
     rev = forms.IntegerField(required=False, min_value=0, max_value=MAX_REVISION)
 
+    def names_a_revision(self) -> bool:
+        """Whether a revision was asked for at all (else the current one is meant)."""
+        return bool(self.data.get("rev"))
+
     def revision_of(self, source: Source) -> SourceRevision | None:
         """The revision asked for, else the current one (None when the source has no text
         yet); 404, in words, for a number the source does not have."""
-        wanted = self.data.get("rev")
-        if not wanted:
+        if not self.names_a_revision():
             return source.current_revision
+        wanted = self.data.get("rev")
         self.is_valid()  # other fields of a subclass may fail; only ``rev`` matters here
         if "rev" in self.errors or self.cleaned_data.get("rev") is None:
             raise Http404(f"{source.slug} has no revision {wanted!r}")
@@ -50,3 +56,26 @@ class ConceptListForm(forms.Form):
         self.is_valid()
         data = self.cleaned_data
         return data.get("q", ""), data.get("show") or "active", data.get("after", "")
+
+
+class RelationActionForm(forms.Form):
+    """A curator's change to a relation type: retire it, reactivate it, or describe it
+    (a label and a verb, 100 characters each at most, and a description of 5,000)."""
+
+    ACTIONS = ("retire", "reactivate", "describe")
+
+    action = TextField()
+    label = TextField(strip=True)
+    verb = TextField(strip=True)
+    description = TextField()
+
+    def clean(self):
+        data = super().clean()
+        if data.get("action") not in self.ACTIONS:
+            raise forms.ValidationError("Choose retire, reactivate or describe.")
+        if data["action"] == "describe" and not (data.get("label") and data.get("verb")):
+            raise forms.ValidationError("A relation needs a label and a verb.")
+        data["label"] = data.get("label", "")[:100]
+        data["verb"] = data.get("verb", "")[:100]
+        data["description"] = data.get("description", "")[:5000]
+        return data

@@ -14,11 +14,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST
 
-from kgreview.core.errors import DomainError, ValidationFailed
+from kgreview.core.errors import DomainError
+from kgreview.core.forms import errors_in_words
 from kgreview.core.permissions import curator_required, view_required
 
 from . import selectors, services, sourcepage
-from .forms import CONCEPT_FILTERS, ConceptListForm, RevisionForm
+from .forms import CONCEPT_FILTERS, ConceptListForm, RelationActionForm, RevisionForm
 from .models import RelationType, Source, SourceFile
 
 
@@ -76,29 +77,27 @@ def concepts(request: HttpRequest) -> HttpResponse:
 @curator_required
 def relation_action(request: HttpRequest, pk: int) -> HttpResponse:
     relation = get_object_or_404(RelationType, pk=pk)
-    action = request.POST.get("action")
+    form = RelationActionForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, errors_in_words(form))
+        return redirect("ontology")
+    data = form.cleaned_data
     try:
-        if action == "retire":
+        if data["action"] == "retire":
             services.relation_type_retire(relation=relation, acting_user=request.user)
             messages.success(request, f'"{relation.key}" retired; its edges and history stay.')
-        elif action == "reactivate":
+        elif data["action"] == "reactivate":
             services.relation_type_reactivate(relation=relation, acting_user=request.user)
             messages.success(request, f'"{relation.key}" is active again.')
-        elif action == "describe":
-            label = request.POST.get("label", "").strip()
-            verb = request.POST.get("verb", "").strip()
-            if not label or not verb:
-                raise ValidationFailed("A relation needs a label and a verb.")
+        else:
             services.relation_type_describe(
                 relation=relation,
-                label=label[:100],
-                verb=verb[:100],
-                description=request.POST.get("description", "")[:5000],
+                label=data["label"],
+                verb=data["verb"],
+                description=data["description"],
                 acting_user=request.user,
             )
             messages.success(request, f'"{relation.key}" described.')
-        else:
-            raise ValidationFailed("Choose retire, reactivate or describe.")
     except DomainError as exc:
         messages.error(request, str(exc))
     return redirect("ontology")

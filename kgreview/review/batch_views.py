@@ -29,7 +29,6 @@ from .views import (
     _hidden_kinds,
     _next,
     _render_card,
-    _trail,
     _trail_text,
 )
 
@@ -40,10 +39,10 @@ from .views import (
 def undo(request: HttpRequest) -> HttpResponse:
     """Undo a batch, then show the card that was undone (focus) or stay on the queue."""
     f, _ = _filter_from(request, request.POST)
-    trail = _trail(request.POST)
-    back_to_queue = request.POST.get("from") == "queue"
     form = UndoForm(request.POST)
     form.is_valid()  # an unreadable batch means the reviewer's latest
+    trail = form.cleaned_data["trail"]
+    back_to_queue = form.back_to_queue()
     batch = form.cleaned_data["batch"]
     if batch is None:
         recent = undo_service.undoable_batches(reviewer=request.user, limit=1)

@@ -177,9 +177,11 @@ def _edit_values(source) -> dict:
 def edit(request: HttpRequest, pk: int) -> HttpResponse:
     source = request.POST if request.method == "POST" else request.GET
     f, _ = _filter_from(request, source)
-    cursor = source.get("cursor", "")
+    form = EdgeEditForm(source)
+    form.is_valid()  # judged below when accepting; the cursor is always read
+    cursor = form.cleaned_data["cursor"]
     if request.method == "POST":
-        return _edit_accept(request, pk, f, cursor)
+        return _edit_accept(request, pk, f, cursor, form)
     proposal = get_object_or_404(
         Proposal.objects.select_related(*selectors.CARD_RELATED),
         pk=pk,
@@ -201,9 +203,8 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, template, ctx)
 
 
-def _edit_accept(request: HttpRequest, pk: int, f, cursor: str) -> HttpResponse:
+def _edit_accept(request: HttpRequest, pk: int, f, cursor: str, form: EdgeEditForm) -> HttpResponse:
     values = _edit_values(request.POST)
-    form = EdgeEditForm(request.POST)
     if not form.is_valid():
         return _refused(
             request, f, pk, cursor, DomainError(form.error_words()), editing=True, edit=values

@@ -12,6 +12,8 @@ from datetime import date
 
 from django import forms
 
+from kgreview.core.forms import TextField
+
 from .ends import EndChoice
 
 
@@ -51,23 +53,36 @@ def end_choice(source, role: str) -> EndChoice | None:
     )
 
 
-class IdField(forms.CharField):
+class IdField(TextField):
     """A row id; anything else reads as none given."""
-
-    def __init__(self, **kwargs) -> None:
-        super().__init__(required=False, **kwargs)
 
     def to_python(self, value) -> int | None:
         return parse_id(super().to_python(value))
+
+
+TRAIL_MAX = 50
+
+
+class TrailField(TextField):
+    """The cards a reviewer saw before the current one, oldest first (for Previous): ids
+    separated by commas, the last ``TRAIL_MAX`` kept; what is not an id is left out."""
+
+    def to_python(self, value) -> list[int]:
+        ids = [parse_id(part) for part in super().to_python(value).split(",")]
+        return [i for i in ids if i is not None][-TRAIL_MAX:]
+
+
+class TrailForm(forms.Form):
+    trail = TrailField()
 
 
 class DecisionForm(forms.Form):
     """What every decision form sends: the version the reviewer saw, a note, and where in
     the queue they were (``cursor``)."""
 
-    version = forms.CharField(required=False)
-    note = forms.CharField(required=False, strip=False)
-    cursor = forms.CharField(required=False, strip=False)
+    version = TextField(strip=True)
+    note = TextField()
+    cursor = TextField()
 
     def clean_version(self) -> int | None:
         raw = self.cleaned_data["version"]
@@ -80,16 +95,16 @@ class AcceptForm(DecisionForm):
 
 
 class RejectForm(DecisionForm):
-    reason_code = forms.CharField(required=False, strip=False)
+    reason_code = TextField()
 
 
 class EdgeEditForm(DecisionForm):
     """An edge's corrections before accepting; the ends come from the concept picker."""
 
-    relation = forms.CharField(required=False, strip=False)
+    relation = TextField()
     swap = forms.BooleanField(required=False)
-    confidence = forms.CharField(required=False, strip=False)
-    weight = forms.CharField(required=False, strip=False)
+    confidence = TextField()
+    weight = TextField()
 
     def clean(self):
         data = super().clean()
@@ -109,9 +124,9 @@ class EdgeEditForm(DecisionForm):
 class ConceptSearchForm(forms.Form):
     """A name typed in the concept picker, and which end it is for."""
 
-    role = forms.CharField(required=False)
-    q = forms.CharField(required=False, strip=False)
-    only = forms.CharField(required=False)
+    role = TextField(strip=True)
+    q = TextField()
+    only = TextField(strip=True)
 
     def clean(self):
         data = super().clean()
@@ -125,9 +140,9 @@ class ConceptSearchForm(forms.Form):
 class DecisionLogForm(forms.Form):
     """Who and when, for the decision log; a date it cannot read is reported in words."""
 
-    reviewer = forms.CharField(required=False)
-    since = forms.CharField(required=False)
-    until = forms.CharField(required=False)
+    reviewer = TextField(strip=True)
+    since = TextField(strip=True)
+    until = TextField(strip=True)
 
     def _day(self, name: str) -> date | None:
         raw = self.cleaned_data[name]
@@ -149,10 +164,18 @@ class DecisionLogForm(forms.Form):
 
 
 class UndoForm(forms.Form):
-    """The batch to undo; none (or one unreadable) means the reviewer's latest."""
+    """The batch to undo; none (or one unreadable) means the reviewer's latest. ``from``
+    says which page asked (``queue`` goes back to the queue, else to the card)."""
 
-    batch = forms.CharField(required=False, strip=False)
-    trail = forms.CharField(required=False)
+    batch = TextField()
+    trail = TrailField()
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["from"] = TextField()  # a Python keyword, so not a class attribute
+
+    def back_to_queue(self) -> bool:
+        return self.cleaned_data.get("from") == "queue"
 
     def clean_batch(self) -> uuid.UUID | None:
         try:
@@ -165,11 +188,11 @@ class BulkForm(forms.Form):
     """A bulk decision: the action, a reason and note for rejecting, which proposals
     (the checked rows, the preview's list, or everything that matches), and the step."""
 
-    action = forms.CharField(required=False, strip=False)
-    reason_code = forms.CharField(required=False, strip=False)
-    note = forms.CharField(required=False, strip=False)
-    scope = forms.CharField(required=False)
-    step = forms.CharField(required=False)
+    action = TextField()
+    reason_code = TextField()
+    note = TextField()
+    scope = TextField(strip=True)
+    step = TextField(strip=True)
     page = IdField()
 
     def clean(self):
@@ -181,3 +204,27 @@ class BulkForm(forms.Form):
         ids = [parse_id(raw) for raw in raw_ids]
         data["ids"] = list(dict.fromkeys(i for i in ids if i is not None))
         return data
+
+
+class QueueWalkForm(forms.Form):
+    """Where a reader is in the queue: the cursor to read after or before, one proposal
+    asked for by ``id``, the card they came ``from`` (Previous from the first card stays
+    on it), and ``only=total`` for the count alone. Cursors are judged by the selectors;
+    an ``id`` that is not one is an error (the page answers 404)."""
+
+    after = TextField()
+    before = TextField()
+    id = forms.CharField(required=False, strip=False)  # a NUL byte in it is an error too
+    only = TextField(strip=True)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["from"] = IdField()  # a Python keyword, so not a class attribute
+
+    def clean_id(self) -> int | None:
+        raw = self.cleaned_data["id"]
+        if not raw:
+            return None
+        if not raw.isdigit() or len(raw) > 18:
+            raise forms.ValidationError("No such proposal.")
+        return int(raw)

@@ -1,4 +1,5 @@
-"""Pages for mending the graph by hand. Thin: parse, call a ``mend`` service, redirect.
+"""Pages for mending the graph by hand. Thin: read a form (``mend_forms``), call a
+``mend`` service, redirect.
 
 Every action here becomes a decision by the signed-in person (see ``review.mend``), so it
 appears in the decision log and the edge's life, and can be undone from the Review page.
@@ -14,17 +15,20 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from kgreview.core.errors import DomainError, NotFound, ValidationFailed
-from kgreview.core.markup import locate_quote
+from kgreview.core.errors import DomainError, NotFound
+from kgreview.core.forms import errors_in_words
 from kgreview.core.permissions import curator_required, decide_required
-from kgreview.graph.models import Concept, Edge, RelationType, SourceRevision
-from kgreview.graph.services import Evidence
+from kgreview.graph.models import Concept, Edge, RelationType
 
 from . import decisions, mend, undo
 from .card_parts import merge_sides
-from .forms import clean_text, end_choice
-from .forms import parse_float as _float
-from .forms import parse_id as _int
+from .mend_forms import (
+    ConceptMergeForm,
+    ConceptNamesForm,
+    ConceptStatusForm,
+    EdgeAddForm,
+    NoteForm,
+)
 from .outcome import ProposalStale
 
 
@@ -35,51 +39,7 @@ def _words(exc: DomainError) -> str:
     return str(exc)
 
 
-def _tell(request, do, done, *, raise_as: tuple = ()) -> None:
-    """Do ``do()`` and tell the person how it went: ``done(its result)`` in words, or why
-    it was refused. A refusal of a type named in ``raise_as`` ((error, HTTP error) pairs)
-    is answered with that HTTP error instead."""
-    try:
-        result = do()
-    except DomainError as exc:
-        for error, answer in raise_as:
-            if isinstance(exc, error):
-                raise answer(str(exc)) from exc
-        messages.error(request, _words(exc))
-    else:
-        messages.success(request, done(result))
-
-
 # --- Edges ------------------------------------------------------------------------------
-
-
-def _evidence_from(source) -> tuple[Evidence | None, str]:
-    """Evidence picked on a source page: a revision and the selected text (located in the
-    revision's text), or explicit offsets. Returns the evidence and any problem in words."""
-    revision_id = _int(source.get("revision"))
-    if not revision_id:
-        return None, ""
-    revision = SourceRevision.objects.select_related("source").filter(pk=revision_id).first()
-    if revision is None:
-        return None, f"There is no source revision #{revision_id}."
-    start, end = _int(source.get("start")), _int(source.get("end"))
-    selected = str(source.get("quote", "")).replace("\x00", "")
-    if start is None or end is None:
-        if not selected.strip():
-            return None, "Select the sentence that supports the edge on the source page."
-        found = locate_quote(
-            revision.text,
-            selected,
-            before=str(source.get("before", "")),
-            plain=revision.text_format == SourceRevision.TextFormat.PLAIN,
-        )
-        if found is None:
-            return None, "The selected text was not found in that revision; select it again."
-        start, end = found
-    if not 0 <= start < end <= len(revision.text):
-        return None, "The selected text lies outside the revision."
-    quote = revision.text[start:end]
-    return Evidence(revision=revision, start=start, end=end, quote=quote), ""
 
 
 @require_http_methods(["GET", "POST"])
@@ -88,49 +48,31 @@ def _evidence_from(source) -> tuple[Evidence | None, str]:
 def edge_add(request: HttpRequest) -> HttpResponse:
     """Add an edge the agents missed: two concepts, a relation, a reason, and optionally
     the quote that supports it (picked by selecting text on a source page)."""
-    source = request.POST if request.method == "POST" else request.GET
-    evidence, problem = _evidence_from(source)
+    form = EdgeAddForm(request.POST if request.method == "POST" else request.GET)
+    form.is_valid()  # every field is optional; ``refusal`` says what stops the edge
+    data = form.cleaned_data
     context = {
         "relations": RelationType.objects.filter(active=True).order_by("key"),
-        "evidence": evidence,
-        "evidence_problem": problem,
-        "values": {
-            "relation": source.get("relation", ""),
-            "note": clean_text(source.get("note", "")),
-            "confidence": source.get("confidence", "1.0"),
-        },
-        "ends": {},
+        "evidence": data["evidence"],
+        "evidence_problem": data["evidence_problem"],
+        **form.shown(),
     }
-    for role in ("source", "target"):
-        picked = _int(source.get(f"{role}_concept_id"))
-        concept = Concept.objects.filter(pk=picked).first() if picked else None
-        context["ends"][role] = {
-            "name": concept.name if concept else clean_text(source.get(f"{role}_name", ""), 200),
-            "concept_id": concept.pk if concept else "",
-            "proposal_id": source.get(f"{role}_proposal_id", ""),
-            "create": source.get(f"{role}_create", ""),
-        }
     if request.method == "GET":
         return render(request, "review/edge_add.html", context)
+    problem = form.refusal()
+    if problem:
+        context["error"] = problem
+        return render(request, "review/edge_add.html", context, status=400)
     try:
-        if problem:
-            raise ValidationFailed(problem)
-        confidence = _float(source.get("confidence")) if source.get("confidence") else 1.0
-        choice = {role: end_choice(request.POST, role) for role in ("source", "target")}
-        if choice["source"] is None or choice["target"] is None:
-            raise ValidationFailed("Pick a concept for both ends.")
         out = mend.edge_add_by_hand(
             user=request.user,
-            source=choice["source"],
-            target=choice["target"],
-            relation=source.get("relation", ""),
-            note=source.get("note", ""),
-            evidence=evidence,
-            confidence=confidence if confidence is not None else 1.0,
+            source=data["ends"]["source"],
+            target=data["ends"]["target"],
+            relation=data["relation"],
+            note=data["note"],
+            evidence=data["evidence"],
+            confidence=form.confidence_number(),
         )
-    except ValueError:
-        context["error"] = "Confidence must be a number between 0 and 1."
-        return render(request, "review/edge_add.html", context, status=400)
     except decisions.NotAllowed as exc:
         raise PermissionDenied(str(exc)) from exc
     except DomainError as exc:
@@ -150,14 +92,16 @@ def edge_add(request: HttpRequest) -> HttpResponse:
 def edge_retire(request: HttpRequest, pk: int) -> HttpResponse:
     """Retire an accepted edge that is wrong; it stays in the history with the reason."""
     edge = get_object_or_404(Edge, pk=pk)
-    _tell(
-        request,
-        lambda: mend.edge_retire_by_hand(
-            user=request.user, edge_id=edge.pk, note=request.POST.get("note", "")
-        ),
-        lambda _: f"Edge #{edge.pk} retired. Its history stays on this page.",
-        raise_as=((decisions.NotAllowed, PermissionDenied),),
-    )
+    form = NoteForm(request.POST)
+    form.is_valid()  # the note is judged by the service, in its words
+    try:
+        mend.edge_retire_by_hand(user=request.user, edge_id=edge.pk, note=form.cleaned_data["note"])
+    except decisions.NotAllowed as exc:
+        raise PermissionDenied(str(exc)) from exc
+    except DomainError as exc:
+        messages.error(request, _words(exc))
+    else:
+        messages.success(request, f"Edge #{edge.pk} retired. Its history stays on this page.")
     return redirect("review:edge", pk=edge.pk)
 
 
@@ -170,23 +114,25 @@ def edge_retire(request: HttpRequest, pk: int) -> HttpResponse:
 def concept_status(request: HttpRequest, pk: int) -> HttpResponse:
     """Retire a concept that should not be in the graph, or bring it back (a decision)."""
     concept = get_object_or_404(Concept, pk=pk)
-    action = request.POST.get("action")
-    status = {"retire": "retired", "reactivate": "active"}.get(action)
-
-    def change() -> str:
-        if status is None:
-            raise ValidationFailed("Choose retire or reactivate.")
+    form = ConceptStatusForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, errors_in_words(form))
+        return redirect("concept-detail", pk=pk)
+    status = form.cleaned_data["action"]
+    try:
         mend.concept_update_by_hand(
             user=request.user,
             concept_id=concept.pk,
             status=status,
-            note=request.POST.get("note", ""),
+            note=form.cleaned_data["note"],
         )
+    except DomainError as exc:
+        messages.error(request, _words(exc))
+    else:
         if status == "retired":
-            return f'"{concept.name}" retired; its names stay reserved for it.'
-        return f'"{concept.name}" is active again.'
-
-    _tell(request, change, str)
+            messages.success(request, f'"{concept.name}" retired; its names stay reserved for it.')
+        else:
+            messages.success(request, f'"{concept.name}" is active again.')
     return redirect("concept-detail", pk=pk)
 
 
@@ -196,26 +142,25 @@ def concept_status(request: HttpRequest, pk: int) -> HttpResponse:
 def concept_names(request: HttpRequest, pk: int) -> HttpResponse:
     """Rename a concept, add an alias, or take one off (each a decision)."""
     concept = get_object_or_404(Concept, pk=pk)
-    action = request.POST.get("action")
-    name = clean_text(request.POST.get("name", ""), 300)
-
-    def change() -> str:
+    form = ConceptNamesForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, errors_in_words(form))
+        return redirect("concept-detail", pk=pk)
+    action, name = form.cleaned_data["action"], form.cleaned_data["name"]
+    try:
         if action == "rename":
-            if not name:
-                raise ValidationFailed("Type the new name.")
             mend.concept_update_by_hand(user=request.user, concept_id=pk, name=name)
-            return f'Renamed "{concept.name}" to "{name}"; the old name stays as an alias.'
-        if action == "add_alias":
-            if not name:
-                raise ValidationFailed("Type the alias to add.")
+            done = f'Renamed "{concept.name}" to "{name}"; the old name stays as an alias.'
+        elif action == "add_alias":
             mend.concept_update_by_hand(user=request.user, concept_id=pk, add_aliases=[name])
-            return f'"{name}" is now also a name of "{concept.name}".'
-        if action == "remove_alias":
+            done = f'"{name}" is now also a name of "{concept.name}".'
+        else:
             mend.concept_update_by_hand(user=request.user, concept_id=pk, remove_aliases=[name])
-            return f'"{name}" is no longer a name of "{concept.name}"; the name is free again.'
-        raise ValidationFailed("Choose rename, add an alias or remove one.")
-
-    _tell(request, change, str)
+            done = f'"{name}" is no longer a name of "{concept.name}"; the name is free again.'
+    except DomainError as exc:
+        messages.error(request, _words(exc))
+    else:
+        messages.success(request, done)
     return redirect("concept-detail", pk=pk)
 
 
@@ -226,26 +171,24 @@ def concept_merge(request: HttpRequest, pk: int) -> HttpResponse:
     """Merge this concept with another the curator picks, choosing which one survives,
     with both shown side by side as on a merge proposal's card."""
     concept = get_object_or_404(Concept, pk=pk)
-    source = request.POST if request.method == "POST" else request.GET
-    other_id = _int(source.get("target_concept_id")) or _int(source.get("other"))
+    form = ConceptMergeForm(request.POST if request.method == "POST" else request.GET)
+    form.is_valid()  # every field is optional; what is missing is said below
+    data = form.cleaned_data
+    other_id = data["other_id"]
     other = Concept.objects.filter(pk=other_id).first() if other_id else None
-    context = {
-        "concept": concept,
-        "other": other,
-        "query": clean_text(source.get("target_name", "")),
-    }
+    context = {"concept": concept, "other": other, "query": data["query"]}
     if other is not None:
         if other.pk == concept.pk:
             context["error"] = "Choose another concept than this one."
             context["other"] = None
         else:
             context["sides"] = merge_sides({"this": concept, "other": other})
-    elif source.get("target_name"):
+    elif data["target_name"]:
         context["error"] = "Pick the other concept from the list (↓ then Enter)."
     if request.method == "GET" or "error" in context or context.get("other") is None:
         status = 400 if request.method == "POST" else 200
         return render(request, "review/concept_merge.html", context, status=status)
-    survivor_id = _int(request.POST.get("survivor"))
+    survivor_id = data["survivor"]
     if survivor_id not in (concept.pk, other.pk):
         context["error"] = "Choose which of the two concepts to keep."
         return render(request, "review/concept_merge.html", context, status=400)
@@ -255,7 +198,7 @@ def concept_merge(request: HttpRequest, pk: int) -> HttpResponse:
             user=request.user,
             survivor_id=survivor_id,
             loser_id=loser_id,
-            note=request.POST.get("note", ""),
+            note=data["note"],
         )
     except DomainError as exc:
         context["error"] = _words(exc)
@@ -274,10 +217,12 @@ def concept_merge(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @curator_required
 def concept_unmerge(request: HttpRequest, pk: int) -> HttpResponse:
-    _tell(
-        request,
-        lambda: undo.merge_undo(loser_id=pk, user=request.user),
-        lambda concept: f'"{concept.name}" is a concept of its own again.',
-        raise_as=((NotFound, Http404),),
-    )
+    try:
+        concept = undo.merge_undo(loser_id=pk, user=request.user)
+    except NotFound as exc:
+        raise Http404(str(exc)) from None
+    except DomainError as exc:
+        messages.error(request, _words(exc))
+    else:
+        messages.success(request, f'"{concept.name}" is a concept of its own again.')
     return redirect(reverse("concept-detail", args=[pk]))

@@ -25,10 +25,8 @@ from .decisions import (
     REJECT_REASONS,
     can_decide_kind,
 )
-from .forms import ConceptSearchForm, DecisionLogForm
+from .forms import TRAIL_MAX, ConceptSearchForm, DecisionLogForm, QueueWalkForm, TrailForm
 from .models import Proposal
-
-TRAIL_MAX = 50
 
 
 def _filter_from(request: HttpRequest, source: QueryDict | None = None):
@@ -45,12 +43,9 @@ def _hidden_kinds(user) -> tuple[str, ...]:
 
 def _trail(source) -> list[int]:
     """The cards this reviewer saw before the current one, oldest first (for Previous)."""
-    ids = []
-    for part in str(source.get("trail", "")).split(","):
-        part = part.strip()
-        if part.isdigit() and len(part) < 19:
-            ids.append(int(part))
-    return ids[-TRAIL_MAX:]
+    form = TrailForm(source)
+    form.is_valid()  # what is not an id is left out of the trail
+    return form.cleaned_data["trail"]
 
 
 def _trail_text(ids) -> str:
@@ -148,7 +143,11 @@ def _render_card(
 @view_required
 def queue(request: HttpRequest) -> HttpResponse:
     f, errors = _filter_from(request)
-    page = selectors.queue_page(f, after=request.GET.get("after"), before=request.GET.get("before"))
+    walk = QueueWalkForm(request.GET)
+    walk.is_valid()  # cursors are judged by the selectors; one they cannot read is ignored
+    page = selectors.queue_page(
+        f, after=walk.cleaned_data["after"], before=walk.cleaned_data["before"]
+    )
     context = {
         "filter": f,
         "q": f.query(),
@@ -176,7 +175,9 @@ def queue_counts(request: HttpRequest) -> HttpResponse:
     queue changes), so a page of 100,000 proposals never waits on counting them."""
     f, _ = _filter_from(request)
     counts = selectors.queue_counts_cached(f)
-    if request.GET.get("only") == "total":
+    walk = QueueWalkForm(request.GET)
+    walk.is_valid()
+    if walk.cleaned_data["only"] == "total":
         return render(
             request,
             "review/focus.html#focus-count",
@@ -209,20 +210,19 @@ def focus(request: HttpRequest) -> HttpResponse:
     f, errors = _filter_from(request)
     trail = _trail(request.GET)
     notice = ""
-    raw_id = request.GET.get("id", "")
-    if raw_id:
-        if not raw_id.isdigit() or len(raw_id) > 18:
-            raise Http404("No such proposal.")
-        proposal = Proposal.objects.select_related(*selectors.CARD_RELATED).filter(pk=raw_id)
+    walk = QueueWalkForm(request.GET)
+    if not walk.is_valid():  # only an ``id`` that is not one fails
+        raise Http404("No such proposal.")
+    asked, before = walk.cleaned_data["id"], walk.cleaned_data["before"]
+    came_from = walk.cleaned_data["from"]
+    if asked is not None:
+        proposal = Proposal.objects.select_related(*selectors.CARD_RELATED).filter(pk=asked)
         proposal = proposal.first()
         if proposal is None:
             raise Http404("No such proposal.")
     else:
-        proposal = _next(
-            request, f, after=request.GET.get("after"), before=request.GET.get("before")
-        )
-        came_from = request.GET.get("from", "")
-        if proposal is None and request.GET.get("before") and came_from.isdigit():
+        proposal = _next(request, f, after=walk.cleaned_data["after"], before=before)
+        if proposal is None and before and came_from is not None:
             # Nothing earlier in this view: stay on the card, and say so.
             proposal = (
                 Proposal.objects.select_related(*selectors.CARD_RELATED)

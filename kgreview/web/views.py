@@ -153,7 +153,7 @@ def source_detail(request: HttpRequest, slug: str) -> HttpResponse:
             quotes=[(p.evidence_start, p.evidence_end) for p in quoted],
         )
         url = reverse("source-detail", args=[source.slug])
-        if request.GET.get("rev"):
+        if form.names_a_revision():
             url += f"?rev={revision.number}"
         return redirect(url + (f"#{fragment}" if fragment else ""))
     # Each quote links to its proposal; where quotes overlap, the most open one wins. The

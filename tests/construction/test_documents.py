@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import random
 import re
-import time
 import zipfile
 
 import pypdfium2 as pdfium
@@ -453,14 +452,11 @@ def test_pdf_blank_page_keeps_its_offset():
     assert document.title == "First page text."
 
 
-def test_pdf_of_200_pages_reads_fast_with_200_page_offsets():
-    raw = pages_pdf(200)
-    started = time.perf_counter()
-    document = read(raw, "long.pdf")
-    elapsed = time.perf_counter() - started
+def test_pdf_of_200_pages_reads_with_200_page_offsets():
+    """Every page has an offset of its own. (How fast: ``manage.py bench render``.)"""
+    document = read(pages_pdf(200), "long.pdf")
     assert len(document.pages) == 200 and len(set(document.pages)) == 200
     assert len([s for s in document.sections if s.level == 1]) == 20
-    assert elapsed < 5, f"{elapsed:.2f} s"
 
 
 def test_encrypted_pdf_asks_for_the_password_to_be_removed():

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import html as htmllib
 import re
-import time
 
 import pytest
 from django.test import Client
@@ -394,9 +393,10 @@ def test_downloads_need_a_role_and_a_get(f):
 # --- a long document stays fast ---------------------------------------------------------------
 
 
-def test_a_200_page_pdf_with_hundreds_of_quotes_renders_well_under_a_second(viewer, f):
-    """~500 kB of text, 300 highlighted quotes: the page renders in well under a second and
-    carries a few hundred bytes of markup per quote, not more."""
+def test_a_200_page_pdf_with_hundreds_of_quotes_renders_in_bounded_markup(viewer, f):
+    """~500 kB of text, 300 highlighted quotes: the page carries every page mark and quote
+    and a few hundred bytes of markup per quote, not more. (How fast it renders is
+    ``manage.py bench render``.)"""
     line = "Tokens are the units a model reads; the vocabulary maps each one to an id."
     pages = ["\n".join(f"{line} ({n}.{k})" for k in range(32)) for n in range(200)]
     text = "\n\n".join(pages) + "\n"
@@ -441,16 +441,8 @@ def test_a_200_page_pdf_with_hundreds_of_quotes_renders_well_under_a_second(view
         for n in range(300)
     )
     assert len(text) > 450_000
-    viewer.get("/sources/long/")  # warm the template cache
-    began = time.perf_counter()
     response = viewer.get("/sources/long/")
-    took = time.perf_counter() - began
-    print(
-        f"\n200-page PDF revision, {len(text):,} characters, 300 quotes: "
-        f"{took * 1000:.0f} ms, {len(response.content):,} bytes"
-    )
     assert response.status_code == 200
-    assert took < 1.0
     assert len(response.content) < len(text) + 300 * 1_000
     body = article(response)
     assert body.count('class="page-mark"') == 200
