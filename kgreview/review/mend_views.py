@@ -7,6 +7,8 @@ appears in the decision log and the edge's life, and can be undone from the Revi
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -37,6 +39,20 @@ def _words(exc: DomainError) -> str:
     if isinstance(exc, ProposalStale) and isinstance(exc.__cause__, DomainError):
         return str(exc.__cause__)
     return str(exc)
+
+
+def _tell(request: HttpRequest, change: Callable[[], str]) -> None:
+    """Make the change and say what it did, or why it was refused, as a message."""
+    try:
+        done = change()
+    except decisions.NotAllowed as exc:
+        raise PermissionDenied(str(exc)) from exc
+    except NotFound as exc:
+        raise Http404(str(exc)) from None
+    except DomainError as exc:
+        messages.error(request, _words(exc))
+    else:
+        messages.success(request, done)
 
 
 # --- Edges ------------------------------------------------------------------------------
@@ -94,14 +110,12 @@ def edge_retire(request: HttpRequest, pk: int) -> HttpResponse:
     edge = get_object_or_404(Edge, pk=pk)
     form = NoteForm(request.POST)
     form.is_valid()  # the note is judged by the service, in its words
-    try:
+
+    def retire() -> str:
         mend.edge_retire_by_hand(user=request.user, edge_id=edge.pk, note=form.cleaned_data["note"])
-    except decisions.NotAllowed as exc:
-        raise PermissionDenied(str(exc)) from exc
-    except DomainError as exc:
-        messages.error(request, _words(exc))
-    else:
-        messages.success(request, f"Edge #{edge.pk} retired. Its history stays on this page.")
+        return f"Edge #{edge.pk} retired. Its history stays on this page."
+
+    _tell(request, retire)
     return redirect("review:edge", pk=edge.pk)
 
 
@@ -119,20 +133,19 @@ def concept_status(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, errors_in_words(form))
         return redirect("concept-detail", pk=pk)
     status = form.cleaned_data["action"]
-    try:
+
+    def change() -> str:
         mend.concept_update_by_hand(
             user=request.user,
             concept_id=concept.pk,
             status=status,
             note=form.cleaned_data["note"],
         )
-    except DomainError as exc:
-        messages.error(request, _words(exc))
-    else:
         if status == "retired":
-            messages.success(request, f'"{concept.name}" retired; its names stay reserved for it.')
-        else:
-            messages.success(request, f'"{concept.name}" is active again.')
+            return f'"{concept.name}" retired; its names stay reserved for it.'
+        return f'"{concept.name}" is active again.'
+
+    _tell(request, change)
     return redirect("concept-detail", pk=pk)
 
 
@@ -147,20 +160,18 @@ def concept_names(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, errors_in_words(form))
         return redirect("concept-detail", pk=pk)
     action, name = form.cleaned_data["action"], form.cleaned_data["name"]
-    try:
+
+    def change() -> str:
         if action == "rename":
             mend.concept_update_by_hand(user=request.user, concept_id=pk, name=name)
-            done = f'Renamed "{concept.name}" to "{name}"; the old name stays as an alias.'
-        elif action == "add_alias":
+            return f'Renamed "{concept.name}" to "{name}"; the old name stays as an alias.'
+        if action == "add_alias":
             mend.concept_update_by_hand(user=request.user, concept_id=pk, add_aliases=[name])
-            done = f'"{name}" is now also a name of "{concept.name}".'
-        else:
-            mend.concept_update_by_hand(user=request.user, concept_id=pk, remove_aliases=[name])
-            done = f'"{name}" is no longer a name of "{concept.name}"; the name is free again.'
-    except DomainError as exc:
-        messages.error(request, _words(exc))
-    else:
-        messages.success(request, done)
+            return f'"{name}" is now also a name of "{concept.name}".'
+        mend.concept_update_by_hand(user=request.user, concept_id=pk, remove_aliases=[name])
+        return f'"{name}" is no longer a name of "{concept.name}"; the name is free again.'
+
+    _tell(request, change)
     return redirect("concept-detail", pk=pk)
 
 
@@ -217,12 +228,9 @@ def concept_merge(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @curator_required
 def concept_unmerge(request: HttpRequest, pk: int) -> HttpResponse:
-    try:
+    def split() -> str:
         concept = undo.merge_undo(loser_id=pk, user=request.user)
-    except NotFound as exc:
-        raise Http404(str(exc)) from None
-    except DomainError as exc:
-        messages.error(request, _words(exc))
-    else:
-        messages.success(request, f'"{concept.name}" is a concept of its own again.')
+        return f'"{concept.name}" is a concept of its own again.'
+
+    _tell(request, split)
     return redirect(reverse("concept-detail", args=[pk]))
