@@ -6,7 +6,9 @@ from __future__ import annotations
 import io
 import json
 import re
+import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import pypdfium2 as pdfium
@@ -23,7 +25,7 @@ from kgreview.agents.models import AgentRun, AgentRunItem, ChunkExtraction
 from kgreview.graph.importing import read_upload, store_document
 from kgreview.graph.sources import place_of
 from kgreview.review.models import Proposal
-from tests.construction.fake_llm import reply, slow
+from tests.construction.fake_llm import InFlight, reply
 
 pytestmark = pytest.mark.django_db
 
@@ -184,19 +186,34 @@ def test_editing_one_section_rereads_only_its_chunk(openai_settings, stated, set
 
 
 def test_chunks_are_read_at_most_the_concurrency_bound_at_once(openai_settings, stated, settings):
-    """With KG_LLM_CONCURRENCY=2 and a slow model, never more than two calls overlap, and
-    more than one do (the document is not read one chunk at a time)."""
+    """With KG_LLM_CONCURRENCY=2, never more than two calls are in flight, and two are (the
+    document is not read one chunk at a time). Counted, not timed: the first call waits
+    until a second one arrives, so a reader that reads one chunk at a time fails."""
     settings.KG_LLM_CONCURRENCY = 2
     calls: list = []
     answer = answerer(stated, calls)
-    openai_settings.fallback = lambda body: slow(0.25, answer(body))
+    lock = threading.Lock()
+    two_at_once = threading.Event()
+    flight = {"now": 0, "peak": 0}
+
+    def in_flight(then):
+        with lock:
+            flight["now"] += 1
+            flight["peak"] = max(flight["peak"], flight["now"])
+            if flight["now"] == 2:
+                two_at_once.set()
+        two_at_once.wait(timeout=0.8)  # under the client's 1 s timeout
+        time.sleep(0.05)  # long enough for a third call, were one allowed, to arrive
+        with lock:
+            flight["now"] -= 1
+        return then
+
+    openai_settings.fallback = lambda body: InFlight(partial(in_flight, answer(body)))
     book = handbook_lessons()[:6]
     upload("handbook.md", handbook_markdown(book).encode())
     construct("--all")
-    starts = sorted(t for t, _ in calls)
-    assert len(starts) >= 5
-    overlapping = max(sum(1 for s in starts if t - 0.2 < s <= t) for t in starts)
-    assert overlapping == 2
+    assert len(calls) >= 5
+    assert two_at_once.is_set() and flight["peak"] == 2
 
 
 def test_a_token_budget_stops_the_run_in_words_before_it_overspends(

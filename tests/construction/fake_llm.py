@@ -48,7 +48,15 @@ class Slow:
     then: Reply | Status
 
 
-Behaviour = Reply | Status | Slow
+@dataclass(frozen=True)
+class InFlight:
+    """Run ``answer`` in the request's own thread, outside the server's lock, so requests
+    that arrive together are answered together (tests count how many overlap)."""
+
+    answer: Callable[[], Reply | Status]
+
+
+Behaviour = Reply | Status | Slow | InFlight
 
 
 def reply(content: Any, *, prompt_tokens: int = 10, completion_tokens: int = 5, **kw) -> Reply:
@@ -203,6 +211,8 @@ def _handler_for(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 headers = {name.lower(): value for name, value in self.headers.items()}
                 fake.log.append(Recorded("POST", self.path, headers, body))
             behaviour = fake._next(body)
+            if isinstance(behaviour, InFlight):
+                behaviour = behaviour.answer()
             if isinstance(behaviour, Slow):
                 fake._wait(behaviour.seconds)
                 behaviour = behaviour.then
