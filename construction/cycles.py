@@ -190,58 +190,7 @@ class _Graph:
 
     def components(self, nodes: list[int], label: int) -> list[list[int]]:
         """Strongly connected components of size >= 2 among ``nodes`` (iterative Tarjan)."""
-        index, low, on_stack = self._index, self._low, self._on_stack
-        out, dst, alive, labels = self.out, self.dst, self.alive, self.label
-        for v in nodes:
-            index[v] = -1
-        counter = 0
-        stack: list[int] = []
-        found: list[list[int]] = []
-        for root in nodes:
-            if index[root] != -1:
-                continue
-            index[root] = low[root] = counter
-            counter += 1
-            stack.append(root)
-            on_stack[root] = 1
-            work = [(root, iter(out[root]))]
-            while work:
-                v, edges = work[-1]
-                descended = False
-                for e in edges:
-                    if not alive[e]:
-                        continue
-                    w = dst[e]
-                    if labels[w] != label:
-                        continue
-                    if index[w] == -1:
-                        index[w] = low[w] = counter
-                        counter += 1
-                        stack.append(w)
-                        on_stack[w] = 1
-                        work.append((w, iter(out[w])))
-                        descended = True
-                        break
-                    if on_stack[w] and index[w] < low[v]:
-                        low[v] = index[w]
-                if descended:
-                    continue
-                work.pop()
-                if work:
-                    u = work[-1][0]
-                    if low[v] < low[u]:
-                        low[u] = low[v]
-                if low[v] == index[v]:
-                    component = []
-                    while True:
-                        w = stack.pop()
-                        on_stack[w] = 0
-                        component.append(w)
-                        if w == v:
-                            break
-                    if len(component) > 1:
-                        found.append(component)
-        return found
+        return _Tarjan(self, label).run(nodes)
 
     def cycle_through(self, start: int, label: int) -> tuple[list[int] | None, list[int]]:
         """A short cycle through ``start`` inside ``label``, as edge positions in order.
@@ -267,6 +216,83 @@ class _Graph:
                         yield e, v, w
 
         return find_chain(start, start, forward, backward)
+
+
+class _Tarjan:
+    """One run of Tarjan's algorithm over the live edges inside one label, iteratively (a
+    list of nodes being walked, each with the rest of its edges) so deep graphs do not
+    overflow the stack. The per-node arrays are the graph's, reused from run to run."""
+
+    def __init__(self, graph: _Graph, label: int) -> None:
+        self.graph = graph
+        self.label = label
+        self.counter = 0
+        self.stack: list[int] = []
+        self.found: list[list[int]] = []
+
+    def run(self, nodes: list[int]) -> list[list[int]]:
+        index = self.graph._index
+        for v in nodes:
+            index[v] = -1
+        for root in nodes:
+            if index[root] == -1:
+                self._walk_from(root)
+        return self.found
+
+    def _enter(self, v: int) -> tuple[int, Iterator[int]]:
+        """Number ``v``, put it on the stack, and start on its edges."""
+        graph = self.graph
+        graph._index[v] = graph._low[v] = self.counter
+        self.counter += 1
+        self.stack.append(v)
+        graph._on_stack[v] = 1
+        return v, iter(graph.out[v])
+
+    def _walk_from(self, root: int) -> None:
+        index, low = self.graph._index, self.graph._low
+        work = [self._enter(root)]
+        while work:
+            v, edges = work[-1]
+            w = self._next_unvisited(v, edges)
+            if w is not None:
+                work.append(self._enter(w))
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                if low[v] < low[u]:
+                    low[u] = low[v]
+            if low[v] == index[v]:
+                component = self._pop_component(v)
+                if len(component) > 1:
+                    self.found.append(component)
+
+    def _next_unvisited(self, v: int, edges: Iterator[int]) -> int | None:
+        """The next node ``v`` leads to that is not numbered yet; on the way, lower
+        ``v``'s low-link by the nodes it leads to that are still on the stack."""
+        graph = self.graph
+        index, low, on_stack = graph._index, graph._low, graph._on_stack
+        for e in edges:
+            if not graph.alive[e]:
+                continue
+            w = graph.dst[e]
+            if graph.label[w] != self.label:
+                continue
+            if index[w] == -1:
+                return w
+            if on_stack[w] and index[w] < low[v]:
+                low[v] = index[w]
+        return None
+
+    def _pop_component(self, v: int) -> list[int]:
+        """The nodes above and including ``v`` on the stack: ``v``'s component."""
+        component = []
+        while True:
+            w = self.stack.pop()
+            self.graph._on_stack[w] = 0
+            component.append(w)
+            if w == v:
+                return component
 
 
 def _finding(relation: str, cycle: list[EdgeRecord]) -> CycleFinding:

@@ -252,13 +252,24 @@ def abbreviation_pass(
     out: that it also fits another concept ("Logistic regression") is a collision of
     acronyms, not a sign of one concept.
     """
-    shorts: dict[str, list[Name]] = defaultdict(list)
-    longs: dict[str, list[Name]] = defaultdict(list)
-    own_longs: dict[int, list[Name]] = defaultdict(list)
-    candidates = [n for n in names if acronym_keys(n.display)]
-    if not candidates:
+    shorts = _abbreviations_by_block(names)
+    if not shorts:
         return
+    longs = _expansions_by_block(names, shorts)
+    budget = pairs_in(list(range(max_block)))
+    for block, short_names in shorts.items():
+        long_names = longs.get(block)
+        if long_names and _counted_cross(len(short_names) * len(long_names), stats, budget):
+            _offer_abbreviations(short_names, long_names, offer)
+
+
+def _abbreviations_by_block(names: list[Name]) -> dict[str, list[Name]]:
+    """Abbreviation-like names under their acronym keys, less those their own concept
+    already expands."""
+    shorts: dict[str, list[Name]] = defaultdict(list)
+    candidates = [n for n in names if acronym_keys(n.display)]
     owners = {n.owner for n in candidates}
+    own_longs: dict[int, list[Name]] = defaultdict(list)
     for n in names:
         if n.owner in owners and " " in n.key:
             own_longs[n.owner].append(n)
@@ -267,31 +278,40 @@ def abbreviation_pass(
             continue
         for block in acronym_keys(n.display):
             shorts[block].append(n)
-    if not shorts:
-        return
+    return shorts
+
+
+def _expansions_by_block(names: list[Name], shorts: dict[str, list[Name]]) -> dict[str, list[Name]]:
+    """Multi-word names under each of their initials that some abbreviation has."""
+    longs: dict[str, list[Name]] = defaultdict(list)
     for n in names:
         if " " in n.key:
             for block in initials(n.display, n.key):
                 if block in shorts:
                     longs[block].append(n)
-    budget = pairs_in(list(range(max_block)))
-    for block, short_names in shorts.items():
-        long_names = longs.get(block)
-        if not long_names:
-            continue
-        stats["blocks"] += 1
-        cost = len(short_names) * len(long_names)
-        if cost > budget:
-            stats["oversized_blocks_skipped"] += 1
-            continue
-        stats["pairs_compared"] += cost
-        for s in short_names:
-            for n in long_names:
-                # Numbers must still agree ("GPT-4" is not "Generative pre-trained
-                # transformer 3"); single letters are the acronym's own letters here.
-                if (
-                    s.owner != n.owner
-                    and s.identity[0] == n.identity[0]
-                    and looks_like_abbreviation(s.display, n.display)
-                ):
-                    offer(ABBREVIATION_SCORE, "abbreviation", s, n)
+    return longs
+
+
+def _counted_cross(cost: int, stats: dict[str, int], budget: int) -> bool:
+    """Whether a block of two sides costing ``cost`` pairs is to be compared, counted in
+    ``stats`` either way (as ``_counted`` does for a block of one side)."""
+    stats["blocks"] += 1
+    if cost > budget:
+        stats["oversized_blocks_skipped"] += 1
+        return False
+    stats["pairs_compared"] += cost
+    return True
+
+
+def _offer_abbreviations(short_names: list[Name], long_names: list[Name], offer: Offer) -> None:
+    """Each short name with each long name of another concept that it abbreviates."""
+    for s in short_names:
+        for n in long_names:
+            # Numbers must still agree ("GPT-4" is not "Generative pre-trained
+            # transformer 3"); single letters are the acronym's own letters here.
+            if (
+                s.owner != n.owner
+                and s.identity[0] == n.identity[0]
+                and looks_like_abbreviation(s.display, n.display)
+            ):
+                offer(ABBREVIATION_SCORE, "abbreviation", s, n)

@@ -6,10 +6,19 @@ Called inside the caller's transaction, which holds the ``construct`` mutex.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from construction import keys
-from construction.types import EdgeDraft, Resolution, Span
+from construction.types import (
+    ConceptDraft,
+    Dropped,
+    EdgeDraft,
+    InvalidationDraft,
+    Resolution,
+    SourceResult,
+    Span,
+)
 from kgreview.core.errors import DuplicateProposal, StateConflict
 from kgreview.graph.models import SourceConcept, SourceRevision
 from kgreview.graph.services import Evidence
@@ -23,10 +32,17 @@ from kgreview.review.services import (
 from .models import AgentRun, DroppedCandidate
 
 
-def _evidence(revision: SourceRevision, span: Span | None) -> Evidence | None:
-    if span is None:
-        return None
-    return Evidence(revision=revision, start=span.start, end=span.end, quote=span.quote)
+@dataclass(frozen=True)
+class _Origin:
+    """Where this source's proposals come from: the run, and the revision they quote."""
+
+    run: AgentRun
+    revision: SourceRevision
+
+    def evidence(self, span: Span | None) -> Evidence | None:
+        if span is None:
+            return None
+        return Evidence(revision=self.revision, start=span.start, end=span.end, quote=span.quote)
 
 
 def _endpoint(res: Resolution, created: dict[str, Proposal]) -> dict:
@@ -71,10 +87,30 @@ def _tally(stats: dict, proposal: Proposal) -> None:
     slot[proposal.status] = slot.get(proposal.status, 0) + 1
 
 
-def persist_result(*, run: AgentRun, revision: SourceRevision, result) -> dict:
-    source = revision.source
+def persist_result(*, run: AgentRun, revision: SourceRevision, result: SourceResult) -> dict:
+    """Write what CONSTRUCT decided for one revision; counts of what was written.
+
+    Stats: ``proposals`` (kind -> status -> count, duplicates of open proposals left
+    out), ``dropped`` (reason -> count) and ``flagged_existing`` (open proposals now
+    flagged as contradicted by a new one).
+    """
+    origin = _Origin(run, revision)
     stats: dict = {"proposals": {}, "dropped": {}, "flagged_existing": 0}
-    concept_specs = [
+    created = _create_concepts(origin, result.concepts, stats)
+    edge_proposals = _create_edges(origin, result, created, stats)
+    _link_drafts(edge_proposals)
+    stats["flagged_existing"] = _flag_existing(result.flag_existing, edge_proposals)
+    _record_dropped(origin, result.dropped, stats)
+    _ground(revision, result.grounded_concepts)
+    return stats
+
+
+def _create_concepts(
+    origin: _Origin, drafts: Sequence[ConceptDraft], stats: dict
+) -> dict[str, Proposal]:
+    """An ``add_concept`` proposal per draft, by the draft's key; a duplicate of an open
+    proposal stands for it (an edge waits for that one instead)."""
+    specs = [
         ProposalSpec(
             kind="add_concept",
             payload={
@@ -84,17 +120,17 @@ def persist_result(*, run: AgentRun, revision: SourceRevision, result) -> dict:
             },
             confidence=draft.confidence,
             reason=draft.reason,
-            evidence=_evidence(revision, draft.evidence),
+            evidence=origin.evidence(draft.evidence),
             flags=("new_concept",),
             dedup_key=draft.dedup_key,
             priority=_priority(draft.confidence, ()),
-            agent_run=run,
-            document=source,
+            agent_run=origin.run,
+            document=origin.revision.source,
         )
-        for draft in result.concepts
+        for draft in drafts
     ]
     created: dict[str, Proposal] = {}
-    for draft, outcome in zip(result.concepts, proposals_create_many(concept_specs), strict=True):
+    for draft, outcome in zip(drafts, proposals_create_many(specs), strict=True):
         if isinstance(outcome, DuplicateProposal):
             if outcome.proposal_id is None:  # queued and decided while this source was read
                 raise StateConflict(
@@ -105,45 +141,54 @@ def persist_result(*, run: AgentRun, revision: SourceRevision, result) -> dict:
         else:
             _tally(stats, outcome)
         created[draft.key] = outcome
+    return created
 
-    edge_specs = [
-        ProposalSpec(
-            kind="add_edge",
-            payload={
-                "source": _endpoint(draft.source, created),
-                "target": _endpoint(draft.target, created),
-                "relation": draft.relation,
-                "weight": 1.0,
-                "conflicts": _conflicts_json(draft),
-                "support": [
-                    {"start": span.start, "end": span.end, "quote": span.quote}
-                    for span in draft.support
-                ],
-            },
-            confidence=draft.confidence,
-            reason=draft.reason,
-            evidence=_evidence(revision, draft.evidence),
-            flags=draft.flags,
-            dedup_key=draft.dedup_key,
-            priority=_priority(draft.confidence, draft.flags),
-            agent_run=run,
-            document=source,
-        )
-        for draft in result.edges
-    ]
-    invalidation_specs = [
-        ProposalSpec(
-            kind="invalidate_edge",
-            payload={"edge_id": draft.edge_id, "reason_code": "evidence_gone"},
-            confidence=draft.confidence,
-            reason=draft.reason,
-            dedup_key=draft.dedup_key,
-            priority=_priority(draft.confidence, ()),
-            agent_run=run,
-            document=source,
-        )
-        for draft in result.invalidations
-    ]
+
+def _edge_spec(origin: _Origin, draft: EdgeDraft, created: dict[str, Proposal]) -> ProposalSpec:
+    return ProposalSpec(
+        kind="add_edge",
+        payload={
+            "source": _endpoint(draft.source, created),
+            "target": _endpoint(draft.target, created),
+            "relation": draft.relation,
+            "weight": 1.0,
+            "conflicts": _conflicts_json(draft),
+            "support": [
+                {"start": span.start, "end": span.end, "quote": span.quote}
+                for span in draft.support
+            ],
+        },
+        confidence=draft.confidence,
+        reason=draft.reason,
+        evidence=origin.evidence(draft.evidence),
+        flags=draft.flags,
+        dedup_key=draft.dedup_key,
+        priority=_priority(draft.confidence, draft.flags),
+        agent_run=origin.run,
+        document=origin.revision.source,
+    )
+
+
+def _invalidation_spec(origin: _Origin, draft: InvalidationDraft) -> ProposalSpec:
+    return ProposalSpec(
+        kind="invalidate_edge",
+        payload={"edge_id": draft.edge_id, "reason_code": "evidence_gone"},
+        confidence=draft.confidence,
+        reason=draft.reason,
+        dedup_key=draft.dedup_key,
+        priority=_priority(draft.confidence, ()),
+        agent_run=origin.run,
+        document=origin.revision.source,
+    )
+
+
+def _create_edges(
+    origin: _Origin, result: SourceResult, created: dict[str, Proposal], stats: dict
+) -> list[Proposal | None]:
+    """The ``add_edge`` and ``invalidate_edge`` proposals, in one batch; the edge
+    proposals in draft order, ``None`` where a draft duplicated an open proposal."""
+    edge_specs = [_edge_spec(origin, draft, created) for draft in result.edges]
+    invalidation_specs = [_invalidation_spec(origin, draft) for draft in result.invalidations]
     outcomes = proposals_create_many(edge_specs + invalidation_specs)
     edge_proposals: list[Proposal | None] = []
     for index, outcome in enumerate(outcomes):
@@ -154,8 +199,12 @@ def persist_result(*, run: AgentRun, revision: SourceRevision, result) -> dict:
         _tally(stats, outcome)
         if index < len(edge_specs):
             edge_proposals.append(outcome)
+    return edge_proposals
 
-    # Links between drafts of this source pointed at draft positions; now they have ids.
+
+def _link_drafts(edge_proposals: list[Proposal | None]) -> None:
+    """Links between drafts of this source pointed at draft positions; now they have ids
+    (a link to a draft that duplicated an open proposal is dropped)."""
     for proposal in edge_proposals:
         if proposal is None:
             continue
@@ -173,8 +222,14 @@ def persist_result(*, run: AgentRun, revision: SourceRevision, result) -> dict:
         proposal.payload = {**proposal.payload, "conflicts": kept}
         proposal.save(update_fields=["payload"])
 
+
+def _flag_existing(
+    flag_existing: Iterable[tuple[int, str, str]], edge_proposals: list[Proposal | None]
+) -> int:
+    """Flag the open proposals a new edge proposal contradicts; how many were flagged."""
     by_dedup = {p.dedup_key: p for p in edge_proposals if p is not None}
-    for other_id, dedup, explanation in result.flag_existing:
+    flagged_count = 0
+    for other_id, dedup, explanation in flag_existing:
         new = by_dedup.get(dedup)
         if new is None:
             continue
@@ -187,13 +242,17 @@ def persist_result(*, run: AgentRun, revision: SourceRevision, result) -> dict:
                 "explanation": explanation,
             },
         )
-        stats["flagged_existing"] += flagged is not None
+        flagged_count += flagged is not None
+    return flagged_count
 
+
+def _record_dropped(origin: _Origin, dropped: Sequence[Dropped], stats: dict) -> None:
+    """A ``DroppedCandidate`` row per candidate left out, with its reason."""
     DroppedCandidate.objects.bulk_create(
         [
             DroppedCandidate(
-                run=run,
-                revision=revision,
+                run=origin.run,
+                revision=origin.revision,
                 reason=d.reason,
                 relation_label=(
                     keys.relation_key(str(d.candidate.get("relation", "")))[:100]
@@ -203,20 +262,22 @@ def persist_result(*, run: AgentRun, revision: SourceRevision, result) -> dict:
                 detail=d.detail[:500],
                 candidate=d.candidate,
             )
-            for d in result.dropped
+            for d in dropped
         ]
     )
-    for d in result.dropped:
+    for d in dropped:
         stats["dropped"][d.reason] = stats["dropped"].get(d.reason, 0) + 1
 
-    if result.grounded_concepts:
+
+def _ground(revision: SourceRevision, concept_ids: Sequence[int]) -> None:
+    """The concepts this source grounds, as of this revision."""
+    if concept_ids:
         SourceConcept.objects.bulk_create(
             [
-                SourceConcept(source=source, concept_id=cid, revision=revision)
-                for cid in result.grounded_concepts
+                SourceConcept(source=revision.source, concept_id=cid, revision=revision)
+                for cid in concept_ids
             ],
             update_conflicts=True,
             unique_fields=["source", "concept"],
             update_fields=["revision"],
         )
-    return stats

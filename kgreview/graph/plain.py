@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from html import escape
 
 from django.utils.safestring import SafeString, mark_safe
@@ -72,6 +73,135 @@ class _Looks:
         return cached
 
 
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What the pass walks, gathered before it: where spans open and close, what goes in
+    at an offset before its text (page marks, then anchors), the paragraphs, and every
+    offset where any of these changes, sorted."""
+
+    opens: dict[int, list[int]]
+    closes: dict[int, list[int]]
+    inserts: dict[int, list[tuple[str, str]]]  # offset -> [(kind, html attrs)]
+    paras: list[tuple[int, int]]
+    boundaries: list[int]
+
+
+def _plan(
+    text: str, spans: Sequence[Span], pages: Sequence[int], anchors: Iterable[tuple[int, str]]
+) -> _Plan:
+    size = len(text)
+    opens: dict[int, list[int]] = {}
+    closes: dict[int, list[int]] = {}
+    for index, span in enumerate(spans):
+        start, end = min(max(span.start, 0), size), min(max(span.end, 0), size)
+        if start < end:
+            opens.setdefault(start, []).append(index)
+            closes.setdefault(end, []).append(index)
+    inserts: dict[int, list[tuple[str, str]]] = {}
+    for number, offset in enumerate(pages, start=1):
+        if 0 <= offset <= size:
+            label = f'id="page-{number}" data-page="{number}" aria-label="Page {number}"'
+            inserts.setdefault(offset, []).append(("page", label))
+    for offset, anchor_id in anchors:
+        if 0 <= offset <= size:
+            inserts.setdefault(offset, []).append(("anchor", f'id="{_attr(anchor_id)}"'))
+    paras = paragraphs(text)
+    boundaries = sorted(
+        set(opens) | set(closes) | set(inserts) | {p for a, b in paras for p in (a, b)}
+    )
+    return _Plan(opens, closes, inserts, paras, boundaries)
+
+
+class _Writer:
+    """The one pass's state: the spans covering the text now, the ids still to place, the
+    paragraph the text is in, and the marks met between paragraphs."""
+
+    def __init__(self, spans: Sequence[Span], paras: list[tuple[int, int]]) -> None:
+        self.spans = spans
+        self.paras = paras
+        self.looks = _Looks(spans)
+        self.out: list[str] = []
+        self.active: set[int] = set()
+        self.pending_ids: list[int] = []  # spans whose id has not been placed yet
+        self.emitted_ids: set[str] = set()
+        self.para_index = 0
+        self.in_para = False
+        self.held: list[tuple[str, str]] = []  # inserts met between paragraphs
+
+    def cover(self, closing: Iterable[int], opening: Iterable[int]) -> None:
+        """Spans end and start here; an opening span's id waits for its first piece."""
+        for index in closing:
+            self.active.discard(index)
+        for index in opening:
+            self.active.add(index)
+            if self.spans[index].attrs.get("id"):
+                self.pending_ids.append(index)
+
+    def reach(self, pos: int, here: Sequence[tuple[str, str]]) -> bool:
+        """Close or open a paragraph at ``pos`` and place what goes in there; whether the
+        text from ``pos`` on is inside a paragraph (outside, the inserts wait for the next)."""
+        if self.in_para and pos >= self.paras[self.para_index][1]:
+            self.out.append("</p>\n")
+            self.in_para = False
+            self.para_index += 1
+        if self.in_para:
+            self._place_all(here, between=False)
+            return True
+        if self.para_index < len(self.paras) and pos == self.paras[self.para_index][0]:
+            self._place_all(self.held, between=True)
+            self.held = []
+            self._place_all(here, between=True)
+            self.out.append('<p class="plain">')
+            self.in_para = True
+            return True
+        self.held.extend(here)
+        return False
+
+    def write(self, piece: str) -> None:
+        """A piece of text, in the look of the spans covering it, with any ids waiting."""
+        escaped = escape(piece, quote=False)
+        if not self.active:
+            self.out.append(escaped)
+            return
+        tag, attrs = self.looks.opening(tuple(sorted(self.active)))
+        id_attr = self._id_attr()
+        self.out.append(f"<{tag}{id_attr}{attrs}>{escaped}</{tag}>")
+
+    def finish(self) -> str:
+        if self.in_para:
+            self.out.append("</p>\n")
+        self._place_all(self.held, between=True)  # marks after the last paragraph
+        return "".join(self.out)
+
+    def _id_attr(self) -> str:
+        """The id of the first waiting span that covers this piece; a second one starting
+        here gets its own empty anchor before the piece."""
+        id_attr = ""
+        if not self.pending_ids:
+            return id_attr
+        waiting = [i for i in self.pending_ids if i in self.active]
+        self.pending_ids = [i for i in self.pending_ids if i not in self.active]
+        for index in waiting:
+            span_id = self.spans[index].attrs["id"]
+            if span_id in self.emitted_ids:
+                continue
+            self.emitted_ids.add(span_id)
+            if not id_attr:
+                id_attr = f' id="{_attr(span_id)}"'
+            else:
+                self.out.append(f'<span class="anchor" id="{_attr(span_id)}"></span>')
+        return id_attr
+
+    def _place_all(self, inserts: Iterable[tuple[str, str]], *, between: bool) -> None:
+        """Page marks (a block between paragraphs, inline inside one) and anchors."""
+        for kind, attrs in inserts:
+            if kind == "page":
+                tag = "div" if between else "span"
+                self.out.append(f'<{tag} class="page-mark" role="separator" {attrs}></{tag}>')
+            else:
+                self.out.append(f'<span class="anchor" {attrs}></span>')
+
+
 def render_plain(
     text: str,
     spans: Sequence[Span] = (),
@@ -86,104 +216,15 @@ def render_plain(
     an anchor or page start between paragraphs goes with the paragraph after it.
     """
     text = text or ""
-    size = len(text)
     spans = list(spans)
-    cuts: list[tuple[int, int, int]] = []  # (start, end, span index)
-    for index, span in enumerate(spans):
-        start, end = min(max(span.start, 0), size), min(max(span.end, 0), size)
-        if start < end:
-            cuts.append((start, end, index))
-    opens: dict[int, list[int]] = {}
-    closes: dict[int, list[int]] = {}
-    for start, end, index in cuts:
-        opens.setdefault(start, []).append(index)
-        closes.setdefault(end, []).append(index)
-
-    # What goes in at an offset before the text there: page marks, then anchors.
-    inserts: dict[int, list[tuple[str, str]]] = {}  # offset -> [(kind, html attrs)]
-    for number, offset in enumerate(pages, start=1):
-        if 0 <= offset <= size:
-            label = f'id="page-{number}" data-page="{number}" aria-label="Page {number}"'
-            inserts.setdefault(offset, []).append(("page", label))
-    for offset, anchor_id in anchors:
-        if 0 <= offset <= size:
-            inserts.setdefault(offset, []).append(("anchor", f'id="{_attr(anchor_id)}"'))
-
-    paras = paragraphs(text)
-    boundaries = sorted(
-        {p for start, end, _ in cuts for p in (start, end)}
-        | set(inserts)
-        | {p for a, b in paras for p in (a, b)}
-    )
-    looks = _Looks(spans)
-    active: set[int] = set()
-    pending_ids: list[int] = []  # spans whose id has not been placed yet
-    emitted_ids: set[str] = set()
-    out: list[str] = []
-    para_index = 0
-    in_para = False
-    held: list[tuple[str, str]] = []  # inserts met between paragraphs
-
-    def place(kind: str, attrs: str, *, block: bool) -> None:
-        if kind == "page":
-            tag = "div" if block else "span"
-            out.append(f'<{tag} class="page-mark" role="separator" {attrs}></{tag}>')
-        else:
-            out.append(f'<span class="anchor" {attrs}></span>')
-
+    plan = _plan(text, spans, pages, anchors)
+    writer = _Writer(spans, plan.paras)
+    boundaries = plan.boundaries
     for k, pos in enumerate(boundaries):
-        for index in closes.get(pos, ()):
-            active.discard(index)
-        for index in opens.get(pos, ()):
-            active.add(index)
-            if spans[index].attrs.get("id"):
-                pending_ids.append(index)
-        here = inserts.get(pos, ())
-        if in_para and pos >= paras[para_index][1]:
-            out.append("</p>\n")
-            in_para = False
-            para_index += 1
-        if not in_para:
-            if para_index < len(paras) and pos == paras[para_index][0]:
-                for kind, attrs in held:
-                    place(kind, attrs, block=kind == "page")
-                held = []
-                for kind, attrs in here:
-                    place(kind, attrs, block=kind == "page")
-                out.append('<p class="plain">')
-                in_para = True
-            else:
-                held.extend(here)
-                continue
-        else:
-            for kind, attrs in here:
-                place(kind, attrs, block=False)
-        nxt = boundaries[k + 1] if k + 1 < len(boundaries) else size
-        piece = text[pos:nxt]
-        if not piece:
+        writer.cover(plan.closes.get(pos, ()), plan.opens.get(pos, ()))
+        if not writer.reach(pos, plan.inserts.get(pos, ())):
             continue
-        escaped = escape(piece, quote=False)
-        if not active:
-            out.append(escaped)
-            continue
-        cover = tuple(sorted(active))
-        tag, attrs = looks.opening(cover)
-        id_attr = ""
-        if pending_ids:
-            waiting = [i for i in pending_ids if i in active]
-            pending_ids = [i for i in pending_ids if i not in active]
-            for index in waiting:
-                span_id = spans[index].attrs["id"]
-                if span_id in emitted_ids:
-                    continue
-                emitted_ids.add(span_id)
-                if not id_attr:
-                    id_attr = f' id="{_attr(span_id)}"'
-                else:  # a second quote starting here: its own empty anchor
-                    out.append(f'<span class="anchor" id="{_attr(span_id)}"></span>')
-        out.append(f"<{tag}{id_attr}{attrs}>{escaped}</{tag}>")
-    if in_para:
-        out.append("</p>\n")
-    for kind, attrs in held:  # marks after the last paragraph (an empty last page)
-        place(kind, attrs, block=kind == "page")
-    return mark_safe("".join(out))
+        piece = text[pos : boundaries[k + 1] if k + 1 < len(boundaries) else len(text)]
+        if piece:
+            writer.write(piece)
+    return mark_safe(writer.finish())

@@ -11,6 +11,7 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.helpers import parseLinkDestination, parseLinkTitle
+from markdown_it.token import Token
 
 # The first pass needs only the blocks: where each line's content lies, and the references.
 _BLOCKS = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
@@ -111,140 +112,235 @@ class _Layout:
         return p
 
 
-def _line_bounds(text: str) -> list[int]:
-    starts = [0]
-    starts.extend(m.end() for m in re.finditer("\n", text))
-    return starts
+@dataclass(frozen=True, slots=True)
+class _Lines:
+    """The raw text's lines: where each starts, and its bounds without the newline."""
+
+    text: str
+    starts: list[int]
+
+    @classmethod
+    def of(cls, text: str) -> _Lines:
+        starts = [0]
+        starts.extend(m.end() for m in re.finditer("\n", text))
+        return cls(text, starts)
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def bounds(self, i: int) -> tuple[int, int]:
+        end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else len(self.text)
+        return self.starts[i], end
+
+
+@dataclass(frozen=True, slots=True)
+class _Content:
+    """What the block pass found: where content lies, and the starts that take no sentinel."""
+
+    ranges: list[tuple[int, int, bool, int]]  # (start, end, is_code, block): sorted
+    guarded: frozenset[int]
 
 
 def _layout(text: str) -> _Layout:
+    """The first pass: the blocks' content, then the inline syntax a sentinel would break."""
     env: dict[str, Any] = {}
-    tokens = _BLOCKS.parse(text, env)
-    line_starts = _line_bounds(text)
-    n_lines = len(line_starts)
+    content = _content(_BLOCKS.parse(text, env), _Lines.of(text))
+    where = _Where.of(content.ranges)
+    zones = _syntax_zones(text) + _image_zones(text, where)
+    hidden: list[tuple[int, int]] = []
+    for zone in _link_target_zones(text, where):
+        zones.append(zone)
+        hidden.append((zone.lo, zone.hi))
+    for zone, hides in _reference_zones(text, where, env.get("references") or {}):
+        zones.append(zone)
+        if hides:
+            hidden.append((zone.lo, zone.hi))
+    zones.sort(key=lambda z: (z.lo, z.hi))
+    hidden.sort()
+    return _Layout(
+        text=text, content=content.ranges, guarded=content.guarded, zones=zones, hidden=hidden
+    )
 
-    def line(i: int) -> tuple[int, int]:
-        end = line_starts[i + 1] - 1 if i + 1 < n_lines else len(text)
-        return line_starts[i], end
 
-    content: list[tuple[int, int, bool, int]] = []
+# --- where content lies -------------------------------------------------------------------
+
+
+def _content(tokens: list[Token], lines: _Lines) -> _Content:
+    """Each block token's content, line by line, as raw ranges (see ``_Layout.content``)."""
+    ranges: list[tuple[int, int, bool, int]] = []
     guarded: set[int] = set()
-    cell_cursor: dict[int, int] = {}
+    cell_cursor: dict[int, int] = {}  # line index -> where the next cell's search begins
     previous = heading_markup = ""
     for block, token in enumerate(tokens):
         kind = token.type
         if kind == "inline" and token.map:
-            in_cell = previous in ("th_open", "td_open")
-            opener = heading_markup if previous == "heading_open" else ""
-            for k, part in enumerate(token.content.split("\n")):
-                index = token.map[0] + k
-                part = part.strip(" \t")
-                if not part or index >= n_lines:
-                    continue
-                s, e = line(index)
-                source = text[s:e]
-                if in_cell:
-                    at, size = _find_cell(source, part, cell_cursor.get(index, 0))
-                    if at < 0:
-                        continue
-                    cell_cursor[index] = at + size
-                    content.append((s + at, s + at + size, False, block))
-                    if previous == "th_open" and not source[:at].strip() and part[0] in _BLOCKY:
-                        # A table's header row is tried before every other block rule, so
-                        # "```a | b" or "> a | b" heads a table; but the same characters
-                        # ended the block before it. A sentinel in front would not.
-                        syntax = _BLOCK_PREFIX.match(part)
-                        fence = re.match(r"`+|~+", part)
-                        reach = max(syntax.end() if syntax else 0, fence.end() if fence else 0)
-                        guarded.update(range(s + at, s + at + max(reach, 1)))
-                    continue
-                if opener.startswith("#"):
-                    # ATX heading: the first match after the opening hashes ("# # #" is
-                    # a heading of "#" followed by its closing sequence).
-                    hashes = source.find(opener)
-                    at = source.find(part, hashes + len(opener)) if hashes >= 0 else -1
-                else:  # a paragraph line ends with its content
-                    at = source.rstrip(" \t").rfind(part)
-                if at >= 0:
-                    content.append((s + at, s + at + len(part), False, block))
-                else:  # tabs expanded by the parser: fall back to the line minus its prefix
-                    body = source.rstrip(" \t")
-                    prefix = _BLOCK_PREFIX.match(body)
-                    begin = prefix.end() if prefix else 0
-                    if begin < len(body):
-                        content.append((s + begin, s + len(body), False, block))
+            if previous in ("th_open", "td_open"):
+                header = previous == "th_open"
+                for at, end, guard in _cell_ranges(token, lines, cell_cursor, header=header):
+                    ranges.append((at, end, False, block))
+                    guarded.update(guard)
+            else:
+                opener = heading_markup if previous == "heading_open" else ""
+                for at, end in _inline_ranges(token, lines, opener):
+                    ranges.append((at, end, False, block))
         elif kind in ("fence", "code_block") and token.map:
-            first = token.map[0] + (1 if kind == "fence" else 0)
-            for k, part in enumerate(token.content.split("\n")[:-1]):
-                index = first + k
-                if not part.strip() or index >= n_lines:
-                    continue  # a sentinel on a blank line could end the block
-                s, e = line(index)
-                if text[s:e].endswith(part):
-                    content.append((e - len(part), e, True, block))
+            for at, end in _code_ranges(token, lines):
+                ranges.append((at, end, True, block))
         previous = kind
         heading_markup = token.markup if kind == "heading_open" else ""
-    content.sort()
+    ranges.sort()
+    return _Content(ranges, frozenset(guarded))
 
-    code = [(a, b) for a, b, is_code, _ in content if is_code]
-    starts = [a for a, *_ in content]
-    block_start: dict[int, int] = {}
-    for a, _, _, block in content:
-        block_start.setdefault(block, a)
 
-    def paragraph_start(p: int) -> int | None:
+def _inline_lines(token: Token, lines: _Lines) -> Iterator[tuple[int, int, str, str]]:
+    """(line index, line start, content, raw line) of each non-blank line of an inline
+    token."""
+    assert token.map is not None
+    for k, part in enumerate(token.content.split("\n")):
+        index = token.map[0] + k
+        part = part.strip(" \t")
+        if not part or index >= len(lines):
+            continue
+        s, e = lines.bounds(index)
+        yield index, s, part, lines.text[s:e]
+
+
+def _inline_ranges(token: Token, lines: _Lines, opener: str) -> Iterator[tuple[int, int]]:
+    """A paragraph's or heading's content on each of its lines."""
+    for _, s, part, source in _inline_lines(token, lines):
+        if opener.startswith("#"):
+            # ATX heading: the first match after the opening hashes ("# # #" is
+            # a heading of "#" followed by its closing sequence).
+            hashes = source.find(opener)
+            at = source.find(part, hashes + len(opener)) if hashes >= 0 else -1
+        else:  # a paragraph line ends with its content
+            at = source.rstrip(" \t").rfind(part)
+        if at >= 0:
+            yield s + at, s + at + len(part)
+            continue
+        # Tabs expanded by the parser: fall back to the line minus its prefix.
+        body = source.rstrip(" \t")
+        prefix = _BLOCK_PREFIX.match(body)
+        begin = prefix.end() if prefix else 0
+        if begin < len(body):
+            yield s + begin, s + len(body)
+
+
+def _cell_ranges(
+    token: Token, lines: _Lines, cursor: dict[int, int], *, header: bool
+) -> Iterator[tuple[int, int, range]]:
+    """A table cell's content, with the positions in it that must not take a sentinel.
+
+    ``cursor`` holds, per line, where the previous cell ended; it moves on as cells are
+    found, so a cell's text is looked for after its row's earlier cells.
+    """
+    for index, s, part, source in _inline_lines(token, lines):
+        at, size = _find_cell(source, part, cursor.get(index, 0))
+        if at < 0:
+            continue
+        cursor[index] = at + size
+        guard = range(0)
+        if header and not source[:at].strip() and part[0] in _BLOCKY:
+            # A table's header row is tried before every other block rule, so
+            # "```a | b" or "> a | b" heads a table; but the same characters
+            # ended the block before it. A sentinel in front would not.
+            syntax = _BLOCK_PREFIX.match(part)
+            fence = re.match(r"`+|~+", part)
+            reach = max(syntax.end() if syntax else 0, fence.end() if fence else 0)
+            guard = range(s + at, s + at + max(reach, 1))
+        yield s + at, s + at + size, guard
+
+
+def _code_ranges(token: Token, lines: _Lines) -> Iterator[tuple[int, int]]:
+    """A fence's or an indented code block's lines, blank ones left out (a sentinel on a
+    blank line could end the block)."""
+    assert token.map is not None
+    first = token.map[0] + (1 if token.type == "fence" else 0)
+    for k, part in enumerate(token.content.split("\n")[:-1]):
+        index = first + k
+        if not part.strip() or index >= len(lines):
+            continue
+        s, e = lines.bounds(index)
+        if lines.text[s:e].endswith(part):
+            yield e - len(part), e
+
+
+@dataclass(frozen=True, slots=True)
+class _Where:
+    """Answers about a position from the content ranges: in code? in which paragraph?"""
+
+    content: list[tuple[int, int, bool, int]]
+    starts: list[int]
+    block_start: dict[int, int]  # block -> where its first content range starts
+    code: list[tuple[int, int]]
+    code_starts: list[int]
+
+    @classmethod
+    def of(cls, content: list[tuple[int, int, bool, int]]) -> _Where:
+        block_start: dict[int, int] = {}
+        for a, _, _, block in content:
+            block_start.setdefault(block, a)
+        code = [(a, b) for a, b, is_code, _ in content if is_code]
+        return cls(content, [a for a, *_ in content], block_start, code, [a for a, _ in code])
+
+    def in_code(self, p: int) -> bool:
+        i = bisect_right(self.code_starts, p) - 1
+        return i >= 0 and p < self.code[i][1]
+
+    def paragraph_start(self, p: int) -> int | None:
         """Where the inline content holding position p starts (links stay inside it)."""
-        i = bisect_right(starts, p) - 1
-        if i < 0 or p > content[i][1] or content[i][2]:
+        i = bisect_right(self.starts, p) - 1
+        if i < 0 or p > self.content[i][1] or self.content[i][2]:
             return None
-        return block_start[content[i][3]]
+        return self.block_start[self.content[i][3]]
 
-    code_starts = [a for a, _ in code]
 
-    def in_code(p: int) -> bool:
-        i = bisect_right(code_starts, p) - 1
-        return i >= 0 and p < code[i][1]
+# --- what a sentinel would break ------------------------------------------------------------
 
-    zones: list[_Zone] = []
-    hidden: list[tuple[int, int]] = []
-    for m in _ESCAPE.finditer(text):
-        zones.append(_Zone(m.start(), m.end(), m.start(), m.start()))
-    for m in _ENTITY.finditer(text):
-        zones.append(_Zone(m.start(), m.end(), m.start(), m.end()))
-    for m in _RUN.finditer(text):
-        zones.append(_Zone(m.start(), m.end(), m.end(), m.start()))
+
+def _syntax_zones(text: str) -> list[_Zone]:
+    """Escapes, entities, delimiter runs, code-span padding and autolinks."""
+    zones = [_Zone(m.start(), m.end(), m.start(), m.start()) for m in _ESCAPE.finditer(text)]
+    zones.extend(_Zone(m.start(), m.end(), m.start(), m.end()) for m in _ENTITY.finditer(text))
+    zones.extend(_Zone(m.start(), m.end(), m.end(), m.start()) for m in _RUN.finditer(text))
     for padding in _CODE_PADDING:
-        for m in padding.finditer(text):
-            zones.append(_Zone(m.start(), m.end(), m.end(), m.start()))
-    for m in _AUTOLINK.finditer(text):
-        zones.append(_Zone(m.start(), m.end(), m.start(), m.end()))
-    for m in re.finditer(r"!\[", text):
-        if not in_code(m.start()):
-            zones.append(_Zone(m.start(), m.end(), m.end(), m.start()))
-    for end in _link_targets(text, paragraph_start):
-        lo, hi = end
-        if not in_code(lo):
-            zones.append(_Zone(lo, hi, hi, lo))
-            hidden.append((lo, hi))
-    references = env.get("references") or {}
+        zones.extend(_Zone(m.start(), m.end(), m.end(), m.start()) for m in padding.finditer(text))
+    zones.extend(_Zone(m.start(), m.end(), m.start(), m.end()) for m in _AUTOLINK.finditer(text))
+    return zones
+
+
+def _image_zones(text: str, where: _Where) -> list[_Zone]:
+    """The "![" that opens an image, outside code."""
+    return [
+        _Zone(m.start(), m.end(), m.end(), m.start())
+        for m in re.finditer(r"!\[", text)
+        if not where.in_code(m.start())
+    ]
+
+
+def _link_target_zones(text: str, where: _Where) -> list[_Zone]:
+    """Each inline link's ``](target "title")`` outside code: never shown."""
+    return [
+        _Zone(lo, hi, hi, lo)
+        for lo, hi in _link_targets(text, where.paragraph_start)
+        if not where.in_code(lo)
+    ]
+
+
+def _reference_zones(text: str, where: _Where, references: dict) -> Iterator[tuple[_Zone, bool]]:
+    """Each "][label]" outside code, and whether it is never shown (a known reference)."""
     for m in _REF_USE.finditer(text):
-        if in_code(m.start()):
+        if where.in_code(m.start()):
             continue
         label = m.group(1)
         lo = m.start()
         if references and (not label or _normalise_label(label) in references):
             hi = lo + len(label) + 3  # "][label]"
-            zones.append(_Zone(lo, hi, hi, lo))
-            hidden.append((lo, hi))
+            yield _Zone(lo, hi, hi, lo), True
         else:
             # Even when "[b]" is no reference, a sentinel between "[a]" and "[b]" would
             # let "[a]" stand alone as a shortcut reference.
-            zones.append(_Zone(lo, lo + 2, lo + 2, lo))
-    zones.sort(key=lambda z: (z.lo, z.hi))
-    hidden.sort()
-    return _Layout(
-        text=text, content=content, guarded=frozenset(guarded), zones=zones, hidden=hidden
-    )
+            yield _Zone(lo, lo + 2, lo + 2, lo), False
 
 
 def _find_cell(line: str, cell: str, after: int) -> tuple[int, int]:
