@@ -337,6 +337,23 @@ It thinks again. And again it thinks again.
 """
 
 
+def test_a_collapsed_reference_leaves_the_shortcut_after_it_shown():
+    """ "[r][]" is a collapsed reference, so the "[r]" after it is a shortcut of its own
+    whose "r" is shown: a selection across all three links is found (Hypothesis found
+    the "]" of "[]" being read as the start of a full reference "][r]")."""
+    text = "[r][][r]\n[r]: https://r.example 't'\n\n[r]: https://r.example 't'\n"
+    shown = "".join(pieces(render_markdown(text, [Span(0, 11, key="q")])))
+    assert squash(shown) == "rrr"
+    assert locate_quote(text, shown) == (1, 11)
+
+
+def test_a_full_reference_leaves_the_shortcut_after_it_shown():
+    text = "[a][b][c]\n\n[a]: https://a.x\n[b]: https://b.x\n[c]: https://c.x\n"
+    html = render_markdown(text, [])
+    assert '"https://b.x" rel="nofollow noopener">a</a>' in html and ">c</a>" in html
+    assert locate_quote(text, "ac") == (1, 8)
+
+
 def test_locate_a_bold_phrase():
     """A selection of rendered bold text maps to the raw text, starting on a real letter."""
     start, end = locate_quote(LESSON, "The ReAct pattern")

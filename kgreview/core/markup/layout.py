@@ -328,14 +328,21 @@ def _link_target_zones(text: str, where: _Where) -> list[_Zone]:
 
 
 def _reference_zones(text: str, where: _Where, references: dict) -> Iterator[tuple[_Zone, bool]]:
-    """Each "][label]" outside code, and whether it is never shown (a known reference)."""
+    """Each "][label]" outside code, and whether it is never shown (a known reference).
+
+    A "]" that closes the label of the reference just before it starts nothing: in
+    "[a][][b]" the "[]" makes "[a]" a collapsed reference and "[b]" stands alone, a
+    shortcut reference whose "b" is shown.
+    """
+    consumed = -1  # end of the last reference's "][label]"
     for m in _REF_USE.finditer(text):
-        if where.in_code(m.start()):
+        if where.in_code(m.start()) or m.start() < consumed:
             continue
         label = m.group(1)
         lo = m.start()
         if references and (not label or _normalise_label(label) in references):
             hi = lo + len(label) + 3  # "][label]"
+            consumed = hi
             yield _Zone(lo, hi, hi, lo), True
         else:
             # Even when "[b]" is no reference, a sentinel between "[a]" and "[b]" would
