@@ -100,9 +100,14 @@ class _Layout:
                 if (start and nxt >= len(self.content)) or (not start and nxt == 0):
                     return p
                 continue
-            if p in self.guarded and i > 0:
-                p = self.content[i - 1][1]
-                continue
+            if p in self.guarded:  # a table's header cell starting with block syntax
+                if start:  # its first shown character after that syntax
+                    while p in self.guarded:
+                        p += 1
+                    continue
+                if i > 0:
+                    p = self.content[i - 1][1]
+                    continue
             if self.content[i][2]:  # inside code every character is literal
                 return p
             zone = self._zone_at(p)
