@@ -9,9 +9,9 @@ PORT   ?= 8000
 MYPY_PATHS := construction/ kgreview/core/audit.py kgreview/graph/services kgreview/graph/sources.py \
 	kgreview/review/decisions.py kgreview/review/mend.py kgreview/review/undo.py \
 	kgreview/review/undo_set.py kgreview/review/bulk.py kgreview/review/bulk_accept.py \
-	kgreview/review/services.py kgreview/review/kinds kgreview/agents/runs.py \
-	kgreview/agents/items.py kgreview/agents/construct.py kgreview/agents/schedules.py \
-	kgreview/agents/persist.py kgreview/api/services.py
+	kgreview/review/bulk_check.py kgreview/review/services.py kgreview/review/kinds \
+	kgreview/agents/runs.py kgreview/agents/items.py kgreview/agents/construct.py \
+	kgreview/agents/schedules.py kgreview/agents/persist.py kgreview/api/services.py
 
 .PHONY: setup run test lint format migrate corpus accounts serve clean evaluate bench
 

@@ -17,7 +17,8 @@ from django.db import IntegrityError, transaction
 from kgreview.core.errors import DomainError, NameTaken, ValidationFailed
 from kgreview.graph import services as graph
 
-from .bulk_accept import Slow, bulk_accept, close_all, screen
+from .bulk_accept import Slow, bulk_accept, close_all
+from .bulk_check import screen
 from .changes import GraphChanges
 from .decisions import REJECT_REASONS, proposal_accept, proposal_reject
 from .kinds import kind_of

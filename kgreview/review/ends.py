@@ -85,26 +85,41 @@ def resolve_choice(choice: EndChoice | None, current: dict | None = None) -> dic
     ):
         return current  # left as it was
     if choice.concept_id:
-        concept = Concept.objects.filter(pk=choice.concept_id).first()
-        if concept is None:
-            raise ValidationFailed(f"There is no concept #{choice.concept_id}.")
-        if not concept.is_active:
-            raise ValidationFailed(graph.inactive_words(concept))
-        return {"name": concept.name, "concept_id": concept.pk, "match": "manual"}
+        return _picked_concept(choice.concept_id)
     if choice.proposal_id:
-        needed = Proposal.objects.filter(
-            pk=choice.proposal_id, kind=Proposal.Kind.ADD_CONCEPT
-        ).first()
-        if needed is None:
-            raise ValidationFailed(f"There is no concept proposal #{choice.proposal_id}.")
-        if needed.concept_id and needed.status in ("accepted", "superseded"):
-            return resolve_choice(EndChoice(concept_id=needed.concept_id))
-        if not needed.is_open:
-            raise ValidationFailed(
-                f'The concept proposal "{needed.payload["name"]}" was {needed.status}.'
-            )
-        return {"name": needed.payload["name"], "proposal_id": needed.pk, "match": "manual"}
-    name = graph_selectors.clean_name(choice.name or "")
+        return _picked_proposal(choice.proposal_id)
+    return _typed_name(choice.name or "", create=choice.create, current=current)
+
+
+def _picked_concept(concept_id: int) -> dict:
+    """The end for a concept picked by id: it must exist and be active."""
+    concept = Concept.objects.filter(pk=concept_id).first()
+    if concept is None:
+        raise ValidationFailed(f"There is no concept #{concept_id}.")
+    if not concept.is_active:
+        raise ValidationFailed(graph.inactive_words(concept))
+    return {"name": concept.name, "concept_id": concept.pk, "match": "manual"}
+
+
+def _picked_proposal(proposal_id: int) -> dict:
+    """The end for a concept proposal picked by id: while open, the proposal; once
+    accepted or superseded, the concept it stands for."""
+    needed = Proposal.objects.filter(pk=proposal_id, kind=Proposal.Kind.ADD_CONCEPT).first()
+    if needed is None:
+        raise ValidationFailed(f"There is no concept proposal #{proposal_id}.")
+    if needed.concept_id and needed.status in ("accepted", "superseded"):
+        return _picked_concept(needed.concept_id)
+    if not needed.is_open:
+        raise ValidationFailed(
+            f'The concept proposal "{needed.payload["name"]}" was {needed.status}.'
+        )
+    return {"name": needed.payload["name"], "proposal_id": needed.pk, "match": "manual"}
+
+
+def _typed_name(typed: str, *, create: bool, current: dict | None) -> dict:
+    """The end for a typed name: the concept it names, else the open proposal for it,
+    else a new concept when asked for; refused in words otherwise."""
+    name = graph_selectors.clean_name(typed)
     if not name:
         raise ValidationFailed("Each end needs a concept: type a name and pick one.")
     if len(name) > graph.NAME_MAX:
@@ -119,7 +134,7 @@ def resolve_choice(choice: EndChoice | None, current: dict | None = None) -> dic
     waiting = open_concept_proposal(name)
     if waiting is not None:
         return {"name": waiting.payload["name"], "proposal_id": waiting.pk, "match": "manual"}
-    if not choice.create:
+    if not create:
         raise ValidationFailed(
             f'No concept is called "{name}". Pick one of the suggestions, or choose '
             f'"Create “{name}” as a new concept".' + _suggestion_words(name)

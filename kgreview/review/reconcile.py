@@ -69,130 +69,184 @@ def _ends_matching(proposal: Proposal, test) -> list[str]:
     return [role for role in ("source", "target") if test(proposal.payload[role])]
 
 
+def _edge_proposals():
+    return Proposal.objects.filter(kind=Proposal.Kind.ADD_EDGE)
+
+
+def _merge_proposals():
+    return Proposal.objects.filter(kind=Proposal.Kind.MERGE_CONCEPTS)
+
+
 def reconcile(
     changes: GraphChanges, *, user, batch: uuid.UUID, cause: Decision | None, why: str = ""
 ) -> list[Decision]:
-    """Settle the open proposals that ``changes`` affect; returns the decisions taken."""
+    """Settle the open proposals that ``changes`` affect; returns the decisions taken.
+
+    The stages run in this order because each may add to ``changes`` what a later one
+    reads: merges name their survivors, twins and rejected names resolve concept
+    proposals, and the edges waiting on those are settled after."""
     if not changes:
         return []
     s = Settler(user=user, batch=batch, cause=cause, why=why)
     if cause is not None:
         s.done.add(cause.proposal_id)
-    edges_open = Proposal.objects.filter(kind=Proposal.Kind.ADD_EDGE)
-
-    # Merged concepts: their survivors gained names; proposals on the loser move over.
     if changes.merged:
-        survivors = Concept.objects.in_bulk(set(changes.merged.values()))
-        changes.named |= set(survivors)
-        losers = Concept.objects.in_bulk(set(changes.merged))
-        for p in s._open(edges_open.filter(_waiting_on_concepts(changes.merged))):
-            ends = {}
-            for role in _ends_matching(p, lambda e: e.get("concept_id") in changes.merged):
-                loser = losers[p.payload[role]["concept_id"]]
-                ends[role] = _concept_end(survivors[changes.merged[loser.pk]])
-            s.repoint(p, ends, "An end was merged into another concept.")
-        merges = Proposal.objects.filter(kind=Proposal.Kind.MERGE_CONCEPTS)
-        for p in s._open(merges.filter(_waiting_on_concepts(changes.merged))):
-            s.supersede(p, "One of its concepts was merged in another decision.")
-
-    # Concepts that gained names: their twin add_concept proposals are settled.
+        _settle_merged(s, changes)
     if changes.named:
-        concepts = Concept.objects.filter(pk__in=changes.named, status=Concept.Status.ACTIVE)
-        by_key: dict[str, Concept] = {}
-        for concept in concepts.prefetch_related("aliases"):
-            for alias in concept.aliases.all():
-                by_key.setdefault(keys.concept_dedup_key(alias.name), concept)
-        twins = Proposal.objects.filter(kind=Proposal.Kind.ADD_CONCEPT, dedup_key__in=by_key)
-        for twin in s._open(twins):
-            concept = by_key[twin.dedup_key]
-            s.supersede(
-                twin,
-                f'"{twin.payload["name"]}" is already the concept "{concept.name}" '
-                f"(#{concept.pk}).",
-                concept=concept,
-            )
-            changes.resolved.setdefault(twin.pk, concept.pk)
-
-    # Rejected concept proposals whose name belongs to a concept now count as resolved.
-    dead: dict[int, Proposal] = {}
-    if changes.rejected:
-        for p in Proposal.objects.filter(pk__in=changes.rejected):
-            owner = graph_selectors.name_owner(name=p.payload["name"])
-            if owner is not None and owner.concept.is_active:
-                changes.resolved.setdefault(p.pk, owner.concept_id)
-            else:
-                dead[p.pk] = p
-
+        _settle_twins(s, changes)
+    dead = _rejected_for_good(changes) if changes.rejected else {}
     if changes.resolved:
-        needed = Proposal.objects.in_bulk(set(changes.resolved))
-        resolved_to = Concept.objects.in_bulk(set(changes.resolved.values()))
-        needed_by_key = {keys.new_concept_key(p.payload["name"]): p for p in needed.values()}
-        by_id = {p.pk: p for p in needed.values()}
-        waiting = edges_open.filter(_waiting_on_names(p.payload["name"] for p in needed.values()))
-        for p in s._open(waiting):
-            ends = {}
-            for role in ("source", "target"):
-                end = p.payload[role]
-                if end.get("concept_id"):
-                    continue
-                need = by_id.get(end.get("proposal_id")) or needed_by_key.get(
-                    keys.new_concept_key(end["name"])
-                )
-                if need is None:
-                    continue
+        _repoint_to_resolved(s, changes)
+    if dead:
+        _supersede_waiting_on_rejected(s, dead)
+    if changes.retired:
+        _supersede_on_retired(s, changes)
+    if changes.unmade:
+        _repoint_to_reopened(s, changes)
+    added = _edges_added(changes)
+    _settle_edge_changes(s, changes, added)
+    _supersede_same_facts(s, changes, added)
+    return s.decisions
+
+
+def _settle_merged(s: Settler, changes: GraphChanges) -> None:
+    """Merged concepts: their survivors gained names; proposals on the loser move over,
+    merge proposals involving it close."""
+    survivors = Concept.objects.in_bulk(set(changes.merged.values()))
+    changes.named |= set(survivors)
+    losers = Concept.objects.in_bulk(set(changes.merged))
+    for p in s._open(_edge_proposals().filter(_waiting_on_concepts(changes.merged))):
+        ends = {}
+        for role in _ends_matching(p, lambda e: e.get("concept_id") in changes.merged):
+            loser = losers[p.payload[role]["concept_id"]]
+            ends[role] = _concept_end(survivors[changes.merged[loser.pk]])
+        s.repoint(p, ends, "An end was merged into another concept.")
+    for p in s._open(_merge_proposals().filter(_waiting_on_concepts(changes.merged))):
+        s.supersede(p, "One of its concepts was merged in another decision.")
+
+
+def _settle_twins(s: Settler, changes: GraphChanges) -> None:
+    """Concepts that gained names: their twin add_concept proposals are superseded, and
+    count as resolved to the concept."""
+    concepts = Concept.objects.filter(pk__in=changes.named, status=Concept.Status.ACTIVE)
+    by_key: dict[str, Concept] = {}
+    for concept in concepts.prefetch_related("aliases"):
+        for alias in concept.aliases.all():
+            by_key.setdefault(keys.concept_dedup_key(alias.name), concept)
+    twins = Proposal.objects.filter(kind=Proposal.Kind.ADD_CONCEPT, dedup_key__in=by_key)
+    for twin in s._open(twins):
+        concept = by_key[twin.dedup_key]
+        s.supersede(
+            twin,
+            f'"{twin.payload["name"]}" is already the concept "{concept.name}" (#{concept.pk}).',
+            concept=concept,
+        )
+        changes.resolved.setdefault(twin.pk, concept.pk)
+
+
+def _rejected_for_good(changes: GraphChanges) -> dict[int, Proposal]:
+    """Rejected concept proposals whose name belongs to an active concept now count as
+    resolved to it; returns the others (no concept will have their name), by id."""
+    dead: dict[int, Proposal] = {}
+    for p in Proposal.objects.filter(pk__in=changes.rejected):
+        owner = graph_selectors.name_owner(name=p.payload["name"])
+        if owner is not None and owner.concept.is_active:
+            changes.resolved.setdefault(p.pk, owner.concept_id)
+        else:
+            dead[p.pk] = p
+    return dead
+
+
+def _repoint_to_resolved(s: Settler, changes: GraphChanges) -> None:
+    """Edge proposals waiting for a concept proposal that now stands for a concept are
+    re-pointed at the concept (keeping the proposal id on the end)."""
+    needed = Proposal.objects.in_bulk(set(changes.resolved))
+    resolved_to = Concept.objects.in_bulk(set(changes.resolved.values()))
+    needed_by_key = {keys.new_concept_key(p.payload["name"]): p for p in needed.values()}
+    waiting = _edge_proposals().filter(
+        _waiting_on_names(p.payload["name"] for p in needed.values())
+    )
+    for p in s._open(waiting):
+        ends = {}
+        for role in ("source", "target"):
+            end = p.payload[role]
+            if end.get("concept_id"):
+                continue
+            need = needed.get(end.get("proposal_id")) or needed_by_key.get(
+                keys.new_concept_key(end["name"])
+            )
+            if need is not None:
                 concept = resolved_to[changes.resolved[need.pk]]
                 ends[role] = {**_concept_end(concept), "proposal_id": need.pk}
-            if ends:
-                s.repoint(p, ends, "The concept it needed is in the graph now.")
+        if ends:
+            s.repoint(p, ends, "The concept it needed is in the graph now.")
 
-    if dead:
-        waiting = edges_open.filter(_waiting_on_names(p.payload["name"] for p in dead.values()))
-        names = {keys.new_concept_key(p.payload["name"]): p for p in dead.values()}
-        for p in s._open(waiting):
-            for role in ("source", "target"):
-                end = p.payload[role]
-                gone = (
-                    None if end.get("concept_id") else names.get(keys.new_concept_key(end["name"]))
-                )
-                if gone is not None:
-                    s.supersede(
-                        p,
-                        f'It needs the concept "{gone.payload["name"]}", which was rejected '
-                        f"(proposal #{gone.pk}).",
-                    )
-                    break
 
-    if changes.retired:
-        retired = Concept.objects.in_bulk(changes.retired)
-        for p in s._open(edges_open.filter(_waiting_on_concepts(changes.retired))):
-            role = _ends_matching(p, lambda e: e.get("concept_id") in changes.retired)[0]
-            name = retired[p.payload[role]["concept_id"]].name
-            s.supersede(p, f'Its {role} "{name}" was retired.')
-        merges = Proposal.objects.filter(kind=Proposal.Kind.MERGE_CONCEPTS)
-        for p in s._open(merges.filter(_waiting_on_concepts(changes.retired))):
-            s.supersede(p, "One of its concepts was retired.")
+def _supersede_waiting_on_rejected(s: Settler, dead: dict[int, Proposal]) -> None:
+    """Edge proposals waiting for a concept proposal rejected for good close: the concept
+    they need will not exist."""
+    waiting = _edge_proposals().filter(_waiting_on_names(p.payload["name"] for p in dead.values()))
+    names = {keys.new_concept_key(p.payload["name"]): p for p in dead.values()}
+    for p in s._open(waiting):
+        gone = _rejected_end(p, names)
+        if gone is not None:
+            s.supersede(
+                p,
+                f'It needs the concept "{gone.payload["name"]}", which was rejected '
+                f"(proposal #{gone.pk}).",
+            )
 
-    if changes.unmade:
-        reopened = Proposal.objects.in_bulk(set(changes.unmade.values()))
-        for p in s._open(edges_open.filter(_waiting_on_concepts(changes.unmade))):
-            ends = {}
-            for role in _ends_matching(p, lambda e: e.get("concept_id") in changes.unmade):
-                back = reopened[changes.unmade[p.payload[role]["concept_id"]]]
-                ends[role] = _proposal_end(back)
-            s.repoint(p, ends, "The concept it used went back to the queue.")
-        merges = Proposal.objects.filter(kind=Proposal.Kind.MERGE_CONCEPTS)
-        for p in s._open(merges.filter(_waiting_on_concepts(changes.unmade))):
-            s.supersede(p, "One of its concepts went back to the queue.")
 
-    added: list[Edge] = []
-    if changes.edges_added:
-        missing = changes.edges_added - set(changes.edge_rows)
-        added = [changes.edge_rows[pk] for pk in changes.edges_added if pk in changes.edge_rows]
-        if missing:
-            added += list(Edge.objects.filter(pk__in=missing).select_related("relation"))
+def _rejected_end(p: Proposal, names: dict[str, Proposal]) -> Proposal | None:
+    """The rejected concept proposal an end of ``p`` waits for, if any (the source first)."""
+    for role in ("source", "target"):
+        end = p.payload[role]
+        if not end.get("concept_id"):
+            gone = names.get(keys.new_concept_key(end["name"]))
+            if gone is not None:
+                return gone
+    return None
 
-    # Proposals to retire or update an edge follow the fact: to its newer row when one
-    # replaced it (a merge moved it, an undo restored it), else they close.
+
+def _supersede_on_retired(s: Settler, changes: GraphChanges) -> None:
+    """Proposals needing a concept a curator retired close."""
+    retired = Concept.objects.in_bulk(changes.retired)
+    for p in s._open(_edge_proposals().filter(_waiting_on_concepts(changes.retired))):
+        role = _ends_matching(p, lambda e: e.get("concept_id") in changes.retired)[0]
+        name = retired[p.payload[role]["concept_id"]].name
+        s.supersede(p, f'Its {role} "{name}" was retired.')
+    for p in s._open(_merge_proposals().filter(_waiting_on_concepts(changes.retired))):
+        s.supersede(p, "One of its concepts was retired.")
+
+
+def _repoint_to_reopened(s: Settler, changes: GraphChanges) -> None:
+    """Concepts taken back by an undo: edge proposals on them wait again for the concept
+    proposal the undo reopened; merge proposals involving them close."""
+    reopened = Proposal.objects.in_bulk(set(changes.unmade.values()))
+    for p in s._open(_edge_proposals().filter(_waiting_on_concepts(changes.unmade))):
+        ends = {}
+        for role in _ends_matching(p, lambda e: e.get("concept_id") in changes.unmade):
+            back = reopened[changes.unmade[p.payload[role]["concept_id"]]]
+            ends[role] = _proposal_end(back)
+        s.repoint(p, ends, "The concept it used went back to the queue.")
+    for p in s._open(_merge_proposals().filter(_waiting_on_concepts(changes.unmade))):
+        s.supersede(p, "One of its concepts went back to the queue.")
+
+
+def _edges_added(changes: GraphChanges) -> list[Edge]:
+    """The edges that became active, from the rows in hand, reading only the others."""
+    if not changes.edges_added:
+        return []
+    missing = changes.edges_added - set(changes.edge_rows)
+    added = [changes.edge_rows[pk] for pk in changes.edges_added if pk in changes.edge_rows]
+    if missing:
+        added += list(Edge.objects.filter(pk__in=missing).select_related("relation"))
+    return added
+
+
+def _settle_edge_changes(s: Settler, changes: GraphChanges, added: list[Edge]) -> None:
+    """Proposals to retire or update an edge follow the fact: to its newer row when one
+    replaced it (a merge moved it, an undo restored it), else they close."""
     successors = {e.supersedes_id: e for e in added if e.supersedes_id and e.is_active}
     if changes.edges_gone:
         successors.update(
@@ -203,18 +257,22 @@ def reconcile(
                 )
             }
         )
-    if successors or changes.edges_gone:
-        touching = Proposal.objects.filter(
-            kind__in=(Proposal.Kind.INVALIDATE_EDGE, Proposal.Kind.UPDATE_EDGE)
-        )
-        for p in s._open(touching):
-            edge_id = p.payload.get("edge_id")
-            if edge_id in successors:
-                s.follow_edge(p, successors[edge_id])
-            elif edge_id in changes.edges_gone:
-                s.supersede(p, f"Edge #{edge_id} is no longer active.")
+    if not (successors or changes.edges_gone):
+        return
+    touching = Proposal.objects.filter(
+        kind__in=(Proposal.Kind.INVALIDATE_EDGE, Proposal.Kind.UPDATE_EDGE)
+    )
+    for p in s._open(touching):
+        edge_id = p.payload.get("edge_id")
+        if edge_id in successors:
+            s.follow_edge(p, successors[edge_id])
+        elif edge_id in changes.edges_gone:
+            s.supersede(p, f"Edge #{edge_id} is no longer active.")
 
-    # An edge in the graph now: the open proposal asking for the same fact closes.
+
+def _supersede_same_facts(s: Settler, changes: GraphChanges, added: list[Edge]) -> None:
+    """An edge in the graph now: the open proposal asking for the same fact closes
+    (unless it is one just accepted)."""
     wanted = {}
     for edge in added:
         key = keys.edge_dedup_key(
@@ -226,6 +284,5 @@ def reconcile(
         if key not in changes.closed_keys:
             wanted[key] = edge
     if wanted:
-        for p in s._open(edges_open.filter(dedup_key__in=wanted)):
+        for p in s._open(_edge_proposals().filter(dedup_key__in=wanted)):
             s.supersede(p, f"The same edge is in the graph now (edge #{wanted[p.dedup_key].pk}).")
-    return s.decisions

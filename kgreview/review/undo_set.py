@@ -6,6 +6,8 @@ settlements qualify; ``undo.decisions_undo`` falls back to one decision at a tim
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Max
@@ -30,25 +32,53 @@ class OneByOne(Exception):
     """The batch cannot be undone as one set; undo it one decision at a time."""
 
 
+@dataclass(frozen=True)
+class _Undoing:
+    """What the set undo works on once checked: the locked proposals by id, the decisions
+    still to undo (a settlement decided again since is left alone), and the edges their
+    acceptances made."""
+
+    proposals: dict[int, Proposal]
+    doing: list[Decision]
+    edges: list[Edge]
+
+
 def undo_as_a_set(
     decisions: list[Decision], *, reviewer, undo_batch
 ) -> tuple[list[Decision], GraphChanges]:
     """Undo a bulk batch as one set: its accepted edges invalidated in one statement, the
     concepts made for them retired, every proposal reopened, the undo decisions written
-    in bulk. Returns (undo decisions, graph changes). Raises ``_OneByOne`` for what the
+    in bulk. Returns (undo decisions, graph changes). Raises ``OneByOne`` for what the
     one-by-one path must do (edits, other kinds, aliases added to reused concepts, a
     proposal that cannot go back because the same change is waiting again)."""
-    gate = settings.KG_CONFIDENCE_GATE
+    _refuse_what_goes_one_by_one(decisions)
+    u = _lock_and_check(decisions)
+    now = timezone.now()
+    rows, first = _write_undo_decisions(u, reviewer, undo_batch)
+    changes = GraphChanges()
+    changes.edges_gone |= _invalidate_edges(u, rows, first, reviewer, now)
+    changes.unmade.update(_retire_made_concepts(u, now))
+    _reopen(u, now)
+    return rows, changes
+
+
+def _refuse_what_goes_one_by_one(decisions: list[Decision]) -> None:
+    """Raise ``OneByOne`` for a decision of a kind undone one by one, or an acceptance
+    that added aliases to a concept it reused."""
     for d in decisions:
         in_a_set = d.action == Decision.Action.ACCEPT and kind_of(d.proposal).decided_as_a_set
         if not (in_a_set or d.action in ANY_KIND):
             raise OneByOne("a kind undone one by one")
         if d.action == Decision.Action.ACCEPT and (d.after or {}).get("aliases_added"):
             raise OneByOne("aliases to take back")
+
+
+def _lock_and_check(decisions: list[Decision]) -> _Undoing:
+    """Lock the proposals and refuse, in words, a proposal decided again since or an edge
+    that changed since; a settlement decided again since is skipped."""
     ids = sorted({d.proposal_id for d in decisions})
     proposals = lock_proposals(ids)
     latest = tally(Decision.objects.filter(proposal_id__in=ids), "proposal_id", Max("id"))
-    now = timezone.now()
     doing: list[Decision] = []
     for d in decisions:
         p = proposals[d.proposal_id]
@@ -69,13 +99,19 @@ def undo_as_a_set(
                 f"Edge #{edge.pk} made by this decision was {edge.status} since; "
                 "it can no longer be undone from here."
             )
+    return _Undoing(proposals=proposals, doing=doing, edges=edges)
 
-    # The undo decisions: one per decision the reviewer took, the rest caused by the first.
-    primary = [d for d in doing if d.caused_by_id is None]
-    rest = [d for d in doing if d.caused_by_id is not None]
+
+def _write_undo_decisions(
+    u: _Undoing, reviewer, undo_batch
+) -> tuple[list[Decision], Decision | None]:
+    """One undo decision per decision the reviewer took, the rest caused by the first;
+    returns them all, and that first one (None when the reviewer took none)."""
+    primary = [d for d in u.doing if d.caused_by_id is None]
+    rest = [d for d in u.doing if d.caused_by_id is not None]
 
     def undo_row(d: Decision, cause=None) -> Decision:
-        p = proposals[d.proposal_id]
+        p = u.proposals[d.proposal_id]
         return Decision(
             proposal=p,
             user=reviewer,
@@ -92,35 +128,49 @@ def undo_as_a_set(
     rows = Decision.objects.bulk_create([undo_row(d) for d in primary])
     first = rows[0] if rows else None
     rows += Decision.objects.bulk_create([undo_row(d, first) for d in rest])
-    changes = GraphChanges()
+    return rows, first
 
-    if edges:
-        if first is None:  # edges come from acceptances, and a batch opens with one taken
-            raise OneByOne("no decision the reviewer took")
-        undo_of = {d.undoes_id: d.pk for d in rows}
-        graph_bulk.edges_invalidate_many(
-            {e.pk: undo_of[e.decision_id] for e in edges},
-            user=reviewer,
-            reason=f"Undone by {reviewer.get_username()} (the bulk undo of decision #{first.pk}).",
-            at=now,
-        )
-        changes.edges_gone |= {e.pk for e in edges}
 
-    # Concepts the batch made go back, with no edges left (else the undo is refused).
+def _invalidate_edges(
+    u: _Undoing, rows: list[Decision], first: Decision | None, reviewer, now
+) -> set[int]:
+    """Invalidate the batch's edges in one statement, each by the undo of the decision
+    that made it; returns their ids."""
+    if not u.edges:
+        return set()
+    if first is None:  # edges come from acceptances, and a batch opens with one taken
+        raise OneByOne("no decision the reviewer took")
+    undo_of = {d.undoes_id: d.pk for d in rows}
+    graph_bulk.edges_invalidate_many(
+        {e.pk: undo_of[e.decision_id] for e in u.edges},
+        user=reviewer,
+        reason=f"Undone by {reviewer.get_username()} (the bulk undo of decision #{first.pk}).",
+        at=now,
+    )
+    return {e.pk for e in u.edges}
+
+
+def _retire_made_concepts(u: _Undoing, now) -> dict[int, int]:
+    """Retire the concepts the batch made (they have no edges left, else the undo was
+    refused); returns them, each with the proposal that goes back to the queue."""
     made: dict[int, int] = {}
-    for d in doing:
-        p = proposals[d.proposal_id]
+    for d in u.doing:
+        p = u.proposals[d.proposal_id]
         accepted_concept = d.action == Decision.Action.ACCEPT and kind_of(p).names_a_concept
         if accepted_concept and p.concept_id and (d.after or {}).get("created", True):
             made[p.concept_id] = p.pk
     graph_bulk.concepts_retire_many(made, at=now)
-    changes.unmade.update(made)
+    return made
 
-    # Every proposal back in the queue (held below the gate); twins lose their link.
-    back = [proposals[d.proposal_id] for d in doing]
+
+def _reopen(u: _Undoing, now) -> None:
+    """Every proposal back in the queue (held below the gate); superseded twins lose their
+    link to the concept. Raises ``OneByOne`` when the same change is waiting again."""
+    gate = settings.KG_CONFIDENCE_GATE
+    back = [u.proposals[d.proposal_id] for d in u.doing]
     twins = [
         p.pk
-        for d, p in zip(doing, back, strict=True)
+        for d, p in zip(u.doing, back, strict=True)
         if d.action == Decision.Action.SUPERSEDE and kind_of(p).names_a_concept
     ]
     common = {
@@ -144,4 +194,3 @@ def undo_as_a_set(
         raise OneByOne("the same change is waiting again") from exc
     if any(kind_of(p).names_a_concept for p in back):
         graph.name_index_changed()
-    return rows, changes
