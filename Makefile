@@ -67,4 +67,4 @@ evaluate: setup
 
 ## Benchmarks; set DATABASE_URL to PostgreSQL for the published figures.
 bench: setup
-	$(BIN)/python manage.py bench resolve construct review bulk heal graph documents
+	$(BIN)/python manage.py bench resolve construct review bulk heal graph documents render
