@@ -60,8 +60,9 @@ def _markup_case() -> tuple[str, list[Span]]:
     return text, spans
 
 
-def _long_source() -> tuple[int, int]:
-    """A 200-page PDF revision with 300 pending quotes; its length and number of quotes."""
+def long_source():
+    """A 200-page PDF revision ("long") with 300 pending quotes, as the source page sees
+    it: the source and its text. The page-rendering test reads the same sample."""
     from kgreview.graph.sources import source_import
     from kgreview.review.models import Proposal
 
@@ -108,7 +109,7 @@ def _long_source() -> tuple[int, int]:
         for n in range(300)
     ]
     Proposal.objects.bulk_create(quotes)
-    return len(text), len(quotes)
+    return source, text
 
 
 def bench_render(*, repeat: int = 5, **_: object) -> dict:
@@ -119,7 +120,8 @@ def bench_render(*, repeat: int = 5, **_: object) -> dict:
     raw = pages_pdf(200)
     read_s = _median_s(lambda: read_document(raw, filename="long.pdf", max_bytes=10**9), repeat)
 
-    characters, quoted = _long_source()
+    source, text = long_source()
+    characters, quoted = len(text), source.proposals.count()
     user = get_user_model().objects.create_user("bench-viewer", password="x-bench-12345")
     user.groups.add(Group.objects.get(name="viewer"))
     client = Client()

@@ -10,6 +10,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from benchmarks.render import long_source
 from kgreview.core.markup import Span
 from kgreview.graph.plain import paragraphs, render_plain
 from kgreview.graph.sourcepage import fragment_for, kind_label, outline
@@ -397,49 +398,8 @@ def test_a_200_page_pdf_with_hundreds_of_quotes_renders_in_bounded_markup(viewer
     """~500 kB of text, 300 highlighted quotes: the page carries every page mark and quote
     and a few hundred bytes of markup per quote, not more. (How fast it renders is
     ``manage.py bench render``.)"""
-    line = "Tokens are the units a model reads; the vocabulary maps each one to an id."
-    pages = ["\n".join(f"{line} ({n}.{k})" for k in range(32)) for n in range(200)]
-    text = "\n\n".join(pages) + "\n"
-    starts, at = [], 0
-    for page in pages:
-        starts.append(at)
-        at += len(page) + 2
-    sections = [
-        {
-            "path": [f"Chapter {n + 1}"],
-            "start": starts[n],
-            "end": starts[n + 10] if n + 10 < 200 else len(text),
-            "level": 1,
-        }
-        for n in range(0, 200, 10)
-    ]
-    doc = source_import(
-        slug="long",
-        title="Long",
-        text=text,
-        media_type="application/pdf",
-        text_format="plain",
-        structure={"sections": sections, "pages": starts},
-        original=b"%PDF",
-        filename="long.pdf",
-        acting_user=None,
-    ).source
-    revision = doc.current_revision
-    Proposal.objects.bulk_create(
-        Proposal(
-            kind="add_concept",
-            payload={"name": f"Concept {n}", "aliases": [], "description": ""},
-            confidence=0.9,
-            status="pending",
-            evidence_revision=revision,
-            evidence_start=starts[n % 200] + 10 * (n // 200),
-            evidence_end=starts[n % 200] + 10 * (n // 200) + 200,
-            evidence_quote=text[starts[n % 200] : starts[n % 200] + 200],
-            document=doc,
-            dedup_key=f"long-{n}",
-        )
-        for n in range(300)
-    )
+    doc, text = long_source()
+    assert doc.proposals.count() == 300
     assert len(text) > 450_000
     response = viewer.get("/sources/long/")
     assert response.status_code == 200
