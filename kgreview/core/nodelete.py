@@ -81,3 +81,21 @@ class AppendOnlyModel(NoDeleteModel):
                 f"{self._meta.verbose_name} #{self.pk} is append-only and cannot be changed."
             )
         super().save(*args, **kwargs)
+
+
+# On PostgreSQL, the database itself refuses deletes and updates of history rows: the
+# migrations that install the triggers share these functions.
+FORBID_FUNCTIONS_SQL = """
+CREATE OR REPLACE FUNCTION kgreview_forbid_delete() RETURNS trigger AS $$
+BEGIN
+    RAISE EXCEPTION 'kgreview never deletes % rows; retire, invalidate or merge instead',
+        TG_TABLE_NAME USING ERRCODE = 'restrict_violation';
+END;
+$$ LANGUAGE plpgsql;
+CREATE OR REPLACE FUNCTION kgreview_forbid_update() RETURNS trigger AS $$
+BEGIN
+    RAISE EXCEPTION '% rows are append-only', TG_TABLE_NAME
+        USING ERRCODE = 'restrict_violation';
+END;
+$$ LANGUAGE plpgsql;
+"""

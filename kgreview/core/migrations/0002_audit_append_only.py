@@ -2,21 +2,9 @@
 
 from django.db import migrations
 
+from kgreview.core.nodelete import FORBID_FUNCTIONS_SQL as FUNCTIONS
+
 TABLE = "core_auditentry"
-FUNCTIONS = """
-CREATE OR REPLACE FUNCTION kgreview_forbid_delete() RETURNS trigger AS $$
-BEGIN
-    RAISE EXCEPTION 'kgreview never deletes % rows; retire, invalidate or merge instead',
-        TG_TABLE_NAME USING ERRCODE = 'restrict_violation';
-END;
-$$ LANGUAGE plpgsql;
-CREATE OR REPLACE FUNCTION kgreview_forbid_update() RETURNS trigger AS $$
-BEGIN
-    RAISE EXCEPTION '% rows are append-only', TG_TABLE_NAME
-        USING ERRCODE = 'restrict_violation';
-END;
-$$ LANGUAGE plpgsql;
-"""
 
 
 def forwards(apps, schema_editor):

@@ -7,6 +7,8 @@ affected. SQLite relies on the ORM guard alone.
 
 from django.db import migrations
 
+from kgreview.core.nodelete import FORBID_FUNCTIONS_SQL as FUNCTIONS
+
 NO_DELETE = [
     "graph_relationtype",
     "graph_concept",
@@ -18,21 +20,6 @@ NO_DELETE = [
     "agents_agentrun",
 ]
 NO_UPDATE = ["graph_sourcerevision", "review_decision"]
-
-FUNCTIONS = """
-CREATE OR REPLACE FUNCTION kgreview_forbid_delete() RETURNS trigger AS $$
-BEGIN
-    RAISE EXCEPTION 'kgreview never deletes % rows; retire, invalidate or merge instead',
-        TG_TABLE_NAME USING ERRCODE = 'restrict_violation';
-END;
-$$ LANGUAGE plpgsql;
-CREATE OR REPLACE FUNCTION kgreview_forbid_update() RETURNS trigger AS $$
-BEGIN
-    RAISE EXCEPTION '% rows are append-only', TG_TABLE_NAME
-        USING ERRCODE = 'restrict_violation';
-END;
-$$ LANGUAGE plpgsql;
-"""
 
 
 def forwards(apps, schema_editor):
