@@ -25,6 +25,17 @@ class ExportForm(forms.Form):
         help_text="Leave empty for the graph as it is now.",
     )
 
+    raw_cells = forms.BooleanField(
+        required=False,
+        label="Keep text cells raw",
+        help_text=(
+            "CSV only. By default a text cell starting with =, +, -, @, a tab or a "
+            "carriage return gets a leading apostrophe, so a spreadsheet shows it as text "
+            "instead of running it. Keep them raw when the zip goes straight into "
+            "neo4j-admin."
+        ),
+    )
+
     def clean_as_of(self):
         value = self.cleaned_data["as_of"].strip()
         if not value:
@@ -33,3 +44,12 @@ class ExportForm(forms.Form):
             return parse_instant(value)
         except ValidationFailed as exc:
             raise forms.ValidationError(str(exc)) from None
+
+    def clean(self):
+        cleaned = super().clean()
+        fmt = cleaned.get("format")
+        if cleaned.get("raw_cells") and fmt and not FORMATS[fmt].cells:
+            self.add_error(
+                "raw_cells", f"Raw cells are for the CSV export; {FORMATS[fmt].label} has none."
+            )
+        return cleaned

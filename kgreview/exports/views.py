@@ -60,7 +60,8 @@ def download(request: HttpRequest) -> HttpResponse:
         return _page(request, form, status=400)
     fmt = writers.FORMATS[form.cleaned_data["format"]]
     at = form.cleaned_data["as_of"] or timezone.now()
-    response = StreamingHttpResponse(fmt.write(at=at), content_type=fmt.content_type)
+    chunks = fmt.stream(at=at, raw_cells=form.cleaned_data["raw_cells"])
+    response = StreamingHttpResponse(chunks, content_type=fmt.content_type)
     response["Content-Disposition"] = f'attachment; filename="{writers.filename(fmt, at)}"'
     response["X-Content-Type-Options"] = "nosniff"
     return response

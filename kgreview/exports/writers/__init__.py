@@ -30,6 +30,16 @@ class Format:
     binary: bool
     write: Callable[..., Iterator]
     summary: str
+    #: Whether the format's text cells open in spreadsheets, so a cell that starts like a
+    #: formula is neutralised unless the caller asks for raw cells.
+    cells: bool = False
+
+    def stream(self, *, at: datetime, stats=None, raw_cells: bool = False) -> Iterator:
+        """The export's chunks; ``raw_cells`` keeps formula-like text cells as they are."""
+        if raw_cells and not self.cells:
+            raise ValueError(f"The {self.label} export has no spreadsheet cells to keep raw.")
+        options = {"raw_cells": raw_cells} if self.cells else {}
+        return self.write(at=at, stats=stats, **options)
 
 
 FORMATS: dict[str, Format] = {
@@ -54,7 +64,10 @@ FORMATS: dict[str, Format] = {
             True,
             write_csv_zip,
             "A zip of nodes.csv, edges.csv and relation_types.csv with neo4j-admin "
-            "headers, ready for neo4j-admin database import (use --multiline-fields=true).",
+            "headers, ready for neo4j-admin database import (use --multiline-fields=true). "
+            "Text cells starting with =, +, -, @, a tab or a carriage return get a leading "
+            "apostrophe so a spreadsheet shows them as text; keep them raw for neo4j-admin.",
+            cells=True,
         ),
         Format(
             "graphml",

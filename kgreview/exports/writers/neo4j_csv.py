@@ -91,17 +91,36 @@ def neo4j_type(key: str) -> str:
     return re.sub(r"[^0-9A-Za-z]+", "_", key).strip("_").upper() or "RELATED"
 
 
-def _cell(value) -> str:
+#: A text cell starting with one of these is a formula to a spreadsheet (=, + and -
+#: start arithmetic, @ a function in older Excel, tab and CR can hide the rest of the cell
+#: and then start a formula). Such a cell is written with a leading apostrophe, which a
+#: spreadsheet shows as text and hides (OWASP's advice for CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_GUARD = "'"
+
+
+def neutralised(text: str) -> str:
+    """A text cell a spreadsheet will not run: a leading apostrophe before a formula start."""
+    return FORMULA_GUARD + text if text.startswith(FORMULA_STARTS) else text
+
+
+def _cell(value, *, raw: bool = False) -> str:
+    """A value as its CSV cell. Numbers, booleans and instants are written as they are;
+    text starting like a formula is neutralised unless ``raw`` (for neo4j-admin, which
+    would store the apostrophe)."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
         return repr(value)
-    return str(value)
+    if isinstance(value, int):
+        return str(value)
+    text = str(value)
+    return text if raw else neutralised(text)
 
 
-def _csv_lines(header: list[str], rows: Iterable[list]) -> Iterator[str]:
+def _csv_lines(header: list[str], rows: Iterable[list], *, raw: bool) -> Iterator[str]:
     """RFC 4180: comma separated, CRLF line ends, fields with quotes or newlines quoted."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
@@ -110,7 +129,7 @@ def _csv_lines(header: list[str], rows: Iterable[list]) -> Iterator[str]:
     for row in rows:
         out.seek(0)
         out.truncate()
-        writer.writerow([_cell(x) for x in row])
+        writer.writerow([_cell(x, raw=raw) for x in row])
         yield out.getvalue()
 
 
@@ -126,25 +145,27 @@ NODE_HEADER = _header(NODE_COLUMNS)
 EDGE_HEADER = _header(EDGE_COLUMNS)
 
 
-def _csv_file(columns: tuple[Column, ...], records: Iterable[dict]) -> Iterator[str]:
+def _csv_file(columns: tuple[Column, ...], records: Iterable[dict], *, raw: bool) -> Iterator[str]:
     """One CSV file: the columns' headers, then a row per record, cell by column."""
     rows = (
         [record[cell] if isinstance(cell, str) else cell(record) for _, cell in columns]
         for record in records
     )
-    return buffered(_csv_lines(_header(columns), rows))
+    return buffered(_csv_lines(_header(columns), rows, raw=raw))
 
 
-def csv_nodes(*, at: datetime, stats: ExportStats) -> Iterator[str]:
-    return _csv_file(NODE_COLUMNS, concept_records(at=at, stats=stats))
+def csv_nodes(*, at: datetime, stats: ExportStats, raw_cells: bool = False) -> Iterator[str]:
+    return _csv_file(NODE_COLUMNS, concept_records(at=at, stats=stats), raw=raw_cells)
 
 
-def csv_edges(*, at: datetime, stats: ExportStats) -> Iterator[str]:
-    return _csv_file(EDGE_COLUMNS, edge_records(at=at, stats=stats))
+def csv_edges(*, at: datetime, stats: ExportStats, raw_cells: bool = False) -> Iterator[str]:
+    return _csv_file(EDGE_COLUMNS, edge_records(at=at, stats=stats), raw=raw_cells)
 
 
-def csv_relation_types(*, at: datetime, stats: ExportStats) -> Iterator[str]:
-    return _csv_file(RELATION_COLUMNS, relation_records(at=at, stats=stats))
+def csv_relation_types(
+    *, at: datetime, stats: ExportStats, raw_cells: bool = False
+) -> Iterator[str]:
+    return _csv_file(RELATION_COLUMNS, relation_records(at=at, stats=stats), raw=raw_cells)
 
 
 #: The files of a CSV export, in the order they are written.
@@ -174,8 +195,13 @@ class _Sink(io.RawIOBase):
         return data
 
 
-def write_csv_zip(*, at: datetime, stats: ExportStats | None = None) -> Iterator[bytes]:
+def write_csv_zip(
+    *, at: datetime, stats: ExportStats | None = None, raw_cells: bool = False
+) -> Iterator[bytes]:
     """A zip of nodes.csv, edges.csv and relation_types.csv, streamed as it is built.
+
+    Text cells that start like a spreadsheet formula are neutralised (``neutralised``)
+    unless ``raw_cells``.
 
     The sink cannot seek, so zipfile writes each member's sizes after its data (a data
     descriptor), which every unzip tool reads.
@@ -188,7 +214,7 @@ def write_csv_zip(*, at: datetime, stats: ExportStats | None = None) -> Iterator
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16  # rw-r--r-- once unzipped
             with archive.open(info, "w") as member:
-                for chunk in writer(at=at, stats=stats):
+                for chunk in writer(at=at, stats=stats, raw_cells=raw_cells):
                     member.write(chunk.encode("utf-8"))
                     data = sink.take()
                     if data:

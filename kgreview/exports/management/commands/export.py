@@ -62,7 +62,26 @@ class Command(BaseCommand):
             ),
         )
 
-    def handle(self, *args, format: str, as_of: str | None, out: str | None, **options):
+        parser.add_argument(
+            "--raw-cells",
+            dest="raw_cells",
+            action="store_true",
+            help=(
+                "csv only: keep text cells that start with =, +, -, @, a tab or a carriage "
+                "return as they are (for neo4j-admin import). By default such cells get a "
+                "leading apostrophe so a spreadsheet opening the file never runs them."
+            ),
+        )
+
+    def handle(
+        self,
+        *args,
+        format: str,
+        as_of: str | None,
+        out: str | None,
+        raw_cells: bool = False,
+        **options,
+    ):
         if as_of is None:
             at = timezone.now()
         else:
@@ -71,6 +90,9 @@ class Command(BaseCommand):
             except ValidationFailed as exc:
                 raise CommandError(f"--as-of: {exc}") from None
         fmt = writers.FORMATS[format]
+        if raw_cells and not fmt.cells:
+            raise CommandError(f"--raw-cells is for the csv export, not {format}.")
+        self.raw_cells = raw_cells
         stats = ExportStats()
         if out is None:
             where = "stdout"
@@ -97,7 +119,7 @@ class Command(BaseCommand):
                     "to a file (> graph.zip) or give --out DIR."
                 )
         self.stdout.flush()
-        for chunk in fmt.write(at=at, stats=stats):
+        for chunk in fmt.stream(at=at, stats=stats, raw_cells=self.raw_cells):
             if buffer is not None:
                 buffer.write(chunk if fmt.binary else chunk.encode("utf-8"))
             else:
@@ -118,11 +140,17 @@ class Command(BaseCommand):
             except OSError as exc:
                 raise CommandError(f"--out {path}: {exc.strerror}.") from None
             for name, write in CSV_FILES:
-                _atomic_write(path / name, write(at=at, stats=stats), binary=False)
+                _atomic_write(
+                    path / name,
+                    write(at=at, stats=stats, raw_cells=self.raw_cells),
+                    binary=False,
+                )
             return str(path)
         if path.is_dir():
             path = path / writers.filename(fmt, at)
         if not path.parent.is_dir():
             raise CommandError(f"--out {path}: the directory {path.parent} does not exist.")
-        _atomic_write(path, fmt.write(at=at, stats=stats), binary=fmt.binary)
+        _atomic_write(
+            path, fmt.stream(at=at, stats=stats, raw_cells=self.raw_cells), binary=fmt.binary
+        )
         return str(path)
