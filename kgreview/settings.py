@@ -8,6 +8,7 @@ Embedded default (no variables set): SQLite in ``var/``, kombu's filesystem brok
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from pathlib import Path
 
@@ -113,6 +114,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "kgreview.api.middleware.JsonErrors",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -200,6 +202,45 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_SECURE = env_bool("KG_SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+
+# --- Caches ---------------------------------------------------------------------------
+# "default" is per process (the queue's facet counts). "shared" is seen by every process:
+# the API's rate limits count there. Embedded, it is a folder beside the database; scaled
+# out, point KG_CACHE_URL at Redis so every machine counts in one place.
+KG_CACHE_URL = env_str("KG_CACHE_URL", "")
+if KG_CACHE_URL and not KG_CACHE_URL.startswith(("redis://", "rediss://")):
+    raise ImproperlyConfigured(
+        f"KG_CACHE_URL={KG_CACHE_URL!r}: use a redis:// URL or leave it empty"
+    )
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "shared": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": KG_CACHE_URL}
+        if KG_CACHE_URL
+        else {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+        }
+    ),
+}
+
+
+# --- API rate limits -------------------------------------------------------------------
+# Requests one API token (or one signed-in user) may make: every operation counts
+# against KG_API_RATE; the walks (neighbours, path, learning path) and the diff also
+# count against KG_API_HEAVY_RATE. "N/s", "N/min", "N/hour" or "N/day"; "off" disables.
+def env_rate(name: str, default: str) -> str:
+    value = env_str(name, default).lower()
+    if value != "off" and not re.fullmatch(r"[1-9]\d*/(s|sec|m|min|h|hour|d|day)", value):
+        raise ImproperlyConfigured(
+            f"{name}={value!r} is not a rate: use N/s, N/min, N/hour or N/day (N at least 1), "
+            "or off"
+        )
+    return value
+
+
+KG_API_RATE = env_rate("KG_API_RATE", "600/min")
+KG_API_HEAVY_RATE = env_rate("KG_API_HEAVY_RATE", "60/min")
 
 # --- Celery ---------------------------------------------------------------------------
 BROKER_DIR = VAR_DIR / "broker"

@@ -19,3 +19,8 @@ WHITENOISE_USE_FINDERS = True
 # Tasks queued by the code under test (e.g. on commit) run in-process, errors raised.
 CELERY_TASK_ALWAYS_EAGER = True
 CELERY_TASK_EAGER_PROPAGATES = True
+
+# Rate limits are tested where they are the subject (tests/api/test_limits.py); elsewhere
+# a test may call the API as often as it needs.
+KG_API_RATE = "off"
+KG_API_HEAVY_RATE = "off"

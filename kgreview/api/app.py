@@ -6,17 +6,19 @@ module per subject; ``kgreview.api.api`` gathers them.
 from __future__ import annotations
 
 import inspect
+import math
 from functools import wraps
 
 from django.http import HttpRequest, HttpResponseBase
 from ninja import NinjaAPI
-from ninja.errors import AuthenticationError
+from ninja.errors import AuthenticationError, Throttled
 from ninja.security import HttpBearer, SessionAuth
 
 from kgreview.core.permissions import can_view
 
 from . import schemas as s
 from .services import api_token_authenticate
+from .throttle import EVERY
 
 
 class BearerToken(HttpBearer):
@@ -70,6 +72,7 @@ api = GraphApi(
     description=DESCRIPTION,
     urls_namespace="api",
     auth=[BearerToken(), BrowserSession()],
+    throttle=[EVERY],
 )
 
 
@@ -101,6 +104,20 @@ def _unauthenticated(request, exc):
     )
 
 
+@api.exception_handler(Throttled)
+def _throttled(request, exc: Throttled):
+    wait = max(1, math.ceil(exc.wait)) if exc.wait else None
+    return api.create_response(
+        request,
+        {
+            "detail": "Too many requests from this token: the API's rate limit "
+            "(KG_API_RATE, and KG_API_HEAVY_RATE for walks and diffs) is spent for now."
+            + (f" Try again in {wait} seconds (Retry-After)." if wait else "")
+        },
+        status=429,
+    )
+
+
 def served(view):
     """Render the view's dict straight to JSON.
 
@@ -127,8 +144,9 @@ def served(view):
 def answers(ok, *codes: int) -> dict:
     """The documented responses: the answer, the refusals every operation can give
     (400 for a parameter the graph cannot answer, such as an instant out of range; 401
-    without credentials; 422 for a malformed parameter) and the ones listed."""
-    out = {200: ok, 400: s.Error, 401: s.Error, 422: s.ValidationErrorOut}
+    without credentials; 422 for a malformed parameter; 429 when the token's rate limit
+    is spent) and the ones listed."""
+    out = {200: ok, 400: s.Error, 401: s.Error, 422: s.ValidationErrorOut, 429: s.Error}
     for code in codes:
         out[code] = s.Error
     return out

@@ -165,6 +165,10 @@ class LearningPathOut(Schema):
     as_of: datetime | None
     ok: bool
     steps: list[StepOut]
+    total_steps: int = Field(description="How many steps the whole study order has.")
+    next_offset: int | None = Field(
+        description="The offset of the next page of steps; null on the last page."
+    )
     cycle: CycleOut | None
     blocked: list[ConceptRef]
     truncated: bool

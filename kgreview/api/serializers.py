@@ -251,11 +251,16 @@ def learning_path_out(
     result: traversal.LearningPath,
     keys: dict[int, str],
     cycle_edges: dict[int, dict],
+    offset: int = 0,
+    limit: int | None = None,
 ) -> dict:
     """``LearningPathOut``: the study order, each step with what it needs (``keys`` names
     the relation of each relation id), or the cycle that prevents one, its edges taken
-    from ``cycle_edges`` (``EdgeOut`` by id)."""
+    from ``cycle_edges`` (``EdgeOut`` by id). One page of steps: ``limit`` steps from
+    ``offset`` (all of them without a limit); ``next_offset`` names the next page."""
     names = result.names
+    total = len(result.order)
+    end = total if limit is None else min(total, offset + limit)
 
     def ref(i: int) -> dict:
         return {"id": i, "name": names.get(i, "")}
@@ -288,8 +293,10 @@ def learning_path_out(
                     for e in result.needs.get(n, [])
                 ],
             }
-            for i, n in enumerate(result.order)
+            for i, n in enumerate(result.order[offset:end], start=offset)
         ],
+        "total_steps": total,
+        "next_offset": end if end < total else None,
         "cycle": cycle,
         "blocked": [ref(i) for i in result.blocked],
         "truncated": result.truncated,

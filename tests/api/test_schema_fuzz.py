@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
+from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from kgreview.api.services import api_token_create
 
@@ -53,6 +54,13 @@ def test_the_schema_has_every_read_operation(db):
     assert {op.method.upper() for op in ops} == {"GET"}
 
 
+def beyond_the_schema(case) -> list:
+    """Checks a rule the schema cannot state would fail: a diff's ``since`` must not come
+    after its ``until`` (each is a valid instant alone), so a generated backwards window
+    is refused with a documented 400, as the Changes page refuses it."""
+    return [positive_data_acceptance] if case.operation.path == "/api/v1/diff" else []
+
+
 def test_generated_requests_never_cause_a_server_error(graph, f, wsgi_keeps_the_test_connection):
     """For every operation, generated requests (bounded) get a documented answer that
     conforms to the schema, and never a 500."""
@@ -69,6 +77,6 @@ def test_generated_requests_never_cause_a_server_error(graph, f, wsgi_keeps_the_
             database=None,
         )
         def run(case):
-            case.call_and_validate(headers=headers)
+            case.call_and_validate(headers=headers, excluded_checks=beyond_the_schema(case))
 
         run()

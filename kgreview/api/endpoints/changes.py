@@ -10,12 +10,18 @@ from ninja import Query
 from kgreview.graph import history
 
 from .. import schemas as s
-from ..app import answers, api, served
+from ..app import ApiError, answers, api, served
 from ..params import instant
 from ..serializers import diff_out, edges_by_id
+from ..throttle import EVERY, HEAVY
 
 
-@api.get("/v1/diff", response=answers(s.DiffOut, 400), tags=["time travel"])
+@api.get(
+    "/v1/diff",
+    response=answers(s.DiffOut, 400),
+    tags=["time travel"],
+    throttle=[EVERY, HEAVY],
+)
 @served
 def diff(
     request,
@@ -25,9 +31,16 @@ def diff(
 ):
     """What changed between two instants (``until`` defaults to now): edges added,
     invalidated, and superseded (with the row that replaced each), concepts added and
-    merged. Lists hold at most ``limit`` rows each; ``counts`` has the totals."""
+    merged. Lists hold at most ``limit`` rows each; ``counts`` has the totals. A window
+    that runs backwards (``since`` after ``until``) is refused, as on the Changes page."""
     start = instant(since, "since")
     end = instant(until, "until") or timezone.now()
+    if start > end:
+        raise ApiError(
+            400,
+            f"since ({start.isoformat()}) is after until ({end.isoformat()}): the window "
+            "runs backwards. Swap the two instants.",
+        )
     d = history.graph_diff(since=start, until=end, limit=limit)
     rows = edges_by_id(
         [e.pk for e in (*d.added, *d.invalidated)]

@@ -19,12 +19,19 @@ from ..serializers import (
     neighbours_out,
     path_out,
 )
+from ..throttle import EVERY, HEAVY
+
+#: Steps in one learning-path answer by default, and at most: a 20k-concept closure in
+#: one answer was 7 MB, so it comes in pages.
+STEPS_PAGE = 500
+STEPS_PAGE_MAX = 2000
 
 
 @api.get(
     "/v1/concepts/{concept_id}/neighbours",
     response=answers(s.NeighboursOut, 400, 404),
     tags=["traversal"],
+    throttle=[EVERY, HEAVY],
 )
 @served
 def neighbours(
@@ -68,7 +75,12 @@ def neighbours(
     )
 
 
-@api.get("/v1/path", response=answers(s.PathOut, 400, 404), tags=["traversal"])
+@api.get(
+    "/v1/path",
+    response=answers(s.PathOut, 400, 404),
+    tags=["traversal"],
+    throttle=[EVERY, HEAVY],
+)
 @served
 def path(
     request,
@@ -112,6 +124,7 @@ def path(
     "/v1/concepts/{concept_id}/learning-path",
     response=answers(s.LearningPathOut, 400, 404),
     tags=["traversal"],
+    throttle=[EVERY, HEAVY],
 )
 @served
 def learning_path(
@@ -119,8 +132,14 @@ def learning_path(
     concept_id: int,
     via: list[str] = Query(None),  # noqa: B008
     as_of: datetime | None = None,
+    limit: int = Query(STEPS_PAGE, ge=1, le=STEPS_PAGE_MAX),  # noqa: B008
+    offset: int = Query(0, ge=0, le=traversal.ANCESTOR_LIMIT),  # noqa: B008
 ):
     """Everything the target needs, in a valid study order (foundations first).
+
+    One answer holds at most ``limit`` steps (default 500, at most 2000) from
+    ``offset``; ``total_steps`` counts them all and ``next_offset`` asks for the next
+    page (null on the last one).
 
     ``via`` (repeatable) names the ordering relations: ``prerequisite`` (the source is
     studied first; the default) and ``builds_on`` (the target is studied first). When
@@ -146,6 +165,12 @@ def learning_path(
         at=at,
         name_lookup=concept_names,
     )
+    if offset and offset >= len(result.order):
+        raise ApiError(
+            400,
+            f"offset {offset} is past the last step: this learning path has "
+            f"{len(result.order)} steps.",
+        )
     return learning_path_out(
         target=target,
         via=via,
@@ -153,4 +178,6 @@ def learning_path(
         result=result,
         keys=dict(zip(rel_ids, via, strict=True)),
         cycle_edges=edges_by_id(e.edge_id for e in result.cycle) if result.cycle else {},
+        offset=offset,
+        limit=limit,
     )
