@@ -23,9 +23,14 @@ EXTERNAL_NO_DELETE = {
 }
 
 
+def _concrete(model: type[models.Model]) -> type[models.Model]:
+    """The table-owning model behind a proxy (the model itself otherwise)."""
+    return model._meta.concrete_model or model
+
+
 def _forbid_delete(model: type[models.Model]) -> HardDeleteForbidden:
     name = model._meta.verbose_name
-    hint = EXTERNAL_NO_DELETE.get(model._meta.concrete_model._meta.label) or getattr(
+    hint = EXTERNAL_NO_DELETE.get(_concrete(model)._meta.label) or getattr(
         model, "DELETE_HINT", "retire or invalidate it instead"
     )
     return HardDeleteForbidden(f"{name} rows are never deleted; {hint}.")
@@ -161,8 +166,8 @@ def guarded_models() -> dict[type[models.Model], bool]:
     from django.apps import apps
 
     guarded: dict[type[models.Model], bool] = {}
-    for model in apps.get_models(include_auto_created=True):
-        model = model._meta.concrete_model
+    for candidate in apps.get_models(include_auto_created=True):
+        model = _concrete(candidate)
         if issubclass(model, NoDeleteModel) or model._meta.label in EXTERNAL_NO_DELETE:
             guarded[model] = issubclass(model, AppendOnlyModel)
     return guarded
@@ -186,7 +191,7 @@ def connect_guards() -> None:
 
     guarded = guarded_models()
     for model in apps.get_models(include_auto_created=True):
-        append_only = guarded.get(model._meta.concrete_model)
+        append_only = guarded.get(_concrete(model))
         if append_only is None:
             continue
         uid = f"kgreview.nodelete:{model._meta.label}"
