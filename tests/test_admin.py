@@ -143,3 +143,34 @@ def test_reviewer_is_not_staff_and_cannot_open_the_admin(client, f):
     client.force_login(f.user(role="reviewer"))
     response = client.get(reverse("admin:index"))
     assert response.status_code == 302 and "login" in response["Location"]
+
+
+def test_the_admin_never_deletes_an_account_and_says_to_deactivate_it(superuser, f):
+    """Deleting a user would cascade or hit PROTECT; the admin refuses in words instead."""
+    account = f.user(role="reviewer")
+    response = superuser.post(reverse("admin:auth_user_delete", args=[account.pk]), {"post": "yes"})
+    assert response.status_code == 403
+    assert "Untick Active" in response.content.decode()
+    assert type(account).objects.filter(pk=account.pk).exists()
+    page = superuser.get(reverse("admin:auth_user_change", args=[account.pk])).content.decode()
+    assert "Accounts are never deleted" in page
+    assert reverse("admin:auth_user_delete", args=[account.pk]) not in page
+
+
+def test_no_admin_page_can_delete_a_guarded_model(rf, django_user_model):
+    """Every admin registered for a model that carries history hides delete, whoever wrote it."""
+    from django.contrib import admin
+
+    from kgreview.core.nodelete import guarded_models
+
+    request = rf.get("/admin/")
+    request.user = django_user_model(is_superuser=True, is_staff=True, is_active=True)
+    guarded = guarded_models()
+    checked = []
+    for model, model_admin in admin.site._registry.items():
+        if model._meta.concrete_model not in guarded:
+            continue
+        assert not model_admin.has_delete_permission(request), model._meta.label
+        assert "delete_selected" not in model_admin.get_actions(request), model._meta.label
+        checked.append(model._meta.label)
+    assert "auth.User" in checked and "graph.ConceptAlias" in checked

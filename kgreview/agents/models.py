@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from kgreview.core.nodelete import NoDeleteModel
+from kgreview.core.nodelete import AppendOnlyModel, NoDeleteModel
 
 
 class AgentRun(NoDeleteModel):
@@ -107,8 +107,10 @@ class WorkerHeartbeat(models.Model):
         return f"{self.hostname} @ {self.last_seen:%Y-%m-%d %H:%M:%S}"
 
 
-class AgentRunItem(models.Model):
+class AgentRunItem(NoDeleteModel):
     """One source's part of a run: its outcome, error in words, and numbers."""
+
+    DELETE_HINT = "it is the run's record of that source; cancel the run instead"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -153,13 +155,15 @@ class AgentRunItem(models.Model):
         return self.status in self.FINISHED
 
 
-class ExtractionRecord(models.Model):
+class ExtractionRecord(NoDeleteModel):
     """What an extractor read from one source revision, kept so it is never paid twice.
 
     ``extracted``: READ is done (the LLM was paid), the rest of the loop is not yet.
     ``done``: proposals were written. An unchanged revision with a done record costs no
     LLM call on the next run.
     """
+
+    DELETE_HINT = "it is a paid reading, kept so it is never paid for twice"
 
     class Status(models.TextChoices):
         EXTRACTED = "extracted", "Extracted"
@@ -186,13 +190,16 @@ class ExtractionRecord(models.Model):
         ]
 
 
-class ChunkExtraction(models.Model):
+class ChunkExtraction(AppendOnlyModel):
     """What an extractor read from one chunk of text, keyed by everything the answer
     depends on (the chunk's text and context, extractor, model, prompt version).
 
     A new revision of a long document re-reads only the chunks whose text changed; the
-    rest come from here, whichever revision or source they were first read in.
+    rest come from here, whichever revision or source they were first read in. Written
+    once, never changed.
     """
+
+    DELETE_HINT = "it is a paid reading, kept so it is never paid for twice"
 
     key = models.CharField(max_length=64, unique=True)
     extractor = models.CharField(max_length=200)
@@ -207,8 +214,10 @@ class ChunkExtraction(models.Model):
         return f"{self.extractor} {self.key[:12]}"
 
 
-class DroppedCandidate(models.Model):
+class DroppedCandidate(NoDeleteModel):
     """A candidate the loop refused, with its reason; unknown relations feed discovery."""
+
+    DELETE_HINT = "it is why a run left a candidate out; discovery reads it"
 
     run = models.ForeignKey(AgentRun, on_delete=models.PROTECT, related_name="dropped")
     revision = models.ForeignKey(

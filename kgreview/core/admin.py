@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.core.exceptions import PermissionDenied
 
 from .models import AuditEntry
 
@@ -49,3 +52,42 @@ class AuditEntryAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "user", "action", "summary")
     list_filter = ("action", "subject_type")
     search_fields = ("summary", "subject_id")
+
+
+User = get_user_model()
+if admin.site.is_registered(User):
+    admin.site.unregister(User)
+
+
+@admin.register(User)
+class AccountAdmin(UserAdmin):
+    """Accounts are deactivated, never deleted: history names the people who made it."""
+
+    REFUSAL = (
+        "Accounts are never deleted: decisions, edges, runs and tokens name the people who "
+        "made them. Untick Active to close one."
+    )
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def delete_view(self, request, object_id, extra_context=None):
+        raise PermissionDenied(self.REFUSAL)
+
+    def get_fieldsets(self, request, obj=None):
+        fieldsets = super().get_fieldsets(request, obj)
+        if obj is None:
+            return fieldsets
+        # Say where delete went, beside the box that replaces it.
+        return [
+            (
+                name,
+                {
+                    **options,
+                    "description": self.REFUSAL,
+                },
+            )
+            if name == "Permissions"
+            else (name, options)
+            for name, options in fieldsets
+        ]

@@ -9,17 +9,31 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from django.db import models
+from django.conf import settings
+from django.db import migrations, models
 
 from .errors import HardDeleteForbidden, ImmutableRecord
+
+# Models kgreview does not define but whose rows carry history, with what to do instead.
+# Accounts are named by every decision, edge, run and token; the admin's log is history.
+EXTERNAL_NO_DELETE = {
+    settings.AUTH_USER_MODEL: "deactivate the account instead (untick Active): "
+    "decisions, edges, runs and tokens name the people who made them",
+    "admin.LogEntry": "it is the admin's change history",
+}
+
+
+def _concrete(model: type[models.Model]) -> type[models.Model]:
+    """The table-owning model behind a proxy (the model itself otherwise)."""
+    return model._meta.concrete_model or model
 
 
 def _forbid_delete(model: type[models.Model]) -> HardDeleteForbidden:
     name = model._meta.verbose_name
-    return HardDeleteForbidden(
-        f"{name} rows are never deleted; "
-        f"{getattr(model, 'DELETE_HINT', 'retire or invalidate it instead')}."
+    hint = EXTERNAL_NO_DELETE.get(_concrete(model)._meta.label) or getattr(
+        model, "DELETE_HINT", "retire or invalidate it instead"
     )
+    return HardDeleteForbidden(f"{name} rows are never deleted; {hint}.")
 
 
 class NoDeleteQuerySet(models.QuerySet):
@@ -99,3 +113,144 @@ BEGIN
 END;
 $$ LANGUAGE plpgsql;
 """
+
+
+def history_triggers(no_delete: list[str], no_update: tuple[str, ...] = ()) -> migrations.RunPython:
+    """A migration operation installing the PostgreSQL triggers for these models (labels).
+
+    Tables are looked up through the migration's own app registry, so a swapped user
+    model is guarded under its real table name. SQLite gets its triggers after every
+    ``migrate`` instead (``install_sqlite_guards``): rebuilding a table there drops them.
+    """
+
+    def tables(apps, labels) -> list[str]:
+        return [apps.get_model(label)._meta.db_table for label in labels]
+
+    def forwards(apps, schema_editor):
+        if schema_editor.connection.vendor != "postgresql":
+            return
+        # No parameters: the "%" in RAISE must reach PL/pgSQL untouched.
+        schema_editor.execute(FORBID_FUNCTIONS_SQL, params=None)
+        for table in tables(apps, no_delete):
+            schema_editor.execute(
+                f'CREATE TRIGGER "{table}_no_delete" BEFORE DELETE ON "{table}" '
+                "FOR EACH ROW EXECUTE FUNCTION kgreview_forbid_delete()"
+            )
+        for table in tables(apps, no_update):
+            schema_editor.execute(
+                f'CREATE TRIGGER "{table}_no_update" BEFORE UPDATE ON "{table}" '
+                "FOR EACH ROW EXECUTE FUNCTION kgreview_forbid_update()"
+            )
+
+    def backwards(apps, schema_editor):
+        if schema_editor.connection.vendor != "postgresql":
+            return
+        for table in tables(apps, no_delete):
+            schema_editor.execute(f'DROP TRIGGER IF EXISTS "{table}_no_delete" ON "{table}"')
+        for table in tables(apps, no_update):
+            schema_editor.execute(f'DROP TRIGGER IF EXISTS "{table}_no_update" ON "{table}"')
+
+    return migrations.RunPython(forwards, backwards)
+
+
+# --- The guard on every path, whoever calls it --------------------------------------------
+# ``instance.delete()`` and ``queryset.delete()`` raise in the classes above, but
+# ``models.Model.delete(obj)``, ``models.QuerySet.delete(qs)`` and cascades go through
+# Django's deletion Collector. It sends ``pre_delete`` for every row it is about to
+# delete, and never takes the fast path (``_raw_delete``) for a model with receivers; so
+# a receiver per guarded model refuses them all, before any SQL runs.
+
+
+def guarded_models() -> dict[type[models.Model], bool]:
+    """Every installed model whose rows are never deleted -> whether it is append-only."""
+    from django.apps import apps
+
+    guarded: dict[type[models.Model], bool] = {}
+    for candidate in apps.get_models(include_auto_created=True):
+        model = _concrete(candidate)
+        if issubclass(model, NoDeleteModel) or model._meta.label in EXTERNAL_NO_DELETE:
+            guarded[model] = issubclass(model, AppendOnlyModel)
+    return guarded
+
+
+def _refuse_delete(sender, instance, **kwargs):
+    raise _forbid_delete(sender)
+
+
+def _refuse_rewrite(sender, instance, raw=False, **kwargs):
+    if not instance._state.adding:
+        raise ImmutableRecord(
+            f"{sender._meta.verbose_name} #{instance.pk} is append-only and cannot be changed."
+        )
+
+
+def connect_guards() -> None:
+    """Connect the refusal to every guarded model and its proxies (from ``ready()``)."""
+    from django.apps import apps
+    from django.db.models.signals import pre_delete, pre_save
+
+    guarded = guarded_models()
+    for model in apps.get_models(include_auto_created=True):
+        append_only = guarded.get(_concrete(model))
+        if append_only is None:
+            continue
+        uid = f"kgreview.nodelete:{model._meta.label}"
+        pre_delete.connect(_refuse_delete, sender=model, weak=False, dispatch_uid=uid)
+        if append_only:
+            pre_save.connect(_refuse_rewrite, sender=model, weak=False, dispatch_uid=uid)
+
+
+# --- SQLite: triggers too, so raw SQL and ``dbshell`` are refused on the embedded default ---
+# They are (re)installed after every ``migrate`` rather than by migrations: SQLite alters a
+# table by rebuilding it, which silently drops its triggers. ``flush`` (tests, a reset)
+# lifts them for its own DELETEs and puts them back; PostgreSQL's flush is a TRUNCATE,
+# which row triggers do not see either.
+
+
+def _sqlite_triggers(connection) -> list[tuple[str, str]]:
+    """(trigger name, its body) for every guarded table that exists; the messages are
+    PostgreSQL's."""
+    tables = set(connection.introspection.table_names())
+    triggers = []
+    for model, append_only in guarded_models().items():
+        table = model._meta.db_table
+        if table not in tables:
+            continue
+        refusal = f"kgreview never deletes {table} rows; retire, invalidate or merge instead"
+        triggers.append(
+            (
+                f"{table}_no_delete",
+                f"BEFORE DELETE ON \"{table}\" BEGIN SELECT RAISE(ABORT, '{refusal}'); END",
+            )
+        )
+        if append_only:
+            refusal = f"{table} rows are append-only"
+            triggers.append(
+                (
+                    f"{table}_no_update",
+                    f"BEFORE UPDATE ON \"{table}\" BEGIN SELECT RAISE(ABORT, '{refusal}'); END",
+                )
+            )
+    return triggers
+
+
+def install_sqlite_guards(connection) -> None:
+    if connection.vendor != "sqlite":
+        return
+    with connection.cursor() as cursor:
+        for name, body in _sqlite_triggers(connection):
+            cursor.execute(f'CREATE TRIGGER IF NOT EXISTS "{name}" {body}')
+
+
+def drop_sqlite_guards(connection) -> None:
+    if connection.vendor != "sqlite":
+        return
+    with connection.cursor() as cursor:
+        for name, _body in _sqlite_triggers(connection):
+            cursor.execute(f'DROP TRIGGER IF EXISTS "{name}"')
+
+
+def install_sqlite_guards_after_migrate(sender, using="default", **kwargs) -> None:
+    from django.db import connections
+
+    install_sqlite_guards(connections[using])

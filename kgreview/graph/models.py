@@ -331,8 +331,10 @@ class SourceRevision(AppendOnlyModel):
         return f"{self.source_id}@{self.number}"
 
 
-class SourceConcept(models.Model):
+class SourceConcept(NoDeleteModel):
     """A concept a source grounds: mentioned in, or drafted from, that source."""
+
+    DELETE_HINT = "it records where the concept came from; a new revision moves the link"
 
     source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="concept_links")
     concept = models.ForeignKey(Concept, on_delete=models.PROTECT, related_name="source_links")

@@ -84,7 +84,8 @@ def test_entries_can_be_neither_changed_nor_deleted_through_the_orm():
         row.delete()
 
 
-def test_postgres_refuses_raw_updates_and_deletes_of_entries(on_postgres):
+def test_the_database_refuses_raw_updates_and_deletes_of_entries(db):
+    """PostgreSQL and SQLite both: a trigger refuses the SQL."""
     from django.db.utils import IntegrityError, InternalError
 
     with transaction.atomic():

@@ -85,8 +85,8 @@ def test_append_only_rows_cannot_be_changed(rows, model):
         "graph_relationtype",
     ],
 )
-def test_postgres_trigger_refuses_raw_sql_delete(rows, on_postgres, table):
-    """On PostgreSQL even raw SQL cannot delete history rows."""
+def test_a_trigger_refuses_raw_sql_delete(rows, table):
+    """On PostgreSQL and SQLite even raw SQL cannot delete history rows."""
     with (
         pytest.raises(DatabaseError, match="never deletes"),
         transaction.atomic(),
@@ -95,7 +95,7 @@ def test_postgres_trigger_refuses_raw_sql_delete(rows, on_postgres, table):
         cursor.execute(f"DELETE FROM {table}")
 
 
-def test_postgres_trigger_refuses_raw_update_of_revision_text(rows, on_postgres):
+def test_a_trigger_refuses_raw_update_of_revision_text(rows):
     """A revision's text cannot be rewritten behind the ORM's back."""
     with (
         pytest.raises(DatabaseError, match="append-only"),

@@ -1,0 +1,263 @@
+"""Every installed model is either guarded against deletes or named here with the reason.
+
+Guarded means: ``instance.delete()``, ``Model.delete(instance)`` (the base-class method,
+bypassing any override), ``queryset.delete()`` and ``QuerySet.delete(qs)`` all raise and
+keep the row, on every database; a raw SQL ``DELETE`` is refused by a trigger (PostgreSQL
+and SQLite); and for append-only models an ``UPDATE`` is refused too.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.apps import apps
+from django.contrib.admin.models import ADDITION, LogEntry
+from django.contrib.contenttypes.models import ContentType
+from django.core.management import call_command
+from django.db import DatabaseError, connection, models, transaction
+from django.db.models import ProtectedError, RestrictedError
+from django.db.models.deletion import Collector
+
+from kgreview.agents.models import (
+    AgentRun,
+    AgentRunItem,
+    ChunkExtraction,
+    DroppedCandidate,
+    ExtractionRecord,
+)
+from kgreview.api.models import ApiToken
+from kgreview.core.audit import record
+from kgreview.core.errors import HardDeleteForbidden, ImmutableRecord
+from kgreview.core.nodelete import guarded_models
+from kgreview.graph.models import ConceptAlias, SourceConcept, SourceFile
+from kgreview.review.models import Decision, Proposal
+
+# Models whose rows may be deleted, and why. A new model must be guarded (subclass
+# NoDeleteModel or AppendOnlyModel, or list it in core.nodelete.EXTERNAL_NO_DELETE, and
+# add its trigger migration) or be named here. Entries for apps not installed are kept
+# so a branch that adds the app passes.
+DELETABLE = {
+    "auth.Permission": "Django's registry of permissions, rebuilt by migrate",
+    "auth.Group": "roles: who may do what now, not a record of what was done",
+    "auth.Group_permissions": "a role's current permissions (a link table)",
+    "auth.User_groups": "an account's current roles (a link table)",
+    "auth.User_user_permissions": "an account's current extra permissions (a link table)",
+    "contenttypes.ContentType": "Django's registry of models; stale ones are removed by design",
+    "sessions.Session": "login sessions: deleted at logout and by clearsessions by design",
+    "django_celery_beat.PeriodicTask": "the scheduler's configuration, current state only; "
+    "pausing or resuming kgreview's schedules writes the curation log",
+    "django_celery_beat.PeriodicTasks": "celery beat's 'schedules changed' marker",
+    "django_celery_beat.IntervalSchedule": "a schedule's timing, configuration",
+    "django_celery_beat.CrontabSchedule": "a schedule's timing, configuration",
+    "django_celery_beat.SolarSchedule": "a schedule's timing, configuration",
+    "django_celery_beat.ClockedSchedule": "a one-off schedule's timing, configuration",
+    "graph.NameIndexVersion": "a counter workers poll to know when to rebuild their "
+    "in-memory name index; it carries no history",
+    "agents.WorkerHeartbeat": "liveness of worker processes, overwritten every minute",
+    "agents.Mutex": "a row to lock so writers do not interleave; it holds no data",
+    "axes.AccessAttempt": "login throttling counters, deletable by design when a lockout "
+    "is cleared",
+    "axes.AccessLog": "login throttling counters, deletable by design when a lockout is cleared",
+    "axes.AccessFailureLog": "login throttling counters, deletable by design when a lockout "
+    "is cleared",
+}
+
+GUARDED = {model._meta.label: append_only for model, append_only in guarded_models().items()}
+REFUSED = (HardDeleteForbidden, ProtectedError, RestrictedError)
+
+
+def test_every_model_is_guarded_or_says_why_it_may_be_deleted():
+    """A model in neither list fails, telling the developer what to do."""
+    unexplained = [
+        model._meta.label
+        for model in apps.get_models(include_auto_created=True)
+        if model._meta.label not in GUARDED and model._meta.label not in DELETABLE
+    ]
+    assert not unexplained, (
+        f"{unexplained}: say whether these rows carry history. If they do, subclass "
+        "kgreview.core.nodelete.NoDeleteModel (AppendOnlyModel if never changed), or add "
+        "the label to EXTERNAL_NO_DELETE for another app's model, and add a migration "
+        "installing its PostgreSQL trigger with core.nodelete.history_triggers. If they do "
+        "not, add the label to DELETABLE in this test with the reason."
+    )
+    both = sorted(set(GUARDED) & set(DELETABLE))
+    assert not both, f"{both} are guarded and also listed as deletable"
+
+
+def test_no_deletable_entry_names_a_kgreview_model_that_is_gone():
+    """The allow-list does not outlive the models it excuses."""
+    ours = {"core", "graph", "review", "agents", "api"}
+    stale = [label for label in DELETABLE if label.split(".")[0] in ours and not _installed(label)]
+    assert not stale
+
+
+def test_history_tables_the_issue_found_unguarded_are_guarded():
+    """Aliases, tokens, run items, extraction records, dropped candidates, source links."""
+    for model in (
+        ConceptAlias,
+        ApiToken,
+        AgentRunItem,
+        ExtractionRecord,
+        ChunkExtraction,
+        DroppedCandidate,
+        SourceConcept,
+        LogEntry,
+    ):
+        assert model._meta.label in GUARDED
+
+
+def _installed(label: str) -> bool:
+    try:
+        apps.get_model(label)
+    except LookupError:
+        return False
+    return True
+
+
+@pytest.fixture
+def history(f, django_user_model):
+    """One row of every guarded model, made the way the app makes them (or close)."""
+    user = f.user(role="curator")
+    a, b = f.concept("Alpha"), f.concept("Beta")
+    src = f.source()
+    revision = src.current_revision
+    edge = f.edge(a, b)
+    proposal = Proposal.objects.create(
+        kind="add_concept", payload={"name": "Gamma"}, confidence=0.8, dedup_key="add:gamma"
+    )
+    run = AgentRun.objects.create(agent="construct")
+    rows = [
+        user,
+        a,
+        ConceptAlias.all_objects.filter(concept=a).first(),
+        src,
+        revision,
+        edge,
+        edge.relation,
+        proposal,
+        Decision.objects.create(proposal=proposal, action="hold", proposal_version=1),
+        run,
+        AgentRunItem.objects.create(run=run, source=src, revision=revision),
+        ExtractionRecord.objects.create(
+            revision=revision, extractor="offline:x:1", status="done", output={}, run=run
+        ),
+        ChunkExtraction.objects.create(key="k" * 64, extractor="offline:x:1", output={}, run=run),
+        DroppedCandidate.objects.create(
+            run=run, revision=revision, reason="unknown_relation", candidate={}
+        ),
+        SourceConcept.objects.create(source=src, concept=a, revision=revision),
+        SourceFile.objects.create(sha256="0" * 64, media_type="text/plain", size=1, data=b"x"),
+        ApiToken.objects.create(user=user, name="planner", prefix="abcd1234", key_hash="f" * 64),
+        record(action="test.write", subject=a, summary="A row for the test.", acting_user=user),
+        LogEntry.objects.create(
+            user=user,
+            content_type=ContentType.objects.get_for_model(type(a)),
+            object_id=str(a.pk),
+            object_repr=str(a),
+            action_flag=ADDITION,
+        ),
+    ]
+    return {type(row)._meta.concrete_model._meta.label: row for row in rows}
+
+
+def _row(history, label):
+    assert label in history, f"the history fixture makes no {label} row: add one"
+    return history[label]
+
+
+def _ways_to_delete(model, obj):
+    """Every ORM path to a delete, overrides bypassed included."""
+    same = model._base_manager.filter(pk=obj.pk)
+    return {
+        "instance.delete()": lambda: obj.delete(),
+        "Model.delete(instance)": lambda: models.Model.delete(obj),
+        "queryset.delete()": lambda: model._default_manager.filter(pk=obj.pk).delete(),
+        "QuerySet.delete(queryset)": lambda: models.QuerySet.delete(same),
+        "queryset._raw_delete()": lambda: models.QuerySet._raw_delete(same, same.db),
+    }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("label", sorted(GUARDED))
+def test_the_orm_refuses_every_way_to_delete_a_history_row(history, label):
+    """Overrides bypassed or not, the row stays."""
+    model = apps.get_model(label)
+    obj = _row(history, label)
+    for way, attempt in _ways_to_delete(model, obj).items():
+        if way == "queryset._raw_delete()":
+            continue  # checked at the database below: it skips every Python hook
+        with pytest.raises(REFUSED), transaction.atomic():
+            attempt()
+        assert model._base_manager.filter(pk=obj.pk).exists(), f"{way} deleted a {label}"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("label", sorted(GUARDED))
+def test_the_delete_collector_itself_refuses_a_history_row(label):
+    """The receiver, not a related row's PROTECT, is what stops ``Model.delete``; and no
+    cascade can take the fast path past it."""
+    model = apps.get_model(label)
+    with pytest.raises(HardDeleteForbidden, match="never deleted"):
+        models.Model.delete(model(pk=987654321))
+    assert Collector(using="default", origin=None).can_fast_delete(model) is False
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("label", sorted(GUARDED))
+def test_the_database_refuses_a_raw_delete_of_a_history_row(history, label):
+    """A trigger refuses a raw DELETE, on PostgreSQL and on SQLite."""
+    model = apps.get_model(label)
+    obj = _row(history, label)
+    with pytest.raises(DatabaseError, match="never deletes"), transaction.atomic():
+        models.QuerySet._raw_delete(model._base_manager.filter(pk=obj.pk), "default")
+    with (
+        pytest.raises(DatabaseError, match="never deletes"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(f'DELETE FROM "{model._meta.db_table}"')
+    assert model._base_manager.filter(pk=obj.pk).exists()
+
+
+APPEND_ONLY = sorted(label for label, append_only in GUARDED.items() if append_only)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("label", APPEND_ONLY)
+def test_append_only_rows_cannot_be_changed_by_any_path(history, label):
+    """save() (override bypassed too), update() and raw UPDATE are all refused."""
+    model = apps.get_model(label)
+    obj = _row(history, label)
+    with pytest.raises(ImmutableRecord):
+        obj.save()
+    with pytest.raises(ImmutableRecord), transaction.atomic():
+        models.Model.save(obj)
+    with pytest.raises(ImmutableRecord):
+        model._default_manager.filter(pk=obj.pk).update(pk=obj.pk)
+    pk = model._meta.pk.column
+    with (
+        pytest.raises(DatabaseError, match="append-only"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(f'UPDATE "{model._meta.db_table}" SET "{pk}" = "{pk}"')
+
+
+@pytest.mark.django_db
+def test_the_fixture_makes_a_row_of_every_guarded_model(history):
+    """No guarded model goes untested for want of a row."""
+    assert sorted(history) == sorted(GUARDED)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_flush_still_empties_guarded_tables_and_puts_the_triggers_back(f):
+    """Test teardown and resets flush every table; the guard is back afterwards."""
+    concept = f.concept("Alpha")
+    call_command("flush", interactive=False, verbosity=0)
+    assert not ConceptAlias.all_objects.filter(concept_id=concept.pk).exists()
+    again = f.concept("Beta")
+    with (
+        pytest.raises(DatabaseError, match="never deletes"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute("DELETE FROM graph_concept WHERE id = %s", [again.pk])
