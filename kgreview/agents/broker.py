@@ -77,7 +77,10 @@ class Channel(filesystem.Channel):
         """The folder, created again (with its parents) if someone removed it."""
         folder = Path(path)
         if not folder.is_dir():
-            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # a channel error: Celery reconnects instead of exiting
+                raise ChannelError(f"The broker folder {folder} cannot be made: {exc}") from exc
             log.warning("broker: the folder %s was missing and was created again", folder)
         return folder
 
