@@ -173,14 +173,21 @@ class Channel(filesystem.Channel):
     # --- exchange tables (control folder) -------------------------------------------------
 
     def get_table(self, exchange):
-        """The exchange's bindings; a corrupt table is quarantined and read as empty (the
-        next bind writes it again)."""
+        """The exchange's bindings. A corrupt table is quarantined; a missing or empty one
+        (its folder was removed) is written again from the bindings this process made, so
+        a message is never routed to the dead-letter queue for want of a file."""
         self._folder(self.control_folder)
         try:
-            return super().get_table(exchange)
+            table = super().get_table(exchange)
         except (ValueError, TypeError) as exc:
             self.quarantine(self._exchange_file(exchange), f"exchange table is not JSON ({exc})")
-            return []
+            table = []
+        if table:
+            return table
+        known = (self.state.exchanges.get(exchange) or {}).get("table") or []
+        for meta in known:
+            self._queue_bind(exchange, *meta)
+        return [filesystem.exchange_queue_t(*meta) for meta in known]
 
     def _queue_bind(self, exchange, routing_key, pattern, queue):
         self._folder(self.control_folder)
