@@ -114,13 +114,13 @@ class Channel(filesystem.Channel):
 
     # --- messages -----------------------------------------------------------------------
 
-    def _put(self, queue, payload, **kwargs):
+    def _put(self, queue, message, /, **kwargs):
         """Write the message under a name readers skip, then rename it into place."""
         folder = self._folder(self.data_folder_out)
         name = f"{int(round(monotonic() * 1000))}_{uuid.uuid4()}.{queue}.msg"
         partial = folder / f"{name}.part"
         try:
-            partial.write_bytes(dumps(payload).encode("utf-8"))
+            partial.write_bytes(dumps(message).encode("utf-8"))
             os.replace(partial, folder / name)
         except OSError as exc:
             partial.unlink(missing_ok=True)
@@ -138,7 +138,7 @@ class Channel(filesystem.Channel):
             raise ChannelError(f"Cannot take {name!r} from {folder}: {exc}") from exc
         return taken
 
-    def _get(self, queue):
+    def _get(self, queue, timeout=None):
         """The next usable message of ``queue``; unusable files are quarantined."""
         folder = self._folder(self.data_folder_in)
         wanted = f"{queue}.msg"
