@@ -114,13 +114,14 @@ class Channel(filesystem.Channel):
 
     # --- messages -----------------------------------------------------------------------
 
-    def _put(self, queue, message, /, **kwargs):
+    # kombu's own signature (its filesystem channel already renames AbstractChannel's).
+    def _put(self, queue, payload, **kwargs):  # type: ignore[override]
         """Write the message under a name readers skip, then rename it into place."""
         folder = self._folder(self.data_folder_out)
         name = f"{int(round(monotonic() * 1000))}_{uuid.uuid4()}.{queue}.msg"
         partial = folder / f"{name}.part"
         try:
-            partial.write_bytes(dumps(message).encode("utf-8"))
+            partial.write_bytes(dumps(payload).encode("utf-8"))
             os.replace(partial, folder / name)
         except OSError as exc:
             partial.unlink(missing_ok=True)
