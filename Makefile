@@ -11,7 +11,8 @@ MYPY_PATHS := construction/ kgreview/core/audit.py kgreview/graph/services kgrev
 	kgreview/review/undo_set.py kgreview/review/bulk.py kgreview/review/bulk_accept.py \
 	kgreview/review/bulk_check.py kgreview/review/services.py kgreview/review/kinds \
 	kgreview/agents/runs.py kgreview/agents/items.py kgreview/agents/construct.py \
-	kgreview/agents/schedules.py kgreview/agents/persist.py kgreview/api/services.py
+	kgreview/agents/schedules.py kgreview/agents/persist.py kgreview/agents/reaper.py \
+	kgreview/agents/broker.py kgreview/api/services.py
 
 .PHONY: setup run test lint format migrate corpus accounts serve clean evaluate bench
 

@@ -246,8 +246,12 @@ KG_API_HEAVY_RATE = env_rate("KG_API_HEAVY_RATE", "60/min")
 BROKER_DIR = VAR_DIR / "broker"
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    for sub in ("queue", "processed", "control"):
+    for sub in ("queue", "processed", "control", "quarantine"):
         (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
+    # kombu's filesystem transport, hardened (kgreview/agents/broker.py): a malformed
+    # message file is moved into broker/quarantine with its reason instead of stopping
+    # the worker, and a folder someone removed is created again.
+    CELERY_BROKER_TRANSPORT = "kgreview.agents.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
@@ -255,6 +259,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         # kombu's default is ./control, in whatever folder the process started in: the
         # broker's exchange tables belong with its queue, not in the working tree.
         "control_folder": str(BROKER_DIR / "control"),
+        "quarantine_folder": str(BROKER_DIR / "quarantine"),
         "store_processed": False,
     }
 else:
@@ -273,12 +278,31 @@ CELERY_TIMEZONE = "UTC"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TASK_ALWAYS_EAGER = env_bool("KG_CELERY_EAGER", False)
+
+# The reaper: recovering a run's sources whose worker died never depends on the broker
+# handing the message back (the filesystem broker cannot). A worker reading a source
+# renews its claim every KG_ITEM_HEARTBEAT_SECONDS; a claim not renewed for
+# KG_ITEM_STALE_SECONDS is taken as lost. Every KG_REAPER_SECONDS beat runs agents.reap,
+# which queues such sources again, and also the sources of a run that showed no sign of
+# life for KG_ITEM_REQUEUE_SECONDS (their message never reached a worker; longer than the
+# longest pause before a model call is retried, 10 minutes).
+KG_ITEM_HEARTBEAT_SECONDS = env_int("KG_ITEM_HEARTBEAT_SECONDS", 15, minimum=1)
+KG_ITEM_STALE_SECONDS = env_int("KG_ITEM_STALE_SECONDS", 120, minimum=2)
+if KG_ITEM_STALE_SECONDS < 2 * KG_ITEM_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured(
+        f"KG_ITEM_STALE_SECONDS={KG_ITEM_STALE_SECONDS} must be at least twice "
+        f"KG_ITEM_HEARTBEAT_SECONDS={KG_ITEM_HEARTBEAT_SECONDS}: a live worker would look dead"
+    )
+KG_REAPER_SECONDS = env_int("KG_REAPER_SECONDS", 60, minimum=1)
+KG_ITEM_REQUEUE_SECONDS = env_int("KG_ITEM_REQUEUE_SECONDS", 720, minimum=1)
 CELERY_BEAT_SCHEDULE = {
     # Proves the whole broker -> worker -> database path works; the page header shows it.
     "worker-heartbeat": {
         "task": "agents.worker_heartbeat",
         "schedule": float(env_int("KG_HEARTBEAT_SECONDS", 30, minimum=1)),
     },
+    # Resumes construction runs whose sources lost their worker or their message.
+    "agents-reap": {"task": "agents.reap", "schedule": float(KG_REAPER_SECONDS)},
 }
 DJANGO_CELERY_BEAT_TZ_AWARE = True
 

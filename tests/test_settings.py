@@ -89,3 +89,40 @@ def test_the_embedded_broker_keeps_its_exchange_tables_in_the_data_folder(tmp_pa
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == str(tmp_path / "broker" / "control")
+
+
+@pytest.mark.parametrize(
+    "env,words",
+    [
+        ({"KG_ITEM_STALE_SECONDS": "20"}, "must be at least twice KG_ITEM_HEARTBEAT_SECONDS=15"),
+        ({"KG_ITEM_HEARTBEAT_SECONDS": "0"}, "must be at least 1"),
+        ({"KG_REAPER_SECONDS": "0"}, "must be at least 1"),
+        ({"KG_ITEM_REQUEUE_SECONDS": "soon"}, "is not a whole number"),
+    ],
+)
+def test_bad_reaper_windows_fail_at_start_with_the_variable_named(tmp_path, env, words):
+    out = load_settings(tmp_path, **env)
+    assert out.returncode != 0
+    assert words in out.stderr and next(iter(env)) in out.stderr
+
+
+def test_the_embedded_broker_is_the_hardened_transport_and_beat_runs_the_reaper(tmp_path):
+    """Defaults: quarantine beside the queue, agents.reap every minute, heartbeats every
+    15 s, a claim stale after 2 minutes, a silent run's sources queued again after 12."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("KG_", "CELERY_"))}
+    clean.update({"DJANGO_SETTINGS_MODULE": "kgreview.settings", "KG_VAR_DIR": str(tmp_path)})
+    code = (
+        "import django; django.setup(); from django.conf import settings as s; "
+        "print(s.CELERY_BROKER_TRANSPORT, s.CELERY_BROKER_TRANSPORT_OPTIONS['quarantine_folder'],"
+        " s.CELERY_BEAT_SCHEDULE['agents-reap'], s.KG_ITEM_HEARTBEAT_SECONDS,"
+        " s.KG_ITEM_STALE_SECONDS, s.KG_ITEM_REQUEUE_SECONDS)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == (
+        f"kgreview.agents.broker:Transport {tmp_path / 'broker' / 'quarantine'} "
+        "{'task': 'agents.reap', 'schedule': 60.0} 15 120 720"
+    )
+    assert (tmp_path / "broker" / "quarantine").is_dir()

@@ -25,6 +25,7 @@ from kgreview.graph.models import Source
 
 from . import adapters, reading
 from .items import (
+    ClaimHeartbeat,
     construct_run_close,
     item_claim,
     item_finish,
@@ -132,7 +133,8 @@ def construct_item_run(
             item_finish(item, status=AgentRunItem.Status.CANCELLED, error="Run was cancelled.")
         return item
     try:
-        return _construct_item(item, run, extractor, reverify, final_attempt)
+        with ClaimHeartbeat(item):  # a dead worker's item is visibly stale within minutes
+            return _construct_item(item, run, extractor, reverify, final_attempt)
     except LLMTransientError:
         raise
     except Exception as exc:  # any bug or outage fails this source, not the whole run

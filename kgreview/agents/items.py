@@ -1,28 +1,96 @@
 """The items of a construction run: one per source, each claimed by one worker at a time.
 
-An item is claimed under a row lock before any work; a redelivered task (same claim) may
-take over an item its dead predecessor left running once its lease ran out. Finishing an
-item adds its numbers to the run under a lock on the run row, and the last one to finish
-gives the run its final status. The agent's own bookkeeping: nothing here is audited.
+An item is claimed under a row lock before any work. While a worker reads it, a
+heartbeat thread renews the claim (``renewed_at``) every ``KG_ITEM_HEARTBEAT_SECONDS``;
+a claim not renewed for ``item_stale_after()`` belongs to a dead worker, and another
+task (a redelivery, or the reaper's, ``agents.reaper``) may take the item over. Finishing
+an item adds its numbers to the run under a lock on the run row, and the last one to
+finish gives the run its final status. The agent's own bookkeeping: nothing here is
+audited.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections import Counter
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from construction.types import LLMUsage
 
 from .models import AgentRun, AgentRunItem
 
+log = logging.getLogger(__name__)
+
 
 def item_lease() -> timedelta:
-    """How long a claimed source belongs to its worker before another may take it over."""
+    """How long a run may show no progress before a schedule resumes it."""
     return timedelta(seconds=settings.KG_ITEM_LEASE_SECONDS)
+
+
+def item_stale_after() -> timedelta:
+    """How long a claim may go unrenewed before its worker is taken as dead: the heartbeat
+    window (``KG_ITEM_STALE_SECONDS``), never longer than the lease."""
+    return timedelta(seconds=min(settings.KG_ITEM_STALE_SECONDS, settings.KG_ITEM_LEASE_SECONDS))
+
+
+def item_stale_q(before) -> Q:
+    """Running items whose last sign of life (claimed or renewed) is older than ``before``."""
+    return Q(status=AgentRunItem.Status.RUNNING, started_at__lt=before) & (
+        Q(renewed_at__isnull=True) | Q(renewed_at__lt=before)
+    )
+
+
+class ClaimHeartbeat:
+    """Renew an item's claim from a background thread while its worker reads it.
+
+    A long source (a local extractor reads it in one go, under the construct mutex) gives
+    no other sign of life; this thread does, every ``KG_ITEM_HEARTBEAT_SECONDS``, so a
+    worker that died is visible within ``KG_ITEM_STALE_SECONDS``. A renewal that fails
+    (the database is busy) is tried again on the next beat; one that finds the claim gone
+    (the reaper handed the item to another task) sets ``lost`` and stops.
+    """
+
+    def __init__(self, item: AgentRunItem) -> None:
+        self.item_id = item.pk
+        self.claim = item.claimed_by
+        self.lost = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._beat, name=f"claim-heartbeat-{item.pk}", daemon=True
+        )
+
+    def __enter__(self) -> ClaimHeartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _beat(self) -> None:
+        interval = settings.KG_ITEM_HEARTBEAT_SECONDS
+        try:
+            while not self._stop.wait(interval):
+                try:
+                    renewed = AgentRunItem.objects.filter(
+                        pk=self.item_id,
+                        claimed_by=self.claim,
+                        status=AgentRunItem.Status.RUNNING,
+                    ).update(renewed_at=timezone.now())
+                except DatabaseError as exc:
+                    log.warning("item %s: could not renew its claim (%s)", self.item_id, exc)
+                    continue
+                if not renewed:
+                    self.lost = True
+                    return
+        finally:
+            connection.close()  # this thread's own connection
 
 
 def run_stats_empty(total: int) -> dict:
@@ -144,14 +212,14 @@ def item_claim(item_id: int, claim: str) -> AgentRunItem | None:
         if item is None or item.is_finished:
             return None
         now = timezone.now()
-        # A long document renews its lease as its chunks finish.
+        # A worker renews its claim while it reads (a heartbeat, and each chunk read).
         alive = max(filter(None, (item.started_at, item.renewed_at)), default=None)
         held_by_other = (
             item.status == AgentRunItem.Status.RUNNING
             and item.claimed_by
             and item.claimed_by != claim
             and alive is not None
-            and now - alive < item_lease()
+            and now - alive < item_stale_after()
         )
         if held_by_other:
             return None

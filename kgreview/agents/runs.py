@@ -191,6 +191,31 @@ def agent_run_finish(
 
 
 @transaction.atomic
+def agent_run_not_queued(*, run_id: int, reason: str) -> AgentRun:
+    """The broker refused a new run's task: the run fails now, in words, instead of
+    waiting "queued" for a message that will never arrive.
+
+    Nothing of it was done: a construction run's unfinished sources fail with the same
+    words. The system's bookkeeping (the start was audited): not audited again. A run
+    already begun (its message got through after all) is left as it is.
+    """
+    run = AgentRun.objects.select_for_update().get(pk=run_id)
+    begun = run.items.exclude(status=AgentRunItem.Status.PENDING).exists()
+    if run.status != AgentRun.Status.QUEUED or begun:
+        return run
+    words = f"Could not be queued for the workers: {reason}"
+    stats = dict(run.stats or {})
+    if run.agent == AgentRun.Agent.CONSTRUCT:
+        failed = run.items.update(
+            status=AgentRunItem.Status.FAILED, finished_at=timezone.now(), error=words
+        )
+        stats["failed"] = stats.get("failed", 0) + failed
+        run.progress_done = min(run.progress_total, run.progress_done + failed)
+        run.save(update_fields=["progress_done", "updated_at"])
+    return agent_run_finish(run, status=AgentRun.Status.FAILED, stats=stats, error=words)
+
+
+@transaction.atomic
 def agent_run_cancel(*, run_id: int, acting_user) -> AgentRun:
     """Ask a run to stop between sources (or steps). Sources not started are cancelled now;
     one already being read finishes cleanly, and then the run is marked cancelled.

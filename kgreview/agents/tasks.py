@@ -19,10 +19,10 @@ from django.utils import timezone
 
 from construction.errors import LLMTransientError
 
-from . import runs
+from . import reaper, runs
 from .adapters import extractor_for
 from .construct import construct_item_run, construct_run_create, sources_to_construct
-from .items import item_lease
+from .items import item_lease, item_stale_after, item_stale_q
 from .models import AgentRun, AgentRunItem
 
 log = logging.getLogger(__name__)
@@ -71,17 +71,16 @@ def construct_run(self, *, run_id: int) -> int:
     """Queue one task per source of the run that is not finished.
 
     Running it again resumes a run: sources still pending, and sources whose worker
-    stopped answering (claimed longer than the lease ago), are queued again.
+    stopped renewing its claim (``items.item_stale_after``), are queued again.
     """
     run = AgentRun.objects.filter(pk=run_id).first()
     if run is None or run.is_finished:
         return 0
-    stale = timezone.now() - item_lease()
+    stale = timezone.now() - item_stale_after()
     item_ids = list(
-        run.items.filter(
-            Q(status=AgentRunItem.Status.PENDING)
-            | Q(status=AgentRunItem.Status.RUNNING, started_at__lt=stale)
-        ).values_list("pk", flat=True)
+        run.items.filter(Q(status=AgentRunItem.Status.PENDING) | item_stale_q(stale)).values_list(
+            "pk", flat=True
+        )
     )
     for item_id in item_ids:
         construct_source.delay(item_id=item_id)
@@ -107,6 +106,15 @@ def construct_scheduled(self, *, provider: str | None = None) -> int | None:
     )
     construct_run.delay(run_id=run.pk)
     return run.pk
+
+
+@kgreview_task(name="agents.reap", ignore_result=True)
+def reap(self) -> int:
+    """Queue again the sources whose worker died or whose message was lost (any broker)."""
+    report = reaper.reap()
+    for item_id in report.to_queue:
+        construct_source.delay(item_id=item_id)
+    return len(report.to_queue)
 
 
 # --- Healing and discovery --------------------------------------------------------------

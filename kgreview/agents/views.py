@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -21,8 +23,10 @@ from .adapters import extractor_for
 from .construct import construct_run_create, sources_to_construct
 from .forms import RunNowForm, ScheduleToggleForm
 from .models import AgentRun, AgentRunItem
-from .runs import agent_run_cancel, agent_run_create
+from .runs import agent_run_cancel, agent_run_create, agent_run_not_queued
 from .schedules import schedule_set_enabled
+
+log = logging.getLogger(__name__)
 
 AGENTS = {
     AgentRun.Agent.CONSTRUCT: {
@@ -103,14 +107,26 @@ def run_now(request: HttpRequest, agent: str) -> HttpResponse:
             trigger=AgentRun.Trigger.MANUAL,
             acting_user=request.user,
         )
-        tasks.construct_run.delay(run_id=run.pk)
+        task = tasks.construct_run
     else:
         run = agent_run_create(
             agent=agent, trigger=AgentRun.Trigger.MANUAL, acting_user=request.user
         )
         task = tasks.heal if agent == AgentRun.Agent.HEAL else tasks.discover
+    label = AgentRun.Agent(agent).label
+    try:
         task.delay(run_id=run.pk)
-    messages.success(request, f"{AgentRun.Agent(agent).label} run #{run.pk} queued.")
+    except Exception as exc:  # any broker failure: said in words, the run not left queued
+        log.exception("run now: the broker refused %s run #%s", agent, run.pk)
+        reason = f"the task queue refused it ({exc.__class__.__name__}: {exc})."
+        agent_run_not_queued(run_id=run.pk, reason=reason)
+        messages.error(
+            request,
+            f"{label} run #{run.pk} could not be started: {reason} The run is marked "
+            "failed; try again once the worker's broker is reachable.",
+        )
+        return redirect("agents:run", pk=run.pk)
+    messages.success(request, f"{label} run #{run.pk} queued.")
     return redirect("agents:run", pk=run.pk)
 
 

@@ -773,3 +773,77 @@ def test_heal_runs_show_no_tokens_or_chunks(viewer):
     run = finished(heal_run())
     html = page(viewer.get(reverse("agents:run", args=[run.pk])))
     assert 'id="run-tokens"' not in html and 'id="run-items"' not in html
+
+
+# --- a broker that refuses the task ----------------------------------------------------
+
+
+@pytest.fixture
+def broken_broker(tmp_path, monkeypatch):
+    """Tasks go through the real filesystem broker, whose queue folder cannot be made
+    (its parent is a file): every publish fails the way a full or read-only disk does."""
+    from kgreview.celery import app
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the broker's folder should be")
+    options = dict(app.conf.broker_transport_options or {})
+    options.update(
+        data_folder_in=str(blocker / "queue"),
+        data_folder_out=str(blocker / "queue"),
+        control_folder=str(tmp_path / "control"),
+    )
+    broken = {
+        "task_always_eager": False,
+        "broker_url": "filesystem://",
+        "broker_transport": "kgreview.agents.broker:Transport",
+        "broker_transport_options": options,
+        "task_publish_retry": False,
+    }
+    kept = {key: app.conf.get(key) for key in broken}
+    app.conf.update(broken)
+    monkeypatch.setattr(app, "_pool", None)  # connections made with the settings above
+    monkeypatch.setattr(app.amqp, "_producer_pool", None)
+    yield
+    app.pool.force_close_all()
+    app.conf.update(kept)
+
+
+@pytest.mark.parametrize("agent", ["construct", "heal", "discover"])
+def test_run_now_with_a_broken_broker_says_so_and_leaves_no_run_queued(
+    curator, f, broken_broker, agent
+):
+    """No 500: the curator reads why in words, and the run is failed, not queued forever."""
+    f.lesson("first")
+    response = curator.post(reverse("agents:run-now", args=[agent]), follow=True)
+    assert response.status_code == 200
+    run = AgentRun.objects.get()
+    [(level, words)] = flashes(response)
+    assert level == "error" and f"run #{run.pk} could not be started" in words
+    assert "task queue refused it" in words and "try again" in words
+    assert run.status == "failed" and run.finished_at is not None
+    assert "Could not be queued for the workers" in run.error
+    if agent == "construct":
+        assert list(run.items.values_list("status", flat=True)) == ["failed"]
+        assert run.progress_done == run.progress_total == 1
+
+
+def test_run_now_when_the_broker_connection_fails_says_so(curator, monkeypatch):
+    """Any broker's refusal (here Redis or RabbitMQ unreachable) is said in words too."""
+    from kombu.exceptions import OperationalError
+
+    from kgreview.agents import tasks
+
+    def unreachable(**kwargs):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(tasks.heal, "delay", unreachable)
+    response = curator.post(reverse("agents:run-now", args=["heal"]), follow=True)
+    run = AgentRun.objects.get()
+    assert (
+        "error",
+        f"Self-healing run #{run.pk} could not be started: the task queue refused "
+        "it (OperationalError: Error 111 connecting to 127.0.0.1:6379. Connection "
+        "refused.). The run is marked failed; try again once the worker's broker is "
+        "reachable.",
+    ) in flashes(response)
+    assert run.status == "failed"
