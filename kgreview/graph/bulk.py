@@ -78,7 +78,11 @@ def edges_add_checked(items: Sequence[tuple[Edge, Concept, Concept]]) -> list[Do
     duplicate and cycle checks against the graph as written so far (the relations' rows
     locked once, as ``edge_add`` does). Returns, per row, the refusal or None if added."""
     relation_ids = sorted({row.relation_id for row, _, _ in items})
-    list(RelationType.objects.select_for_update(no_key=True).filter(pk__in=relation_ids).order_by("pk"))
+    list(
+        RelationType.objects.select_for_update(no_key=True)
+        .filter(pk__in=relation_ids)
+        .order_by("pk")
+    )
     out: list[DomainError | None] = []
     for row, source, target in items:
         try:

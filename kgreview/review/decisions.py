@@ -102,9 +102,7 @@ def _who(decision: Decision | None) -> str:
     return decision.user.get_username()
 
 
-def _lock_open(
-    proposal_id: int, version: int | None, *, also=(), needed: bool = True
-) -> Proposal:
+def _lock_open(proposal_id: int, version: int | None, *, also=(), needed: bool = True) -> Proposal:
     """Lock the proposal and check it is still open and unchanged since it was shown.
 
     The concept proposals its ends wait for (unless not ``needed``: a rejection), and

@@ -188,8 +188,8 @@ def test_two_reviewers_keeping_contradicting_proposals_apply_exactly_one(on_post
                 flags=["contradiction"],
             )
         results = race(
-            lambda: decisions.proposal_accept_over_conflicts(proposal_id=p1.pk, reviewer=r1),
-            lambda: decisions.proposal_accept_over_conflicts(proposal_id=p2.pk, reviewer=r2),
+            lambda a=p1.pk: decisions.proposal_accept_over_conflicts(proposal_id=a, reviewer=r1),
+            lambda b=p2.pk: decisions.proposal_accept_over_conflicts(proposal_id=b, reviewer=r2),
         )
         assert_answered_in_words(results)
         statuses = sorted(Proposal.objects.filter(pk__in=[p1.pk, p2.pk]).values_list("status"))

@@ -237,7 +237,11 @@ def concept_remove_alias(
 @transaction.atomic
 def concept_restore_alias(*, alias_id: int, acting_user, decision=None) -> ConceptAlias:
     """Give a removed name back to its concept (undoing its removal), if still free."""
-    alias = ConceptAlias.all_objects.select_for_update(no_key=True).select_related("concept").get(pk=alias_id)
+    alias = (
+        ConceptAlias.all_objects.select_for_update(no_key=True)
+        .select_related("concept")
+        .get(pk=alias_id)
+    )
     if alias.removed_at is None:
         return alias
     owner = selectors.name_owner(name=alias.name)

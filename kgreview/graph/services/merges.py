@@ -195,9 +195,10 @@ def concept_unmerge(
     loser = locked[loser.pk]
     if loser.status != Concept.Status.MERGED:
         raise StateConflict(f'"{loser.name}" is {loser.status}; there is no merge to undo.')
-    survivor = locked.get(loser.merged_into_id) or lock_concepts(loser.merged_into_id)[
-        loser.merged_into_id
-    ]
+    survivor = (
+        locked.get(loser.merged_into_id)
+        or lock_concepts(loser.merged_into_id)[loser.merged_into_id]
+    )
     if not survivor.is_active:
         raise StateConflict(f'"{survivor.name}" was merged again since; undo that merge first.')
     at = loser.merged_at

@@ -23,8 +23,8 @@ from pydantic import ValidationError
 
 from kgreview.core.errors import ValidationFailed
 from kgreview.graph import bulk as graph_bulk
-from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph import services as graph_services
+from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.services import DECIDING
 
 from ..changes import GraphChanges
@@ -233,9 +233,7 @@ class Kind(ABC):
         concepts and relation its columns name and the edges its payload names."""
         return LockRows(
             concept_ids={
-                i
-                for i in (proposal.source_concept_id, proposal.target_concept_id)
-                if i is not None
+                i for i in (proposal.source_concept_id, proposal.target_concept_id) if i is not None
             }
             | ({proposal.concept_id} if proposal.concept_id else set()),
             relation_ids={proposal.relation_id} if proposal.relation_id else set(),
