@@ -228,17 +228,9 @@ class Kind(ABC):
         raise ValidationFailed("Only edge proposals can be edited before accepting.")
 
     def lock_rows(self, proposal: Proposal) -> LockRows:
-        """The graph rows accepting (or undoing) it changes, for a decision that locks
-        them up front because it changes more than this proposal: by default the
-        concepts and relation its columns name and the edges its payload names."""
-        return LockRows(
-            concept_ids={
-                i for i in (proposal.source_concept_id, proposal.target_concept_id) if i is not None
-            }
-            | ({proposal.concept_id} if proposal.concept_id else set()),
-            relation_ids={proposal.relation_id} if proposal.relation_id else set(),
-            edge_ids=set(self.edge_ids(proposal.payload)),
-        )
+        """The graph rows accepting it changes, for a decision that locks them up front
+        because it changes more than this proposal: by default ``rows_named``."""
+        return rows_named(self, proposal)
 
     def blocker_reads(self, payload: dict, reads: BlockerReads) -> None:  # noqa: B027
         """Say which rows ``blockers`` needs (by default none)."""
@@ -264,6 +256,17 @@ class Kind(ABC):
 
 
 # --- Helpers the kinds share ----------------------------------------------------------
+
+
+def rows_named(kind: Kind, proposal: Proposal) -> LockRows:
+    """The graph rows a proposal's columns and payload name, read from the row in hand:
+    the concepts at its ends and the one it links, its relation, the edge it is about."""
+    concepts = (proposal.source_concept_id, proposal.target_concept_id, proposal.concept_id)
+    return LockRows(
+        concept_ids={i for i in concepts if i is not None},
+        relation_ids={proposal.relation_id} if proposal.relation_id else set(),
+        edge_ids=set(kind.edge_ids(proposal.payload)),
+    )
 
 
 def edge_ends(edge_ids) -> dict[int, tuple[int, int, int]]:
