@@ -195,10 +195,11 @@ def concept_unmerge(
     loser = locked[loser.pk]
     if loser.status != Concept.Status.MERGED:
         raise StateConflict(f'"{loser.name}" is {loser.status}; there is no merge to undo.')
-    survivor = (
-        locked.get(loser.merged_into_id)
-        or lock_concepts(loser.merged_into_id)[loser.merged_into_id]
-    )
+    survivor_id = loser.merged_into_id
+    if survivor_id is None:
+        raise StateConflict(f'"{loser.name}" is merged into nothing; there is no merge to undo.')
+    # Merged into another concept since it was read: that one is locked late (rare).
+    survivor = locked.get(survivor_id) or lock_concepts(survivor_id)[survivor_id]
     if not survivor.is_active:
         raise StateConflict(f'"{survivor.name}" was merged again since; undo that merge first.')
     at = loser.merged_at
