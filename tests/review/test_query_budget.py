@@ -38,5 +38,4 @@ def test_accept_reject_and_edit_stay_within_fifteen_queries(f, reviewer_client):
         reverse("review:edit", args=[ps[1].pk]),
         {"version": 1, "confidence": "0.7", "weight": "2"},
     )
-    print("BUDGET", accept, reject, edit)
     assert max(accept, reject, edit) <= 15, (accept, reject, edit)
