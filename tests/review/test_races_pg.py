@@ -20,7 +20,7 @@ from django.db import connections
 
 from kgreview.core.errors import Busy, DomainError
 from kgreview.graph.models import Concept, Edge
-from kgreview.review import decisions
+from kgreview.review import bulk, decisions
 from kgreview.review.models import Decision, Proposal
 from kgreview.review.outcome import AlreadyDecided, Outcome, ProposalStale
 from kgreview.review.services import proposal_create
@@ -205,6 +205,33 @@ def test_two_reviewers_keeping_contradicting_proposals_apply_exactly_one(on_post
         else:  # both told "busy": nothing changed
             assert statuses == [("pending",), ("pending",)]
         assert all(isinstance(r, Outcome | AlreadyDecided | Busy) for r in results)
+        assert_graph_consistent()
+
+
+def test_a_bulk_accept_racing_a_merge_of_an_end_leaves_no_edge_on_the_merged_concept(
+    on_postgres, f
+):
+    """Bulk accept locks the concepts at its edges' ends (in the same order as a merge):
+    either the edges land first and the merge moves them, or the merge lands first and
+    the bulk refuses them in words. No active edge is left on a merged concept."""
+    doc = f.lesson()
+    curator, reviewer = f.user("cora", role="curator"), f.user("rita", role="reviewer")
+    for _ in range(ROUNDS):
+        n = next(_names)
+        xs = [f.concept(f"X{i} {n}") for i in range(3)]
+        loser, survivor = f.concept(f"Loser {n}"), f.concept(f"Survivor {n}")
+        ids = [f.edge_proposal(x, loser, "related", doc=doc).pk for x in xs]
+        merge_p = _merge_proposal(loser, survivor)
+        merged, bulked = race(
+            lambda m=merge_p: decisions.proposal_accept(proposal_id=m.pk, reviewer=curator),
+            lambda ids=ids: bulk.proposals_bulk_decide(
+                reviewer=reviewer, proposal_ids=ids, action="accept"
+            ),
+        )
+        assert_answered_in_words([merged])
+        assert not isinstance(bulked, BaseException), bulked
+        assert sorted(bulked.done + [pid for pid, _ in bulked.refused]) == sorted(ids)
+        assert all(words.strip() for _, words in bulked.refused)
         assert_graph_consistent()
 
 
