@@ -123,6 +123,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A deadlock or lock timeout nobody caught: 409 in words, not a 500.
+    "kgreview.core.middleware.BusyMiddleware",
 ]
 
 ROOT_URLCONF = "kgreview.urls"

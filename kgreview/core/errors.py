@@ -71,6 +71,13 @@ class StateConflict(DomainError):
     code = "state_conflict"
 
 
+class Busy(DomainError):
+    """Another decision locked the same rows at the same moment, and retrying did not get
+    through; nothing was changed and the person may simply try again."""
+
+    code = "busy"
+
+
 class DuplicateProposal(DomainError):
     code = "duplicate_proposal"
 

@@ -78,7 +78,11 @@ def edges_add_checked(items: Sequence[tuple[Edge, Concept, Concept]]) -> list[Do
     duplicate and cycle checks against the graph as written so far (the relations' rows
     locked once, as ``edge_add`` does). Returns, per row, the refusal or None if added."""
     relation_ids = sorted({row.relation_id for row, _, _ in items})
-    list(RelationType.objects.select_for_update().filter(pk__in=relation_ids).order_by("pk"))
+    list(
+        RelationType.objects.select_for_update(no_key=True)
+        .filter(pk__in=relation_ids)
+        .order_by("pk")
+    )
     out: list[DomainError | None] = []
     for row, source, target in items:
         try:
@@ -147,7 +151,10 @@ def concepts_retire_many(ids: Iterable[int], *, at: datetime) -> None:
     ids = list(ids)
     if not ids:
         return
-    concepts = Concept.objects.select_for_update().in_bulk(ids)
+    concepts = {
+        c.pk: c
+        for c in Concept.objects.select_for_update(no_key=True).filter(pk__in=ids).order_by("pk")
+    }
     used = selectors.active_edge_counts(ids)
     for cid in ids:
         check_retirable(concepts[cid], used[cid])

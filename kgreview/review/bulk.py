@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, transaction
 
 from kgreview.core.errors import DomainError, NameTaken, ValidationFailed
+from kgreview.core.retry import retried
 from kgreview.graph import services as graph
 
 from .bulk_accept import Slow, bulk_accept, close_all
@@ -141,6 +142,7 @@ def _one_by_one(result: BulkResult, ids, *, reviewer, action, reason_code, note)
             )
 
 
+@retried
 def proposals_bulk_decide(
     *,
     reviewer,
@@ -157,7 +159,9 @@ def proposals_bulk_decide(
     concurrent writer raced, are decided one by one. A refusal (stale, already decided,
     not the reviewer's kind) does not stop the others; it is reported with its reason.
     With ``dry_run`` everything is applied and rolled back, which shows exactly what
-    would happen, concept proposals accepted with the edges included.
+    would happen, concept proposals accepted with the edges included. The whole call is
+    one transaction, retried on a deadlock (``kgreview.core.retry``); it locks in the
+    lock order of ``decisions``.
     """
     if action not in ("accept", "reject"):
         raise ValidationFailed('Bulk decisions are "accept" or "reject".')
@@ -173,34 +177,31 @@ def proposals_bulk_decide(
             f"At most {BULK_LIMIT} proposals at once; narrow the filter and repeat."
         )
     result = BulkResult(batch=uuid.uuid4())
-    with transaction.atomic():
-        try:
-            with transaction.atomic():
-                if action == "accept":
-                    slow = bulk_accept(
-                        reviewer=reviewer,
-                        proposal_ids=ids,
-                        note=note,
-                        batch=result.batch,
-                        result=result,
-                    )
-                else:
-                    bulk_reject(
-                        reviewer=reviewer,
-                        proposal_ids=ids,
-                        reason_code=reason_code,
-                        note=note,
-                        batch=result.batch,
-                        result=result,
-                    )
-                    slow = []
-        except (Slow, IntegrityError, NameTaken, ValidationFailed):
-            result = BulkResult(batch=result.batch)
-            slow = ids
-        _one_by_one(
-            result, slow, reviewer=reviewer, action=action, reason_code=reason_code, note=note
-        )
-        result.in_order(ids)
-        if dry_run:
-            transaction.set_rollback(True)
+    try:
+        with transaction.atomic():
+            if action == "accept":
+                slow = bulk_accept(
+                    reviewer=reviewer,
+                    proposal_ids=ids,
+                    note=note,
+                    batch=result.batch,
+                    result=result,
+                )
+            else:
+                bulk_reject(
+                    reviewer=reviewer,
+                    proposal_ids=ids,
+                    reason_code=reason_code,
+                    note=note,
+                    batch=result.batch,
+                    result=result,
+                )
+                slow = []
+    except (Slow, IntegrityError, NameTaken, ValidationFailed):
+        result = BulkResult(batch=result.batch)
+        slow = ids
+    _one_by_one(result, slow, reviewer=reviewer, action=action, reason_code=reason_code, note=note)
+    result.in_order(ids)
+    if dry_run:
+        transaction.set_rollback(True)
     return result

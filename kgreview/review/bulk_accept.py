@@ -12,8 +12,10 @@ concept proposals it needs), so it speaks of them by name.
 concept proposals, check the edges (``bulk_check``, which writes nothing), then make the
 concepts, write the edges, write the decisions, close the proposals and settle the queue.
 
-Locking: the proposals of the batch are locked in id order first, then the concept
-proposals they need, then (per acyclic relation) the relation row, as ``edge_add`` does.
+Locking, in the lock order of ``decisions``: the proposals of the batch with the concept
+proposals they need, in id order, in one statement; then the concepts at the ends (and
+those the pending ends are reused as), in id order; then the rows of the acyclic
+relations, as ``edge_add`` does; the name index last.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result) -> list[int]:
     """Accept the edge and concept proposals among ``proposal_ids`` as one set; returns
     the ids left for the one-by-one path. Runs inside the caller's transaction; raises
     ``Slow`` when a race makes the set-based writes impossible."""
-    proposals = lock_proposals(proposal_ids)
+    proposals = lock_proposals(proposal_ids, needed=True)
     open_ = screen(proposal_ids, proposals, reviewer, result)
     slow = [p.pk for p in open_ if one_by_one(p)]
     fast = [p for p in open_ if p.pk not in set(slow)]

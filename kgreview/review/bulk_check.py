@@ -2,7 +2,8 @@
 concept proposal stands for, and which edges would be refused, in the words of
 ``decisions``.
 
-``bulk_accept`` calls these stages in order; none of them writes. What they read they
+``bulk_accept`` calls these stages in order; none of them writes (they lock the
+concept proposals needed and the concepts at the ends). What they read they
 read once for the whole batch (one locking read of the concept proposals the edges need,
 one read of the relations, of the concepts at the ends, of the quoted revisions, of the
 edges already holding the same facts).
@@ -200,13 +201,19 @@ class Lookups:
 
 
 def read_lookups(g: Gathered) -> Lookups:
-    """The relations, the concepts at the ends, and the quoted revisions (each read once,
-    not once per proposal quoting it, and set on the proposals)."""
+    """The relations, the concepts at the ends (locked), and the quoted revisions (each
+    read once, not once per proposal quoting it, and set on the proposals)."""
     relations = {r.pk: r for r in RelationType.objects.all()}
     concept_ids = {
         p.payload[r]["concept_id"] for p in g.edges for r in ROLES if p.payload[r].get("concept_id")
     } | {v for v in g.ends.stands.values() if isinstance(v, int)}
-    concepts = Concept.objects.in_bulk(concept_ids)
+    # Locked, in id order: the ends must stay active concepts until the edges are in.
+    concepts = {
+        c.pk: c
+        for c in Concept.objects.select_for_update(no_key=True)
+        .filter(pk__in=concept_ids)
+        .order_by("pk")
+    }
     revisions = SourceRevision.objects.select_related("source").in_bulk(
         {p.evidence_revision_id for p in g.fast if p.evidence_revision_id}
     )

@@ -14,7 +14,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from kgreview.core.errors import DomainError, NotFound
+from kgreview.core.errors import Busy, DomainError, NotFound
 from kgreview.core.permissions import decide_required
 
 from . import card as card_reads
@@ -48,9 +48,34 @@ def _after_decision(request, f, cursor: str, *, notice: str, outcome=None, decid
     return redirect(_focus_url(f, after=cursor, trail=_trail_text(trail)))
 
 
+def _busy(request, f, proposal_id: int, trail, exc: Busy, **extra) -> HttpResponse:
+    """Another decision held the same rows, every time it was tried: nothing changed. The
+    same card again with the words, as a 409 (htmx swaps it in; a plain form gets the
+    whole page), so pressing the same button tries again."""
+    proposal = (
+        Proposal.objects.select_related(*selectors.CARD_RELATED).filter(pk=proposal_id).first()
+    )
+    if request.htmx or proposal is None:
+        return _render_card(request, proposal, f, trail=trail, error=str(exc), status=409, **extra)
+    card = card_reads.proposal_card(proposal)
+    ctx = _card_context(
+        request,
+        card,
+        f,
+        cursor=selectors.cursor_of(proposal, f.sort),
+        trail=trail,
+        error=str(exc),
+        reject_reason=extra.pop("reject_reason", ""),
+    )
+    ctx.update(extra, total=None)
+    return render(request, "review/focus.html", ctx, status=409)
+
+
 def _refused(request, f, proposal_id: int, cursor: str, exc: DomainError, **extra):
     """A decision that could not be taken: say why, in words, and show what is true now."""
     trail = _trail(request.POST if request.method == "POST" else request.GET)
+    if isinstance(exc, Busy):
+        return _busy(request, f, proposal_id, trail, exc, **extra)
     if isinstance(exc, AlreadyDecided):
         # Someone else decided it: move on, and say who and when.
         if request.htmx:

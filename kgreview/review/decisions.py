@@ -1,14 +1,35 @@
 """Decisions on proposals: accept, reject, edit-then-accept, keep over contradictions.
 
-Every decision is one service call in one transaction. Locking rules: the proposal row
-is locked first (``select_for_update``); its status and the version the reviewer saw
-are checked before anything else, so when two reviewers decide the same proposal
-exactly one wins and the other is told who decided and when. Applying a proposal
-re-verifies it against the graph as it is now (through the graph services, which lock
-what they change); a proposal that went stale is refused with the reason in words and
-nothing of it is written. What the decision changed in the graph is then settled in
-the queue (``reconcile``): twins superseded, waiting proposals re-pointed, in the same
-transaction and batch, each settlement a decision caused by this one.
+Every decision is one service call in one transaction. The proposal row is locked
+first; its status and the version the reviewer saw are checked before anything else,
+so when two reviewers decide the same proposal exactly one wins and the other is told
+who decided and when. Applying a proposal re-verifies it against the graph as it is now
+(through the graph services, which lock what they change); a proposal that went stale
+is refused with the reason in words and nothing of it is written. What the decision
+changed in the graph is then settled in the queue (``reconcile``): twins superseded,
+waiting proposals re-pointed, in the same transaction and batch, each settlement a
+decision caused by this one.
+
+Locking rules. Every decision path (accept, reject, edit-accept, keep over
+contradictions, a merge's accept, undo, bulk, the mend services) takes its row locks in
+one order, so two decisions never wait on each other crosswise:
+
+1. proposals, in id order, in one statement: the proposal decided, the add_concept
+   proposals its edge's ends wait for, the proposals an edge it edits in names, and the
+   proposals it contradicts (``services.lock_proposals``). Settling the queue afterwards
+   takes only proposals nobody holds (``SKIP LOCKED``), so it waits for nothing;
+2. concepts, in id order: both ends of an edge (or the concepts pending ends will be
+   reused as), both concepts of a merge, together;
+3. relation types, in id order (an acyclic one serialises its edges);
+4. edges, in id order;
+5. last, the name index's version, bumped once just before commit.
+
+Steps 2 to 5 are the graph services' rules (``kgreview.graph.services``). A decision
+that changes more than its own proposal's rows (keeping a proposal over what it
+contradicts, undoing a batch) locks them all up front (``Kind.lock_rows``,
+``graph.lock_graph``); the services then lock them again without waiting. Every public
+decision service is retried whole on a deadlock or a serialization failure
+(``kgreview.core.retry``), and refused with ``Busy`` in words if it still fails.
 
 What accepting changes depends on the kind: this module locks, checks, closes and
 dispatches to the proposal's kind (``kinds``), which applies it. Undo is ``undo``; many
@@ -20,7 +41,6 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
-from django.db import transaction
 from django.utils import timezone
 
 from kgreview.core.errors import (
@@ -37,6 +57,7 @@ from kgreview.core.errors import (
     ValidationFailed,
 )
 from kgreview.core.permissions import is_curator
+from kgreview.core.retry import retried
 from kgreview.graph import services as graph
 from kgreview.graph.models import Edge
 
@@ -48,7 +69,7 @@ from .kinds.base import Step
 from .models import Decision, Proposal
 from .outcome import AlreadyDecided, NotAllowed, Outcome, ProposalStale, VersionChanged
 from .reconcile import reconcile
-from .services import endpoint_columns
+from .services import endpoint_columns, lock_proposals
 from .settle import close_proposal
 
 REJECT_REASONS = {
@@ -81,14 +102,17 @@ def _who(decision: Decision | None) -> str:
     return decision.user.get_username()
 
 
-def _lock_open(proposal_id: int, version: int | None) -> Proposal:
-    """Lock the proposal and check it is still open and unchanged since it was shown."""
-    proposal = (
-        Proposal.objects.select_for_update(of=("self",))
-        .select_related("evidence_revision__source")
-        .filter(pk=proposal_id)
-        .first()
+def _lock_open(proposal_id: int, version: int | None, *, also=(), needed: bool = True) -> Proposal:
+    """Lock the proposal and check it is still open and unchanged since it was shown.
+
+    The concept proposals its ends wait for (unless not ``needed``: a rejection), and
+    the proposals ``also`` names, are locked with it in one statement, in id order (the
+    lock order's first step).
+    """
+    locked = lock_proposals(
+        [proposal_id, *also], needed=needed, related=("evidence_revision__source",)
     )
+    proposal = locked.get(proposal_id)
     if proposal is None:
         raise NotFound(f"There is no proposal #{proposal_id}.")
     if not proposal.is_open:
@@ -231,7 +255,7 @@ def _settle(out: Outcome, reviewer) -> Outcome:
 # --- Public services --------------------------------------------------------------------
 
 
-@transaction.atomic
+@retried
 def proposal_accept(
     *,
     proposal_id: int,
@@ -268,7 +292,7 @@ def proposal_accept(
     return _settle(_accept(proposal, reviewer=reviewer, batch=batch, note=note), reviewer)
 
 
-@transaction.atomic
+@retried
 def proposal_reject(
     *,
     proposal_id: int,
@@ -290,7 +314,7 @@ def proposal_reject(
         )
     if reason_code == "other" and not note.strip():
         raise ValidationFailed('Say why in a few words when the reason is "other".')
-    proposal = _lock_open(proposal_id, version)
+    proposal = _lock_open(proposal_id, version, needed=False)
     _require_role(proposal, reviewer)
     batch = batch or uuid.uuid4()
     decision = close_proposal(
@@ -315,7 +339,7 @@ def proposal_reject(
 # --- Edit, then accept ------------------------------------------------------------------
 
 
-@transaction.atomic
+@retried
 def proposal_edit_accept(
     *, proposal_id: int, reviewer, edits: EdgeEdits, version: int | None = None, note: str = ""
 ) -> Outcome:
@@ -324,7 +348,8 @@ def proposal_edit_accept(
     The decision keeps the proposal as it was (``before``) and as accepted (``after``);
     undoing it puts the proposal back as the agent drafted it.
     """
-    proposal = _lock_open(proposal_id, version)
+    chosen = [end.proposal_id for end in (edits.source, edits.target) if end and end.proposal_id]
+    proposal = _lock_open(proposal_id, version, also=chosen)
     kind = kind_of(proposal)
     before = {
         "status": proposal.status,
@@ -359,20 +384,36 @@ def proposal_edit_accept(
     return _settle(out, reviewer)
 
 
-@transaction.atomic
+def _contradicted(payload: dict | None) -> tuple[list[int], list[int]]:
+    """The edges and the proposals a payload says it contradicts, each in id order."""
+    conflicts = (payload or {}).get("conflicts") or []
+    edge_ids = sorted({c["id"] for c in conflicts if c.get("kind") == "edge"})
+    proposal_ids = sorted({c["id"] for c in conflicts if c.get("kind") == "proposal"})
+    return edge_ids, proposal_ids
+
+
+@retried
 def proposal_accept_over_conflicts(
     *, proposal_id: int, reviewer, version: int | None = None, note: str = ""
 ) -> Outcome:
     """Keep the new proposal: retire the active edges it contradicts, reject the open
-    proposals it contradicts, then accept it, all in one transaction and one batch."""
-    proposal = _lock_open(proposal_id, version)
+    proposals it contradicts, then accept it, all in one transaction and one batch.
+
+    Everything it changes is locked up front in the lock order: this proposal with the
+    proposals it contradicts (and the concept proposals it needs), then the concepts
+    and relation of its edge, then the edges it retires.
+    """
+    seen = Proposal.objects.filter(pk=proposal_id).values_list("payload", flat=True).first()
+    _, others = _contradicted(seen)
+    proposal = _lock_open(proposal_id, version, also=others)
     batch = uuid.uuid4()
-    conflicts = proposal.payload.get("conflicts") or []
-    if not conflicts:
+    if not proposal.payload.get("conflicts"):
         raise ValidationFailed(f"Proposal #{proposal.pk} contradicts nothing.")
     why = f"Contradicted by proposal #{proposal.pk}, which {reviewer.get_username()} kept."
-    edge_ids = sorted({c["id"] for c in conflicts if c.get("kind") == "edge"})
-    proposal_ids = sorted({c["id"] for c in conflicts if c.get("kind") == "proposal"})
+    edge_ids, proposal_ids = _contradicted(proposal.payload)
+    rows = kind_of(proposal).lock_rows(proposal)
+    rows.edge_ids |= set(edge_ids)
+    rows.lock()
     retired = []
     for edge in Edge.objects.filter(pk__in=edge_ids, status=Edge.Status.ACTIVE).order_by("pk"):
         # Part of the accept decision written just below, which lists these edges.

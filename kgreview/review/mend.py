@@ -5,16 +5,17 @@ concepts, renames one, changes its aliases, retires or reactivates it. Each is w
 a proposal (created by that person, flagged ``manual``) accepted in the same transaction,
 so it has a decision with the user and the note, shows in the decision log and the
 edge's life, settles the queue like any decision, and is undone like any decision.
+Each service is one transaction taking its locks in the order of ``decisions``, retried
+whole on a deadlock (``kgreview.core.retry``).
 """
 
 from __future__ import annotations
 
 import uuid
 
-from django.db import transaction
-
 from kgreview.core.errors import ValidationFailed
 from kgreview.core.permissions import can_decide, is_curator
+from kgreview.core.retry import retried
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.services import Evidence
 
@@ -76,7 +77,7 @@ def _made_and_accepted(
     return _settle(out, user)
 
 
-@transaction.atomic
+@retried
 def edge_add_by_hand(
     *,
     user,
@@ -111,7 +112,7 @@ def edge_add_by_hand(
     )
 
 
-@transaction.atomic
+@retried
 def edge_retire_by_hand(*, user, edge_id: int, note: str) -> Outcome:
     """Retire an accepted edge that is wrong; it stays, invalidated, with the reason."""
     _require(user)
@@ -129,7 +130,7 @@ def edge_retire_by_hand(*, user, edge_id: int, note: str) -> Outcome:
     )
 
 
-@transaction.atomic
+@retried
 def concepts_merge_by_hand(*, user, survivor_id: int, loser_id: int, note: str) -> Outcome:
     """Merge two concepts a curator chose: the loser's names and edges move over."""
     _require(user, curator=True)
@@ -149,7 +150,7 @@ def concepts_merge_by_hand(*, user, survivor_id: int, loser_id: int, note: str) 
     )
 
 
-@transaction.atomic
+@retried
 def concept_update_by_hand(
     *,
     user,

@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import IntegrityError, models, transaction
+from django.db.models import IntegerField, Q
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
 
 from kgreview.core.errors import DuplicateProposal, ValidationFailed
 from kgreview.graph.models import Concept, Source
@@ -223,7 +226,7 @@ def proposal_flag_conflict(*, proposal_id: int, other: dict) -> Proposal | None:
     matters for review). The version is bumped so a reviewer looking at the old card is
     told it changed.
     """
-    proposal = Proposal.objects.select_for_update().filter(pk=proposal_id).first()
+    proposal = Proposal.objects.select_for_update(no_key=True).filter(pk=proposal_id).first()
     if proposal is None or not proposal.is_open:
         return None
     payload = dict(proposal.payload)
@@ -243,8 +246,34 @@ def proposal_flag_conflict(*, proposal_id: int, other: dict) -> Proposal | None:
     return proposal
 
 
-def lock_proposals(ids) -> dict[int, Proposal]:
-    """Lock many proposals (``select_for_update``, in id order, so two batches never wait on
-    each other crosswise) and return them by id."""
-    rows = Proposal.objects.select_for_update(of=("self",)).filter(pk__in=list(ids)).order_by("pk")
+def _needed_by(ids) -> list:
+    """Queries of the concept proposals the proposals ``ids`` wait for (an edge's end
+    naming an add_concept proposal), one per end."""
+    return [
+        Proposal.objects.filter(pk__in=ids)
+        .annotate(needed=Cast(KT(f"payload__{role}__proposal_id"), IntegerField()))
+        .filter(needed__isnull=False)
+        .values("needed")
+        for role in ("source", "target")
+    ]
+
+
+def lock_proposals(ids, *, needed: bool = False, related=()) -> dict[int, Proposal]:
+    """Lock many proposals in id order, in one statement (the first step of the lock
+    order, so two decisions never wait on each other crosswise), and return them by id.
+
+    With ``needed``, the concept proposals their edges wait for are locked in the same
+    statement, in the same order, and returned too.
+    """
+    ids = list(ids)
+    wanted = Q(pk__in=ids)
+    if needed:
+        for query in _needed_by(ids):
+            wanted |= Q(pk__in=query)
+    rows = (
+        Proposal.objects.select_for_update(no_key=True, of=("self",))
+        .select_related(*related)
+        .filter(wanted)
+        .order_by("pk")
+    )
     return {p.pk: p for p in rows}

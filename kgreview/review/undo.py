@@ -15,21 +15,23 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from kgreview.core.errors import NotFound, StateConflict
 from kgreview.core.permissions import is_curator
+from kgreview.core.retry import retried
 from kgreview.graph import services as graph
-from kgreview.graph.models import Concept
+from kgreview.graph.models import Concept, Edge
 
 from .changes import GraphChanges
 from .decisions import PRIMARY_ACTIONS, UNDO_WINDOW
 from .kinds import kind_of
-from .kinds.base import UndoStep
+from .kinds.base import LockRows, UndoStep, rows_named
 from .models import OPEN_STATUSES, Decision, Proposal
 from .outcome import NotAllowed
 from .reconcile import reconcile
-from .services import endpoint_columns
+from .services import endpoint_columns, lock_proposals
 from .settle import CLOSE_FIELDS
 from .undo_set import OneByOne, undo_as_a_set
 
@@ -89,7 +91,7 @@ def _record_undo(
 def _undo_one(
     decision: Decision, *, reviewer, batch: uuid.UUID, changes: GraphChanges, cause=None
 ) -> Decision | None:
-    proposal = Proposal.objects.select_for_update().get(pk=decision.proposal_id)
+    proposal = Proposal.objects.select_for_update(no_key=True).get(pk=decision.proposal_id)
     latest = proposal.decisions.order_by("-created_at", "-id").first()
     if decision.action == Decision.Action.SUPERSEDE:
         # A proposal settled as a consequence comes back, unless it changed since or the
@@ -163,7 +165,41 @@ class UndoResult:
         return min(self.primary, key=lambda d: d.pk).proposal_id if self.primary else None
 
 
-@transaction.atomic
+def _lock_undo(decisions: list[Decision]) -> dict[int, Proposal]:
+    """Lock up front, in the lock order (see ``decisions``), every row undoing the batch
+    changes, and return its proposals: the proposals in id order; then the concepts they
+    name and both ends of every edge the undo retires or brings back (the edges its
+    acceptances made, the rows those replaced, the edges it retired or names); then the
+    acyclic relations of those edges; then the edges."""
+    proposals = lock_proposals(sorted({d.proposal_id for d in decisions}))
+    rows = LockRows()
+    for p in proposals.values():
+        rows.add(rows_named(kind_of(p), p))
+    for d in decisions:
+        rows.edge_ids |= {i for i in (d.after or {}).get("invalidated_edges", []) if i}
+    edges = Edge.objects.filter(
+        Q(decision_id__in=[d.pk for d in decisions]) | Q(pk__in=rows.edge_ids)
+    ).values_list(
+        "pk",
+        "source_id",
+        "target_id",
+        "relation_id",
+        "relation__acyclic",
+        "supersedes_id",
+        "supersedes__source_id",
+        "supersedes__target_id",
+    )
+    rows.relation_ids = set()  # only an acyclic relation is locked, as its edges do
+    for pk, source, target, relation, acyclic, older, older_source, older_target in edges:
+        rows.edge_ids |= {pk} | ({older} if older else set())
+        rows.concept_ids |= {source, target} | {i for i in (older_source, older_target) if i}
+        if acyclic:
+            rows.relation_ids.add(relation)
+    rows.lock()
+    return proposals
+
+
+@retried
 def decisions_undo(*, reviewer, batch: uuid.UUID) -> UndoResult:
     """Undo every decision of one batch (a single decision, or a bulk action) by compensating.
 
@@ -187,11 +223,14 @@ def decisions_undo(*, reviewer, batch: uuid.UUID) -> UndoResult:
         raise StateConflict("These decisions were already undone.")
     if timezone.now() - primary[0].created_at > UNDO_WINDOW:
         raise StateConflict("Decisions older than a day are changed with a new proposal.")
+    proposals = _lock_undo(decisions)
     undo_batch = uuid.uuid4()
     if len(primary) > 1:  # a bulk batch: undone as one set when it can be
         try:
             with transaction.atomic():
-                undone, changes = undo_as_a_set(decisions, reviewer=reviewer, undo_batch=undo_batch)
+                undone, changes = undo_as_a_set(
+                    decisions, proposals, reviewer=reviewer, undo_batch=undo_batch
+                )
         except (OneByOne, IntegrityError):
             pass
         else:
@@ -303,27 +342,36 @@ def undoable_batches(*, reviewer, limit: int = 10) -> list[BatchSummary]:
     return [s for s in out if s is not None]
 
 
-@transaction.atomic
+@retried
 def merge_undo(*, loser_id: int, user) -> Concept:
     """Split a merged concept from the concept's page.
 
     When the merge came from a proposal, its acceptance is undone (the proposal goes back
     to the queue, the undo is recorded); a merge made elsewhere is undone directly. Any
-    curator may do it, not only the one who merged.
+    curator may do it, not only the one who merged. Locks in the lock order: the merge's
+    proposal, then both concepts.
     """
-    loser = Concept.objects.select_for_update().filter(pk=loser_id).first()
-    if loser is None:
+    seen = Concept.objects.filter(pk=loser_id).first()
+    if seen is None:
         raise NotFound(f"There is no concept #{loser_id}.")
-    if loser.status != Concept.Status.MERGED:
-        raise StateConflict(f'"{loser.name}" is not merged.')
+    if seen.status != Concept.Status.MERGED:
+        raise StateConflict(f'"{seen.name}" is not merged.')
     if not is_curator(user):
         raise NotAllowed("Only curators undo merges.")
-    proposal = (
-        Proposal.objects.select_for_update()
-        .filter(kind="merge_concepts", status=Proposal.Status.ACCEPTED, payload__loser_id=loser.pk)
+    found = (
+        Proposal.objects.filter(
+            kind="merge_concepts", status=Proposal.Status.ACCEPTED, payload__loser_id=loser_id
+        )
         .order_by("-decided_at")
+        .values_list("pk", flat=True)
         .first()
     )
+    proposal = lock_proposals([found]).get(found) if found else None
+    if proposal is not None and proposal.status != Proposal.Status.ACCEPTED:
+        proposal = None  # undone meanwhile: a merge still there was made again elsewhere
+    loser = graph.lock_concepts(loser_id, seen.merged_into_id)[loser_id]
+    if loser.status != Concept.Status.MERGED:
+        raise StateConflict(f'"{loser.name}" is not merged.')
     decision = proposal.decisions.order_by("-created_at", "-id").first() if proposal else None
     if decision is None or decision.action not in (
         Decision.Action.ACCEPT,

@@ -22,7 +22,6 @@ from kgreview.graph.models import Edge
 from .changes import GraphChanges
 from .kinds import kind_of
 from .models import Decision, Proposal
-from .services import lock_proposals
 
 # Decisions of any kind undone in a set; acceptances only of the kinds decided as a set.
 ANY_KIND = frozenset({Decision.Action.REJECT, Decision.Action.SUPERSEDE})
@@ -44,15 +43,18 @@ class _Undoing:
 
 
 def undo_as_a_set(
-    decisions: list[Decision], *, reviewer, undo_batch
+    decisions: list[Decision], proposals: dict[int, Proposal], *, reviewer, undo_batch
 ) -> tuple[list[Decision], GraphChanges]:
     """Undo a bulk batch as one set: its accepted edges invalidated in one statement, the
     concepts made for them retired, every proposal reopened, the undo decisions written
     in bulk. Returns (undo decisions, graph changes). Raises ``OneByOne`` for what the
     one-by-one path must do (edits, other kinds, aliases added to reused concepts, a
-    proposal that cannot go back because the same change is waiting again)."""
+    proposal that cannot go back because the same change is waiting again).
+
+    ``proposals`` are the batch's proposals, locked by the caller (``undo`` locks every
+    row the undo changes up front, in the lock order of ``decisions``)."""
     _refuse_what_goes_one_by_one(decisions)
-    u = _lock_and_check(decisions)
+    u = _lock_and_check(decisions, proposals)
     now = timezone.now()
     rows, first = _write_undo_decisions(u, reviewer, undo_batch)
     changes = GraphChanges()
@@ -73,11 +75,10 @@ def _refuse_what_goes_one_by_one(decisions: list[Decision]) -> None:
             raise OneByOne("aliases to take back")
 
 
-def _lock_and_check(decisions: list[Decision]) -> _Undoing:
-    """Lock the proposals and refuse, in words, a proposal decided again since or an edge
-    that changed since; a settlement decided again since is skipped."""
+def _lock_and_check(decisions: list[Decision], proposals: dict[int, Proposal]) -> _Undoing:
+    """Refuse, in words, a proposal decided again since or an edge that changed since
+    (the proposals locked by the caller); a settlement decided again since is skipped."""
     ids = sorted({d.proposal_id for d in decisions})
-    proposals = lock_proposals(ids)
     latest = tally(Decision.objects.filter(proposal_id__in=ids), "proposal_id", Max("id"))
     doing: list[Decision] = []
     for d in decisions:

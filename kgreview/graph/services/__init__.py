@@ -9,14 +9,38 @@ share, including how a change is attributed: every state-changing service takes
 ``acting_user`` (``None`` for the system's or an agent's own work) and ``decision``,
 and writes one curation log row unless it is part of a decision on a proposal.
 
-Locking rules: a service locks (``select_for_update``) the rows it changes before it
-checks their state. Edges of an acyclic relation are serialised per relation by locking
-its ``RelationType`` row, so two concurrent inserts cannot close a cycle between them.
-Concepts are locked in id order so concurrent merges cannot deadlock.
+Locking rules. Every service locks (``select_for_update``) the rows it changes before it
+checks their state, and every decision takes its locks in one order, so that two of them
+never wait on each other crosswise (PostgreSQL would end one with "deadlock detected"):
+
+1. proposals, in id order (``kgreview.review``: the proposal decided, with the concept
+   proposals an edge needs and the proposals it contradicts, locked up front);
+2. concepts, in id order: both ends of an edge, or both concepts of a merge, together;
+3. relation types, in id order (only for an acyclic relation: its row serialises the
+   edges of that relation, so two concurrent inserts cannot close a cycle between them);
+4. edges, in id order;
+5. last, the name index's version (``name_index_changed``), bumped once at the end of a
+   retried decision (``kgreview.core.retry.once_before_commit``).
+
+A service that must read a row before it knows what to lock (an edge's ends) reads it
+unlocked, locks in order, then re-reads it locked. ``lock_graph`` takes steps 2 to 4 at
+once for a decision that changes several things; a row locked twice in one transaction
+waits only the first time. Locks are ``FOR NO KEY UPDATE``, which a foreign key check
+(``FOR KEY SHARE``) does not wait for: inserting an edge never waits on its concepts
+or its relation merely because another transaction locked them. Whatever deadlock is
+left is retried whole at the outermost transaction (``kgreview.core.retry``).
 """
 
 from ..sources import SourceImportResult, source_import, text_sha256
-from .common import DECIDING, NAME_MAX, Evidence, inactive_words, name_index_changed
+from .common import (
+    DECIDING,
+    NAME_MAX,
+    Evidence,
+    inactive_words,
+    lock_concepts,
+    lock_graph,
+    name_index_changed,
+)
 from .concepts import (
     check_retirable,
     concept_add_alias,
@@ -64,6 +88,8 @@ __all__ = [
     "edge_supersede",
     "ensure_new_fact",
     "inactive_words",
+    "lock_concepts",
+    "lock_graph",
     "name_index_changed",
     "relation_type_create",
     "relation_type_describe",

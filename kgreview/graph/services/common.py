@@ -11,16 +11,16 @@ passes ``DECIDING``. Any other change writes one ``AuditEntry`` in its own trans
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from django.db.models import F
 
-from kgreview.core import audit
+from kgreview.core import audit, retry
 from kgreview.core.errors import EvidenceMismatch
 
 from .. import selectors
-from ..models import Concept, NameIndexVersion, RelationType, SourceRevision
+from ..models import Concept, Edge, NameIndexVersion, RelationType, SourceRevision
 
 NAME_MAX = 200
 
@@ -124,8 +124,16 @@ class Evidence:
 
 
 def name_index_changed() -> None:
-    """Tell every worker's name index that existing names changed meaning (call in the
-    same transaction as the change)."""
+    """Tell every worker's name index that existing names changed meaning.
+
+    The version is one row every naming decision bumps, so it is the last lock of the
+    lock order (see the package's "Locking rules"): inside a retried decision the bump is
+    put off to the end of the transaction and made once; elsewhere it is made now.
+    """
+    retry.once_before_commit("name-index", _bump_name_index)
+
+
+def _bump_name_index() -> None:
     updated = NameIndexVersion.objects.filter(pk=1).update(version=F("version") + 1)
     if not updated:
         NameIndexVersion.objects.get_or_create(pk=1, defaults={"version": 1})
@@ -148,14 +156,45 @@ def inactive_words(concept: Concept) -> str:
 
 
 def lock_concepts(*ids: int) -> dict[int, Concept]:
-    """Lock concept rows in id order (so concurrent merges cannot deadlock)."""
-    rows = Concept.objects.select_for_update().filter(pk__in=ids).order_by("pk")
+    """Lock concept rows in id order (the lock order's second step) and read them fresh."""
+    rows = Concept.objects.select_for_update(no_key=True).filter(pk__in=ids).order_by("pk")
     return {c.pk: c for c in rows}
 
 
 def lock_relation(relation: RelationType) -> RelationType:
     """Lock a relation row (serialising the edges of an acyclic relation) and read it fresh."""
-    return RelationType.objects.select_for_update().get(pk=relation.pk)
+    return RelationType.objects.select_for_update(no_key=True).get(pk=relation.pk)
+
+
+def lock_relations(ids) -> None:
+    """Lock relation rows in id order (``ids`` may be a query of ids)."""
+    list(
+        RelationType.objects.select_for_update(no_key=True)
+        .filter(pk__in=ids)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
+def lock_graph(
+    *,
+    concept_ids: Iterable[int | None] = (),
+    relation_ids: Iterable[int | None] = (),
+    edge_ids: Iterable[int | None] = (),
+) -> None:
+    """Lock, in the lock order, the rows a decision will change: concepts, then relation
+    types, then edges, each in id order (one statement per table, none when there are
+    none). The services lock them again as they change them, which then waits for
+    nothing, so locks taken later never come out of order."""
+    for model, ids in ((Concept, concept_ids), (RelationType, relation_ids), (Edge, edge_ids)):
+        wanted = sorted({i for i in ids if i is not None})
+        if wanted:
+            list(
+                model.objects.select_for_update(no_key=True)
+                .filter(pk__in=wanted)
+                .order_by("pk")
+                .values_list("pk", flat=True)
+            )
 
 
 def path_words(ids: Sequence[int]) -> str:

@@ -48,7 +48,7 @@ def _claim_name(*, concept: Concept, name: str, kind: str) -> ConceptAlias:
 
 
 def _lock_active(concept: Concept) -> Concept:
-    concept = Concept.objects.select_for_update().get(pk=concept.pk)
+    concept = Concept.objects.select_for_update(no_key=True).get(pk=concept.pk)
     if not concept.is_active:
         raise ConceptNotActive(inactive_words(concept), concept_id=concept.pk)
     return concept
@@ -100,7 +100,7 @@ def concept_create(
 @transaction.atomic
 def concept_describe(*, concept: Concept, description: str, acting_user, decision=None) -> Concept:
     """Change what a concept's description says; its names and edges stay."""
-    concept = Concept.objects.select_for_update().get(pk=concept.pk)
+    concept = Concept.objects.select_for_update(no_key=True).get(pk=concept.pk)
     before = concept.description
     concept.description = description.strip()
     concept.save(update_fields=["description", "updated_at"])
@@ -134,7 +134,7 @@ def concept_add_alias(*, concept: Concept, name: str, acting_user, decision=None
 
 def _own_alias(concept: Concept, name: str) -> ConceptAlias | None:
     return (
-        ConceptAlias.objects.select_for_update()
+        ConceptAlias.objects.select_for_update(no_key=True)
         .annotate(lname=Lower("name"))
         .filter(concept=concept, lname=selectors.clean_name(name).lower())
         .first()
@@ -163,7 +163,7 @@ def concept_rename(
             "merge the two concepts instead.",
             concept_id=owner.concept_id,
         )
-    canonical = ConceptAlias.objects.select_for_update().get(
+    canonical = ConceptAlias.objects.select_for_update(no_key=True).get(
         concept=concept, kind=ConceptAlias.Kind.CANONICAL
     )
     was_alias = owner is not None and owner.pk != canonical.pk
@@ -176,7 +176,7 @@ def concept_rename(
         canonical.kind = ConceptAlias.Kind.ALIAS
         canonical.save(update_fields=["kind"])
         if owner is not None:  # here: the name was one of the concept's aliases
-            promoted = ConceptAlias.objects.select_for_update().get(pk=owner.pk)
+            promoted = ConceptAlias.objects.select_for_update(no_key=True).get(pk=owner.pk)
             promoted.kind = ConceptAlias.Kind.CANONICAL
             promoted.name = new
             promoted.key = name_key(new)[:200]
@@ -237,7 +237,11 @@ def concept_remove_alias(
 @transaction.atomic
 def concept_restore_alias(*, alias_id: int, acting_user, decision=None) -> ConceptAlias:
     """Give a removed name back to its concept (undoing its removal), if still free."""
-    alias = ConceptAlias.all_objects.select_for_update().select_related("concept").get(pk=alias_id)
+    alias = (
+        ConceptAlias.all_objects.select_for_update(no_key=True)
+        .select_related("concept")
+        .get(pk=alias_id)
+    )
     if alias.removed_at is None:
         return alias
     owner = selectors.name_owner(name=alias.name)
@@ -303,7 +307,7 @@ def concept_retire(*, concept: Concept, acting_user, decision=None) -> Concept:
     Only a concept with no active edges can be retired; its names stay reserved for it,
     so accepting the same proposal again brings the same concept back.
     """
-    concept = Concept.objects.select_for_update().get(pk=concept.pk)
+    concept = Concept.objects.select_for_update(no_key=True).get(pk=concept.pk)
     used = selectors.edges_active().filter(Q(source=concept) | Q(target=concept)).count()
     check_retirable(concept, used)
     return _set_status(concept, Concept.Status.RETIRED, acting_user=acting_user, decision=decision)
@@ -312,7 +316,7 @@ def concept_retire(*, concept: Concept, acting_user, decision=None) -> Concept:
 @transaction.atomic
 def concept_reactivate(*, concept: Concept, acting_user, decision=None) -> Concept:
     """Bring a retired concept back, with all its names."""
-    concept = Concept.objects.select_for_update().get(pk=concept.pk)
+    concept = Concept.objects.select_for_update(no_key=True).get(pk=concept.pk)
     if concept.status != Concept.Status.RETIRED:
         raise StateConflict(f'"{concept.name}" is {concept.status}, not retired.')
     return _set_status(concept, Concept.Status.ACTIVE, acting_user=acting_user, decision=decision)

@@ -2,9 +2,9 @@
 one. Rows are never edited in place beyond their retirement: a change is a new row that
 points at the row it replaces.
 
-Locking: an edge of an acyclic relation is written while its ``RelationType`` row is
-locked, so two concurrent inserts cannot close a cycle between them; the concepts at
-both ends are locked in id order.
+Locking (the order is in the package's "Locking rules"): the concepts at both ends in id
+order, then an acyclic relation's ``RelationType`` row (so two concurrent inserts cannot
+close a cycle between them), then the edge changed.
 """
 
 from __future__ import annotations
@@ -217,11 +217,18 @@ def edge_supersede(
     The new row is checked like a new edge (vocabulary, endpoints, evidence, duplicates,
     cycles) against the graph without the old row; if it fails, nothing changes.
     """
+    # The lock order: the concepts at both ends (old and new), the new relation if it is
+    # acyclic, then the edge itself (its ends never change, so they are read unlocked).
+    ends = Edge.objects.filter(pk=edge.pk).values_list("source_id", "target_id").first()
+    if ends is None:
+        raise StateConflict(f"There is no edge #{edge.pk}.")
+    src_id = source.pk if source else ends[0]
+    dst_id = target.pk if target else ends[1]
+    locked = lock_concepts(*ends, src_id, dst_id)
+    new_relation = relation or RelationType.objects.get(pk=edge.relation_id)
+    if new_relation.acyclic:
+        new_relation = lock_relation(new_relation)
     old = lock_active_edge(edge)
-    new_relation = lock_relation(relation or old.relation)
-    src_id = source.pk if source else old.source_id
-    dst_id = target.pk if target else old.target_id
-    locked = lock_concepts(src_id, dst_id)
     new_evidence = Evidence.of(old) if evidence is _UNSET else evidence
     values = _EdgeValues(
         source=locked[src_id],
@@ -297,15 +304,17 @@ def edge_restore(
     Used to undo an invalidation; checked like any new edge (the graph may have changed
     since). The retired row keeps its history; the new row points at it.
     """
-    old = Edge.objects.select_for_update().select_related("relation").get(pk=edge.pk)
+    # The lock order: both ends, the relation if it is acyclic, then the retired row.
+    seen = Edge.objects.select_related("relation").get(pk=edge.pk)
+    locked = lock_concepts(seen.source_id, seen.target_id)
+    relation = lock_relation(seen.relation) if seen.relation.acyclic else seen.relation
+    old = Edge.objects.select_for_update(no_key=True).select_related("relation").get(pk=edge.pk)
     if old.is_active:
         raise StateConflict(f"Edge #{old.pk} is already active.")
     if Edge.objects.filter(supersedes=old).exists():
         raise StateConflict(
             f"Edge #{old.pk} was already replaced by a newer edge; restore that one instead."
         )
-    relation = lock_relation(old.relation)
-    locked = lock_concepts(old.source_id, old.target_id)
     source, target = locked[old.source_id], locked[old.target_id]
     fact = fact_of(old, relation=relation)
     check_edge(

@@ -20,6 +20,7 @@ from .common import (
     decision_row,
     inactive_words,
     lock_concepts,
+    lock_relations,
     name_index_changed,
     path_words,
     quoted,
@@ -85,10 +86,16 @@ def concept_merge(
     outcome = MergeOutcome(survivor=survivor, loser=loser)
     why = reason or f'"{loser.name}" merged into "{survivor.name}"'
 
+    # The lock order: both concepts (above), the acyclic relations of the edges it moves
+    # (a moved edge is a new one there), then those edges.
+    touching = Q(source=loser) | Q(target=loser)
+    lock_relations(
+        selectors.edges_active().filter(touching, relation__acyclic=True).values("relation_id")
+    )
     edges = list(
         selectors.edges_active()
-        .select_for_update(of=("self",))
-        .filter(Q(source=loser) | Q(target=loser))
+        .select_for_update(no_key=True, of=("self",))
+        .filter(touching)
         .select_related("relation", "evidence_revision")
         .order_by("pk")
     )
@@ -131,7 +138,7 @@ def concept_merge(
         f'Merging "{loser.name}" into "{survivor.name}" would create',
     )
 
-    for alias in ConceptAlias.objects.select_for_update().filter(concept=loser):
+    for alias in ConceptAlias.objects.select_for_update(no_key=True).filter(concept=loser):
         alias.concept = survivor
         alias.kind = ConceptAlias.Kind.MERGED
         alias.merged_from = loser
@@ -181,10 +188,18 @@ def concept_unmerge(
     restored. Refused as a whole if a moved edge changed since, or if a restored edge
     would now close a cycle.
     """
-    loser = Concept.objects.select_for_update().get(pk=loser.pk)
+    # The lock order: both concepts together, in id order (the survivor read unlocked
+    # first; a merge undone or redone meanwhile is caught by the checks below).
+    seen = Concept.objects.filter(pk=loser.pk).values_list("merged_into_id", flat=True).first()
+    locked = lock_concepts(loser.pk, *([seen] if seen else []))
+    loser = locked[loser.pk]
     if loser.status != Concept.Status.MERGED:
         raise StateConflict(f'"{loser.name}" is {loser.status}; there is no merge to undo.')
-    survivor = Concept.objects.select_for_update().get(pk=loser.merged_into_id)
+    survivor_id = loser.merged_into_id
+    if survivor_id is None:
+        raise StateConflict(f'"{loser.name}" is merged into nothing; there is no merge to undo.')
+    # Merged into another concept since it was read: that one is locked late (rare).
+    survivor = locked.get(survivor_id) or lock_concepts(survivor_id)[survivor_id]
     if not survivor.is_active:
         raise StateConflict(f'"{survivor.name}" was merged again since; undo that merge first.')
     at = loser.merged_at
@@ -194,14 +209,14 @@ def concept_unmerge(
     why = reason.strip() or f'Undoing the merge of "{loser.name}" into "{survivor.name}".'
     outcome = UnmergeOutcome(loser=loser, survivor=survivor)
     retired = (
-        Edge.objects.select_for_update(of=("self",))
+        Edge.objects.select_for_update(no_key=True, of=("self",))
         .filter(Q(source=loser) | Q(target=loser), invalid_at=at)
         .exclude(status=Edge.Status.ACTIVE)
         .select_related("relation", "evidence_revision")
         .order_by("pk")
     )
     for old in retired:
-        successor = Edge.objects.select_for_update().filter(supersedes=old).first()
+        successor = Edge.objects.select_for_update(no_key=True).filter(supersedes=old).first()
         if old.status == Edge.Status.SUPERSEDED:
             if successor is None or successor.recorded_at != at:
                 continue  # not moved by this merge
@@ -236,7 +251,7 @@ def concept_unmerge(
     loser.merged_into = None
     loser.merged_at = None
     loser.save(update_fields=["status", "merged_into", "merged_at", "updated_at"])
-    for alias in ConceptAlias.objects.select_for_update().filter(merged_from=loser):
+    for alias in ConceptAlias.objects.select_for_update(no_key=True).filter(merged_from=loser):
         alias.concept = loser
         alias.kind = (
             ConceptAlias.Kind.CANONICAL

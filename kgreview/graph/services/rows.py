@@ -22,7 +22,7 @@ from kgreview.core.errors import (
 
 from .. import selectors
 from ..models import Concept, Edge, RelationType
-from .common import Evidence, inactive_words, path_words
+from .common import Evidence, inactive_words, lock_relation, path_words
 
 
 def retire_row(edge: Edge, *, status: str, at: datetime, user, decision, reason: str) -> None:
@@ -177,13 +177,18 @@ def ensure_new_fact(*, relation: RelationType, source: Concept, target: Concept)
 def lock_for_edge(
     relation_id: int, concept_ids: tuple[int, int]
 ) -> tuple[RelationType, dict[int, Concept]]:
-    """Lock the relation row and both concept rows in one statement; return them fresh.
+    """Lock both concept rows in id order while reading the relation, in one statement;
+    then, for an acyclic relation, lock its row too (the lock order: concepts, then
+    relation types). Returns them fresh.
 
-    Locking the relation serialises edges of one relation (no two writers can close a
-    cycle between them); locking the concepts serialises edges between the same pair and
-    merges of either end.
+    Locking the concepts serialises edges between the same pair and merges of either
+    end; locking an acyclic relation serialises its edges (no two writers can close a
+    cycle between them). Any other relation is only read: its edges need nothing more,
+    and retiring it leaves its edges be.
     """
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    lock = ""
+    if connection.features.has_select_for_update:
+        lock = " FOR NO KEY UPDATE OF c" if connection.vendor == "postgresql" else " FOR UPDATE"
     concept_table = Concept._meta.db_table
     relation_table = RelationType._meta.db_table
     rows = list(
@@ -219,12 +224,14 @@ def lock_for_edge(
     missing = [i for i in concept_ids if i not in concepts]
     if missing:
         raise ValidationFailed(f"There is no concept #{missing[0]}.")
+    if relation.acyclic:
+        relation = lock_relation(relation)
     return relation, concepts
 
 
 def lock_active_edge(edge: Edge) -> Edge:
     """Lock an edge row, refusing in words one that is no longer active."""
-    edge = Edge.objects.select_for_update().select_related("relation").get(pk=edge.pk)
+    edge = Edge.objects.select_for_update(no_key=True).select_related("relation").get(pk=edge.pk)
     if not edge.is_active:
         who = f" by {edge.invalidated_by}" if edge.invalidated_by_id else ""
         raise StateConflict(

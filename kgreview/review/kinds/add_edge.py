@@ -25,7 +25,7 @@ from ..ends import EndChoice, concept_for_name, open_concept_proposal, resolve_c
 from ..models import Proposal
 from ..outcome import ProposalStale
 from ..payloads import Name, RelationKey, Score, Strict
-from .base import BlockerReads, Kind, Rows, Step, UndoStep, ground
+from .base import BlockerReads, Kind, LockRows, Rows, Step, UndoStep, ground
 
 ROLES = ("source", "target")
 
@@ -142,7 +142,11 @@ def _concept_of(endpoint: dict, step: Step) -> int:
     if endpoint.get("concept_id"):
         return endpoint["concept_id"]
     if endpoint.get("proposal_id"):
-        needed = Proposal.objects.select_for_update().filter(pk=endpoint["proposal_id"]).first()
+        needed = (
+            Proposal.objects.select_for_update(no_key=True)
+            .filter(pk=endpoint["proposal_id"])
+            .first()
+        )
         if needed is None:
             raise ProposalStale(f'The proposal for "{endpoint["name"]}" no longer exists.')
         if needed.is_open:
@@ -166,7 +170,7 @@ def _concept_of(endpoint: dict, step: Step) -> int:
         return existing.pk
     waiting = open_concept_proposal(endpoint["name"])
     if waiting is not None:
-        waiting = Proposal.objects.select_for_update().get(pk=waiting.pk)
+        waiting = Proposal.objects.select_for_update(no_key=True).get(pk=waiting.pk)
         if waiting.is_open:
             return step.accept_needed(waiting)
     concept = graph.concept_create(name=endpoint["name"], **step.by)
@@ -209,9 +213,34 @@ class AddEdgeKind(Kind):
             symmetric=symmetric,
         )
 
+    def lock_rows(self, proposal: Proposal) -> LockRows:
+        """The concepts its ends stand for now (a known concept, or the concept that
+        answers to the name of a pending end, which accepting it reuses) and its
+        relation; edges of the proposals it contradicts are the caller's."""
+        payload = proposal.payload
+        ids = {payload[r]["concept_id"] for r in ROLES if payload[r].get("concept_id")}
+        pending = [payload[r] for r in ROLES if not payload[r].get("concept_id")]
+        needed = [end["proposal_id"] for end in pending if end.get("proposal_id")]
+        if needed:
+            ids |= set(
+                Proposal.objects.filter(pk__in=needed, concept__isnull=False).values_list(
+                    "concept_id", flat=True
+                )
+            )
+        if pending:
+            owners = graph_selectors.concepts_for_names(end["name"] for end in pending)
+            ids |= {c.pk for c in owners.values()}
+        relation = {proposal.relation_id} if proposal.relation_id else set()
+        return LockRows(concept_ids=ids, relation_ids=relation)
+
     def apply(self, step: Step) -> None:
         proposal, out = step.proposal, step.out
         payload = proposal.payload
+        if not all(payload[r].get("concept_id") for r in ROLES):
+            # An end to resolve first (a pending concept accepted with the edge, a name):
+            # lock every concept the ends stand for before any of them changes, in id
+            # order, as the edge itself will (the lock order; see ``decisions``).
+            graph.lock_concepts(*self.lock_rows(proposal).concept_ids)
         source_id = _concept_of(payload["source"], step)
         target_id = _concept_of(payload["target"], step)
         relation_id = proposal.relation_id

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from kgreview.core.errors import ValidationFailed
 from kgreview.graph import bulk as graph_bulk
+from kgreview.graph import services as graph_services
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.services import DECIDING
 
@@ -78,6 +79,27 @@ class UndoStep:
     def after(self) -> dict:
         """What the acceptance recorded it did."""
         return self.decision.after or {}
+
+
+@dataclass
+class LockRows:
+    """The graph rows a decision locks up front, in the lock order (concepts, relation
+    types, edges; see ``kgreview.graph.services``), before it changes any of them."""
+
+    concept_ids: set[int] = field(default_factory=set)
+    relation_ids: set[int] = field(default_factory=set)
+    edge_ids: set[int] = field(default_factory=set)
+
+    def add(self, other: LockRows) -> LockRows:
+        self.concept_ids |= other.concept_ids
+        self.relation_ids |= other.relation_ids
+        self.edge_ids |= other.edge_ids
+        return self
+
+    def lock(self) -> None:
+        graph_services.lock_graph(
+            concept_ids=self.concept_ids, relation_ids=self.relation_ids, edge_ids=self.edge_ids
+        )
 
 
 class Rows:
@@ -205,6 +227,11 @@ class Kind(ABC):
         """The payload with a reviewer's corrections, validated (editable kinds only)."""
         raise ValidationFailed("Only edge proposals can be edited before accepting.")
 
+    def lock_rows(self, proposal: Proposal) -> LockRows:
+        """The graph rows accepting it changes, for a decision that locks them up front
+        because it changes more than this proposal: by default ``rows_named``."""
+        return rows_named(self, proposal)
+
     def blocker_reads(self, payload: dict, reads: BlockerReads) -> None:  # noqa: B027
         """Say which rows ``blockers`` needs (by default none)."""
 
@@ -229,6 +256,17 @@ class Kind(ABC):
 
 
 # --- Helpers the kinds share ----------------------------------------------------------
+
+
+def rows_named(kind: Kind, proposal: Proposal) -> LockRows:
+    """The graph rows a proposal's columns and payload name, read from the row in hand:
+    the concepts at its ends and the one it links, its relation, the edge it is about."""
+    concepts = (proposal.source_concept_id, proposal.target_concept_id, proposal.concept_id)
+    return LockRows(
+        concept_ids={i for i in concepts if i is not None},
+        relation_ids={proposal.relation_id} if proposal.relation_id else set(),
+        edge_ids=set(kind.edge_ids(proposal.payload)),
+    )
 
 
 def edge_ends(edge_ids) -> dict[int, tuple[int, int, int]]:
