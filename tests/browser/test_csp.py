@@ -80,7 +80,8 @@ def world(f):
             subject=RelationType.objects.get(key="contrasts_with"),
             summary="Retired the relation type “contrasts_with”.",
         )
-    return {"doc": doc, "vs": vs, "first": first, "later": later, "run": run}
+    table = f.lesson("table", text="# Costs\n\n| model | tokens |\n|:--|--:|\n| small | 1200 |\n")
+    return {"doc": doc, "table": table, "vs": vs, "first": first, "later": later, "run": run}
 
 
 def sign_in(page, url: str) -> None:
@@ -114,6 +115,12 @@ def test_the_main_pages_raise_no_csp_violation_and_still_work(watched, live_serv
         page.goto(url + path)
         expect(page.locator("main h1").first).to_be_visible()
         assert_clean(page, what)
+
+    # A Markdown table's column alignment arrives as a class, not a style attribute.
+    page.goto(f"{url}/sources/{world['table'].slug}/")
+    cell = page.locator("#source-text td", has_text="1200")
+    assert cell.evaluate("el => getComputedStyle(el).textAlign") == "right"
+    assert_clean(page, "source page with an aligned table")
 
     # The agent run page: its bar is drawn by a class (half done), not a style attribute.
     page.goto(f"{url}/agents/runs/{world['run'].pk}/")
