@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -61,9 +62,54 @@ def env_float(name: str, default: float, *, low: float, high: float) -> float:
     return value
 
 
-def _secret_key() -> str:
+# Keys anyone could guess: defaults from tutorials and the password the README publishes.
+KNOWN_SECRET_KEYS = {
+    "changeme",
+    "change-me",
+    "change_me",
+    "secret",
+    "secret-key",
+    "secret_key",
+    "secretkey",
+    "password",
+    "kgreview",
+    "kgreview-demo",
+    "insecure",
+    "development",
+    "dev",
+    "test",
+}
+MIN_SECRET_KEY_LENGTH = 50
+MIN_SECRET_KEY_CHARACTERS = 5
+
+
+def weak_secret_key_reason(key: str) -> str | None:
+    """Why ``key`` is unfit to sign sessions in a shared deployment, or None if it is fit.
+
+    The same bounds as Django's own deploy check (security.W009), plus a list of known keys.
+    """
+    if key.casefold() in KNOWN_SECRET_KEYS or key.casefold().startswith("kgreview-demo"):
+        return "is a well-known value"
+    if key.startswith("django-insecure"):
+        return "starts with 'django-insecure', the prefix of keys generated for development"
+    if len(key) < MIN_SECRET_KEY_LENGTH:
+        return f"is {len(key)} characters long; use at least {MIN_SECRET_KEY_LENGTH}"
+    if len(set(key)) < MIN_SECRET_KEY_CHARACTERS:
+        return f"has fewer than {MIN_SECRET_KEY_CHARACTERS} distinct characters"
+    return None
+
+
+def _secret_key(debug: bool) -> str:
     configured = os.environ.get("DJANGO_SECRET_KEY", "").strip()
     if configured:
+        reason = None if debug else weak_secret_key_reason(configured)
+        if reason:
+            raise ImproperlyConfigured(
+                f"DJANGO_SECRET_KEY {reason}. With DJANGO_DEBUG off kgreview refuses to sign "
+                "sessions with it: generate one with "
+                "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`, or unset it "
+                "to use the per-checkout key in KG_VAR_DIR/secret_key."
+            )
         return configured
     # A per-checkout key kept beside the embedded database, so sessions survive a
     # restart without anyone committing a secret.
@@ -78,8 +124,8 @@ def _secret_key() -> str:
         return key
 
 
-SECRET_KEY = _secret_key()
 DEBUG = env_bool("DJANGO_DEBUG", False)
+SECRET_KEY = _secret_key(DEBUG)
 ALLOWED_HOSTS = [
     h.strip()
     for h in env_str("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",")
@@ -110,6 +156,8 @@ INSTALLED_APPS = [
     "kgreview.explorer",
     "kgreview.web",
     "ninja",
+    "axes",
+    "csp",
 ]
 
 MIDDLEWARE = [
@@ -125,6 +173,9 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     # A deadlock or lock timeout nobody caught: 409 in words, not a 500.
     "kgreview.core.middleware.BusyMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes asks: it turns a refused login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "kgreview.urls"
@@ -181,6 +232,23 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+AUTHENTICATION_BACKENDS = [
+    # django-axes first: a locked-out username and address is refused before any password
+    # check. It needs the request, so tests log in with force_login or pass request=.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Login throttling: this many failed logins for one username from one address lock that
+# pair out for the cool-off; another user, or the same user elsewhere, is not affected.
+AXES_FAILURE_LIMIT = env_int("KG_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("KG_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "kgreview.web.login.locked_out"
+AXES_CLIENT_IP_CALLABLE = "kgreview.web.login.client_ip"
+# Behind a reverse proxy every request comes from the proxy's address: name the header it
+# sets (X-Forwarded-For, X-Real-IP) and the last address in it is taken as the client's.
+KG_CLIENT_IP_HEADER = env_str("KG_CLIENT_IP_HEADER", "")
 
 # --- Internationalisation -------------------------------------------------------------
 LANGUAGE_CODE = "en"
@@ -202,8 +270,62 @@ SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
-SESSION_COOKIE_SECURE = env_bool("KG_SECURE_COOKIES", False)
-CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+# KG_SECURE_COOKIES=true says the site is served over HTTPS: cookies only travel over
+# TLS, browsers are told to use HTTPS for a year (HSTS), and plain HTTP is redirected.
+SECURE_COOKIES = env_bool("KG_SECURE_COOKIES", False)
+SESSION_COOKIE_SECURE = SECURE_COOKIES
+CSRF_COOKIE_SECURE = SECURE_COOKIES
+SECURE_HSTS_SECONDS = env_int("KG_HSTS_SECONDS", 31_536_000 if SECURE_COOKIES else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("KG_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("KG_HSTS_PRELOAD", False)
+# A TLS-terminating proxy may redirect HTTP itself: KG_SSL_REDIRECT=false leaves it to it.
+SECURE_SSL_REDIRECT = env_bool("KG_SSL_REDIRECT", SECURE_COOKIES)
+# Load balancers probe the health check over plain HTTP inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+
+
+def _proxy_ssl_header(raw: str) -> tuple[str, str] | None:
+    """``X-Forwarded-Proto`` or ``X-Forwarded-Proto=https``: the header a TLS-terminating
+    proxy sets, so Django knows the browser spoke HTTPS (needed with the redirect)."""
+    if not raw:
+        return None
+    name, _, value = raw.partition("=")
+    name = name.strip()
+    if not name or not all(c.isalnum() or c == "-" for c in name):
+        raise ImproperlyConfigured(
+            f"KG_PROXY_SSL_HEADER={raw!r} is not a header name (e.g. X-Forwarded-Proto=https)"
+        )
+    return "HTTP_" + name.upper().replace("-", "_"), value.strip() or "https"
+
+
+SECURE_PROXY_SSL_HEADER = _proxy_ssl_header(env_str("KG_PROXY_SSL_HEADER", ""))
+# Preloading is the domain owner's decision (a submission to the browsers' list, which
+# binds every subdomain); KG_HSTS_PRELOAD=true opts in. Until then the check that
+# recommends it stays quiet so `check --deploy --fail-level WARNING` can pass.
+SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
+
+# Content-Security-Policy (django-csp): scripts and styles only from our own static files,
+# no inline script, no inline style, no eval. JSON data blocks (json_script) are not run
+# and need no permission. The original-file download sets its own sandboxing policy.
+# The one inline <style> is the 500 page's (it must not depend on static files); its
+# hash is allowed, and tests/web/test_security_headers.py keeps it in step.
+ERROR_PAGE_STYLE_HASH = "'sha256-/tlaW6AJpIMl8TgxE6EFcRmyJpjoGraAP2PmAnY/cqs='"
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", ERROR_PAGE_STYLE_HASH],
+        "img-src": ["'self'"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 # --- Caches ---------------------------------------------------------------------------
 # "default" is per process (the queue's facet counts). "shared" is seen by every process:
@@ -349,5 +471,6 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("KG_LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    # django-axes announces itself at every start; its lockout warnings still show.
+    "loggers": {"django.db.backends": {"level": "INFO"}, "axes.apps": {"level": "WARNING"}},
 }

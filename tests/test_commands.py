@@ -7,6 +7,7 @@ import io
 import pytest
 from django.contrib.auth import authenticate, get_user_model
 from django.core.management import call_command
+from django.test import RequestFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -20,7 +21,9 @@ def test_demo_accounts_creates_one_user_per_role_and_prints_how_to_log_in():
     assert set(users) == {"reviewer", "curator", "viewer"}
     for name, user in users.items():
         assert list(user.groups.values_list("name", flat=True)) == [name]
-        assert authenticate(username=name, password="demo-pass-123") == user
+        # The login throttle (django-axes) needs the request a login comes with.
+        login = RequestFactory().post("/login/")
+        assert authenticate(login, username=name, password="demo-pass-123") == user
     assert users["curator"].is_staff and not users["reviewer"].is_staff
     assert "demo-pass-123" in out.getvalue() and "reviewer" in out.getvalue()
 

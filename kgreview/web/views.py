@@ -229,21 +229,27 @@ def worker_badge(request: HttpRequest) -> HttpResponse:
 @require_GET
 @never_cache
 def healthz(request: HttpRequest) -> JsonResponse:
-    """Liveness for load balancers: the database answers; the worker is reported, not required."""
+    """Health for load balancers, always JSON: 200 when the database answers, 503 naming
+    what is down otherwise. The worker is reported, not required (pages work without it)."""
+    down = []
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
         database = "ok"
     except Exception as exc:  # any driver error means the database is unreachable
         database = f"error: {exc.__class__.__name__}"
-    worker = worker_status()
-    status = 200 if database == "ok" else 503
+        down.append("database")
+    worker: dict = {"alive": False, "seconds_ago": None}
+    if not down:
+        try:
+            status = worker_status()
+            worker = {"alive": status.alive, "seconds_ago": status.seconds_ago}
+        except Exception as exc:  # the database went away between the two queries
+            database = f"error: {exc.__class__.__name__}"
+            down.append("database")
     return JsonResponse(
-        {
-            "database": database,
-            "worker": {"alive": worker.alive, "seconds_ago": worker.seconds_ago},
-        },
-        status=status,
+        {"status": "down" if down else "ok", "down": down, "database": database, "worker": worker},
+        status=503 if down else 200,
     )
 
 

@@ -24,6 +24,13 @@
     toast("The server did not answer; your last action was not saved. Try again.", "bad");
   });
 
+  // A value to copy (a new API token) is selected whole when it takes the focus.
+  document.addEventListener("focusin", function (event) {
+    if (event.target.matches && event.target.matches("input[data-select-on-focus]")) {
+      event.target.select();
+    }
+  });
+
   // When the links do not fit on the bar's one line (that depends on the role's links and
   // the user's name, so it is measured, not a breakpoint), they fold behind a Menu button.
   // The fold is CSS keyed on .nav-folded and the button's aria-expanded; without script

@@ -32,6 +32,12 @@
     panelBody: $("ex-panel-body"),
   };
   var relationBoxes = Array.prototype.slice.call(els.relations.querySelectorAll("input[name=relation]"));
+  // Each relation's swatch takes its colour from the config here, not from a style
+  // attribute, which the Content-Security-Policy would refuse.
+  relationBoxes.forEach(function (box) {
+    var swatch = box.parentNode.querySelector(".ex-swatch");
+    if (swatch && RELS[box.value]) swatch.style.setProperty("--c", RELS[box.value].colour);
+  });
 
   // --- Small helpers --------------------------------------------------------------------
 

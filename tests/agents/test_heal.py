@@ -212,8 +212,7 @@ def test_the_cycle_card_shows_every_edge_of_the_cycle_with_its_evidence(f, clien
     weak = raw_edge(f, c, a, confidence=0.4)
     heal()
     (p,) = Proposal.objects.filter(kind="invalidate_edge")
-    f.user("rita", role="reviewer")
-    client.login(username="rita", password="pw-12345")
+    client.force_login(f.user("rita", role="reviewer"))
     html = client.get(reverse("review:proposal", args=[p.pk]), follow=True).content.decode()
     assert 'aria-label="The cycle"' in html and html.count("data-edge=") == 3
     assert "<mark>Beta follows Alpha.</mark>" in html and "<mark>Gamma needs Beta.</mark>" in html

@@ -677,7 +677,9 @@ def test_run_page_shows_chunks_of_the_source_being_read_with_a_bar(viewer, f):
     assert cells["handbook"] == "chunks 12 / 40" and cells["waiting"] == "–"
     bar = re.search(rf'<span class="chunks" id="chunks-{item.pk}">(.*?)</span></span>', html)
     assert 'role="progressbar"' in bar.group(1) and 'aria-valuenow="12"' in bar.group(1)
-    assert 'aria-valuemax="40"' in bar.group(1) and "width: 30%" in bar.group(1)
+    assert 'aria-valuemax="40"' in bar.group(1) and 'class="pct-6"' in bar.group(
+        1
+    )  # 30%, in 5% steps
     AgentRunItem.objects.filter(pk=item.pk).update(chunks_done=31)
     html = page(viewer.get(reverse("agents:run", args=[run.pk]), headers=HX))
     assert chunk_cells(html)["handbook"] == "chunks 31 / 40"

@@ -302,8 +302,7 @@ def test_undoing_the_merge_of_a_missing_concept_ends_at_a_404(curator):
 
 def test_a_forbidden_page_says_why_in_words(client, f):
     """A viewer posting a curator action reads the reason, not a bare 403."""
-    f.user("vera", role="viewer")
-    client.login(username="vera", password="pw-12345")
+    client.force_login(f.user("vera", role="viewer"))
     response = client.post(
         reverse("concept-status", args=[f.concept("RAG").pk]), {"action": "retire"}
     )
