@@ -59,6 +59,8 @@ DELETABLE = {
     "axes.AccessLog": "login throttling counters, deletable by design when a lockout is cleared",
     "axes.AccessFailureLog": "login throttling counters, deletable by design when a lockout "
     "is cleared",
+    "axes.AccessAttemptExpiration": "when a login throttling counter expires; it goes with "
+    "its counter",
 }
 
 GUARDED = {model._meta.label: append_only for model, append_only in guarded_models().items()}
