@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_safe
 
 from kgreview.agents.selectors import unknown_relations, worker_status
 from kgreview.core.markup import Span
@@ -226,7 +226,7 @@ def worker_badge(request: HttpRequest) -> HttpResponse:
     return render(request, "base.html#worker-badge", {"worker": worker_status()})
 
 
-@require_GET
+@require_safe  # load balancers probe with HEAD as often as with GET
 @never_cache
 def healthz(request: HttpRequest) -> JsonResponse:
     """Health for load balancers, always JSON: 200 when the database answers, 503 naming

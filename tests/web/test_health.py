@@ -74,3 +74,10 @@ def test_healthz_against_a_closed_port_is_503_json(tmp_path):
     status, body = out.stdout.split("\n", 1)
     assert status == "503 application/json"
     assert json.loads(body)["down"] == ["database"]
+
+
+def test_a_head_probe_gets_the_status_without_a_body(client, db):
+    """Load balancers often probe with HEAD: it answers like GET, with no body."""
+    response = client.head("/healthz")
+    assert response.status_code == 200
+    assert response.content == b""
