@@ -259,7 +259,7 @@ def test_changes_page_shows_added_invalidated_and_superseded_edges(f, history):
     # The superseding row is new in the window too.
     assert history["newer"].pk in _edges_in(added)
     assert history["old"].pk not in _edges_in(added)
-    assert 'RAG</strong> <span class="verb">applies to</span> <strong>Agents' in added
+    assert 'RAG</bdi></strong> <span class="verb">applies to</span> <strong><bdi>Agents' in added
 
     invalidated = _section(html, "changes-invalidated")
     assert _edges_in(invalidated) == {history["gone"].pk}
