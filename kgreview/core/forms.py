@@ -26,7 +26,7 @@ class TextField(forms.CharField):
         super().__init__(strip=strip, **kwargs)
 
     def to_python(self, value) -> str:
-        return without_controls(super().to_python(value))
+        return without_controls(super().to_python(value) or "")
 
 
 # The largest integer a database column holds (a signed 64-bit one). A bigger number names
