@@ -18,6 +18,7 @@ from construction.documents import (
     BadDocument,
     Document,
     clean_text,
+    control_notes,
     decode_text,
     finish_text,
     markdown_sections,
@@ -57,6 +58,7 @@ def read_html(raw: bytes, *, filename: str) -> Document:
 
     declared = _CHARSET.search(raw[:4096])
     source = decode_text(raw, declared=declared.group(1).decode("ascii") if declared else None)
+    notes = control_notes(source)
     source = _XML_DECLARATION.sub("", clean_text(source))
     try:
         root = html.document_fromstring(source)
@@ -75,6 +77,7 @@ def read_html(raw: bytes, *, filename: str) -> Document:
         text_format="markdown",
         sections=sections,
         pages=(),
+        notes=notes,
     )
 
 

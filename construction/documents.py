@@ -27,6 +27,7 @@ __all__ = [
     "BadDocument",
     "Document",
     "clean_text",
+    "control_notes",
     "decode_text",
     "finish_text",
     "markdown_sections",
@@ -81,6 +82,7 @@ class Document:
     sections: tuple[Section, ...]
     pages: tuple[int, ...]
     slug: str = ""
+    notes: tuple[str, ...] = ()  # what reading changed that the curator should know
 
     def as_structure(self) -> dict:
         return {"sections": [s.as_json() for s in self.sections], "pages": list(self.pages)}
@@ -88,9 +90,9 @@ class Document:
 
 # --- Text normalisation -----------------------------------------------------------------
 
-# C0 controls but \t and \n; \v and \f (and \r) become newlines first, so words they
-# separated stay apart. PostgreSQL text cannot hold NUL at all.
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f]")
+# C0 controls but \t and \n, DEL and C1 controls; \v and \f (and \r) become newlines
+# first, so words they separated stay apart. PostgreSQL text cannot hold NUL at all.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
 _LINE_BREAKS = re.compile(r"\r\n?|[\x0b\x0c]")
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 
@@ -100,6 +102,23 @@ def clean_text(text: str) -> str:
     text = _LINE_BREAKS.sub("\n", text)
     text = _CONTROL.sub("", text)
     return unicodedata.normalize("NFC", text)
+
+
+def control_notes(text: str) -> tuple[str, ...]:
+    """The note for a decoded file whose text held control characters, which
+    ``clean_text`` removes (empty when it held none): how many, and which."""
+    found = _CONTROL.findall(_LINE_BREAKS.sub("\n", text))
+    if not found:
+        return ()
+    nul = found.count("\x00")
+    kinds = [f"{nul} NUL byte{'s' if nul != 1 else ''}"] if nul else []
+    if len(found) > nul:
+        other = len(found) - nul
+        kinds.append(f"{other} other control character{'s' if other != 1 else ''}")
+    return (
+        f"removed {' and '.join(kinds)} from the text (no stored text may hold them); "
+        "the rest was imported",
+    )
 
 
 def finish_text(text: str) -> str:
@@ -127,7 +146,7 @@ _CHAOS_TIE = 0.1
 def decode_text(raw: bytes, *, declared: str | None = None) -> str:
     """Decode a text file: BOM, else strict UTF-8, else ``declared``, else a guess.
 
-    Raises ``BadDocument`` for bytes that are not text (NUL bytes near the start, or no
+    Raises ``BadDocument`` for bytes that are not text (see ``looks_binary``, or no
     encoding that charset-normalizer believes in).
     """
     for bom, encoding in _BOMS:
@@ -139,18 +158,40 @@ def decode_text(raw: bytes, *, declared: str | None = None) -> str:
                     f"file starts with a {encoding.upper()} byte order mark but is not "
                     f"{encoding.upper()} text (undecodable byte at offset {exc.start})"
                 ) from None
-    if b"\x00" in raw[:8192]:
-        raise BadDocument("file looks binary, not text")
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        pass
+        text = None
+    if looks_binary(raw, utf8=text is not None):
+        raise BadDocument("file looks binary, not text")
+    if text is not None:
+        return text
     if declared:
         try:
             return raw.decode(declared)
         except (LookupError, UnicodeDecodeError):
             pass
     return _guess(raw)
+
+
+SNIFF = 8192  # bytes looked at to tell text from binary
+
+
+_CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0e-\x1f]")
+
+
+def looks_binary(raw: bytes, *, utf8: bool) -> bool:
+    """Whether the file's first ``SNIFF`` bytes are binary rather than text.
+
+    A NUL byte is the mark, but a stray one in a text is not: bytes that are valid UTF-8
+    count as binary only when control bytes are more than one in ten (UTF-16 without a
+    byte order mark, say); other bytes with any NUL are binary. (A single NUL used to
+    decide it within the first 8 KB, and to pass unnoticed after them.)
+    """
+    sample = raw[:SNIFF]
+    if 0 not in sample:
+        return False
+    return not utf8 or len(_CONTROL_BYTES.findall(sample)) * 10 > len(sample)
 
 
 def _guess(raw: bytes) -> str:
@@ -355,7 +396,8 @@ def read_document(raw: bytes, *, filename: str, max_bytes: int) -> Document:
 
 
 def _read_markdown(raw: bytes, filename: str) -> Document:
-    meta, body = parse_front_matter(clean_text(decode_text(raw)))
+    decoded = decode_text(raw)
+    meta, body = parse_front_matter(clean_text(decoded))
     try:
         text = finish_text(body)
     except BadDocument:
@@ -374,11 +416,13 @@ def _read_markdown(raw: bytes, filename: str) -> Document:
         sections=sections,
         pages=(),
         slug=meta.get("slug", "").strip(),
+        notes=control_notes(decoded),
     )
 
 
 def _read_plain(raw: bytes, filename: str) -> Document:
-    text = finish_text(clean_text(decode_text(raw)))
+    decoded = decode_text(raw)
+    text = finish_text(clean_text(decoded))
     return Document(
         title=short_line(text) or stem_title(filename),
         text=text,
@@ -386,4 +430,5 @@ def _read_plain(raw: bytes, filename: str) -> Document:
         text_format="plain",
         sections=(),
         pages=(),
+        notes=control_notes(decoded),
     )

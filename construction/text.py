@@ -96,9 +96,51 @@ ROMAN = frozenset({"ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi",
 ABBREVIATION = re.compile(r"^\s*(?P<long>[^()]*?[^\s()])\s*\((?P<short>[^()]{1,40})\)\s*$")
 
 
+# Characters no text kgreview keeps may hold: C0 and C1 controls but tab, newline and
+# carriage return; DEL; lone surrogates (no UTF-8 text carries them, but Python strings
+# can). PostgreSQL text cannot hold NUL at all.
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+# Unicode categories a name never keeps: controls (Cc), format characters (Cf: zero-width
+# spaces and joiners, bidi marks, embeddings, overrides and isolates, the BOM, the soft
+# hyphen) and surrogates (Cs). They are invisible or reorder what follows them, so two
+# names that look alike would be two concepts, and "Evil\u202egnp.exe" would print
+# backwards and carry the rest of a sentence with it.
+_UNSEEN = frozenset({"Cc", "Cf", "Cs"})
+
+
+def control_in(text: str) -> str | None:
+    """The first control character in ``text`` (see ``CONTROL``), or None."""
+    found = CONTROL.search(text)
+    return found.group() if found else None
+
+
+def without_controls(text: str) -> str:
+    """``text`` with every ``CONTROL`` character removed (tab and line ends stay)."""
+    return CONTROL.sub("", text)
+
+
+def visible(text: str) -> str:
+    """``text`` without control, format and surrogate characters; whitespace controls
+    (tab, line ends) become spaces. Cheap when there is nothing to take out."""
+    if text.isprintable():  # False for every Cc, Cf and Cs character (and some spaces)
+        return text
+    return "".join(
+        " " if ch.isspace() else ch
+        for ch in text
+        if ch.isspace() or unicodedata.category(ch) not in _UNSEEN
+    )
+
+
+def normal_name(name: str) -> str:
+    """The one stored form of a concept's name or alias, whatever path it came by: Unicode
+    NFC, no invisible or reordering characters (see ``visible``), one space between words,
+    ends trimmed. Two names with the same normal form are the same name."""
+    return " ".join(visible(unicodedata.normalize("NFC", str(name))).split())
+
+
 def clean_display(name: str) -> str:
     """A name as people should read it: trimmed, one space between words, no Markdown."""
-    text = unicodedata.normalize("NFKC", str(name)).translate(TYPOGRAPHIC)
+    text = visible(unicodedata.normalize("NFKC", str(name))).translate(TYPOGRAPHIC)
     text = text.replace("**", "").replace("__", "").replace("`", "")
     text = " ".join(text.split())
     return text.strip(" \t\"'.,;:!?*_-")
@@ -142,7 +184,7 @@ def name_key(name: str) -> str:
 
     An empty key means the name has nothing to match on.
     """
-    text = unicodedata.normalize("NFKC", str(name)).translate(TYPOGRAPHIC).casefold()
+    text = visible(unicodedata.normalize("NFKC", str(name))).translate(TYPOGRAPHIC).casefold()
     text = re.sub(r"[-_/]+", " ", text)
     text = NAME_PUNCT.sub(" ", text)
     text = re.sub(r"(?<!\w)\.|\.(?!\w)", " ", text)  # keep dots inside tokens (node.js)

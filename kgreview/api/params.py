@@ -4,9 +4,12 @@ in words (an ``ApiError``) when the graph cannot answer for it."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import StringConstraints
 
 from kgreview.core.errors import ValidationFailed
+from kgreview.core.forms import BIGGEST_INT
 from kgreview.core.instants import aware_utc
 from kgreview.graph.models import Concept, RelationType
 from kgreview.graph.selectors import edges_active, edges_as_of
@@ -14,6 +17,11 @@ from kgreview.graph.selectors import edges_active, edges_as_of
 from .app import ApiError
 
 Direction = Literal["out", "in", "both"]
+
+# Text parameters hold no control characters: ``core.middleware`` refuses them with a 400
+# in words before an operation runs, and the published schema says so.
+TEXT_PATTERN = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]*$"
+Text = Annotated[str, StringConstraints(pattern=TEXT_PATTERN)]
 
 
 def instant(value: datetime | None, name: str = "as_of") -> datetime | None:
@@ -28,6 +36,8 @@ def instant(value: datetime | None, name: str = "as_of") -> datetime | None:
 
 def concept_or_404(pk: int) -> Concept:
     """The concept with this id, whatever its status (a merged one leads on)."""
+    if not 1 <= pk <= BIGGEST_INT:  # no row has it, and SQLite cannot be asked
+        raise ApiError(404, f"There is no concept with id {pk}.")
     concept = Concept.objects.select_related("merged_into").filter(pk=pk).first()
     if concept is None:
         raise ApiError(404, f"There is no concept with id {pk}.")

@@ -1,20 +1,142 @@
-"""A request that lost to other writers is answered in words, never with a 500.
+"""Control characters are refused at the edge, before any view reads a parameter.
 
-The decision services retry a deadlocked transaction and refuse with ``Busy`` in words
-(``kgreview.core.retry``), and their views show those words. This catches what reaches
-Django anyway: a ``Busy`` no view caught, or a deadlock, serialization failure or SQLite
-"database is locked" from a write outside a retried service. The answer is a 409 with
-the words and ``Retry-After``: JSON under ``/api/``, a fragment for htmx, else a page.
+A NUL byte in a query parameter or a form field used to reach the database raw (a 500
+on PostgreSQL, whose text cannot hold it); other control characters (C0 but tab, newline
+and carriage return; DEL; C1; lone surrogates, see ``construction.text.CONTROL``) are
+never meant either. ``RefuseControlCharacters`` reads every key and value of the query
+string and of a form body, and the names of uploaded files, and answers 400 in words:
+``{"detail": ...}`` for the API, a fragment and a toast for htmx, a page otherwise.
+
+A view that must install its own upload handlers before the body is parsed (the upload
+page's size limit) is marked with ``@parses_own_body``: its query string is still
+checked here, its body by the view itself (the upload cleans each file's name).
+
+``BusyMiddleware``: a request that lost to other writers is answered in words, never
+with a 500. The decision services retry a deadlocked transaction and refuse with
+``Busy`` in words (``kgreview.core.retry``), and their views show those words. This
+catches what reaches Django anyway: a ``Busy`` no view caught, or a deadlock,
+serialization failure or SQLite "database is locked" from a write outside a retried
+service. The answer is a 409 with the words and ``Retry-After``: JSON under ``/api/``, a
+fragment for htmx, else a page.
 """
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+import json
+from collections.abc import Callable, Iterable
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
-from django.utils.html import format_html
+from django.utils.html import escape, format_html
+
+from construction.text import CONTROL, control_in
 
 from .errors import Busy
+from .forms import BIGGEST_INT
 from .retry import busy, is_busy
+
+_NAMES = {
+    "\x00": "a NUL byte",
+    "\x7f": "a DEL character",
+    "\x1b": "an escape character",
+}
+_FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+TOAST_EVENT = "kgRefused"
+
+
+def parses_own_body(view: Callable) -> Callable:
+    """Mark a view that parses its request body itself (after installing upload
+    handlers): the middleware then leaves the body alone."""
+    view.parses_own_body = True  # type: ignore[attr-defined]
+    return view
+
+
+def character_words(ch: str) -> str:
+    """A control character named for a person: "a NUL byte", "a control character (U+0007)"."""
+    if ch in _NAMES:
+        return _NAMES[ch]
+    if "\ud800" <= ch <= "\udfff":
+        return f"a lone surrogate (U+{ord(ch):04X})"
+    return f"a control character (U+{ord(ch):04X})"
+
+
+def shown(text: str, limit: int = 40) -> str:
+    """Text safe to repeat back: control characters written as U+XXXX, cut to ``limit``."""
+    text = CONTROL.sub(lambda m: f"U+{ord(m.group()):04X}", text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _first_problem(pairs: Iterable[tuple[str, str]], value_words: str, name_words: str):
+    """The refusal for the first key or value holding a control character, or None.
+    ``value_words`` names where a bad value sits (``{key}`` is filled in)."""
+    for key, value in pairs:
+        for subject, text in ((name_words, key), (value_words.format(key=shown(key)), value)):
+            ch = control_in(text)
+            if ch is not None:
+                return (
+                    f"{subject} holds {character_words(ch)}, which kgreview does not "
+                    "accept. Remove it and send again; nothing was saved."
+                )
+    return None
+
+
+def _lists(query) -> Iterable[tuple[str, str]]:
+    for key, values in query.lists():
+        for value in values:
+            yield key, value if isinstance(value, str) else ""
+
+
+def control_problem(request: HttpRequest, *, body: bool = True) -> str | None:
+    """Why this request is refused, in words, or None: the first control character in a
+    query parameter, a form field (``body``) or an uploaded file's name."""
+    problem = _first_problem(
+        _lists(request.GET), "The query parameter “{key}”", "A query parameter’s name"
+    )
+    if problem or not body or request.method in ("GET", "HEAD", "OPTIONS"):
+        return problem
+    if not request.content_type.startswith(_FORM_TYPES):
+        return None
+    problem = _first_problem(_lists(request.POST), "The form field “{key}”", "A form field’s name")
+    if problem is None and request.content_type.startswith("multipart/"):
+        names = ((key, f.name or "") for key, files in request.FILES.lists() for f in files)
+        problem = _first_problem(
+            names, "The name of the file sent as “{key}”", "A form field’s name"
+        )
+    return problem
+
+
+def refusal(request: HttpRequest, words: str) -> HttpResponse:
+    """A 400 saying ``words``: JSON for the API, a fragment and a toast for htmx, a page
+    otherwise."""
+    match = request.resolver_match
+    if match is not None and "api" in match.namespaces:
+        return JsonResponse({"detail": words}, status=400)
+    if request.headers.get("HX-Request") == "true":
+        response = HttpResponse(f'<p class="refusal" role="alert">{escape(words)}</p>', status=400)
+        response["HX-Reswap"] = "none"
+        response["HX-Trigger"] = json.dumps({TOAST_EVENT: {"message": words}})
+        return response
+    return render(request, "400.html", {"words": words}, status=400)
+
+
+class RefuseControlCharacters:
+    """Answer 400 in words to any request whose parameters hold control characters."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_view(self, request: HttpRequest, view_func, view_args, view_kwargs):
+        for value in (*view_args, *view_kwargs.values()):
+            if isinstance(value, int) and not -BIGGEST_INT <= value <= BIGGEST_INT:
+                # ``<int:pk>`` takes any run of digits; no row has such an id.
+                raise Http404(f"No row has the id {value}: it is larger than any id can be.")
+        own_body = getattr(view_func, "parses_own_body", False)
+        words = control_problem(request, body=not own_body)
+        return refusal(request, words) if words else None
+
 
 RETRY_AFTER = "1"
 

@@ -41,14 +41,20 @@ class ImportReport:
     results: list[tuple[str, SourceImportResult]] = field(default_factory=list)
     problems: list[ImportProblem] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    # Files imported with something changed on the way (control characters removed).
+    notes: list[ImportProblem] = field(default_factory=list)
 
     def count(self, outcome: str) -> int:
         return sum(1 for _, r in self.results if r.outcome == outcome)
 
     def as_json(self) -> dict:
         return {
-            "imported": [import_json(path, r) for path, r in self.results],
+            "imported": [
+                import_json(path, r, notes=[n.message for n in self.notes if n.path == path])
+                for path, r in self.results
+            ],
             "errors": [{"path": p.path, "error": p.message} for p in self.problems],
+            "notes": [{"path": n.path, "note": n.message} for n in self.notes],
             "skipped": list(self.skipped),
             "counts": {
                 "created": self.count("created"),
@@ -60,9 +66,10 @@ class ImportReport:
         }
 
 
-def import_json(path: str, result: SourceImportResult) -> dict:
+def import_json(path: str, result: SourceImportResult, *, notes: Iterable[str] = ()) -> dict:
     revision = result.revision
     return {
+        "notes": list(notes),
         "path": path,
         "slug": result.source.slug,
         "title": result.source.title,
@@ -315,4 +322,5 @@ def _import_one(path, where, max_bytes, seen_slugs, report, acting_user) -> str 
     if isinstance(stored, str):
         return stored
     report.results.append((where, stored))
+    report.notes += [ImportProblem(where, note) for note in document.notes]
     return None

@@ -9,14 +9,17 @@ from django.db import connection
 from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import Lower
 
+from construction.text import normal_name
 from kgreview.core.tally import tally
 
 from .models import Concept, ConceptAlias, Edge, RelationType, Source
 
 
 def clean_name(name: str) -> str:
-    """The display form of a name: runs of whitespace collapsed, ends trimmed."""
-    return " ".join(str(name).split())
+    """The stored form of a name (``construction.text.normal_name``): NFC, no invisible or
+    reordering characters, runs of whitespace collapsed, ends trimmed. Every service that
+    makes, renames or looks up a concept or alias goes through it."""
+    return normal_name(name)
 
 
 def concept_by_name(*, name: str) -> Concept | None:

@@ -19,6 +19,8 @@ from django.core.files.uploadedfile import UploadedFile
 from django.core.files.uploadhandler import FileUploadHandler, SkipFile
 from django.urls import reverse
 
+from construction.text import visible
+
 from .importing import SUPPORTED, BadSourceFile, import_json, read_upload, store_in_batch
 from .sources import SourceImportResult
 
@@ -61,11 +63,12 @@ def too_big(max_bytes: int, size: int | None = None) -> str:
 
 
 def clean_name(raw: str) -> str:
-    """The file's own name: no folders, no control characters, at most 255 characters
-    (the end, with the extension, kept)."""
+    """The file's own name: no folders, no control, zero-width or bidi characters, at most
+    255 characters (the end, with the extension, kept)."""
     name = unicodedata.normalize("NFC", raw or "")
     name = re.split(r"[\\/]", name)[-1]
-    name = " ".join(_UNPRINTABLE.sub("", name).split())
+    # Controls go first (some are whitespace to Python), then zero-width and bidi marks.
+    name = " ".join(visible(_UNPRINTABLE.sub("", name)).split())
     if name in {".", ".."}:
         return ""
     if len(name) > MAX_NAME:
@@ -187,11 +190,11 @@ def upload_one(
         return _failed(name, result)
     return UploadResult(
         name=name,
-        message=describe(result),
+        message="; ".join([describe(result), *document.notes]),
         ok=True,
         url=reverse("source-detail", args=[result.source.slug]),
         outcome=result.outcome,
-        data=import_json(f"upload:{name}", result),
+        data=import_json(f"upload:{name}", result, notes=document.notes),
     )
 
 

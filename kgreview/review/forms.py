@@ -12,9 +12,10 @@ from datetime import date
 
 from django import forms
 
-from kgreview.core.forms import TextField
+from kgreview.core.forms import TextField, parse_finite, parse_int, parse_row_id
 
 from .ends import EndChoice
+from .payloads import WEIGHT_MAX
 
 
 def clean_text(value, limit: int = 2000) -> str:
@@ -26,16 +27,15 @@ def parse_float(value: str | None) -> float | None:
     """A typed number (None when left empty); ``ValueError`` when it is not a finite one."""
     if value is None or not value.strip():
         return None
-    number = float(value)
-    if number != number or number in (float("inf"), float("-inf")):
+    number = parse_finite(value)
+    if number is None:
         raise ValueError(value)
     return number
 
 
 def parse_id(value: str | None) -> int | None:
     """A row id typed or sent by a page; None when it is not one."""
-    value = (value or "").strip()
-    return int(value) if value.isdigit() and len(value) < 19 else None
+    return parse_row_id(value)
 
 
 def end_choice(source, role: str) -> EndChoice | None:
@@ -86,7 +86,7 @@ class DecisionForm(forms.Form):
 
     def clean_version(self) -> int | None:
         raw = self.cleaned_data["version"]
-        return int(raw) if raw.isdigit() and len(raw) < 10 else None
+        return parse_int(raw, low=0, high=2**31 - 1)
 
 
 class AcceptForm(DecisionForm):
@@ -113,6 +113,8 @@ class EdgeEditForm(DecisionForm):
             data["weight"] = parse_float(data.get("weight"))
         except ValueError:
             raise forms.ValidationError("Confidence and weight must be numbers.") from None
+        if data["weight"] is not None and not 0.0 <= data["weight"] <= WEIGHT_MAX:
+            raise forms.ValidationError(f"Weight must lie between 0 and {WEIGHT_MAX:g}.")
         data["source"] = end_choice(self.data, "source")
         data["target"] = end_choice(self.data, "target")
         return data
@@ -225,6 +227,7 @@ class QueueWalkForm(forms.Form):
         raw = self.cleaned_data["id"]
         if not raw:
             return None
-        if not raw.isdigit() or len(raw) > 18:
+        pk = parse_row_id(raw)
+        if pk is None:
             raise forms.ValidationError("No such proposal.")
-        return int(raw)
+        return pk

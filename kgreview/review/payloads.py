@@ -9,10 +9,27 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-Name = Annotated[str, Field(min_length=1, max_length=200)]
-Score = Annotated[float, Field(ge=0.0, le=100.0)]
+from construction.text import normal_name
+from kgreview.core.forms import BIGGEST_INT
+
+
+def _normal_name(value):
+    return normal_name(value) if isinstance(value, str) else value
+
+
+# A concept's name as the graph stores it (``construction.text.normal_name``): an agent's
+# or a reviewer's "\u200bEmbeddings" is "Embeddings" before it is keyed or compared.
+Name = Annotated[str, Field(min_length=1, max_length=200), BeforeValidator(_normal_name)]
+Score = Annotated[float, Field(ge=0.0, le=100.0, allow_inf_nan=False)]
+RowId = Annotated[int, Field(ge=1, le=BIGGEST_INT)]
+Offset = Annotated[int, Field(ge=0, le=BIGGEST_INT)]
+# An edge's weight: finite, never negative, and bounded (a weight is a relative strength,
+# 1 by default; a thousand times that is already more than any lesson means).
+WEIGHT_MAX = 1000.0
+Weight = Annotated[float, Field(ge=0.0, le=WEIGHT_MAX, allow_inf_nan=False)]
+Confidence = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 RelationKey = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
 
 

@@ -10,6 +10,7 @@ from django.db.models import Count, Q, QuerySet
 from django.http import QueryDict
 from django.utils import timezone
 
+from kgreview.core.forms import parse_finite, parse_int, parse_row_id
 from kgreview.graph.models import Edge, RelationType
 
 from .card import claim_words
@@ -58,18 +59,16 @@ class QueueFilter:
             sort = "priority"
         run = None
         if query.get("run"):
-            try:
-                run = int(query["run"])
-            except ValueError:
-                errors.append("The agent run must be a number.")
+            run = parse_row_id(query["run"])
+            if run is None:
+                errors.append("The agent run must be a number: a run's id, from 1.")
 
         def confidence(name: str) -> float | None:
             raw = query.get(name, "").strip()
             if not raw:
                 return None
-            try:
-                value = float(raw)
-            except ValueError:
+            value = parse_finite(raw)
+            if value is None:
                 errors.append(f"Confidence bounds are numbers between 0 and 1, not {raw!r}.")
                 return None
             if not 0.0 <= value <= 1.0:
@@ -161,14 +160,19 @@ def cursor_of(proposal: Proposal, sort: str) -> str:
 
 
 def _parse_cursor(cursor: str, sort: str) -> tuple[float | int | None, int] | None:
-    try:
-        if SORTS[sort] is None:
-            return None, int(cursor)
-        value, pk = cursor.rsplit(":", 1)
-        number = int(value) if sort == "priority" else float(value)
-        return number, int(pk)
-    except (ValueError, KeyError):
+    """The (sort value, id) a cursor names; None for one that names no place in the
+    queue (not numbers, numbers no column holds, not finite)."""
+    if sort not in SORTS:
         return None
+    if SORTS[sort] is None:
+        pk = parse_row_id(cursor)
+        return None if pk is None else (None, pk)
+    value, _, pk_text = cursor.rpartition(":")
+    pk = parse_row_id(pk_text)
+    number = parse_int(value) if sort == "priority" else parse_finite(value)
+    if pk is None or number is None:
+        return None
+    return number, pk
 
 
 def _after(qs: QuerySet, sort: str, cursor: str | None, *, before: bool = False) -> QuerySet:

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from kgreview.agents.selectors import unknown_relations, worker_status
 from kgreview.core.markup import Span
+from kgreview.core.middleware import parses_own_body
 from kgreview.core.permissions import can_decide, curator_required, is_curator, view_required
 from kgreview.graph import selectors, sourcepage, upload
 from kgreview.graph.models import Concept, Source, SourceFile
@@ -87,6 +88,7 @@ NO_FILE = (
 # The files are read from request.FILES, not through a form: the size limit must be in
 # place before the body is parsed, and each file gets its own result in words (a form
 # would refuse the whole upload for one bad file).
+@parses_own_body  # the size limit must be in place before the body is parsed
 @csrf_exempt  # checked by _source_upload, once the size limit is in place
 @require_http_methods(["GET", "POST"])
 @login_required

@@ -20,6 +20,11 @@
     };
     toast(words[xhr.status] || ("The server answered " + xhr.status + "; nothing was saved."), "bad");
   });
+  // A request the server refused at the door (a control character in a field, say)
+  // answers 400 with HX-Trigger: {"kgRefused": {"message": "..."}} and swaps nothing.
+  document.addEventListener("kgRefused", function (event) {
+    toast((event.detail && event.detail.message) || "The server did not accept that; nothing was saved.", "bad");
+  });
   document.addEventListener("htmx:sendError", function () {
     toast("The server did not answer; your last action was not saved. Try again.", "bad");
   });

@@ -259,7 +259,7 @@ def test_changes_page_shows_added_invalidated_and_superseded_edges(f, history):
     # The superseding row is new in the window too.
     assert history["newer"].pk in _edges_in(added)
     assert history["old"].pk not in _edges_in(added)
-    assert 'RAG</strong> <span class="verb">applies to</span> <strong>Agents' in added
+    assert 'RAG</bdi></strong> <span class="verb">applies to</span> <strong><bdi>Agents' in added
 
     invalidated = _section(html, "changes-invalidated")
     assert _edges_in(invalidated) == {history["gone"].pk}
@@ -432,7 +432,6 @@ def test_edge_changes_names_moved_endpoints_and_relation(f, trio):
     [
         ({"until": "0001-01-03T00:00"}, "There is no week before “until”"),
         ({"since": "9999-12-31T23:59"}, "“Since” is after “until”"),
-        ({"since": "\x00"}, "Null characters are not allowed"),
     ],
 )
 def test_dates_at_the_ends_of_the_calendar_are_a_400_in_words(f, trio, params, words):
@@ -444,6 +443,12 @@ def test_dates_at_the_ends_of_the_calendar_are_a_400_in_words(f, trio, params, w
         r'<p class="error" id="changes-error" role="alert">(.*?)</p>', response.content.decode()
     ).group(1)
     assert words in unescape(error)
+
+
+def test_a_nul_byte_in_the_window_is_refused_at_the_door(f, trio):
+    response = _client(f).get(reverse("explorer:changes"), {"since": "\x00"})
+    assert response.status_code == 400
+    assert "The query parameter “since” holds a NUL byte" in response.content.decode()
 
 
 def test_the_changes_form_reads_the_window_and_its_defaults():

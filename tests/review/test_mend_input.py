@@ -20,7 +20,6 @@ from kgreview.review.models import Decision
 pytestmark = pytest.mark.django_db
 
 HUGE = "9" * 40
-NUL = "a\x00b"
 
 
 @pytest.fixture(params=[False, True], ids=["plain", "htmx"])
@@ -52,7 +51,7 @@ def test_adding_an_edge_with_nothing_sent_asks_for_both_ends(curator):
     assert not Edge.objects.exists()
 
 
-@pytest.mark.parametrize("confidence", ["1e400", "nan", "-inf", "lots", NUL, HUGE + "e9999"])
+@pytest.mark.parametrize("confidence", ["1e400", "nan", "-inf", "lots", HUGE + "e9999"])
 def test_adding_an_edge_with_a_confidence_that_is_not_a_number_says_so(curator, f, confidence):
     emb, vs = f.concept("Embeddings"), f.concept("Vector search")
     data = {
@@ -82,7 +81,7 @@ def test_adding_an_edge_with_a_confidence_out_of_range_is_refused_by_the_service
     assert page_error(response) == "Confidence must lie between 0 and 1."
 
 
-@pytest.mark.parametrize("concept_id", ["abc", HUGE, "-3", NUL, ""])
+@pytest.mark.parametrize("concept_id", ["abc", HUGE, "-3", ""])
 def test_adding_an_edge_with_an_end_id_that_is_not_one_asks_for_both_ends(curator, f, concept_id):
     data = {
         "source_concept_id": concept_id,
@@ -115,7 +114,7 @@ def test_adding_an_edge_quoting_a_revision_that_does_not_exist_says_so(curator, 
     ("extra", "words"),
     [
         ({}, "Select the sentence that supports the edge on the source page."),
-        ({"quote": "\x00 \x00"}, "Select the sentence that supports the edge on the source page."),
+        ({"quote": "   "}, "Select the sentence that supports the edge on the source page."),
         ({"quote": "not in the lesson at all"}, "The selected text was not found"),
         ({"start": "5", "end": HUGE}, "Select the sentence"),  # an end that is no offset
         ({"start": "5", "end": "999999"}, "The selected text lies outside the revision."),
@@ -139,7 +138,16 @@ def test_adding_an_edge_with_a_quote_that_cannot_be_placed_says_why(curator, f, 
     assert not Edge.objects.exists()
 
 
-def test_adding_an_edge_drops_nul_bytes_from_the_reason_and_the_relation(curator, f):
+def refused_at_the_door(response) -> bool:
+    """A 400 from ``core.middleware``: a page in words, or for htmx a toast and no swap."""
+    words = "holds a NUL byte, which kgreview does not accept"
+    if response.status_code != 400 or words not in response.content.decode():
+        return False
+    htmx = response.request.get("HTTP_HX_REQUEST") == "true"
+    return not htmx or (response["HX-Reswap"] == "none" and "kgRefused" in response["HX-Trigger"])
+
+
+def test_adding_an_edge_with_a_nul_byte_is_refused_and_writes_nothing(curator, f):
     emb, vs = f.concept("Embeddings"), f.concept("Vector search")
     data = {
         "source_concept_id": str(emb.pk),
@@ -148,13 +156,12 @@ def test_adding_an_edge_drops_nul_bytes_from_the_reason_and_the_relation(curator
         "note": "seen\x00 in the lesson",
     }
     response = curator.post(reverse("review:edge-add"), data)
-    assert response.status_code == 302
-    edge = Edge.objects.get()
-    assert edge.relation.key == "related"
-    assert Decision.objects.get(proposal__kind="add_edge").note == "seen in the lesson"
+    assert refused_at_the_door(response)
+    assert not Edge.objects.exists()
+    assert not Decision.objects.exists()
 
 
-@pytest.mark.parametrize("value", [NUL, HUGE, "abc", "1e400"])
+@pytest.mark.parametrize("value", [HUGE, "abc", "1e400", "-1"])
 def test_the_add_an_edge_page_reads_any_query_without_failing(curator, value):
     query = {
         k: value
@@ -179,7 +186,7 @@ def test_the_add_an_edge_page_reads_any_query_without_failing(curator, value):
 # --- retiring an edge -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("note", [None, "", "\x00\x00"])
+@pytest.mark.parametrize("note", [None, "", "  "])
 def test_retiring_an_edge_without_a_reason_asks_for_one(curator, f, note):
     edge = f.edge(f.concept("Embeddings"), f.concept("Vector search"))
     data = {} if note is None else {"note": note}
@@ -193,24 +200,24 @@ def test_retiring_an_edge_without_a_reason_asks_for_one(curator, f, note):
 # --- a concept's status and names -------------------------------------------------------
 
 
-@pytest.mark.parametrize("action", [None, "", NUL, HUGE, "retire\x00d"])
+@pytest.mark.parametrize("action", [None, "", HUGE, "retired"])
 def test_a_concept_status_without_a_known_action_names_the_choices(curator, f, action):
     orphan = f.concept("Orphan topic")
-    data = {} if action is None else {"action": action, "note": NUL}
+    data = {} if action is None else {"action": action, "note": "x"}
     response = curator.post(reverse("concept-status", args=[orphan.pk]), data, follow=True)
     assert flashes(response) == ["Choose retire or reactivate."]
     orphan.refresh_from_db()
     assert orphan.status == "active"
 
 
-def test_retiring_a_concept_drops_nul_bytes_from_the_note(curator, f):
+def test_retiring_a_concept_with_a_nul_byte_in_the_note_is_refused(curator, f):
     orphan = f.concept("Orphan topic")
     data = {"action": "retire", "note": "no\x00 longer taught"}
     response = curator.post(reverse("concept-status", args=[orphan.pk]), data)
-    assert response.status_code == 302
+    assert refused_at_the_door(response)
     orphan.refresh_from_db()
-    assert orphan.status == "retired"
-    assert Decision.objects.get(proposal__kind="update_concept").note == "no longer taught"
+    assert orphan.status == "active"
+    assert not Decision.objects.exists()
 
 
 @pytest.mark.parametrize(
@@ -219,8 +226,8 @@ def test_retiring_a_concept_drops_nul_bytes_from_the_note(curator, f):
         ({}, "Choose rename, add an alias or remove one."),
         ({"action": "delete", "name": "x"}, "Choose rename, add an alias or remove one."),
         ({"action": "rename"}, "Type the new name."),
-        ({"action": "rename", "name": " \x00 "}, "Type the new name."),
-        ({"action": "add_alias", "name": "\x00"}, "Type the alias to add."),
+        ({"action": "rename", "name": " \t "}, "Type the new name."),
+        ({"action": "add_alias", "name": " "}, "Type the alias to add."),
         ({"action": "remove_alias"}, "Nothing would change."),
     ],
 )
@@ -235,7 +242,7 @@ def test_changing_names_without_what_is_needed_says_what_is_missing(curator, f, 
 
 def test_an_alias_too_long_for_a_name_is_refused_in_words(curator, f):
     emb = f.concept("Embeddings")
-    data = {"action": "add_alias", "name": "E\x00" + "m" * 400}
+    data = {"action": "add_alias", "name": "E" + "m" * 400}
     response = curator.post(reverse("review:concept-names", args=[emb.pk]), data, follow=True)
     (words,) = flashes(response)
     assert words.endswith("add_aliases.0: String should have at most 200 characters")
@@ -245,7 +252,7 @@ def test_an_alias_too_long_for_a_name_is_refused_in_words(curator, f):
 # --- merging two concepts ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("other", ["abc", HUGE, "1e99", NUL, "-1", "0"])
+@pytest.mark.parametrize("other", ["abc", HUGE, "1e99", "-1", "0"])
 def test_the_merge_page_reads_an_other_that_is_no_concept_as_none_chosen(curator, f, other):
     emb = f.concept("Embeddings")
     url = reverse("review:concept-merge", args=[emb.pk])
@@ -258,12 +265,12 @@ def test_the_merge_page_reads_an_other_that_is_no_concept_as_none_chosen(curator
 def test_the_merge_page_asks_to_pick_a_name_typed_but_not_chosen(curator, f):
     emb = f.concept("Embeddings")
     url = reverse("review:concept-merge", args=[emb.pk])
-    response = curator.post(url, {"target_name": "Embed\x00ding"})
+    response = curator.post(url, {"target_name": "Embedding"})
     assert response.status_code == 400
     assert page_error(response) == "Pick the other concept from the list (↓ then Enter)."
 
 
-@pytest.mark.parametrize("survivor", [None, "", "abc", HUGE, NUL])
+@pytest.mark.parametrize("survivor", [None, "", "abc", HUGE])
 def test_merging_without_a_readable_survivor_asks_which_to_keep(curator, f, survivor):
     emb, embed = f.concept("Embeddings"), f.concept("Embed")
     data = {"other": str(embed.pk)}
@@ -276,18 +283,19 @@ def test_merging_without_a_readable_survivor_asks_which_to_keep(curator, f, surv
     assert embed.status == "active"
 
 
-def test_merging_drops_nul_bytes_from_the_note(curator, f):
+def test_merging_with_a_nul_byte_in_the_note_is_refused(curator, f):
     emb, embed = f.concept("Embeddings"), f.concept("Embed")
     data = {"other": str(embed.pk), "survivor": str(emb.pk), "note": "same\x00 thing"}
     response = curator.post(reverse("review:concept-merge", args=[emb.pk]), data)
-    assert response.status_code == 302
-    assert Decision.objects.get(proposal__kind="merge_concepts").note == "same thing"
+    assert refused_at_the_door(response)
+    embed.refresh_from_db()
+    assert embed.status == "active"
 
 
 # --- deciding, undoing, walking the queue -----------------------------------------------
 
 
-@pytest.mark.parametrize("value", [NUL, HUGE, "abc"])
+@pytest.mark.parametrize("value", [HUGE, "abc", "1e400"])
 def test_deciding_and_undoing_with_hostile_fields_is_never_a_server_error(curator, f, value):
     emb, vs = f.concept("Embeddings"), f.concept("Vector search")
     proposal = f.edge_proposal(emb, vs, doc=f.lesson(slug="vs"))
@@ -300,24 +308,25 @@ def test_deciding_and_undoing_with_hostile_fields_is_never_a_server_error(curato
     assert curator.post(reverse("review:undo"), undo).status_code < 500
     edit = {"note": value, "relation": value, "confidence": value, "source_concept_id": value}
     assert curator.post(reverse("review:edit", args=[proposal.pk]), edit).status_code < 500
-    assert "\x00" not in "".join(Decision.objects.values_list("note", flat=True))
 
 
-def test_rejecting_with_a_nul_byte_in_the_note_keeps_the_note_without_it(curator, f):
+def test_rejecting_with_a_nul_byte_in_the_note_is_refused_and_decides_nothing(curator, f):
     emb, vs = f.concept("Embeddings"), f.concept("Vector search")
     proposal = f.edge_proposal(emb, vs, doc=f.lesson(slug="vs"))
     data = {"reason_code": "wrong_relation", "note": "not\x00 this"}
     response = curator.post(reverse("review:reject", args=[proposal.pk]), data)
-    assert response.status_code in (200, 302)
-    assert Decision.objects.get(proposal=proposal).note == "not this"
+    assert refused_at_the_door(response)
+    proposal.refresh_from_db()
+    assert proposal.status == "pending"
+    assert not Decision.objects.exists()
 
 
-@pytest.mark.parametrize("value", ["abc", HUGE, NUL, "-1"])
+@pytest.mark.parametrize("value", ["abc", HUGE, "-1"])
 def test_the_focus_page_answers_an_id_that_is_not_one_with_a_404(curator, value):
     assert curator.get(reverse("review:focus"), {"id": value}).status_code == 404
 
 
-@pytest.mark.parametrize("value", ["abc", HUGE, NUL, "1:2:3"])
+@pytest.mark.parametrize("value", ["abc", HUGE, "1:2:3"])
 def test_walking_the_queue_with_unreadable_cursors_shows_the_start(curator, f, value):
     f.edge_proposal(f.concept("Embeddings"), f.concept("Vector search"))
     walk = {"after": value, "before": value, "from": value}
@@ -333,9 +342,9 @@ def test_walking_the_queue_with_unreadable_cursors_shows_the_start(curator, f, v
     ("data", "words"),
     [
         ({}, "Choose retire, reactivate or describe."),
-        ({"action": NUL}, "Choose retire, reactivate or describe."),
+        ({"action": "a b"}, "Choose retire, reactivate or describe."),
         ({"action": "describe", "label": "Related"}, "A relation needs a label and a verb."),
-        ({"action": "describe", "label": "\x00", "verb": "x"}, "A relation needs a label"),
+        ({"action": "describe", "label": " ", "verb": "x"}, "A relation needs a label"),
     ],
 )
 def test_a_relation_action_without_what_it_needs_says_so(curator, f, data, words):
@@ -349,13 +358,13 @@ def test_a_relation_action_without_what_it_needs_says_so(curator, f, data, words
     assert (relation.label, relation.verb, relation.active) == before
 
 
-def test_describing_a_relation_drops_nul_bytes_and_caps_the_lengths(curator, f):
+def test_describing_a_relation_trims_and_caps_the_lengths(curator, f):
     relation = f.relation("related")
     data = {
         "action": "describe",
-        "label": " Rel\x00ated ",
-        "verb": "relates\x00 to" + "o" * 200,
-        "description": "d\x00" * 6000,
+        "label": " Related ",
+        "verb": "relates to" + "o" * 200,
+        "description": "d" * 6000,
     }
     response = curator.post(reverse("relation-action", args=[relation.pk]), data)
     assert response.status_code == 302

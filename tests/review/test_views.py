@@ -189,7 +189,7 @@ def test_focus_page_shows_the_claim_evidence_resolution_and_neighbours(f, world)
     assert "is a prerequisite for" in html
     assert "<mark>Before learning vector search you should understand embeddings.</mark>" in html
     assert "How the ends were resolved" in html
-    assert "Edges of Embeddings" in html and "Tokenization" in html
+    assert "Edges of <bdi>Embeddings</bdi>" in html and "Tokenization" in html
     assert 'data-key="a"' in html and 'data-key="r"' in html and 'data-key="e"' in html
 
 
@@ -581,8 +581,12 @@ def test_queue_rows_name_the_concepts_of_merges_and_edge_retirements(f, world):
         confidence=0.9,
     )
     html = client_for(f, "reviewer").get(reverse("review:queue") + "?status=open").content.decode()
-    assert re.search(r"Finetuning\s*<span class=\"verb\">into</span>\s*Fine-tuning", html)
-    assert re.search(r"retire edge</span>\s*Fine-tuning\s*<span class=\"verb\">builds on", html)
+    assert re.search(
+        r"<bdi>Finetuning</bdi>\s*<span class=\"verb\">into</span>\s*<bdi>Fine-tuning</bdi>", html
+    )
+    assert re.search(
+        r"retire edge</span>\s*<bdi>Fine-tuning</bdi>\s*<span class=\"verb\">builds on", html
+    )
 
 
 def test_counts_swap_the_bulk_count_only_for_those_who_have_the_bulk_bar(f, world):
@@ -603,13 +607,16 @@ def test_mending_with_nul_bytes_and_huge_numbers_is_answered_in_words(f):
     emb, vs = f.concept("Embeddings"), f.concept("Vector search")
     edge = f.edge(emb, vs)
     retire = client.post(reverse("review:edge-retire", args=[edge.pk]), {"note": "bad\x00 edge"})
-    assert retire.status_code == 302
+    assert retire.status_code == 400 and "holds a NUL byte" in retire.content.decode()
     edge.refresh_from_db()
-    assert edge.status == "invalidated" and "\x00" not in edge.invalidation_reason
+    assert edge.status == "active"
     names = client.post(
         reverse("review:concept-names", args=[emb.pk]), {"action": "add_alias", "name": "E\x00mb"}
     )
-    assert names.status_code == 302 and emb.aliases.filter(name="Emb").exists()
+    assert (
+        names.status_code == 400
+        and not emb.aliases.filter(name__startswith="E").exclude(name="Embeddings").exists()
+    )
     added = client.post(
         reverse("review:edge-add"),
         {

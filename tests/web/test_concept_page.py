@@ -47,12 +47,12 @@ def test_concept_detail_shows_names_edges_both_ways_and_open_proposals(viewer, f
     order = re.findall(r"<li>([^<]+?) <span", names.group(1))
     assert order == ["Embeddings", "Dense vectors", "Vector embeddings"]
     assert (
-        f'<strong>Embeddings</strong> <span class="verb">is a prerequisite for</span> '
-        f'<a href="/concepts/{vs.pk}/">Vector search</a>'
+        f'<strong><bdi>Embeddings</bdi></strong> <span class="verb">is a prerequisite for</span> '
+        f'<a href="/concepts/{vs.pk}/"><bdi>Vector search</bdi></a>'
     ) in html
     assert (
-        f'<a href="/concepts/{tok.pk}/">Tokenization</a> <span class="verb">is a prerequisite '
-        "for</span> <strong>Embeddings</strong>"
+        f'<a href="/concepts/{tok.pk}/"><bdi>Tokenization</bdi></a> <span class="verb">is a '
+        "prerequisite for</span> <strong><bdi>Embeddings</bdi></strong>"
     ) in html
     assert f"#{out_edge.pk}</a>" in html and f"#{in_edge.pk}</a>" in html
     assert "Waiting for review" in html and "Reranking" in html
@@ -106,7 +106,7 @@ def test_concept_detail_of_a_merged_concept_points_to_the_survivor(f, curator, v
     loser, survivor = f.concept("Finetuning"), f.concept("Fine-tuning")
     services.concept_merge(loser=loser, survivor=survivor, acting_user=None)
     mine = page(curator.get(reverse("concept-detail", args=[loser.pk])))
-    assert f'Merged into <a href="/concepts/{survivor.pk}/">Fine-tuning</a>' in mine
+    assert f'Merged into <a href="/concepts/{survivor.pk}/"><bdi>Fine-tuning</bdi></a>' in mine
     assert 'id="unmerge"' in mine and f'action="/concepts/{loser.pk}/unmerge/"' in mine
     assert 'id="retire"' not in mine and 'id="reactivate"' not in mine
     theirs = page(viewer.get(reverse("concept-detail", args=[loser.pk])))

@@ -11,7 +11,7 @@ from kgreview.graph import history, search
 
 from .. import schemas as s
 from ..app import ApiError, answers, api, served
-from ..params import concept_or_404, edges_at, instant
+from ..params import TEXT_PATTERN, concept_or_404, edges_at, instant
 from ..serializers import concept_detail_out, edge_rows, search_out
 
 
@@ -19,7 +19,7 @@ from ..serializers import concept_detail_out, edge_rows, search_out
 @served
 def concept_search(
     request,
-    q: str = Query(..., min_length=1, max_length=200),  # noqa: B008
+    q: str = Query(..., min_length=1, max_length=200, pattern=TEXT_PATTERN),  # noqa: B008
     limit: int = Query(10, ge=1, le=100),  # noqa: B008
     as_of: datetime | None = None,
 ):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from kgreview.core.forms import BIGGEST_INT
 from kgreview.graph.models import Edge
 
 from .. import schemas as s
@@ -18,7 +19,12 @@ def edge_explain(request, edge_id: int, as_of: datetime | None = None):
     """Why an edge exists: its evidence quoted in context (source and revision), the
     agent's reason and confidence, the decisions made about it, and what it replaced."""
     at = instant(as_of)
-    edge = Edge.objects.select_related(*EXPLAIN_RELATED).filter(pk=edge_id).first()
+    in_range = 1 <= edge_id <= BIGGEST_INT  # no row has another, and SQLite cannot be asked
+    edge = (
+        Edge.objects.select_related(*EXPLAIN_RELATED).filter(pk=edge_id).first()
+        if in_range
+        else None
+    )
     if edge is None:
         raise ApiError(404, f"There is no edge with id {edge_id}.")
     return edge_explanation(edge, at=at)

@@ -11,7 +11,7 @@ from kgreview.graph.selectors import concept_names
 
 from .. import schemas as s
 from ..app import ApiError, answers, api, served
-from ..params import Direction, concept_or_404, instant, relation_ids
+from ..params import Direction, Text, concept_or_404, instant, relation_ids
 from ..serializers import (
     edge_rows,
     edges_by_id,
@@ -39,7 +39,7 @@ def neighbours(
     concept_id: int,
     depth: int = Query(1, ge=1, le=traversal.MAX_DEPTH),  # noqa: B008
     direction: Direction = "both",
-    relation: list[str] = Query(None),  # noqa: B008 - ninja's way to declare a repeated query parameter
+    relation: list[Text] = Query(None),  # noqa: B008 - ninja's way to declare a repeated query parameter
     limit: int = Query(200, ge=1, le=traversal.NODE_LIMIT),  # noqa: B008
     as_of: datetime | None = None,
 ):
@@ -87,7 +87,7 @@ def path(
     from_id: int,
     to_id: int,
     direction: Direction = "out",
-    relation: list[str] = Query(None),  # noqa: B008
+    relation: list[Text] = Query(None),  # noqa: B008
     max_depth: int = Query(4, ge=1, le=traversal.MAX_DEPTH),  # noqa: B008
     as_of: datetime | None = None,
 ):
@@ -130,7 +130,7 @@ def path(
 def learning_path(
     request,
     concept_id: int,
-    via: list[str] = Query(None),  # noqa: B008
+    via: list[Text] = Query(None),  # noqa: B008
     as_of: datetime | None = None,
     limit: int = Query(STEPS_PAGE, ge=1, le=STEPS_PAGE_MAX),  # noqa: B008
     offset: int = Query(0, ge=0, le=traversal.ANCESTOR_LIMIT),  # noqa: B008

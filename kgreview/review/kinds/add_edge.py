@@ -24,7 +24,7 @@ from ..card_parts import evidence_context, neighbours_of
 from ..ends import EndChoice, concept_for_name, open_concept_proposal, resolve_choice
 from ..models import Proposal
 from ..outcome import ProposalStale
-from ..payloads import Name, RelationKey, Score, Strict
+from ..payloads import Name, Offset, RelationKey, RowId, Score, Strict, Weight
 from .base import BlockerReads, Kind, LockRows, Rows, Step, UndoStep, ground
 
 ROLES = ("source", "target")
@@ -34,8 +34,8 @@ class Endpoint(Strict):
     """One end of a proposed edge and how the agent resolved its name."""
 
     name: Name
-    concept_id: int | None = None
-    proposal_id: int | None = Field(
+    concept_id: RowId | None = None
+    proposal_id: RowId | None = Field(
         default=None, description="The open add_concept proposal this endpoint waits for."
     )
     match: Literal["exact", "alias", "fuzzy", "new", "manual"] = "new"
@@ -61,8 +61,8 @@ class Endpoint(Strict):
 class Support(Strict):
     """Another place in the evidence's revision that states the same edge."""
 
-    start: int = Field(ge=0)
-    end: int = Field(gt=0)
+    start: Offset
+    end: Offset = Field(gt=0)
     quote: str = Field(min_length=1, max_length=5000)
 
 
@@ -70,7 +70,7 @@ class AddEdge(Strict):
     source: Endpoint
     target: Endpoint
     relation: RelationKey
-    weight: float = Field(default=1.0, ge=0.0)
+    weight: Weight = 1.0
     valid_at: datetime | None = None
     conflicts: list[dict] = Field(
         default_factory=list, description="Edges or proposals this one contradicts."

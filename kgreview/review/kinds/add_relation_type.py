@@ -18,7 +18,7 @@ from kgreview.core.errors import StateConflict
 from kgreview.graph import services as graph
 from kgreview.graph.models import RelationType
 
-from ..payloads import Name, RelationKey, Strict
+from ..payloads import Name, Offset, RelationKey, RowId, Strict
 from ..signals import relation_type_accepted
 from .base import Kind, Step, UndoStep
 
@@ -26,9 +26,9 @@ from .base import Kind, Step, UndoStep
 class RelationExample(Strict):
     quote: str = Field(min_length=1, max_length=2000)
     source_slug: str
-    revision_id: int | None = None
-    start: int | None = Field(default=None, ge=0)
-    end: int | None = Field(default=None, ge=0)
+    revision_id: RowId | None = None
+    start: Offset | None = None
+    end: Offset | None = None
     source_name: str = ""
     target_name: str = ""
 

@@ -14,13 +14,13 @@ from construction import keys
 from kgreview.graph import services as graph
 from kgreview.graph.models import Edge
 
-from ..payloads import Strict
+from ..payloads import RowId, Strict
 from .base import Step, UndoStep, active_edge
 from .edge_change import EdgeChangeKind
 
 
 class InvalidateEdge(Strict):
-    edge_id: int
+    edge_id: RowId
     reason_code: Literal["evidence_gone", "cycle", "contradiction", "duplicate", "manual", "other"]
     cycle_edge_ids: list[int] = Field(default_factory=list)
 

@@ -14,13 +14,13 @@ from kgreview.graph import services as graph
 from kgreview.graph.models import Concept
 
 from ..card_parts import merge_sides, neighbours_of
-from ..payloads import Score, Strict
+from ..payloads import RowId, Score, Strict
 from .base import BlockerReads, Kind, Rows, Step, UndoStep
 
 
 class MergeConcepts(Strict):
-    survivor_id: int
-    loser_id: int
+    survivor_id: RowId
+    loser_id: RowId
     score: Score | None = None
     why: str = Field(min_length=1, max_length=2000)
 

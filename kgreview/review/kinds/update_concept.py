@@ -14,14 +14,14 @@ from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, ConceptAlias
 
 from ..outcome import ProposalStale
-from ..payloads import Name, Strict
+from ..payloads import Name, RowId, Strict
 from .base import Kind, Rows, Step, UndoStep
 
 
 class UpdateConcept(Strict):
     """A person's correction of a concept: its name, its aliases, or whether it is in use."""
 
-    concept_id: int
+    concept_id: RowId
     name: Name | None = None
     add_aliases: list[Name] = Field(default_factory=list, max_length=50)
     remove_aliases: list[Name] = Field(default_factory=list, max_length=50)

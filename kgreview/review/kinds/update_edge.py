@@ -6,25 +6,25 @@ supersedes that row again with the old values.
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from pydantic import model_validator
 
 from kgreview.core.errors import StateConflict
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge, RelationType
 
-from ..payloads import RelationKey, Strict
+from ..payloads import Confidence, RelationKey, RowId, Strict, Weight
 from .base import Step, UndoStep, active_edge
 from .edge_change import EdgeChangeKind
 
 
 class UpdateEdge(Strict):
-    edge_id: int
+    edge_id: RowId
     relation: RelationKey | None = None
     swap_direction: bool = False
-    source_id: int | None = None
-    target_id: int | None = None
-    weight: float | None = Field(default=None, ge=0.0)
-    new_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    source_id: RowId | None = None
+    target_id: RowId | None = None
+    weight: Weight | None = None
+    new_confidence: Confidence | None = None
 
     @model_validator(mode="after")
     def _changes_something(self) -> UpdateEdge:

@@ -52,6 +52,8 @@ class Command(BaseCommand):
                     f"{result.outcome:>9}  {result.source.slug} (revision "
                     f"{revision.number}, {size})  {path}"
                 )
+            for note in report.notes:
+                self.stdout.write(self.style.WARNING(f"     note  {note.path}: {note.message}"))
             for problem in report.problems:
                 self.stderr.write(self.style.ERROR(f"    error  {problem.path}: {problem.message}"))
             counts = report.as_json()["counts"]

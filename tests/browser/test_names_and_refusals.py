@@ -1,0 +1,61 @@
+"""Names that lie, in a real browser (issue 13): a concept name holding U+202E (a right-to-
+left override, as rows stored before names were cleaned may) cannot reverse the rest of
+the claim on the card; and a request refused at the edge is said in the toast."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from kgreview.graph.models import Concept, ConceptAlias
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("reference_data"),
+]
+
+EVIL = "Evil\u202egnp.exe"
+
+
+def _box(locator) -> dict:
+    box = locator.bounding_box()
+    assert box is not None
+    return box
+
+
+def test_a_name_with_a_right_to_left_override_leaves_the_claim_in_order(
+    page, live_server, f, login
+):
+    evil, vectors = f.concept("Evil"), f.concept("Vectors")
+    proposal = f.edge_proposal(evil, vectors, "contrasts_with")
+    # A row written before names were cleaned (the services no longer let one in).
+    Concept.objects.filter(pk=evil.pk).update(name=EVIL)
+    ConceptAlias.objects.filter(concept=evil).update(name=EVIL)
+    login("reviewer")
+    page.goto(f"{live_server.url}/review/focus/?id={proposal.pk}")
+    claim = page.locator("h2.claim")
+    name = claim.locator(".concept bdi").first
+    expect(name).to_have_text(EVIL)
+    verb, target = claim.locator(".verb"), claim.locator(".concept").nth(1)
+    expect(verb).to_have_text("contrasts with")
+    expect(target).to_have_text("Vectors")
+    # Laid out left to right as written: the override stays inside the name's <bdi>.
+    name_box, verb_box, target_box = _box(name), _box(verb), _box(target)
+    assert name_box["x"] + name_box["width"] <= verb_box["x"] + 1
+    assert verb_box["x"] + verb_box["width"] <= target_box["x"] + 1
+    assert " ".join(claim.inner_text().split()).endswith("contrasts with Vectors")
+
+
+def test_an_htmx_request_refused_at_the_edge_is_said_in_the_toast(page, live_server, f, login):
+    f.edge_proposal(f.concept("Embeddings"), f.concept("Vector search"))
+    login("reviewer")
+    page.goto(f"{live_server.url}/review/")
+    before = page.locator("#queue-results").inner_html()
+    page.evaluate(
+        "htmx.ajax('GET', '/review/?relation=%00', {target: '#queue-results', swap: 'outerHTML'})"
+    )
+    toast = page.locator("#toast")
+    expect(toast).to_be_visible()
+    expect(toast).to_contain_text("The query parameter “relation” holds a NUL byte")
+    assert page.locator("#queue-results").inner_html() == before
