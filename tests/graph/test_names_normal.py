@@ -95,7 +95,7 @@ def test_the_migration_cleans_names_stored_before(f):
     ConceptAlias.objects.filter(pk=extra.pk).update(name=f"Embed{ZWSP}dings")
     before = AuditEntry.objects.count()
 
-    import_module("kgreview.graph.migrations.0010_names_without_controls").clean_names(apps, None)
+    import_module("kgreview.graph.migrations.0011_names_without_controls").clean_names(apps, None)
 
     assert Concept.objects.get(pk=clean.pk).name == "Embeddings"
     assert Concept.objects.get(pk=twin.pk).name == f"Embeddings (#{twin.pk})"

@@ -112,7 +112,7 @@ def clean_names(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("graph", "0009_documents"),
+        ("graph", "0010_nodelete_history"),
         ("core", "0002_audit_append_only"),
     ]
 
