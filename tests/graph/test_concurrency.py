@@ -2,38 +2,14 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
-from django.db import connections
 
 from kgreview.core.errors import CycleDetected, DuplicateEdge
 from kgreview.graph import services
 from kgreview.graph.models import Edge
+from tests.races import race
 
 pytestmark = pytest.mark.usefixtures("reference_data")
-
-
-def race(*calls):
-    """Run the calls at the same moment in separate threads; return results or errors."""
-    barrier = threading.Barrier(len(calls))
-    results: list[object] = [None] * len(calls)
-
-    def run(i, fn):
-        try:
-            barrier.wait()
-            results[i] = fn()
-        except Exception as exc:  # collected for the assertions
-            results[i] = exc
-        finally:
-            connections.close_all()  # this thread's connection, or teardown waits on it
-
-    threads = [threading.Thread(target=run, args=(i, fn)) for i, fn in enumerate(calls)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    return results
 
 
 def test_two_writers_cannot_close_a_prerequisite_cycle_between_them(on_postgres, f):

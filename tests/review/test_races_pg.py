@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import itertools
 import os
-import threading
 from collections import Counter
 
 import pytest
-from django.db import connections
 
 from kgreview.core.errors import Busy, DomainError
 from kgreview.graph.models import Concept, Edge
@@ -24,6 +22,7 @@ from kgreview.review import bulk, decisions
 from kgreview.review.models import Decision, Proposal
 from kgreview.review.outcome import AlreadyDecided, Outcome, ProposalStale
 from kgreview.review.services import proposal_create
+from tests.races import race
 
 pytestmark = pytest.mark.usefixtures("reference_data")
 
@@ -31,29 +30,6 @@ ROUNDS = int(os.environ.get("KG_RACE_ROUNDS", "12"))
 # What a racing request may be told instead of having its way.
 REFUSALS = (AlreadyDecided, ProposalStale, Busy)
 _names = itertools.count(1)
-
-
-def race(*calls):
-    """Run the calls at the same moment in separate threads (each its own connection and
-    transaction); return each one's result or the exception it raised."""
-    barrier = threading.Barrier(len(calls))
-    results: list[object] = [None] * len(calls)
-
-    def run(i, fn):
-        try:
-            barrier.wait()
-            results[i] = fn()
-        except BaseException as exc:  # collected for the assertions
-            results[i] = exc
-        finally:
-            connections.close_all()  # this thread's connection, or teardown waits on it
-
-    threads = [threading.Thread(target=run, args=(i, fn)) for i, fn in enumerate(calls)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
-    return results
 
 
 def assert_answered_in_words(results) -> None:
