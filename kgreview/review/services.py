@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import IntegrityError, models, transaction
-from django.db.models import IntegerField, Q
+from django.db.models import IntegerField
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
@@ -251,6 +251,7 @@ def _needed_by(ids) -> list:
     naming an add_concept proposal), one per end."""
     return [
         Proposal.objects.filter(pk__in=ids)
+        .order_by()
         .annotate(needed=Cast(KT(f"payload__{role}__proposal_id"), IntegerField()))
         .filter(needed__isnull=False)
         .values("needed")
@@ -266,14 +267,20 @@ def lock_proposals(ids, *, needed: bool = False, related=()) -> dict[int, Propos
     statement, in the same order, and returned too.
     """
     ids = list(ids)
-    wanted = Q(pk__in=ids)
+    wanted: object = ids
     if needed:
-        for query in _needed_by(ids):
-            wanted |= Q(pk__in=query)
+        # One id list, as a UNION subquery: "id IN (...) OR id IN (subquery)" made
+        # PostgreSQL scan every proposal (40 ms at 100k); the union is index lookups.
+        wanted = (
+            Proposal.objects.filter(pk__in=ids)
+            .order_by()
+            .values("pk")
+            .union(*_needed_by(ids), all=True)
+        )
     rows = (
         Proposal.objects.select_for_update(no_key=True, of=("self",))
         .select_related(*related)
-        .filter(wanted)
+        .filter(pk__in=wanted)
         .order_by("pk")
     )
     return {p.pk: p for p in rows}
