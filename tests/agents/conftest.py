@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 
 from kgreview.agents.adapters import INDEX_CACHE
+from tests.agents.pages import client_for
 from tests.construction.fake_llm import fake_llm
 
 __all__ = ["fake_llm"]
@@ -31,3 +33,33 @@ def openai_settings(settings, fake_llm):
     settings.KG_LLM_BACKOFF_BASE = 0.0
     settings.KG_LLM_BACKOFF_MAX = 0.01
     return fake_llm
+
+
+# --- the Agents page's clients and a graph the heal agent has work in ---------------------
+
+
+@pytest.fixture
+def curator_user(f):
+    return f.user("cura", role="curator")
+
+
+@pytest.fixture
+def curator(curator_user) -> Client:
+    client = Client()
+    client.force_login(curator_user)
+    return client
+
+
+@pytest.fixture
+def viewer(f) -> Client:
+    return client_for(f, "viewer")
+
+
+@pytest.fixture
+def duplicates(f):
+    """Two spellings of one concept, which the heal agent proposes to merge."""
+    big = f.concept("Vector database")
+    small = f.concept("Vector databases")
+    for other in ("Embeddings", "ANN", "Metadata filtering"):
+        f.edge(f.concept(other), big, "part_of")
+    return big, small
