@@ -31,3 +31,30 @@ def assert_queue_decidable() -> None:
     stuck = open_proposal_blockers(open_)
     assert stuck == {}, stuck
     assert twin_concept_proposals() == []
+
+
+@pytest.fixture
+def world(f):
+    """A lesson, two concepts, an edge, and a few proposals of different kinds."""
+    doc = f.lesson(slug="vs")
+    emb, vs = f.concept("Embeddings"), f.concept("Vector search")
+    edge = f.edge(f.concept("Tokenization"), emb)
+    p_edge = f.edge_proposal(emb, vs, doc=doc)
+    p_concept = f.concept_proposal("Retrieval-augmented generation", aliases=["RAG"], doc=doc)
+    held = f.edge_proposal(
+        emb,
+        vs,
+        "related",
+        doc=doc,
+        confidence=0.3,
+        quote="Unlike keyword search, dense retrieval compares meanings.",
+    )
+    return {
+        "doc": doc,
+        "emb": emb,
+        "vs": vs,
+        "edge": edge,
+        "p_edge": p_edge,
+        "p_concept": p_concept,
+        "held": held,
+    }

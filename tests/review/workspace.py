@@ -1,0 +1,16 @@
+"""Clients of the review workspace tests, by role."""
+
+from __future__ import annotations
+
+from django.test import Client
+
+HX = {"HX-Request": "true"}
+
+
+def client_for(f, role: str | None) -> Client:
+    client = Client()
+    if role == "anonymous":
+        return client
+    user = f.user(f"{role or 'nogroup'}-user", role=role)
+    client.force_login(user)
+    return client
