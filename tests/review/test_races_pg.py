@@ -80,12 +80,7 @@ def test_a_merge_racing_an_edge_on_the_merged_concept_never_fails_unanswered(on_
         f.edge(survivor, x, "applies_to")
         edge_p = f.edge_proposal(x, loser, "related", doc=doc)
         merge_p = _merge_proposal(loser, survivor)
-        results = race(
-            lambda m=merge_p: decisions.proposal_accept(proposal_id=m.pk, reviewer=curator),
-            lambda e=edge_p: decisions.proposal_accept(proposal_id=e.pk, reviewer=reviewer),
-        )
-        assert_answered_in_words(results)
-        merged, edged = results
+        merged, edged = race_merge_and_edge(merge_p, curator, edge_p, reviewer)
         assert isinstance(merged, Outcome) or isinstance(edged, Outcome)
         loser.refresh_from_db()
         if isinstance(merged, Outcome):
@@ -99,6 +94,17 @@ def test_a_merge_racing_an_edge_on_the_merged_concept_never_fails_unanswered(on_
         else:
             assert Proposal.objects.get(pk=edge_p.pk).status != "accepted"
         assert_graph_consistent()
+
+
+def race_merge_and_edge(merge_p, curator, edge_p, reviewer) -> list[object]:
+    """A curator accepts the merge while a reviewer accepts the edge, at the same moment;
+    each is answered (an outcome or a refusal in words)."""
+    results = race(
+        lambda: decisions.proposal_accept(proposal_id=merge_p.pk, reviewer=curator),
+        lambda: decisions.proposal_accept(proposal_id=edge_p.pk, reviewer=reviewer),
+    )
+    assert_answered_in_words(results)
+    return results
 
 
 def test_a_merge_racing_an_edge_that_brings_a_pending_concept_never_fails_unanswered(
@@ -115,12 +121,7 @@ def test_a_merge_racing_an_edge_that_brings_a_pending_concept_never_fails_unansw
         pending = f.concept_proposal(f"Vector {n}", doc=doc)
         edge_p = f.edge_proposal(loser, pending, "applies_to", doc=doc)
         merge_p = _merge_proposal(loser, survivor)
-        results = race(
-            lambda m=merge_p: decisions.proposal_accept(proposal_id=m.pk, reviewer=curator),
-            lambda e=edge_p: decisions.proposal_accept(proposal_id=e.pk, reviewer=reviewer),
-        )
-        assert_answered_in_words(results)
-        merged, edged = results
+        merged, edged = race_merge_and_edge(merge_p, curator, edge_p, reviewer)
         pending.refresh_from_db()
         if isinstance(edged, Outcome):
             assert pending.status == "accepted"
