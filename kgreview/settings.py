@@ -465,6 +465,13 @@ KG_ITEM_LEASE_SECONDS = env_int("KG_ITEM_LEASE_SECONDS", 900, minimum=1)
 KG_DISCOVERY_MIN_SUPPORT = env_int("KG_DISCOVERY_MIN_SUPPORT", 3, minimum=1)
 KG_DISCOVERY_MIN_SOURCES = env_int("KG_DISCOVERY_MIN_SOURCES", 2, minimum=1)
 KG_WORKER_STALE_SECONDS = env_int("KG_WORKER_STALE_SECONDS", 120, minimum=1)
+# Asking the graph: refiner rounds (one hop each) after the first walk, the longest
+# question, and who plans and critiques (offline rules, or the KG_LLM_* model).
+KG_ASK_MAX_ITERATIONS = env_int("KG_ASK_MAX_ITERATIONS", 3)
+KG_ASK_QUESTION_MAX = env_int("KG_ASK_QUESTION_MAX", 500, minimum=20)
+KG_ASK_PROVIDER = env_str("KG_ASK_PROVIDER", "offline")
+if KG_ASK_PROVIDER not in {"offline", "openai"}:
+    raise ImproperlyConfigured(f"KG_ASK_PROVIDER={KG_ASK_PROVIDER!r}: use offline or openai")
 
 LOGGING = {
     "version": 1,
