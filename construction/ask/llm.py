@@ -30,7 +30,7 @@ from ..llm.chat import ChatClient
 from ..text import name_key, name_keys, singular, words
 from ..types import LLMUsage, RelationSpec
 from .names import find_concepts
-from .planner_offline import build_plan
+from .planner_offline import NO_FAMILY, build_plan
 from .prompts import (
     CRITIC_SYSTEM,
     CRITIQUE_SCHEMA,
@@ -104,11 +104,13 @@ class OpenAIPlanner(ChatClient):
                 feedback=plan_feedback,
             )
         except LLMError as err:
-            note = f"the model could not be asked to read the question: {err}"
+            note = f"I could not read the question: the model could not be asked ({err})."
             return self._unread(question, note), err.usage
         if talk.answer is None:
-            note = f"the model could not read the question after {talk.tries}: " + "; ".join(
-                talk.problems
+            said = "; ".join(talk.problems)
+            note = (
+                f"I could not read the question: the model's plan was unusable after "
+                f"{talk.tries} ({said})."
             )
             return self._unread(question, note), talk.usage
         return self._plan(question, talk.answer, index, vocabulary, talk.tries), talk.usage
@@ -124,9 +126,9 @@ class OpenAIPlanner(ChatClient):
         vocabulary: Sequence[RelationSpec],
         tries: str,
     ) -> Plan:
-        read = f"read by the model {self.model} in {tries}"
+        read = f"Read by the model {self.model} in {tries}."
         if answer.family is None:
-            return self._unread(question, f"{read}: it is none of the question families")
+            return self._unread(question, f"{NO_FAMILY} ({read})")
         found: list[Found] = []
         unknown: list[str] = []
         for said in answer.concepts:
@@ -144,7 +146,7 @@ class OpenAIPlanner(ChatClient):
             planner=self.name,
         )
         hops = plan.hops if answer.hops is None else max(1, min(plan.hops, answer.hops))
-        return replace(plan, hops=hops, note=" ".join(filter(None, (read + ".", plan.note))))
+        return replace(plan, hops=hops, note=" ".join(filter(None, (read, plan.note))))
 
 
 def read_plan(

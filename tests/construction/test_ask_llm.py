@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import pytest
 
+from construction.ask.critic import OfflineCritic
 from construction.ask.llm import OpenAICritic, OpenAIPlanner
+from construction.ask.loop import ask
 from construction.ask.planner_offline import walks_for
 from construction.ask.types import EdgeFact, Found, Plan, Retrieval, Verdict, Walk
 from construction.resolve import InMemoryConceptIndex
 from construction.types import IndexEntry, LLMUsage, RelationSpec
+from tests.construction.ask_memory import curriculum, curriculum_index
 from tests.construction.fake_llm import reply, status
 
 
@@ -105,7 +108,7 @@ def test_a_good_plan_finds_its_concept_through_the_index_and_walks_the_shared_ta
     assert (result.walks, result.hops, result.transitive) == (walks, hops, transitive)
     assert result.walks == (Walk("prerequisite", "in"), Walk("builds_on", "out"))
     assert (result.planner, result.relation, result.understood) == ("openai", None, True)
-    assert result.note == "read by the model m in 1 attempt."
+    assert result.note == "Read by the model m in 1 attempt."
     assert usage == LLMUsage(calls=1, prompt_tokens=50, completion_tokens=5, total_tokens=55)
 
 
@@ -218,7 +221,7 @@ def test_a_bad_plan_is_retried_with_its_problem_in_words_then_the_good_one_is_us
 
     assert result.family == "prerequisites"
     assert [c.concept_id for c in result.concepts] == [1]
-    assert result.note == "read by the model m in 2 attempts."
+    assert result.note == "Read by the model m in 2 attempts."
     assert (usage.calls, usage.validation_retries) == (2, 1)
     second = fake_llm.requests[1]["messages"]
     assert [m["role"] for m in second] == ["system", "user", "assistant", "user"]
@@ -233,7 +236,9 @@ def test_plans_bad_every_time_end_not_understood_saying_why(fake_llm):
     result, usage = plan(planner(fake_llm, validation_retries=2), "What came before LoRA?")
 
     assert result.family is None and not result.understood
-    assert result.note.startswith("the model could not read the question after 3 attempts: ")
+    assert result.note.startswith(
+        "I could not read the question: the model's plan was unusable after 3 attempts (family: "
+    )
     assert "'history' is not one of" in result.note
     assert (usage.calls, usage.validation_retries, usage.prompt_tokens) == (3, 2, 30)
     assert fake_llm.pending == 0
@@ -246,7 +251,8 @@ def test_a_question_of_no_family_is_not_understood_without_a_retry(fake_llm):
     result, usage = plan(planner(fake_llm), "What is the weather like?")
 
     assert (result.family, result.concepts) == (None, ())
-    assert result.note == "read by the model m in 1 attempt: it is none of the question families"
+    assert result.note.startswith("I could not tell what the question asks. Ask, for example,")
+    assert result.note.endswith("(Read by the model m in 1 attempt.)")
     assert usage.calls == 1
 
 
@@ -311,8 +317,8 @@ def test_an_endpoint_that_keeps_failing_ends_not_understood_with_the_usage(fake_
 
     assert result.family is None
     assert result.note == (
-        "the model could not be asked to read the question: the model endpoint kept "
-        "failing (HTTP 500) after 4 attempts: upstream exploded"
+        "I could not read the question: the model could not be asked (the model endpoint "
+        "kept failing (HTTP 500) after 4 attempts: upstream exploded)."
     )
     assert (usage.calls, usage.retries) == (4, 3)
 
@@ -561,3 +567,102 @@ def test_the_offline_checks_run_first_and_their_usage_is_added(fake_llm):
 
     assert base.calls == [2]
     assert usage == LLMUsage(calls=2, prompt_tokens=20, completion_tokens=4, total_tokens=31)
+
+
+# --- End to end: the loop with the model planner and critic -------------------------------
+
+
+def ask_with_model(fake_llm, question: str, **options):
+    """``loop.ask`` on core's in-memory curriculum, planned and criticised by the model."""
+    llm = client_options(fake_llm, **options)
+    return ask(
+        question,
+        reader=curriculum(),
+        index=curriculum_index(),
+        planner=OpenAIPlanner(**llm),
+        critic=OpenAICritic(base=OfflineCritic(), **llm),
+    )
+
+
+FOUR_HOPS = "How is tokenization connected to large language models?"
+
+
+def chain(answer) -> list[tuple[str, str, str]]:
+    names = dict(answer.names)
+    return [(names[s.frm], s.edge.relation, names[s.to]) for s in answer.paths[0]]
+
+
+def test_the_models_critic_asks_for_a_refinement_that_finds_the_missing_hop(fake_llm):
+    """The first walk (3 hops) falls one short; the critic asks to search further; the
+    refinement closes the chain; the model's words and every call are in the answer."""
+    fake_llm.push(
+        reply(plan_answer("connection", "tokenization", "large language models")),
+        reply(critique(False, True, "Retrieval builds on language models; look one hop on.")),
+        reply(critique(True, False, "Each step follows the graph.")),
+    )
+
+    answer, usage = ask_with_model(fake_llm, FOUR_HOPS)
+
+    assert answer.status == "answered"
+    assert answer.iterations == 1
+    assert chain(answer) == [
+        ("Tokenization", "prerequisite", "Embeddings"),
+        ("Embeddings", "prerequisite", "Vector search"),
+        ("Vector search", "prerequisite", "Retrieval-augmented generation"),
+        ("Retrieval-augmented generation", "builds_on", "Large language model"),
+    ]
+    assert answer.plan.planner == "openai" and answer.plan.hops == 3
+    assert "model: Retrieval builds on language models; look one hop on." in answer.critique
+    assert answer.critique[-1] == "model: Each step follows the graph."
+    assert any(r.startswith("Round 1: complete") for r in answer.critique)
+    assert (usage.calls, usage.validation_retries) == (3, 0)
+    first_critique = fake_llm.requests[1]["messages"][1]["content"]
+    assert "Offline checks: incomplete (Round 0: no chain from Tokenization" in first_critique
+
+
+def test_a_model_critic_accepting_too_early_and_declining_to_search_is_overruled(fake_llm):
+    """Round 0: the model calls the short walk complete and sees no need to go on; the
+    offline checks win, the loop refines, and the chain is found anyway."""
+    fake_llm.push(
+        reply(plan_answer("connection", "tokenization", "large language models")),
+        reply(critique(True, False, "They are clearly connected.")),
+        reply(critique(True, False)),
+    )
+
+    answer, usage = ask_with_model(fake_llm, FOUR_HOPS)
+
+    assert (answer.status, answer.iterations, len(answer.paths[0])) == ("answered", 1, 4)
+    assert (
+        "the model called the chain complete, but the offline checks found it incomplete, "
+        "so it is not accepted" in answer.critique
+    )
+    assert "the model saw no need to search further, but the search is not over" in (
+        answer.critique
+    )
+    assert usage.calls == 3
+
+
+def test_a_model_naming_a_concept_the_graph_lacks_is_answered_not_understood(fake_llm):
+    """The unknown name is said back; nothing is walked and the critic is never asked."""
+    fake_llm.push(reply(plan_answer("connection", "RAG", "quantum networking")))
+
+    answer, usage = ask_with_model(fake_llm, "How is RAG connected to quantum networking?")
+
+    assert answer.status == "not_understood"
+    assert answer.message == "I do not know the concept 'quantum networking'."
+    assert answer.concepts == () and answer.paths == ()
+    assert usage.calls == 1 and fake_llm.pending == 0
+
+
+def test_a_plan_unusable_after_every_retry_is_answered_not_understood_in_words(fake_llm):
+    """The answer's message says why the question could not be read."""
+    fake_llm.push(*[reply("prerequisites of LoRA")] * 3)
+
+    answer, usage = ask_with_model(fake_llm, "What should I learn before LoRA?")
+
+    assert answer.status == "not_understood"
+    assert answer.message.startswith(
+        "I could not read the question: the model's plan was unusable after 3 attempts "
+        "(the answer is not JSON"
+    )
+    assert (usage.calls, usage.validation_retries) == (3, 2)
