@@ -29,6 +29,7 @@ from ..llm.answers import describe_errors, unfence
 from ..llm.chat import ChatClient
 from ..text import name_key, name_keys, singular, words
 from ..types import LLMUsage, RelationSpec
+from .critic import OfflineCritic
 from .names import find_concepts
 from .planner_offline import NO_FAMILY, build_plan
 from .prompts import (
@@ -226,9 +227,9 @@ class OpenAICritic(ChatClient):
 
     name = "openai"
 
-    def __init__(self, *, base: Critic, **client: Any) -> None:
+    def __init__(self, *, base: Critic | None = None, **client: Any) -> None:
         super().__init__(**client)
-        self.base = base
+        self.base: Critic = base if base is not None else OfflineCritic()
 
     def critique(
         self, plan: Plan, retrieval: Retrieval, *, names: dict[int, str], round: int
@@ -246,24 +247,20 @@ class OpenAICritic(ChatClient):
                 feedback=critique_feedback,
             )
         except LLMError as err:
-            return self._alone(verdict, f"the model could not be asked for a critique: {err}"), (
-                usage + err.usage
-            )
+            why = f"the model could not be asked for a critique ({err})"
+            return self._alone(verdict, round, why), usage + err.usage
         usage += talk.usage
         if talk.answer is None:
             said = "; ".join(talk.problems)
-            return self._alone(
-                verdict, f"the model's critique was unusable after {talk.tries}: {said}"
-            ), usage
-        return judged(verdict, talk.answer, plan, retrieval, critic=self.name), usage
+            why = f"the model's critique was unusable after {talk.tries} ({said})"
+            return self._alone(verdict, round, why), usage
+        added, refine_from = judged(verdict, talk.answer, plan, retrieval)
+        reasons = (*verdict.reasons, *(f"Round {round}: {words}" for words in added))
+        return Verdict(verdict.complete, reasons, refine_from, self.name), usage
 
-    def _alone(self, verdict: Verdict, reason: str) -> Verdict:
-        return Verdict(
-            complete=verdict.complete,
-            reasons=(*verdict.reasons, reason + "; the offline verdict stands"),
-            refine_from=verdict.refine_from,
-            critic=self.name,
-        )
+    def _alone(self, verdict: Verdict, round: int, why: str) -> Verdict:
+        reason = f"Round {round}: {why}; the offline verdict stands."
+        return Verdict(verdict.complete, (*verdict.reasons, reason), verdict.refine_from, self.name)
 
 
 def read_critique(content: str | None) -> tuple[CritiqueAnswer | None, list[str]]:
@@ -277,42 +274,42 @@ def read_critique(content: str | None) -> tuple[CritiqueAnswer | None, list[str]
 
 
 def judged(
-    base: Verdict, answer: CritiqueAnswer, plan: Plan, retrieval: Retrieval, *, critic: str
-) -> Verdict:
-    """The offline verdict with the model's critique added under its rules: the model may
-    add words and ask to search further; it can neither accept an incomplete chain nor
-    stop a search the offline checks would go on with (an absence must be checked).
+    base: Verdict, answer: CritiqueAnswer, plan: Plan, retrieval: Retrieval
+) -> tuple[list[str], tuple[int, ...]]:
+    """What the model's critique adds to the offline verdict (reasons, in words) and where
+    to refine from, under its rules: the model may add words and ask to search further; it
+    can neither accept an incomplete chain nor stop a search the offline checks would go
+    on with (an absence must be checked). The verdict's completeness is never changed.
 
     A further search the offline checks did not ask for is only made where one can help:
     a transitive plan (a one-hop relation does not chain), a walk neither exhausted nor
     cut at the concept limit, and a dead end to start from."""
-    reasons = list(base.reasons)
-    reasons += [f"model: {r[:REASON_MAX]}" for r in answer.reasons[:REASONS_KEPT] if r]
+    added = [f"the model says: {r[:REASON_MAX]}" for r in answer.reasons[:REASONS_KEPT] if r]
     refine_from = base.refine_from
     if base.complete:
         if not answer.complete:
-            reasons.append("the model doubted the chain, but every offline check passed")
-        return Verdict(True, tuple(reasons), refine_from, critic)
+            added.append("the model doubted the chain, but every offline check passed.")
+        return added, refine_from
     if answer.complete:
-        reasons.append(
+        added.append(
             "the model called the chain complete, but the offline checks found it "
-            "incomplete, so it is not accepted"
+            "incomplete, so it is not accepted."
         )
     if refine_from and not answer.refine:
-        reasons.append("the model saw no need to search further, but the search is not over")
+        added.append("the model saw no need to search further, but the search is not over.")
     elif answer.refine and not refine_from:
         dead_end = tuple(sorted({*retrieval.frontier, *retrieval.goal_frontier}))
         if not plan.transitive:
-            reasons.append(
+            added.append(
                 "the model asked to search further, but the relation asked about does not "
-                "chain, so only a direct edge answers"
+                "chain, so only a direct edge answers."
             )
         elif retrieval.exhausted or retrieval.truncated or not dead_end:
-            reasons.append("the model asked to search further, but the walk can go no further")
+            added.append("the model asked to search further, but the walk can go no further.")
         else:
             refine_from = dead_end
-            reasons.append(
+            added.append(
                 f"the model asked to search one hop further from {len(dead_end)} "
-                f"concept{'s' if len(dead_end) != 1 else ''} at the dead end"
+                f"concept{'s' if len(dead_end) != 1 else ''} at the dead end."
             )
-    return Verdict(False, tuple(reasons), refine_from, critic)
+    return added, refine_from

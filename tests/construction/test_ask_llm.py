@@ -1,5 +1,6 @@
-"""The ask loop's model planner and critic, through the real openai client talking HTTP to
-a scripted local server (tests/construction/fake_llm.py)."""
+"""The ask loop's model planner, and the loop end to end with the model planner and
+critic, through the real openai client talking HTTP to a scripted local server
+(tests/construction/fake_llm.py). The critic alone: test_ask_llm_critic.py."""
 
 from __future__ import annotations
 
@@ -9,84 +10,20 @@ from construction.ask.critic import OfflineCritic
 from construction.ask.llm import OpenAICritic, OpenAIPlanner
 from construction.ask.loop import ask
 from construction.ask.planner_offline import walks_for
-from construction.ask.types import EdgeFact, Found, Plan, Retrieval, Verdict, Walk
-from construction.resolve import InMemoryConceptIndex
-from construction.types import IndexEntry, LLMUsage, RelationSpec
+from construction.ask.types import Found, Walk
+from construction.types import LLMUsage
+from tests.construction.ask_llm import (
+    VOCABULARY,
+    Sleeps,
+    client_options,
+    critique,
+    last_message,
+    plan,
+    plan_answer,
+    planner,
+)
 from tests.construction.ask_memory import curriculum, curriculum_index
 from tests.construction.fake_llm import reply, status
-
-
-def spec(key: str, *, symmetric: bool = False, acyclic: bool = False) -> RelationSpec:
-    verb = key.replace("_", " ")
-    return RelationSpec(
-        key, verb.title(), verb, f"the source {verb} the target", symmetric, acyclic
-    )
-
-
-VOCABULARY = (
-    spec("prerequisite", acyclic=True),
-    spec("builds_on", acyclic=True),
-    spec("part_of", acyclic=True),
-    spec("contrasts_with", symmetric=True),
-    spec("applies_to"),
-    spec("related", symmetric=True),
-)
-CONCEPTS = {
-    1: ("Low-Rank Adaptation (LoRA)", ()),
-    2: ("Fine-tuning", ()),
-    3: ("Retrieval-augmented generation", ("RAG",)),
-    4: ("Embedding", ()),
-    5: ("Attention", ()),
-    6: ("Positional encoding", ()),
-    7: ("Transformer", ()),
-}
-
-
-def name_index() -> InMemoryConceptIndex:
-    index = InMemoryConceptIndex()
-    for concept_id, (name, aliases) in CONCEPTS.items():
-        entry = IndexEntry(name=name, canonical=name, key=f"c{concept_id}", concept_id=concept_id)
-        index.add_name(entry)
-        for alias in aliases:
-            index.add_name(
-                IndexEntry(
-                    name=alias,
-                    canonical=name,
-                    key=f"c{concept_id}",
-                    concept_id=concept_id,
-                    is_canonical=False,
-                )
-            )
-    # A concept only proposed so far is not in the graph: a question cannot start there.
-    index.add_name(IndexEntry(name="Quantum networking", canonical="Quantum networking", key="n:q"))
-    return index
-
-
-class Sleeps(list):
-    def __call__(self, seconds: float) -> None:
-        self.append(seconds)
-
-
-def client_options(fake_llm, **options) -> dict:
-    options.setdefault("sleep", Sleeps())
-    return {"api_key": "k", "base_url": fake_llm.base_url, "model": "m", **options}
-
-
-def planner(fake_llm, **options) -> OpenAIPlanner:
-    return OpenAIPlanner(**client_options(fake_llm, **options))
-
-
-def plan(llm: OpenAIPlanner, question: str) -> tuple[Plan, LLMUsage]:
-    return llm.plan(question, index=name_index(), vocabulary=VOCABULARY)
-
-
-def plan_answer(family, *concepts, relation=None, hops=None) -> dict:
-    return {"family": family, "concepts": list(concepts), "relation": relation, "hops": hops}
-
-
-def last_message(fake_llm, request: int) -> str:
-    return fake_llm.requests[request]["messages"][-1]["content"]
-
 
 # --- PLAN -----------------------------------------------------------------------------------
 
@@ -349,226 +286,6 @@ def test_an_endpoint_without_json_schema_gets_json_object_requests(fake_llm):
     assert llm.response_format_type == "json_object"
 
 
-# --- CRITIQUE ---------------------------------------------------------------------------------
-
-
-class FixedCritic:
-    """A stand-in for the offline critic: always the same verdict, some usage."""
-
-    name = "offline"
-
-    def __init__(self, verdict: Verdict) -> None:
-        self.verdict = verdict
-        self.calls: list[int] = []
-
-    def critique(self, plan, retrieval, *, names, round):
-        self.calls.append(round)
-        return self.verdict, LLMUsage()
-
-
-PAIR_PLAN = Plan(
-    question="How is RAG connected to embeddings?",
-    family="connection",
-    concepts=(
-        Found("RAG", 3, "Retrieval-augmented generation", "alias"),
-        Found("embeddings", 4, "Embedding", "exact"),
-    ),
-    walks=walks_for("connection", None, VOCABULARY)[0],
-    transitive=True,
-    hops=3,
-)
-NAMES = {3: "Retrieval-augmented generation", 4: "Embedding", 8: "Vector database", 9: "Index"}
-HALFWAY = Retrieval(
-    edges=(EdgeFact(11, 3, 8, "builds_on"), EdgeFact(12, 9, 4, "related", symmetric=True)),
-    from_start=((3, 0), (8, 1)),
-    from_goal=((4, 0), (9, 1)),
-    frontier=(8,),
-    goal_frontier=(9,),
-    depth=1,
-)
-NO_PATH_YET = Verdict(False, ("no chain from RAG to Embedding within 1 hop",))
-
-
-def critic(fake_llm, base: Verdict, **options) -> OpenAICritic:
-    return OpenAICritic(base=FixedCritic(base), **client_options(fake_llm, **options))
-
-
-def judge(llm: OpenAICritic, retrieval: Retrieval = HALFWAY) -> tuple[Verdict, LLMUsage]:
-    return llm.critique(PAIR_PLAN, retrieval, names=NAMES, round=1)
-
-
-def critique(complete: bool, refine: bool, *reasons: str) -> dict:
-    return {"complete": complete, "refine": refine, "reasons": list(reasons)}
-
-
-def test_the_critic_asking_for_a_refinement_refines_from_the_dead_end(fake_llm):
-    """The offline checks stop short; the model asks for one more hop from both dead ends."""
-    fake_llm.push(reply(critique(False, True, "Vector databases store embeddings; look further.")))
-
-    verdict, usage = judge(critic(fake_llm, NO_PATH_YET))
-
-    assert verdict.complete is False
-    assert verdict.refine_from == (8, 9)
-    assert verdict.critic == "openai"
-    assert verdict.reasons == (
-        "no chain from RAG to Embedding within 1 hop",
-        "model: Vector databases store embeddings; look further.",
-        "the model asked to search one hop further from 2 concepts at the dead end",
-    )
-    assert usage.calls == 1
-
-
-def test_the_critic_prompt_shows_the_edges_by_name_and_the_offline_verdict(fake_llm):
-    """The model judges what was found, named, with the offline reasons and a strict schema."""
-    fake_llm.push(reply(critique(False, False)))
-
-    judge(critic(fake_llm, NO_PATH_YET))
-
-    request = fake_llm.requests[0]
-    assert request["response_format"]["json_schema"]["name"] == "chain_critique"
-    user = request["messages"][1]["content"]
-    assert "- Retrieval-augmented generation --builds_on--> Vector database" in user
-    assert "Dead end (where a further hop would start): Vector database, Index" in user
-    assert "Offline checks: incomplete (no chain from RAG to Embedding within 1 hop)." in user
-
-
-def test_a_critic_accepting_a_broken_chain_is_overruled(fake_llm):
-    """The model says complete, the offline checks say not: it stays incomplete, in words."""
-    broken = Verdict(False, ("the path steps through the retired concept 'Index'",))
-    fake_llm.push(reply(critique(True, False, "RAG is clearly connected to embeddings.")))
-
-    verdict, _ = judge(critic(fake_llm, broken), HALFWAY)
-
-    assert verdict.complete is False
-    assert verdict.refine_from == ()
-    assert verdict.reasons[-1] == (
-        "the model called the chain complete, but the offline checks found it incomplete, "
-        "so it is not accepted"
-    )
-    assert "model: RAG is clearly connected to embeddings." in verdict.reasons
-
-
-def test_the_critic_cannot_stop_a_search_the_offline_checks_go_on_with(fake_llm):
-    """An absence must be checked: the offline refinement stands when the model declines."""
-    going_on = Verdict(False, ("no chain yet",), refine_from=(8, 9))
-    fake_llm.push(reply(critique(False, False, "There is no link.")))
-
-    verdict, _ = judge(critic(fake_llm, going_on))
-
-    assert verdict.refine_from == (8, 9)
-    assert "the model saw no need to search further, but the search is not over" in verdict.reasons
-
-
-def test_a_refinement_asked_for_when_the_search_is_over_is_refused(fake_llm):
-    """Nothing lies further once the walk is exhausted, whatever the model wishes."""
-    fake_llm.push(reply(critique(False, True)))
-    exhausted = Retrieval(frontier=(8,), exhausted=True)
-
-    verdict, _ = judge(critic(fake_llm, NO_PATH_YET), exhausted)
-
-    assert verdict.refine_from == ()
-    assert (
-        verdict.reasons[-1] == "the model asked to search further, but the walk can go no further"
-    )
-
-
-def test_a_refinement_asked_for_on_a_relation_that_does_not_chain_is_refused(fake_llm):
-    """A one-hop question (contrasts) is answered by a direct edge only: no further search."""
-    fake_llm.push(reply(critique(False, True)))
-    one_hop = Plan(
-        question="Does fine-tuning contrast with RAG?",
-        family="yes_no",
-        concepts=PAIR_PLAN.concepts,
-        walks=(Walk("contrasts_with", "both"),),
-        relation="contrasts_with",
-        transitive=False,
-    )
-
-    verdict, _ = critic(fake_llm, NO_PATH_YET).critique(one_hop, HALFWAY, names=NAMES, round=1)
-
-    assert verdict.refine_from == ()
-    assert "does not chain, so only a direct edge answers" in verdict.reasons[-1]
-
-
-def test_a_complete_chain_stays_complete_and_the_model_only_adds_words(fake_llm):
-    """The model's doubts about a chain the offline checks passed are words, not a veto."""
-    done = Verdict(True, ("both ends reached",))
-    fake_llm.push(reply(critique(False, True, "Seems thin.")))
-
-    verdict, _ = judge(critic(fake_llm, done))
-
-    assert (verdict.complete, verdict.refine_from) == (True, ())
-    assert verdict.reasons == (
-        "both ends reached",
-        "model: Seems thin.",
-        "the model doubted the chain, but every offline check passed",
-    )
-
-
-def test_a_malformed_critique_is_retried_with_feedback_then_used(fake_llm):
-    """A critique with a string for a boolean goes back with the error; the fix is used."""
-    fake_llm.push(
-        reply({"complete": "no", "refine": True, "reasons": []}),
-        reply(critique(False, True, "Look further.")),
-    )
-
-    verdict, usage = judge(critic(fake_llm, NO_PATH_YET))
-
-    fed_back = last_message(fake_llm, 1)
-    assert "Your critique could not be used" in fed_back
-    assert "complete: Input should be a valid boolean" in fed_back
-    assert verdict.refine_from == (8, 9)
-    assert (usage.calls, usage.validation_retries) == (2, 1)
-
-
-def test_a_critique_unusable_after_every_retry_leaves_the_offline_verdict(fake_llm):
-    """After the retries, the offline verdict stands with a reason saying why."""
-    fake_llm.push(*[reply("I think it is fine.")] * 3)
-
-    verdict, usage = judge(critic(fake_llm, NO_PATH_YET, validation_retries=2))
-
-    assert (verdict.complete, verdict.refine_from, verdict.critic) == (False, (), "openai")
-    assert verdict.reasons == (
-        "no chain from RAG to Embedding within 1 hop",
-        "the model's critique was unusable after 3 attempts: the answer is not JSON: "
-        "Expecting value at line 1 column 1; the offline verdict stands",
-    )
-    assert (usage.calls, usage.validation_retries) == (3, 2)
-
-
-def test_a_critic_endpoint_that_keeps_failing_leaves_the_offline_verdict(fake_llm):
-    """Rate-limited past the retries: the offline verdict stands, the calls are counted."""
-    fake_llm.push(*[status(429, "slow down")] * 3)
-    going_on = Verdict(False, ("no chain yet",), refine_from=(8,))
-
-    verdict, usage = judge(critic(fake_llm, going_on, max_retries=2))
-
-    assert verdict.refine_from == (8,)
-    assert verdict.reasons[-1].startswith(
-        "the model could not be asked for a critique: the model endpoint kept rate-limiting "
-        "(HTTP 429) after 3 attempts"
-    )
-    assert (usage.calls, usage.retries) == (3, 2)
-
-
-def test_the_offline_checks_run_first_and_their_usage_is_added(fake_llm):
-    """The base critic is asked first, for the same round; its usage and the model's add up."""
-
-    class CountingCritic(FixedCritic):
-        def critique(self, plan, retrieval, *, names, round):
-            verdict, _ = super().critique(plan, retrieval, names=names, round=round)
-            return verdict, LLMUsage(calls=1, total_tokens=7)
-
-    base = CountingCritic(NO_PATH_YET)
-    llm = OpenAICritic(base=base, **client_options(fake_llm))
-    fake_llm.push(reply(critique(False, False), prompt_tokens=20, completion_tokens=4))
-
-    _, usage = llm.critique(PAIR_PLAN, HALFWAY, names=NAMES, round=2)
-
-    assert base.calls == [2]
-    assert usage == LLMUsage(calls=2, prompt_tokens=20, completion_tokens=4, total_tokens=31)
-
-
 # --- End to end: the loop with the model planner and critic -------------------------------
 
 
@@ -612,8 +329,11 @@ def test_the_models_critic_asks_for_a_refinement_that_finds_the_missing_hop(fake
         ("Retrieval-augmented generation", "builds_on", "Large language model"),
     ]
     assert answer.plan.planner == "openai" and answer.plan.hops == 3
-    assert "model: Retrieval builds on language models; look one hop on." in answer.critique
-    assert answer.critique[-1] == "model: Each step follows the graph."
+    assert (
+        "Round 0: the model says: Retrieval builds on language models; look one hop on."
+        in answer.critique
+    )
+    assert answer.critique[-1] == "Round 1: the model says: Each step follows the graph."
     assert any(r.startswith("Round 1: complete") for r in answer.critique)
     assert (usage.calls, usage.validation_retries) == (3, 0)
     first_critique = fake_llm.requests[1]["messages"][1]["content"]
@@ -632,12 +352,11 @@ def test_a_model_critic_accepting_too_early_and_declining_to_search_is_overruled
     answer, usage = ask_with_model(fake_llm, FOUR_HOPS)
 
     assert (answer.status, answer.iterations, len(answer.paths[0])) == ("answered", 1, 4)
-    assert (
-        "the model called the chain complete, but the offline checks found it incomplete, "
-        "so it is not accepted" in answer.critique
-    )
-    assert "the model saw no need to search further, but the search is not over" in (
-        answer.critique
+    assert answer.critique[1:4] == (
+        "Round 0: the model says: They are clearly connected.",
+        "Round 0: the model called the chain complete, but the offline checks found it "
+        "incomplete, so it is not accepted.",
+        "Round 0: the model saw no need to search further, but the search is not over.",
     )
     assert usage.calls == 3
 
