@@ -4,9 +4,11 @@ Both talk through ``construction.llm.chat.ChatClient`` (the extractor's client s
 transient retries with backoff, json_schema with its json_object fallback, and
 validation retries with the problems fed back in words).
 
-The model never decides what exists: the planner's names are found through the name
-index (``names.find_concept``), and what the family walks comes from the shared table
-(``families.walks_for``). The critic wraps the offline checks, which always run first:
+The model never decides what exists: it reads the question's family and copies the names
+the question writes (a name the question does not write is sent back); those names are
+found through the name index (``names.find_concepts``), and the plan is built as the
+offline planner builds its own (``planner_offline.build_plan``: the same walks, hop
+bounds and notes). The critic wraps the offline checks, which always run first:
 the model may add words, or ask to search further, but never accept a chain they found
 incomplete. Whatever goes wrong with the model ends in words, never in an exception:
 a plan the model could not make is ``not_understood``; a critique it could not give
