@@ -4,6 +4,7 @@ determinism and the JSON shape, on the in-memory curriculum (ask_memory.py)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -14,6 +15,7 @@ from construction.ask.paths import problems
 from construction.ask.planner_offline import OfflinePlanner
 from construction.ask.stages import refine, retrieve
 from construction.ask.types import ConceptFact, Step, Verdict
+from construction.types import LLMUsage
 from tests.construction.ask_memory import (
     CONCEPTS,
     EDGES,
@@ -290,3 +292,45 @@ def test_the_json_shape_holds_the_issue_s_keys():
     assert data["plan"]["family"] == "connection" and data["plan"]["hops"] == 3
     assert isinstance(data["critique"], list) and data["iterations"] == 0
     json.dumps(data)
+
+
+def test_a_pair_plan_with_one_concept_from_any_planner_is_not_walked():
+    plan = plan_of("Is LoRA part of fine-tuning?")
+    one = replace(plan, concepts=plan.concepts[:1])
+
+    class Planner:
+        name = "scripted"
+
+        def plan(self, question, *, index, vocabulary):
+            return one, LLMUsage()
+
+    reader = curriculum()
+    answer, _ = ask("x", reader=reader, index=curriculum_index(), planner=Planner())
+    assert answer.status == "not_understood" and "expand" not in reader.calls
+    assert answer.message == "This question needs two concepts; I found only 'LoRA'."
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What should I learn before LoRA?",
+        "What depends on tokenization?",
+        "What is part of the transformer?",
+        "How is tokenization connected to RLHF?",
+        "Is LoRA part of fine-tuning?",
+        "Does the transformer contain self-attention?",
+    ],
+)
+def test_every_cited_hop_is_an_edge_of_the_graph_along_the_plan(question):
+    held = {e[0]: e for e in EDGES}
+    facts = curriculum().concepts(i for i, _, _ in CONCEPTS)
+    answer = asked(question)
+    assert answer.paths
+    for concept, path in zip(answer.concepts[-len(answer.paths) :], answer.paths, strict=True):
+        start = answer.plan.concepts[0].concept_id
+        assert problems(answer.plan, path, facts, start=start, goal=concept.concept_id) == []
+        for step in path:
+            _, source, relation, target = held[step.edge.edge_id]
+            assert (step.edge.source_id, step.edge.relation, step.edge.target_id) == (
+                source, relation, target,
+            )  # fmt: skip
