@@ -23,18 +23,25 @@ positional encoding?")"""
 
 
 def plan_schema(vocabulary: Sequence[RelationSpec]) -> dict:
-    """The strict json_schema of a plan; the relation is one of the vocabulary's keys."""
+    """The strict json_schema of a plan: a family or null, the names, a relation key of
+    the vocabulary or null, a hop bound or null (nullable as ``anyOf``, the form the
+    OpenAI SDK itself emits for optional choices)."""
+    keys = [spec.key for spec in vocabulary]
     return {
         "type": "object",
         "additionalProperties": False,
         "required": ["family", "concepts", "relation", "hops"],
         "properties": {
-            "family": {"type": ["string", "null"], "enum": [*FAMILIES, None]},
+            "family": _nullable({"type": "string", "enum": list(FAMILIES)}),
             "concepts": {"type": "array", "items": {"type": "string"}},
-            "relation": {"type": ["string", "null"], "enum": [s.key for s in vocabulary] + [None]},
-            "hops": {"type": ["integer", "null"]},
+            "relation": _nullable({"type": "string", "enum": keys}) if keys else {"type": "null"},
+            "hops": _nullable({"type": "integer"}),
         },
     }
+
+
+def _nullable(schema: dict) -> dict:
+    return {"anyOf": [schema, {"type": "null"}]}
 
 
 CRITIQUE_SCHEMA = {
