@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from .paths import chain_words, facts_of, members, pair_path, problems, route, tree
 from .types import PAIR_FAMILIES, Answer, ConceptFact, Plan, Retrieval, Status, Step, Verdict
+from .wholes import considered, names_of, pending, whole_routes
 
 VERBS = {
     "prerequisite": "is a prerequisite for",
@@ -69,16 +70,22 @@ def unwalked(plan: Plan, *, at: str | None = None, critique: Sequence[str] = ())
         quoted = " and ".join(f"'{u}'" for u in plan.unknown)
         noun = "concept" if len(plan.unknown) == 1 else "concepts"
         message = f"I do not know the {noun} {quoted}."
+        why = f"the question names {noun} the graph does not know, so no walk can start"
     elif plan.family is None or not plan.concepts:
         message = plan.note or "I could not tell what the question asks."
+        why = "the question was not read as one the graph can answer"
+        if plan.family is not None:
+            why = "the question names no concept of the graph to start from"
     elif plan.family in PAIR_FAMILIES and len(plan.concepts) < 2:
         message = f"This question needs two concepts; I found only '{plan.concepts[0].name}'."
+        why = "a chain needs two concepts to join and the question names one"
     else:  # understood, but the vocabulary holds none of the relations to walk
         status = "no_path"
         message = f"{plan.note or 'There is no relation to walk.'} Nothing to walk {when(at)}."
+        why = "the graph holds none of the relations this question walks"
     return Answer(
         question=plan.question, status=status, message=message, plan=plan, at=at,
-        critique=tuple(critique),
+        critique=tuple(critique) or (f"Round 0: nothing walked: {why}.",),
     )  # fmt: skip
 
 
@@ -102,14 +109,12 @@ def _names(retrieval: Retrieval, paths: Sequence[Sequence[Step]]) -> tuple[tuple
     return tuple((c, facts[c].name) for c in sorted(used) if c in facts)
 
 
-def _set_order(plan: Plan, retrieval: Retrieval, found: Sequence[int]) -> list[int]:
+def _set_order(plan: Plan, retrieval: Retrieval, routes: dict[int, tuple[Step, ...]]) -> list[int]:
     facts = facts_of(retrieval)
-    dist = dict(retrieval.from_start)
-    rest = sorted(found, key=lambda c: (dist[c], facts[c].name, c))
+    rest = sorted(routes, key=lambda c: (len(routes[c]), facts[c].name, c))
     if plan.family != "prerequisites":
         return rest
-    wanted = set(found)
-    ordered = [c for c in dict.fromkeys(retrieval.order) if c in wanted]
+    ordered = [c for c in dict.fromkeys(retrieval.order) if c in routes]
     placed = set(ordered)
     return ordered + [c for c in rest if c not in placed]
 
@@ -125,7 +130,10 @@ def _set_answer(
         path = route(parent, start.concept_id, concept)
         if path and not problems(plan, path, facts, start=start.concept_id, goal=concept):
             routes[concept] = path
-    order = _set_order(plan, retrieval, list(routes))
+    if plan.family == "prerequisites" and retrieval.considered:
+        for concept, path in whole_routes(plan, retrieval).items():
+            routes.setdefault(concept, path)
+    order = _set_order(plan, retrieval, routes)
     concepts = tuple(facts[c] for c in order)
     paths = tuple(routes[c] for c in order)
     family = plan.family or "prerequisites"
@@ -135,6 +143,8 @@ def _set_answer(
         message = SET_FOUND[family].format(x=start.name, items=items)
     else:
         message = SET_NONE[family].format(x=start.name, when=when(at))
+    if family == "prerequisites":
+        message = _through_wholes(retrieval, start.name, message, [c.name for c in concepts])
     if retrieval.truncated:
         message = message[:-1] + CUT + "."
     return Answer(
@@ -142,6 +152,28 @@ def _set_answer(
         concepts=concepts, paths=paths, critique=critique, iterations=iterations, at=at,
         names=_names(retrieval, paths),
     )  # fmt: skip
+
+
+def _through_wholes(retrieval: Retrieval, name: str, message: str, items: list[str]) -> str:
+    """A prerequisites message that says which wholes' needs it holds, and which wholes
+    further up the part_of chain were left for want of rounds."""
+    done, left = considered(retrieval), pending(retrieval)
+    if done and items:
+        message = (
+            f"{name} is part of {names_of(retrieval, done)}; before it, learn "
+            f"(foundations first): {', '.join(items)}."
+        )
+    elif done:
+        need = "needs" if len(done) == 1 else "need"
+        wholes = names_of(retrieval, done)
+        message = f"{message[:-1]}; it is part of {wholes}, which {need} nothing either."
+    if left:
+        message = (
+            f"{message[:-1]} ({name} is {'also ' if done else ''}part of "
+            f"{names_of(retrieval, left)}, whose needs "
+            "were not considered within the rounds allowed)."
+        )
+    return message
 
 
 def _pair_answer(

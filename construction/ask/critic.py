@@ -22,7 +22,8 @@ from .paths import (
     route,
     tree,
 )
-from .types import PAIR_FAMILIES, Plan, Retrieval, Verdict
+from .types import PAIR_FAMILIES, Plan, Retrieval, Step, Verdict
+from .wholes import considered, names_of, pending, whole_routes
 
 
 class OfflineCritic:
@@ -60,13 +61,21 @@ def _pair_verdict(plan: Plan, retrieval: Retrieval, names: dict[int, str], round
     if path is not None:
         wrong = problems(plan, path, facts_of(retrieval), start=start, goal=goal)
         if not wrong:
-            reasons.append(
-                f"{label}: complete: {chain_words(path, names)} ({len(path)} hop(s)), "
-                "every step along the planned relations, no retired concept on it."
-            )
+            reasons.append(_complete(label, path, names, a, b))
             return Verdict(True, tuple(reasons))
         reasons.extend(f"{label}: rejected: {w}." for w in wrong)
     return _open_pair(plan, retrieval, names, label, reasons, a, b)
+
+
+def _complete(label: str, path: tuple[Step, ...], names: dict[int, str], a: str, b: str) -> str:
+    """A complete chain in words (a verdict always says why it holds)."""
+    if not path:
+        return f"{label}: complete: {a} and {b} are one concept; no hop is needed."
+    return (
+        f"{label}: complete: both ends reached in {len(path)} hop(s): "
+        f"{chain_words(path, names)}; every hop along the plan's relations, no retired "
+        "concept on it."
+    )
 
 
 def _open_pair(
@@ -124,7 +133,34 @@ def _set_verdict(plan: Plan, retrieval: Retrieval, names: dict[int, str], round:
         reasons.append(summary + "; cut at the concept limit.")
         return Verdict(False, tuple(reasons))
     if retrieval.exhausted or not plan.transitive and retrieval.depth >= plan.hops:
-        reasons.append(summary + "; nothing further to find.")
-        return Verdict(True, tuple(reasons))
+        return _done(plan, retrieval, names, summary, reasons)
     reasons.append(summary + "; more may lie further, refining.")
     return Verdict(False, tuple(reasons), refine_from=retrieval.frontier)
+
+
+def _done(
+    plan: Plan, retrieval: Retrieval, names: dict[int, str], summary: str, reasons: list[str]
+) -> Verdict:
+    """The walk is finished; for prerequisites, the wholes the concept is part of must
+    have had their needs considered too (a whole's needs come before any part of it)."""
+    if plan.family != "prerequisites":
+        reasons.append(summary + "; nothing further to find.")
+        return Verdict(True, tuple(reasons))
+    start = _name(names, plan.concepts[0].concept_id)
+    done = considered(retrieval)
+    if done:
+        own = set(members(retrieval, plan))
+        added = [c for c in whole_routes(plan, retrieval) if c not in own]
+        summary += (
+            f"; considered what {start} is part of ({names_of(retrieval, done)}): "
+            f"{len(added)} concept(s) more"
+        )
+    left = pending(retrieval)
+    if left:
+        reasons.append(
+            f"{summary}; {start} is part of {names_of(retrieval, left)}, whose needs were "
+            "not considered; refining."
+        )
+        return Verdict(False, tuple(reasons), refine_from=tuple(left))
+    reasons.append(summary + "; nothing further to find.")
+    return Verdict(True, tuple(reasons))

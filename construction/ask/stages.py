@@ -5,7 +5,9 @@ or for one hop. A pair question walks from both ends, one hop at a time from the
 with the smaller frontier (ties: the start), and stops at the first hop where the sides
 meet at a concept a chain may pass through (active at the instant). Retired concepts are
 reached but never walked through. ``refine`` takes one more hop per round from where the
-critic says the chain stopped. Every value in and out is frozen; the working state of a
+critic says the chain stopped. For prerequisites, once the concept's own needs are
+found, the wholes it is part of are read one part_of hop at a time and ``refine`` adds
+what they need (``wholes``). Every value in and out is frozen; the working state of a
 walk lives in ``_Walk`` only while a stage runs.
 """
 
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from .paths import moves, reversed_walks, table
 from .protocols import GraphReader
 from .types import PAIR_FAMILIES, ConceptFact, EdgeFact, Plan, Retrieval, Verdict, Walk
+from .wholes import PART_OF, pending
 
 
 @dataclass
@@ -30,6 +33,8 @@ class _Walk:
     depth: int = 0
     truncated: bool = False
     order: tuple[int, ...] = ()
+    wholes: dict[int, int] = field(default_factory=dict)  # whole -> part_of hops
+    considered: list[int] = field(default_factory=list)
 
     @classmethod
     def of(cls, retrieval: Retrieval) -> _Walk:
@@ -41,6 +46,8 @@ class _Walk:
             depth=retrieval.depth,
             truncated=retrieval.truncated,
             order=retrieval.order,
+            wholes=dict(retrieval.wholes),
+            considered=list(retrieval.considered),
         )
 
     def frozen(self, *, pair: bool) -> Retrieval:
@@ -57,6 +64,8 @@ class _Walk:
             exhausted=exhausted,
             truncated=self.truncated,
             order=self.order,
+            wholes=tuple(sorted(self.wholes.items())),
+            considered=tuple(self.considered),
         )
 
     def seen(self) -> int:
@@ -147,8 +156,11 @@ def retrieve(plan: Plan, reader: GraphReader, limit: int) -> Retrieval:
         if pair and _met(plan, state):
             break
     if plan.family == "prerequisites":
-        retrieval, _ = reader.study_order(plan.concepts[0].concept_id, limit=limit)
+        start = plan.concepts[0].concept_id
+        retrieval, _ = reader.study_order(start, limit=limit)
         state.order = retrieval.order
+        if _own_walk_done(state):
+            _climb(plan, state, [start], 1, reader, limit)
     return state.frozen(pair=pair)
 
 
@@ -159,8 +171,95 @@ def refine(
     question, from the side the critic names, else the smaller frontier)."""
     pair = plan.family in PAIR_FAMILIES
     state = _Walk.of(retrieval)
+    if plan.family == "prerequisites" and _own_walk_done(state):
+        wanted = pending(retrieval, verdict.refine_from)
+        if wanted:
+            _consider(plan, state, wanted, reader, limit)
+        return state.frozen(pair=False)
     if _blocked(state, pair):
         return retrieval
     side = _next_side(state, verdict.refine_from) if pair else "start"
     _hop(state, side, _side_walks(plan, side), reader, limit)
+    if plan.family == "prerequisites" and _own_walk_done(state):
+        _climb(plan, state, [plan.concepts[0].concept_id], 1, reader, limit)
     return replace(state.frozen(pair=pair), order=retrieval.order)
+
+
+# --- Prerequisites through wholes ------------------------------------------------------
+
+
+def _own_walk_done(state: _Walk) -> bool:
+    """The concept's own needs are all found (the walk ran out, not cut at the limit)."""
+    return not state.frontier["start"] and not state.truncated
+
+
+def _climb(
+    plan: Plan, state: _Walk, origins: Sequence[int], hops: int, reader: GraphReader, limit: int
+) -> None:
+    """One hop up the part_of chain from ``origins``: the wholes they are part of (active
+    at the instant), ``hops`` from the concept. A whole already known, the concept, or a
+    concept already needed (its own needs are in the answer already) is not climbed to."""
+    if not origins or "part_of" not in {spec.key for spec in reader.relations()}:
+        return
+    here = set(origins)
+    edges, more = reader.expand(sorted(here), walks=PART_OF, limit=limit)
+    needs = table(plan.walks)
+    known = set(state.wholes) | set(state.dist["start"])
+    known |= {to for e in state.edges.values() for _, to in moves(e, needs)}
+    reached: list[tuple[EdgeFact, int]] = []
+    walked = table(PART_OF)
+    for edge in edges:
+        reached += [(edge, t) for f, t in moves(edge, walked) if f in here and t not in known]
+    unseen = sorted({to for _, to in reached if to not in state.facts})
+    if unseen:
+        state.facts.update(reader.concepts(unseen))
+    for edge, to in reached:
+        if to in state.facts and state.facts[to].active:
+            state.edges.setdefault(edge.edge_id, edge)
+            state.wholes.setdefault(to, hops)
+    state.truncated = state.truncated or more
+
+
+def _consider(
+    plan: Plan, state: _Walk, wanted: Sequence[int], reader: GraphReader, limit: int
+) -> None:
+    """Add what ``wanted`` (wholes) need: each whole's study order merged after the order
+    so far (the concept's own needs first; every order is closed under needs, so the
+    merge stays foundations first), their needs walked so every one has a cited chain,
+    then one hop further up the part_of chain."""
+    order = list(state.order)
+    for whole in wanted:
+        found, _ = reader.study_order(whole, limit=limit)
+        order += found.order
+    state.order = tuple(dict.fromkeys(order))
+    _walk_needs(plan, state, wanted, reader, limit)
+    state.considered += list(wanted)
+    hops = max(state.wholes[w] for w in wanted) + 1
+    if hops <= plan.hops:
+        _climb(plan, state, wanted, hops, reader, limit)
+
+
+def _walk_needs(
+    plan: Plan, state: _Walk, roots: Sequence[int], reader: GraphReader, limit: int
+) -> None:
+    """Breadth-first along the plan's walks from the wholes until nothing new (or the hop
+    bound, or the concept limit): the edges the answer's chains cite."""
+    seen = set(roots)
+    frontier = sorted(seen)
+    walked = table(plan.walks)
+    for _ in range(plan.hops):
+        if not frontier:
+            return
+        edges, more = reader.expand(frontier, walks=plan.walks, limit=limit)
+        here, new = set(frontier), []
+        for edge in edges:
+            state.edges.setdefault(edge.edge_id, edge)
+            new += [to for frm, to in moves(edge, walked) if frm in here and to not in seen]
+            seen.update(new)
+        unseen = sorted({c for c in new if c not in state.facts})
+        if unseen:
+            state.facts.update(reader.concepts(unseen))
+        frontier = sorted({c for c in new if c in state.facts and state.facts[c].active})
+        if more or len(seen) >= limit:
+            state.truncated = True
+            return

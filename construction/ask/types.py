@@ -179,6 +179,11 @@ class Retrieval:
     exhausted: bool = False
     truncated: bool = False
     order: tuple[int, ...] = ()  # a study order, for prerequisites (foundations first)
+    # Prerequisites only: the wholes the asked concept is part of, up the part_of chain
+    # ((whole, part_of hops), ascending whole), and those whose needs were walked and
+    # merged into ``order`` (a learner learns what the whole needs before a part of it).
+    wholes: tuple[tuple[int, int], ...] = ()
+    considered: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
