@@ -56,6 +56,10 @@ def _edge_condition(alias: str, at: datetime | None) -> tuple[str, list]:
     )
 
 
+#: The same condition for other reads of the graph at an instant (``graph.asking``).
+edge_condition = _edge_condition
+
+
 def _relation_condition(alias: str, relation_ids: Sequence[int] | None) -> tuple[str, list]:
     if not relation_ids:
         return "", []
@@ -409,6 +413,7 @@ def learning_path(
     at: datetime | None = None,
     names: dict[int, str] | None = None,
     name_lookup: Callable[[set[int]], dict[int, str]] | None = None,
+    limit: int = ANCESTOR_LIMIT,
 ) -> LearningPath:
     """Order the target's closure so each concept follows everything it needs.
 
@@ -416,9 +421,10 @@ def learning_path(
     chain of needs below it) goes first, then the name, so the order is stable and reads
     from foundations up. Concepts left over sit on or behind a cycle; one cycle is
     traced back along unmet needs and named. ``name_lookup`` fetches the names of the
-    closure's concepts (for the tie-break) once the walk has found them.
+    closure's concepts (for the tie-break) once the walk has found them. ``limit`` bounds
+    the closure's concepts (``truncated`` says it was cut).
     """
-    edges, truncated = study_edges(target_id=target_id, relations=relations, at=at)
+    edges, truncated = study_edges(target_id=target_id, relations=relations, at=at, limit=limit)
     if name_lookup is not None:
         names = name_lookup({target_id} | {e.before_id for e in edges})
     names = names or {}
