@@ -25,7 +25,7 @@ from construction.ask.types import Answer, ConceptFact, EdgeFact, Retrieval, Wal
 from construction.resolve import InMemoryConceptIndex
 from construction.text import normal_name, without_controls
 from construction.types import RelationSpec
-from kgreview.core.errors import ValidationFailed
+from kgreview.core.errors import DomainError, ValidationFailed
 
 from . import traversal
 from .models import Concept, Edge, RelationType, Source, SourceRevision
@@ -33,6 +33,14 @@ from .name_index import ActiveNameCache
 from .selectors import RelationRow, relation_table
 
 PROVIDERS = ("offline", "openai")
+
+
+class ModelUnavailable(DomainError):
+    """The model planner or critic could not be used (unreachable, misconfigured, or its
+    answers stayed invalid); nothing was answered."""
+
+    code = "model_unavailable"
+
 QUESTION_MAX = 500  # characters, unless settings.KG_ASK_QUESTION_MAX says otherwise
 MAX_ITERATIONS = 3  # refinement rounds, unless settings.KG_ASK_MAX_ITERATIONS
 
@@ -344,18 +352,25 @@ def ask_graph(question: str, *, at: datetime | None = None, provider: str = "off
     provider. Reads only. Same question, graph and instant give the same answer.
     """
     from construction.ask.loop import ask
+    from construction.errors import LLMError
 
     text = clean_question(question)
     planner, critic = planner_and_critic(provider)
     index, relations = QUESTION_CACHE.snapshot()
     reader = DbGraphReader(at, relations=relations)
-    answer, _usage = ask(
-        text,
-        reader=reader,
-        index=index,
-        planner=planner,
-        critic=critic,
-        max_iterations=int(getattr(settings, "KG_ASK_MAX_ITERATIONS", MAX_ITERATIONS)),
-        at=instant_words(at),
-    )
+    try:
+        answer, _usage = ask(
+            text,
+            reader=reader,
+            index=index,
+            planner=planner,
+            critic=critic,
+            max_iterations=int(getattr(settings, "KG_ASK_MAX_ITERATIONS", MAX_ITERATIONS)),
+            at=instant_words(at),
+        )
+    except LLMError as exc:
+        raise ModelUnavailable(
+            f"The {provider} planner could not answer ({exc}); nothing was answered. "
+            "Ask again later, or with the offline planner."
+        ) from None
     return answer
