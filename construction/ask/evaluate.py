@@ -242,7 +242,7 @@ def evaluate_answers(
         "hop_efficiency": {
             "iterations_mean": round(sum(rounds) / len(rounds), 3) if rounds else None,
             "iterations_max": max(rounds, default=0),
-            "refined": sum(1 for r in rounds if r > 1),
+            "refined": sum(1 for r in rounds if r > 0),
         },
         "latency_ms": {
             "p50": _percentile(times, 0.50),

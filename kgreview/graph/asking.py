@@ -268,7 +268,8 @@ class DbGraphReader:
             depth=max(distance.values(), default=0),
             exhausted=not result.truncated,
             truncated=result.truncated,
-            order=tuple(result.order),
+            # Foundations first; the target itself is the question, not the answer.
+            order=tuple(c for c in result.order if c != target_id),
         )
         return retrieval, result.truncated
 
