@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, cast
+from dataclasses import replace
+from typing import Any
 
 from openai.types.chat import ChatCompletionMessageParam
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
@@ -26,9 +27,10 @@ from ..errors import LLMError
 from ..keys import relation_key
 from ..llm.answers import describe_errors, unfence
 from ..llm.chat import ChatClient
+from ..text import name_key, name_keys, singular, words
 from ..types import LLMUsage, RelationSpec
-from .families import walks_for
-from .names import find_concept, occurs_in
+from .names import find_concepts
+from .planner_offline import build_plan
 from .prompts import (
     CRITIC_SYSTEM,
     CRITIQUE_SCHEMA,
@@ -40,7 +42,7 @@ from .prompts import (
     plan_user,
 )
 from .protocols import Critic, NameIndex
-from .types import FAMILIES, PAIR_FAMILIES, Family, Found, Plan, Retrieval, Verdict
+from .types import FAMILIES, PAIR_FAMILIES, Found, Plan, Retrieval, Verdict
 
 PLAN_SCHEMA_NAME = "question_plan"
 CRITIQUE_SCHEMA_NAME = "chain_critique"
@@ -125,31 +127,24 @@ class OpenAIPlanner(ChatClient):
         read = f"read by the model {self.model} in {tries}"
         if answer.family is None:
             return self._unread(question, f"{read}: it is none of the question families")
-        family = answer.family
         found: list[Found] = []
         unknown: list[str] = []
         for said in answer.concepts:
-            concept = find_concept(said, index)
-            if concept is None:
-                unknown.append(said)
-            else:
-                found.append(concept)
-        relation = _relation_key(answer.relation) if family == "yes_no" else None
-        walks, hops, transitive = walks_for(family, relation, vocabulary)
-        if answer.hops is not None:
-            hops = max(1, min(hops, answer.hops))
-        return Plan(
-            question=question,
-            family=cast(Family, family),  # read_plan checked it is one
-            concepts=tuple(found),
-            unknown=tuple(unknown),
-            walks=walks,
-            hops=hops,
-            relation=relation,
-            transitive=transitive,
+            hits, missing = find_concepts(said, index)
+            found.extend(f for _, f in hits if all(f.concept_id != g.concept_id for g in found))
+            unknown.extend(missing if hits or missing else [said])
+        relation = _relation_key(answer.relation) if answer.family == "yes_no" else None
+        plan = build_plan(
+            question,
+            answer.family,
+            relation,
+            found,
+            unknown,
+            vocabulary=vocabulary,
             planner=self.name,
-            note=read,
         )
+        hops = plan.hops if answer.hops is None else max(1, min(plan.hops, answer.hops))
+        return replace(plan, hops=hops, note=" ".join(filter(None, (read + ".", plan.note))))
 
 
 def read_plan(
@@ -201,6 +196,22 @@ def _relation_key(relation: str | None) -> str | None:
     return relation_key(relation) if relation else None
 
 
+def occurs_in(said: str, question: str) -> bool:
+    """Whether the question writes ``said`` (or either half of "X (Y)"), ignoring case,
+    punctuation, articles and plurals: the model names what was asked, never a substitute."""
+    asked = _stems(question)
+    for key in name_keys(said):
+        stems = _stems(key)
+        size = len(stems)
+        if size and any(asked[i : i + size] == stems for i in range(len(asked) - size + 1)):
+            return True
+    return False
+
+
+def _stems(text: str) -> list[str]:
+    return [singular(word) for word in words(name_key(text))]
+
+
 # --- CRITIQUE -----------------------------------------------------------------------------
 
 
@@ -242,7 +253,7 @@ class OpenAICritic(ChatClient):
             return self._alone(
                 verdict, f"the model's critique was unusable after {talk.tries}: {said}"
             ), usage
-        return judged(verdict, talk.answer, retrieval, critic=self.name), usage
+        return judged(verdict, talk.answer, plan, retrieval, critic=self.name), usage
 
     def _alone(self, verdict: Verdict, reason: str) -> Verdict:
         return Verdict(
@@ -263,10 +274,16 @@ def read_critique(content: str | None) -> tuple[CritiqueAnswer | None, list[str]
         return None, describe_errors(err)
 
 
-def judged(base: Verdict, answer: CritiqueAnswer, retrieval: Retrieval, *, critic: str) -> Verdict:
+def judged(
+    base: Verdict, answer: CritiqueAnswer, plan: Plan, retrieval: Retrieval, *, critic: str
+) -> Verdict:
     """The offline verdict with the model's critique added under its rules: the model may
     add words and ask to search further; it can neither accept an incomplete chain nor
-    stop a search the offline checks would go on with (an absence must be checked)."""
+    stop a search the offline checks would go on with (an absence must be checked).
+
+    A further search the offline checks did not ask for is only made where one can help:
+    a transitive plan (a one-hop relation does not chain), a walk neither exhausted nor
+    cut at the concept limit, and a dead end to start from."""
     reasons = list(base.reasons)
     reasons += [f"model: {r[:REASON_MAX]}" for r in answer.reasons[:REASONS_KEPT] if r]
     refine_from = base.refine_from
@@ -283,8 +300,13 @@ def judged(base: Verdict, answer: CritiqueAnswer, retrieval: Retrieval, *, criti
         reasons.append("the model saw no need to search further, but the search is not over")
     elif answer.refine and not refine_from:
         dead_end = tuple(sorted({*retrieval.frontier, *retrieval.goal_frontier}))
-        if retrieval.exhausted or not dead_end:
-            reasons.append("the model asked to search further, but no edge leads further")
+        if not plan.transitive:
+            reasons.append(
+                "the model asked to search further, but the relation asked about does not "
+                "chain, so only a direct edge answers"
+            )
+        elif retrieval.exhausted or retrieval.truncated or not dead_end:
+            reasons.append("the model asked to search further, but the walk can go no further")
         else:
             refine_from = dead_end
             reasons.append(

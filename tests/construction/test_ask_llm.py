@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from construction.ask.families import walks_for
 from construction.ask.llm import OpenAICritic, OpenAIPlanner
+from construction.ask.planner_offline import walks_for
 from construction.ask.types import EdgeFact, Found, Plan, Retrieval, Verdict, Walk
 from construction.resolve import InMemoryConceptIndex
 from construction.types import IndexEntry, LLMUsage, RelationSpec
@@ -89,8 +89,8 @@ def last_message(fake_llm, request: int) -> str:
 
 
 def test_a_good_plan_finds_its_concept_through_the_index_and_walks_the_shared_table(fake_llm):
-    """The model's family and name become a Plan: concept by index (an abbreviation is an
-    alias, as the resolver says), walks by the shared table, usage counted."""
+    """The model's family and name become a Plan: concept by index, walks by the
+    offline planner's table, usage counted."""
     question = "What should I learn before LoRA?"
     fake_llm.push(reply(plan_answer("prerequisites", "LoRA"), prompt_tokens=50))
 
@@ -98,14 +98,14 @@ def test_a_good_plan_finds_its_concept_through_the_index_and_walks_the_shared_ta
 
     assert result.family == "prerequisites"
     assert result.concepts == (
-        Found(said="LoRA", concept_id=1, name="Low-Rank Adaptation (LoRA)", match="alias"),
+        Found(said="LoRA", concept_id=1, name="Low-Rank Adaptation (LoRA)", match="exact"),
     )
     assert result.unknown == ()
-    walks, hops, transitive = walks_for("prerequisites", None, VOCABULARY)
+    walks, hops, transitive, _ = walks_for("prerequisites", None, VOCABULARY)
     assert (result.walks, result.hops, result.transitive) == (walks, hops, transitive)
     assert result.walks == (Walk("prerequisite", "in"), Walk("builds_on", "out"))
     assert (result.planner, result.relation, result.understood) == ("openai", None, True)
-    assert result.note == "read by the model m in 1 attempt"
+    assert result.note == "read by the model m in 1 attempt."
     assert usage == LLMUsage(calls=1, prompt_tokens=50, completion_tokens=5, total_tokens=55)
 
 
@@ -218,7 +218,7 @@ def test_a_bad_plan_is_retried_with_its_problem_in_words_then_the_good_one_is_us
 
     assert result.family == "prerequisites"
     assert [c.concept_id for c in result.concepts] == [1]
-    assert result.note == "read by the model m in 2 attempts"
+    assert result.note == "read by the model m in 2 attempts."
     assert (usage.calls, usage.validation_retries) == (2, 1)
     second = fake_llm.requests[1]["messages"]
     assert [m["role"] for m in second] == ["system", "user", "assistant", "user"]
@@ -343,26 +343,6 @@ def test_an_endpoint_without_json_schema_gets_json_object_requests(fake_llm):
     assert llm.response_format_type == "json_object"
 
 
-# --- The shared family table -----------------------------------------------------------------
-
-
-def test_every_family_walks_only_relations_the_vocabulary_holds():
-    """Missing relations are dropped; symmetric ones are walked both ways; unknown fails."""
-    only_part_of = (spec("part_of", acyclic=True), spec("contrasts_with", symmetric=True))
-
-    assert walks_for("dependents", None, only_part_of) == ((), 1, True)
-    assert walks_for("wholes", None, only_part_of) == ((Walk("part_of", "out"),), 1, True)
-    assert walks_for("contrasts", None, only_part_of)[0] == (Walk("contrasts_with", "both"),)
-    assert walks_for("yes_no", "contrasts_with", only_part_of) == (
-        (Walk("contrasts_with", "both"),),
-        1,
-        False,
-    )
-    assert walks_for("yes_no", "prerequisite", only_part_of) == ((), 1, False)
-    with pytest.raises(ValueError, match="unknown question family 'history'"):
-        walks_for("history", None, VOCABULARY)
-
-
 # --- CRITIQUE ---------------------------------------------------------------------------------
 
 
@@ -388,6 +368,7 @@ PAIR_PLAN = Plan(
         Found("embeddings", 4, "Embedding", "exact"),
     ),
     walks=walks_for("connection", None, VOCABULARY)[0],
+    transitive=True,
     hops=3,
 )
 NAMES = {3: "Retrieval-augmented generation", 4: "Embedding", 8: "Vector database", 9: "Index"}
@@ -480,7 +461,27 @@ def test_a_refinement_asked_for_when_the_search_is_over_is_refused(fake_llm):
     verdict, _ = judge(critic(fake_llm, NO_PATH_YET), exhausted)
 
     assert verdict.refine_from == ()
-    assert verdict.reasons[-1] == "the model asked to search further, but no edge leads further"
+    assert (
+        verdict.reasons[-1] == "the model asked to search further, but the walk can go no further"
+    )
+
+
+def test_a_refinement_asked_for_on_a_relation_that_does_not_chain_is_refused(fake_llm):
+    """A one-hop question (contrasts) is answered by a direct edge only: no further search."""
+    fake_llm.push(reply(critique(False, True)))
+    one_hop = Plan(
+        question="Does fine-tuning contrast with RAG?",
+        family="yes_no",
+        concepts=PAIR_PLAN.concepts,
+        walks=(Walk("contrasts_with", "both"),),
+        relation="contrasts_with",
+        transitive=False,
+    )
+
+    verdict, _ = critic(fake_llm, NO_PATH_YET).critique(one_hop, HALFWAY, names=NAMES, round=1)
+
+    assert verdict.refine_from == ()
+    assert "does not chain, so only a direct edge answers" in verdict.reasons[-1]
 
 
 def test_a_complete_chain_stays_complete_and_the_model_only_adds_words(fake_llm):
