@@ -332,7 +332,9 @@ def planner_and_critic(provider: str):
             "backoff_base": settings.KG_LLM_BACKOFF_BASE,
             "backoff_max": settings.KG_LLM_BACKOFF_MAX,
         }
-        return OpenAIPlanner(**client), OpenAICritic(**client)
+        from construction.ask.critic import OfflineCritic
+
+        return OpenAIPlanner(**client), OpenAICritic(base=OfflineCritic(), **client)
     raise ValidationFailed(
         f"There is no planner called “{str(provider)[:40]}”: use {' or '.join(PROVIDERS)}."
     )
