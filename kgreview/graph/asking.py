@@ -41,6 +41,7 @@ class ModelUnavailable(DomainError):
 
     code = "model_unavailable"
 
+
 QUESTION_MAX = 500  # characters, unless settings.KG_ASK_QUESTION_MAX says otherwise
 MAX_ITERATIONS = 3  # refinement rounds, unless settings.KG_ASK_MAX_ITERATIONS
 
