@@ -158,6 +158,38 @@ def clean(question: str) -> str:
     return text.rstrip(" ?!.;:").strip()
 
 
+# When no rule reads a question that names concepts, its cue words decide the family
+# ("Which topics come before QLoRA?", "Before learning about DPO, what should I know?").
+# Checked in this order on the question with the concept names taken out, so a name's
+# own words ("Reinforcement learning", "Few-shot prompting") never count as cues.
+# fmt: off
+CUES: tuple[tuple[str, int, re.Pattern[str]], ...] = tuple(
+    (family, concepts, re.compile(pattern, re.IGNORECASE))
+    for family, concepts, pattern in (
+        ("connection", 2, r"\b(?:connect\w*|link\w*|relat\w*|between|path|chain|bridge\w*|differ\w*|compar\w*|vs|versus)\b"),
+        ("wholes", 1, r"\bpart of (?:what|which)\b|\bbelongs?\b|\b(?:larger|broader|bigger|wider|parent|enclosing) (?:topic|area|field|subject|family|system|idea)s?\b"),
+        ("prerequisites", 1, r"\b(?:before|beforehand|prerequisites?|prereqs?|foundations?|prepare|groundwork|ahead of|prior to|basics|first)\b"),
+        ("dependents", 1, r"\b(?:after|affect\w*|depend\w*|downstream|unlock\w*|impact\w*|builds? on|next|follow\w*|struggle)\b"),
+        ("parts", 1, r"\b(?:parts?|components?|pieces?|consists?|composed|made up|building blocks?|contains?|includes?|ingredients?)\b"),
+        ("contrasts", 1, r"\b(?:contrast\w*|alternatives?|differ\w*|versus|vs|instead|compar\w*|opposite)\b"),
+        ("uses", 1, r"\b(?:used|uses?|useful|apply|applies|applied|applications?|good for|purpose)\b"),
+    )
+)
+# fmt: on
+
+
+def by_cues(question: str, names: list[str]) -> Reading | None:
+    """The family the question's cue words point to, for the number of concepts it
+    names, once those names are taken out; None when no cue fits."""
+    text = clean(question)
+    for said in sorted(names, key=len, reverse=True):
+        text = re.sub(re.escape(said), " ", text, flags=re.IGNORECASE)
+    for family, concepts, pattern in CUES:
+        if concepts == len(names) and pattern.search(text):
+            return Reading(family, None, {})
+    return None
+
+
 def read(question: str) -> Reading | None:
     """The first rule the question matches, or None (no family)."""
     text = clean(question)

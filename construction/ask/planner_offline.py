@@ -18,10 +18,11 @@ note; a plan with no walk left is answered in words, never walked.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..types import LLMUsage, RelationSpec
 from .names import find_concepts
-from .phrases import Reading, read
+from .phrases import Reading, by_cues, read
 from .protocols import NameIndex
 from .types import PAIR_FAMILIES, Family, Found, Plan, Walk
 
@@ -122,11 +123,21 @@ def plan_question(
 ) -> Plan:
     reading = read(question)
     if reading is None:
-        found, unknown = find_concepts(question, index)
+        hits, _unknown = find_concepts(question, index)
+        found = [f for _, f in hits]
+        cued = by_cues(question, [f.said for f in found])
+        if cued is not None:
+            # No rule read it; its cue words did. Unknown words cannot be told from cue
+            # words here, so only the concepts found count, and the note says so.
+            plan = build_plan(
+                question, cued.family, None, found, (), vocabulary=vocabulary, planner=planner
+            )
+            note = f"Read as a {cued.family} question by its cue words."
+            return replace(plan, note=f"{note} {plan.note}".strip())
         return Plan(
             question=question,
             family=None,
-            concepts=tuple(f for _, f in found),
+            concepts=tuple(found),
             planner=planner,
             note=NO_FAMILY,
         )

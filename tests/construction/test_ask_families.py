@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from construction.ask.loop import ask
-from construction.ask.phrases import read
+from construction.ask.phrases import by_cues, read
 from tests.construction.ask_memory import curriculum, curriculum_index
 
 LORA_NEEDS = {
@@ -258,3 +258,32 @@ def test_a_question_of_no_family_is_not_understood_in_words(question):
     assert answer.plan.family is None
     assert "could not tell what the question asks" in answer.message
     assert answer.concepts == () and answer.paths == ()
+
+
+@pytest.mark.parametrize(
+    ("question", "family"),
+    [
+        ("Which topics come before LoRA?", "prerequisites"),
+        ("Before learning about LoRA, what should I know?", "prerequisites"),
+        ("Tokenization: what is downstream, what follows?", "dependents"),
+        ("Transformer — which pieces, please", "parts"),
+        ("Self-attention belongs where?", "wholes"),
+        ("Fine-tuning: any alternatives around?", "contrasts"),
+        ("RLHF, what purpose?", "uses"),
+        ("RAG and embeddings: any link?", "connection"),
+    ],
+)
+def test_wordings_no_rule_reads_are_read_by_their_cue_words(question, family):
+    assert read(question) is None
+    answer = ask_curriculum(question)
+    assert answer.plan.family == family
+    assert answer.plan.note.startswith(f"Read as a {family} question by its cue words.")
+    assert answer.status in ("answered", "no_path")
+
+
+def test_cue_words_inside_a_concept_name_do_not_choose_the_family():
+    # "next" is a cue for dependents, but here it is a word of the name: once the name is
+    # taken out nothing is left to read, while the same cue outside a name still counts.
+    assert by_cues("What about Next-token prediction?", ["Next-token prediction"]) is None
+    cued = by_cues("What comes next after Next-token prediction?", ["Next-token prediction"])
+    assert cued is not None and cued.family == "dependents"
