@@ -7,9 +7,7 @@ here reads; nothing writes.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import connection
@@ -21,42 +19,12 @@ from construction.quotes import quote_key
 from construction.resolve import InMemoryConceptIndex
 from construction.text import name_keys
 from construction.types import ActiveEvidence, IndexEntry, Link, RelationSpec, SourceDoc
-from kgreview.graph.models import (
-    ConceptAlias,
-    Edge,
-    NameIndexVersion,
-    RelationType,
-    SourceRevision,
-)
+from kgreview.graph.models import Edge, SourceRevision
+from kgreview.graph.name_index import ActiveNameCache
+from kgreview.graph.selectors import RelationRow, relation_table
 from kgreview.review.models import OPEN_STATUSES, Proposal
 
 PROMPT_VERSION = "p2"
-
-
-@dataclass(frozen=True)
-class RelationRow:
-    id: int
-    active: bool
-    spec: RelationSpec
-
-
-def relation_table() -> list[RelationRow]:
-    """Every relation type (retired ones too: their edges still exist), in one query."""
-    return [
-        RelationRow(
-            id=r.pk,
-            active=r.active,
-            spec=RelationSpec(
-                key=r.key,
-                label=r.label,
-                verb=r.verb,
-                description=r.description,
-                symmetric=r.symmetric,
-                acyclic=r.acyclic,
-            ),
-        )
-        for r in RelationType.objects.order_by("key")
-    ]
 
 
 def vocabulary(relations: list[RelationRow] | None = None) -> list[RelationSpec]:
@@ -136,46 +104,6 @@ def extractor_key(extractor: Extractor) -> str:
 # --- Concept index ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Signature:
-    """What the index depends on: new rows (by id) and the name-index version, which
-    services bump when an existing name changes meaning (a merge, a decided proposal)."""
-
-    version: int
-    alias_max: int
-    concept_proposal_max: int
-
-
-def _signature() -> _Signature:
-    alias = ConceptAlias._meta.db_table
-    proposal = Proposal._meta.db_table
-    version = NameIndexVersion._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            SELECT
-              (SELECT COALESCE(MAX(version), 0) FROM {version}),
-              (SELECT COALESCE(MAX(id), 0) FROM {alias}),
-              (SELECT COALESCE(MAX(id), 0) FROM {proposal} WHERE kind = 'add_concept')
-            """
-        )
-        return _Signature(*cursor.fetchone())
-
-
-def _alias_entries(rows) -> list[tuple[IndexEntry, list[str]]]:
-    out = []
-    for name, kind, concept_id, canonical in rows:
-        entry = IndexEntry(
-            name=name,
-            canonical=canonical,
-            key=keys.concept_key(concept_id),
-            concept_id=concept_id,
-            is_canonical=kind == ConceptAlias.Kind.CANONICAL,
-        )
-        out.append((entry, name_keys(name)))
-    return out
-
-
 def _proposal_entries(rows) -> list[tuple[IndexEntry, list[str]]]:
     out = []
     for pk, payload in rows:
@@ -195,53 +123,28 @@ def _proposal_entries(rows) -> list[tuple[IndexEntry, list[str]]]:
     return out
 
 
-class IndexCache:
-    """One concept index per process, kept in step with the database cheaply.
+class IndexCache(ActiveNameCache):
+    """One concept index per process for the construction loop: the active concepts'
+    names (``graph.name_index``) and the open add_concept proposals, kept in step with
+    the database cheaply.
 
     New aliases and new open add_concept proposals are appended; anything else (a merge,
     a decided proposal, a removed row) rebuilds the index from scratch.
     """
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._index: InMemoryConceptIndex | None = None
-        self._signature: _Signature | None = None
-
-    def clear(self) -> None:
-        with self._lock:
-            self._index = None
-            self._signature = None
-
-    def get(self) -> InMemoryConceptIndex:
-        with self._lock:
-            signature = _signature()
-            old = self._signature
-            if self._index is not None and old == signature:
-                return self._index
-            if self._index is not None and old is not None and signature.version == old.version:
-                self._extend(
-                    self._index,
-                    alias_after=old.alias_max,
-                    proposal_after=old.concept_proposal_max,
-                )
-            else:
-                self._index = InMemoryConceptIndex(threshold=settings.KG_FUZZY_THRESHOLD)
-                self._extend(self._index, alias_after=0, proposal_after=0)
-            self._signature = signature
-            return self._index
-
-    @staticmethod
-    def _extend(index: InMemoryConceptIndex, *, alias_after: int, proposal_after: int) -> None:
-        aliases = (
-            ConceptAlias.objects.filter(id__gt=alias_after, concept__status="active")
-            .order_by("id")
-            .values_list("name", "kind", "concept_id", "concept__name")
+    def _signature_sql(self) -> str:
+        proposal = Proposal._meta.db_table
+        # The version, the newest alias, then the newest add_concept proposal.
+        return (
+            super()._signature_sql()
+            + f", (SELECT COALESCE(MAX(id), 0) FROM {proposal} WHERE kind = 'add_concept')"
         )
-        for entry, found in _alias_entries(aliases.iterator(chunk_size=5000)):
-            index.add(entry, keys=found)
+
+    def _extend(self, index: InMemoryConceptIndex, old: tuple | None) -> None:
+        super()._extend(index, old)
         proposals = (
             Proposal.objects.filter(
-                kind="add_concept", status__in=OPEN_STATUSES, id__gt=proposal_after
+                kind="add_concept", status__in=OPEN_STATUSES, id__gt=old[2] if old else 0
             )
             .order_by("id")
             .values_list("id", "payload")

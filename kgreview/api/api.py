@@ -18,7 +18,7 @@ from .app import api
 
 # Importing a subject registers its operations; the OpenAPI document lists them in this
 # order (an import sorter would reorder plain imports).
-SUBJECTS = ("ontology", "concepts", "traversal", "edges", "changes")
+SUBJECTS = ("ontology", "concepts", "traversal", "edges", "changes", "ask")
 for _subject in SUBJECTS:
     import_module(f"{__package__}.endpoints.{_subject}")
 

@@ -261,3 +261,64 @@ class DiffOut(Schema):
     superseded: list[SupersededOut]
     concepts_added: list[ConceptRef]
     concepts_merged: list[MergedOut]
+
+
+# --- Ask --------------------------------------------------------------------------------
+
+
+class AskHopOut(Schema):
+    source: str = Field(description="The edge's source concept.")
+    relation: str
+    target: str = Field(description="The edge's target concept.")
+    edge: int = Field(description="The edge's id (GET /api/v1/edges/{id}).")
+    quote: str = Field(description="The evidence sentence quoted from the source.")
+    source_slug: str
+    revision: int | None = Field(description="The quoted revision's number in its source.")
+    from_: str = Field(alias="from", description="Where this hop starts, in the path's order.")
+    to: str = Field(description="Where this hop ends, in the path's order.")
+
+
+class AskAnswerOut(Schema):
+    concepts: list[str] = Field(description="The answer set, or the path's concepts.")
+    concept_ids: list[int]
+    paths: list[list[AskHopOut]]
+
+
+class AskFoundOut(Schema):
+    said: str
+    concept: int
+    name: str
+    match: str
+    score: float
+
+
+class AskWalkOut(Schema):
+    relation: str
+    direction: str
+
+
+class AskPlanOut(Schema):
+    family: str | None = Field(
+        description="prerequisites, dependents, parts, wholes, contrasts, uses, connection "
+        "or yes_no; null when the question was not understood."
+    )
+    concepts: list[AskFoundOut]
+    unknown: list[str]
+    walks: list[AskWalkOut]
+    hops: int
+    relation: str | None
+    transitive: bool
+    planner: str
+    note: str
+
+
+class AskOut(Schema):
+    question: str
+    status: str = Field(description="answered, no_path or not_understood.")
+    yes: bool | None = Field(description="The answer to a yes/no question; null otherwise.")
+    message: str
+    as_of: str | None
+    answer: AskAnswerOut
+    plan: AskPlanOut
+    critique: list[str]
+    iterations: int

@@ -69,3 +69,15 @@ class ChangesForm(forms.Form):
             if errors:
                 return errors[0]
         return ""
+
+
+class AskForm(forms.Form):
+    """A question in words and, optionally, the instant to answer for. The question's
+    length and emptiness are the service's to judge (``graph.asking.clean_question``)."""
+
+    q = forms.CharField(required=False, strip=True)
+    as_of = forms.CharField(required=False)
+
+    def clean_as_of(self):
+        raw = self.cleaned_data["as_of"]
+        return _instant(raw, field="as of") if raw else None

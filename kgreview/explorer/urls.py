@@ -7,5 +7,6 @@ app_name = "explorer"
 urlpatterns = [
     path("", views.home, name="home"),
     path("changes/", views.changes, name="changes"),
+    path("ask/", views.ask, name="ask"),
     path("<int:pk>/", views.concept, name="concept"),
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -13,12 +14,26 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from kgreview.core.errors import DomainError
 from kgreview.core.permissions import view_required
 from kgreview.graph import history
+from kgreview.graph.asking import ask_graph, question_max
 from kgreview.graph.models import Concept
 
 from . import selectors
-from .forms import ChangesForm
+from .forms import AskForm, ChangesForm
+
+#: Questions the Ask page offers to start from, one per family.
+ASK_EXAMPLES = (
+    "What should I learn before LoRA?",
+    "Which topics are affected if my understanding of tokenization is wrong?",
+    "How is RAG connected to embeddings?",
+    "What is part of the transformer?",
+    "What is attention part of?",
+    "What does fine-tuning contrast with?",
+    "What is RLHF used for?",
+    "Is attention a prerequisite for positional encoding?",
+)
 
 # How many concepts one drawing asks the API for; more would not read as a picture.
 NODE_LIMIT = 150
@@ -104,4 +119,43 @@ def changes(request: HttpRequest) -> HttpResponse:
         "tz_name": timezone.get_current_timezone_name(),
     }
     template = "explorer/changes.html#diff-results" if request.htmx else "explorer/changes.html"
+    return render(request, template, context, status=400 if error else 200)
+
+
+@require_GET
+@login_required
+@view_required
+def ask(request: HttpRequest) -> HttpResponse:
+    """Ask the graph a question; the answer cites every hop's edge and evidence, with the
+    plan and the critique that found it. Works with and without htmx."""
+    form = AskForm(request.GET)
+    answer, error = None, ""
+    asked = bool(request.GET.get("q", "").strip())
+    if not form.is_valid():
+        error = next(iter(form.errors.values()))[0]
+    elif asked:
+        try:
+            answer = ask_graph(
+                form.cleaned_data["q"],
+                at=form.cleaned_data["as_of"],
+                provider=getattr(settings, "KG_ASK_PROVIDER", "offline"),
+            )
+        except DomainError as exc:
+            error = exc.message
+    elif "q" in request.GET:
+        error = "Write a question first, for example: “What should I learn before LoRA?”"
+    data = answer.as_json() if answer is not None else None
+    found = data["answer"] if data else {"concept_ids": [], "concepts": []}
+    context = {
+        "form": form,
+        "q": request.GET.get("q", "")[: question_max() * 2],
+        "as_of_value": request.GET.get("as_of", "")[:60],
+        "answer": data,
+        "concepts": list(zip(found["concept_ids"], found["concepts"], strict=True)),
+        "error": error,
+        "examples": ASK_EXAMPLES,
+        "question_max": question_max(),
+        "tz_name": timezone.get_current_timezone_name(),
+    }
+    template = "explorer/ask.html#ask-results" if request.htmx else "explorer/ask.html"
     return render(request, template, context, status=400 if error else 200)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connection
@@ -10,6 +11,7 @@ from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import Lower
 
 from construction.text import normal_name
+from construction.types import RelationSpec
 from kgreview.core.tally import tally
 
 from .models import Concept, ConceptAlias, Edge, RelationType, Source
@@ -149,6 +151,32 @@ def relation_path(*, relation: RelationType, start_id: int, goal_id: int) -> lis
             next_frontier.add(dst)
         frontier = next_frontier
     return None  # pragma: no cover - reachability said yes; a concurrent change said no
+
+
+@dataclass(frozen=True)
+class RelationRow:
+    id: int
+    active: bool
+    spec: RelationSpec
+
+
+def relation_table() -> list[RelationRow]:
+    """Every relation type (retired ones too: their edges still exist), in one query."""
+    return [
+        RelationRow(
+            id=r.pk,
+            active=r.active,
+            spec=RelationSpec(
+                key=r.key,
+                label=r.label,
+                verb=r.verb,
+                description=r.description,
+                symmetric=r.symmetric,
+                acyclic=r.acyclic,
+            ),
+        )
+        for r in RelationType.objects.order_by("key")
+    ]
 
 
 def concept_names(ids: Iterable[int]) -> dict[int, str]:

@@ -56,6 +56,10 @@ def _edge_condition(alias: str, at: datetime | None) -> tuple[str, list]:
     )
 
 
+#: The same condition for other reads of the graph at an instant (``graph.asking``).
+edge_condition = _edge_condition
+
+
 def _relation_condition(alias: str, relation_ids: Sequence[int] | None) -> tuple[str, list]:
     if not relation_ids:
         return "", []
@@ -107,6 +111,30 @@ def _step(
     return f"{join} AND {cond}{rel}", reach, cond_params + rel_params
 
 
+#: Walks that mix directions: (direction, relation ids, whether any is symmetric) per
+#: group; an edge may be stepped along when any group allows it.
+Groups = tuple[tuple[str, tuple[int, ...], bool], ...]
+
+
+def _reverse(groups: Groups) -> Groups:
+    return tuple((REVERSE[d], ids, sym) for d, ids, sym in groups)
+
+
+def _step_groups(groups: Groups, at: datetime | None, *, node: str) -> tuple[str, str, list]:
+    """``_step`` for several groups at once: an OR of each group's index probes. The
+    concept reached is the edge's other end (edges never loop onto one concept)."""
+    if len(groups) == 1:
+        direction, ids, sym = groups[0]
+        return _step(direction, ids or None, at, node=node, symmetric=sym)
+    parts, params = [], []
+    for direction, ids, sym in groups:
+        join, _reach, more = _step(direction, ids or None, at, node=node, symmetric=sym)
+        parts.append(f"({join})")
+        params += more
+    reach = f"CASE WHEN e.source_id = {node} THEN e.target_id ELSE e.source_id END"
+    return "(" + " OR ".join(parts) + ")", reach, params
+
+
 @dataclass(frozen=True)
 class Ball:
     """The concepts within ``depth`` steps of a start, each with its distance."""
@@ -126,16 +154,20 @@ def ball(
     at: datetime | None = None,
     limit: int = NODE_LIMIT,
     symmetric: bool | None = None,
+    groups: Groups | None = None,
 ) -> Ball:
     """Concepts reachable from ``start_id`` in at most ``depth`` steps, nearest first.
 
     One round trip. ``truncated`` says the walk found more than ``limit`` concepts and
-    only the nearest ``limit`` are returned.
+    only the nearest ``limit`` are returned. ``groups`` (instead of ``direction`` and
+    ``relation_ids``) walks each group of relations its own way.
     """
     depth = max(0, min(int(depth), MAX_DEPTH))
-    if symmetric is None:
-        symmetric = _has_symmetric(relation_ids)
-    join, reach, params = _step(direction, relation_ids, at, node="walk.node", symmetric=symmetric)
+    if groups is None:
+        if symmetric is None:
+            symmetric = _has_symmetric(relation_ids)
+        groups = ((direction, tuple(relation_ids or ()), symmetric),)
+    join, reach, params = _step_groups(groups, at, node="walk.node")
     sql = f"""
         WITH RECURSIVE walk(node, depth) AS (
             SELECT CAST(%s AS BIGINT), 0
@@ -191,16 +223,9 @@ class Hop:
     edge_id: int
 
 
-def _steps_from(
-    node_id: int,
-    *,
-    direction: str,
-    relation_ids: Sequence[int] | None,
-    at: datetime | None,
-    symmetric: bool,
-) -> list[tuple[int, int]]:
+def _steps_from(node_id: int, *, groups: Groups, at: datetime | None) -> list[tuple[int, int]]:
     """The concepts one step from ``node_id`` and the edges that lead there."""
-    join, reach, params = _step(direction, relation_ids, at, node="s.node", symmetric=symmetric)
+    join, reach, params = _step_groups(groups, at, node="s.node")
     sql = (
         f"SELECT {reach} AS b, e.id FROM (SELECT CAST(%s AS BIGINT) AS node) s "
         f"JOIN {_table()} e ON {join} ORDER BY b, e.id"
@@ -218,6 +243,7 @@ def shortest_path(
     relation_ids: Sequence[int] | None = None,
     at: datetime | None = None,
     max_depth: int = 4,
+    groups: Groups | None = None,
 ) -> list[Hop] | None:
     """A shortest chain of edges from start to goal within ``max_depth`` steps, or None.
 
@@ -225,27 +251,26 @@ def shortest_path(
     start, another half backward from the goal; the best meeting concept fixes the
     length, and each half is traced back one step per query along concepts one step
     nearer their end. At most ``2 + max_depth`` round trips, whatever the graph's size.
+    ``groups`` (instead of ``direction`` and ``relation_ids``) walks each group of
+    relations its own way.
     """
     if start_id == goal_id:
         return []
     max_depth = max(1, min(int(max_depth), MAX_DEPTH))
     half_out = (max_depth + 1) // 2
-    symmetric = _has_symmetric(relation_ids)
-    walk: dict[str, Any] = {"relation_ids": relation_ids, "at": at, "symmetric": symmetric}
-    fwd = ball(start_id=start_id, depth=half_out, direction=direction, limit=ANCESTOR_LIMIT, **walk)
-    bwd = ball(
-        start_id=goal_id,
-        depth=max_depth - half_out,
-        direction=REVERSE[direction],
-        limit=ANCESTOR_LIMIT,
-        **walk,
-    )
+    if groups is None:
+        symmetric = _has_symmetric(relation_ids)
+        groups = ((direction, tuple(relation_ids or ()), symmetric),)
+    back = _reverse(groups)
+    walk: dict[str, Any] = {"at": at, "limit": ANCESTOR_LIMIT}
+    fwd = ball(start_id=start_id, depth=half_out, groups=groups, **walk)
+    bwd = ball(start_id=goal_id, depth=max_depth - half_out, groups=back, **walk)
     common = fwd.distance.keys() & bwd.distance.keys()
     if not common:
         return None
     meet = min(common, key=lambda n: (fwd.distance[n] + bwd.distance[n], n))
-    to_start = _trace(fwd.distance, meet, direction=REVERSE[direction], **walk)
-    to_goal = _trace(bwd.distance, meet, direction=direction, **walk)
+    to_start = _trace(fwd.distance, meet, groups=back, at=at)
+    to_goal = _trace(bwd.distance, meet, groups=groups, at=at)
     if to_start is None or to_goal is None:  # pragma: no cover - the balls said they join
         return None
     return [Hop(from_id=b, to_id=a, edge_id=e) for a, b, e in reversed(to_start)] + [
@@ -257,19 +282,15 @@ def _trace(
     distance: dict[int, int],
     node: int,
     *,
-    direction: str,
-    relation_ids: Sequence[int] | None,
+    groups: Groups,
     at: datetime | None,
-    symmetric: bool,
 ) -> list[tuple[int, int, int]] | None:
     """The steps from ``node`` back to the centre of the ball that measured ``distance``,
     each to a neighbour one step nearer, as (from, to, edge) in walking order."""
     steps: list[tuple[int, int, int]] = []
     while distance[node] > 0:
         want = distance[node] - 1
-        for nearer, eid in _steps_from(
-            node, direction=direction, relation_ids=relation_ids, at=at, symmetric=symmetric
-        ):
+        for nearer, eid in _steps_from(node, groups=groups, at=at):
             if distance.get(nearer) == want:
                 steps.append((node, nearer, eid))
                 node = nearer
@@ -392,6 +413,7 @@ def learning_path(
     at: datetime | None = None,
     names: dict[int, str] | None = None,
     name_lookup: Callable[[set[int]], dict[int, str]] | None = None,
+    limit: int = ANCESTOR_LIMIT,
 ) -> LearningPath:
     """Order the target's closure so each concept follows everything it needs.
 
@@ -399,9 +421,10 @@ def learning_path(
     chain of needs below it) goes first, then the name, so the order is stable and reads
     from foundations up. Concepts left over sit on or behind a cycle; one cycle is
     traced back along unmet needs and named. ``name_lookup`` fetches the names of the
-    closure's concepts (for the tie-break) once the walk has found them.
+    closure's concepts (for the tie-break) once the walk has found them. ``limit`` bounds
+    the closure's concepts (``truncated`` says it was cut).
     """
-    edges, truncated = study_edges(target_id=target_id, relations=relations, at=at)
+    edges, truncated = study_edges(target_id=target_id, relations=relations, at=at, limit=limit)
     if name_lookup is not None:
         names = name_lookup({target_id} | {e.before_id for e in edges})
     names = names or {}

@@ -1,0 +1,48 @@
+"""Asking the graph a question in words: a concept set, a cited path or a yes/no."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.conf import settings
+
+from kgreview.core.errors import DomainError
+from kgreview.graph.asking import ModelUnavailable, ask_graph
+
+from .. import schemas as s
+from ..app import ApiError, answers, api, served
+from ..params import Text, instant
+from ..throttle import EVERY, HEAVY
+
+
+@api.get(
+    "/v1/ask",
+    response=answers(s.AskOut, 503),
+    tags=["ask"],
+    throttle=[EVERY, HEAVY],
+)
+@served
+def ask(
+    request,
+    q: Text = "",
+    as_of: datetime | None = None,
+    provider: Text = "",
+):
+    """Answer a question from the graph: "What should I learn before LoRA?", "How is RAG
+    connected to embeddings?", "Is attention a prerequisite for positional encoding?".
+
+    ``status`` is ``answered``, ``no_path`` (the graph was searched and holds no chain or
+    member: a checked absence) or ``not_understood`` (no question family, or a concept
+    the graph does not know). Each hop of ``answer.paths`` cites its edge, the quote and
+    the source; ``plan`` and ``critique`` say how the answer was found. ``provider``:
+    ``offline`` (the default, deterministic) or ``openai``.
+    """
+    at = instant(as_of)
+    chosen = provider or getattr(settings, "KG_ASK_PROVIDER", "offline")
+    try:
+        answer = ask_graph(q, at=at, provider=chosen)
+    except ModelUnavailable as exc:
+        raise ApiError(503, exc.message) from None
+    except DomainError as exc:
+        raise ApiError(400, exc.message) from None
+    return answer.as_json()

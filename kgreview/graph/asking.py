@@ -1,0 +1,376 @@
+"""Asking the graph a question: the ask loop's ``GraphReader`` over the database, the
+question name index, and the service ``ask_graph``.
+
+The loop itself is pure (``construction.ask.loop.ask``); this module gives it the graph
+as it stood at one instant (or now), the names of the concepts the graph has accepted,
+and a planner and critic (offline rules, or an OpenAI-compatible model). Everything here
+reads; nothing writes.
+
+Each read is one round trip: a hop (``expand``) is one query that also joins the
+evidence revision for the quote, its source's slug and the revision's number; a path is
+``traversal.shortest_path`` (two walks and a trace) plus one query for the evidence; a
+study order is ``traversal.learning_path`` plus one query for names and one for evidence.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from django.conf import settings
+from django.db import connection
+
+from construction.ask.types import Answer, ConceptFact, EdgeFact, Retrieval, Walk
+from construction.resolve import InMemoryConceptIndex
+from construction.text import normal_name, without_controls
+from construction.types import RelationSpec
+from kgreview.core.errors import DomainError, ValidationFailed
+
+from . import traversal
+from .models import Concept, Edge, RelationType, Source, SourceRevision
+from .name_index import ActiveNameCache
+from .selectors import RelationRow, relation_table
+
+PROVIDERS = ("offline", "openai")
+
+
+class ModelUnavailable(DomainError):
+    """The model planner or critic could not be used (unreachable, misconfigured, or its
+    answers stayed invalid); nothing was answered."""
+
+    code = "model_unavailable"
+
+QUESTION_MAX = 500  # characters, unless settings.KG_ASK_QUESTION_MAX says otherwise
+MAX_ITERATIONS = 3  # refinement rounds, unless settings.KG_ASK_MAX_ITERATIONS
+
+
+# --- What is cached per process ---------------------------------------------------------
+
+
+class QuestionCache(ActiveNameCache):
+    """The names of accepted (active) concepts, and the relation table, per process.
+
+    Questions may only name concepts the graph holds, so open proposals stay out. One
+    query reads the signature of both: the names' (the newest alias and the name-index
+    version) and a fingerprint of the relation types (count, newest id, which are
+    active, and the length of their words, which a rename almost always changes).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._relations: list[RelationRow] = []
+
+    def _signature_sql(self) -> str:
+        table = RelationType._meta.db_table
+        return super()._signature_sql() + (
+            f", (SELECT COUNT(*) FROM {table}), (SELECT COALESCE(MAX(id), 0) FROM {table}),"
+            f" (SELECT COALESCE(SUM(CASE WHEN active THEN id ELSE 0 END), 0) FROM {table}),"
+            f" (SELECT COALESCE(SUM(LENGTH(key) + LENGTH(label) + LENGTH(verb)"
+            f" + LENGTH(description)), 0) FROM {table})"
+        )
+
+    def _extend(self, index: InMemoryConceptIndex, old: tuple | None) -> None:
+        super()._extend(index, old)
+        # Called only when the signature changed; the relation table is a few rows.
+        self._relations = relation_table()
+
+    def snapshot(self) -> tuple[InMemoryConceptIndex, list[RelationRow]]:
+        """The index and the relation table, brought up to date."""
+        index = self.get()
+        return index, self._relations
+
+
+QUESTION_CACHE = QuestionCache()
+
+
+# --- The reader -------------------------------------------------------------------------
+
+
+def _marks(values: Sequence) -> str:
+    return ", ".join(["%s"] * len(values))
+
+
+class DbGraphReader:
+    """The graph as it stood at ``at`` (now when None), as the ask loop reads it.
+
+    Edges count as ``traversal`` counts them: active ones now, or those recorded and
+    valid by ``at`` and not yet retired. Concepts are active unless merged or retired by
+    the instant.
+    """
+
+    def __init__(self, at: datetime | None = None, *, relations: list[RelationRow] | None = None):
+        self.at = at
+        self._rows = relation_table() if relations is None else list(relations)
+        self._by_key = {row.spec.key: row for row in self._rows}
+        self._key_of = {row.id: row.spec.key for row in self._rows}
+
+    # relations -----------------------------------------------------------------------
+
+    def relations(self) -> Sequence[RelationSpec]:
+        """The active vocabulary now; every relation type for a past instant (edges of a
+        relation retired since still answer for the past)."""
+        return [row.spec for row in self._rows if row.active or self.at is not None]
+
+    def _groups(self, walks: Sequence[Walk]) -> traversal.Groups:
+        """The walks as traversal's groups: relation ids by direction (symmetric ones
+        both ways), in a fixed order so the SQL is the same for the same walks."""
+        by_direction: dict[str, set[int]] = defaultdict(set)
+        for walk in walks:
+            row = self._by_key.get(walk.relation)
+            if row is None:
+                continue
+            direction = "both" if row.spec.symmetric else walk.direction
+            by_direction[direction].add(row.id)
+        # Symmetric relations sit in "both", so no group needs traversal's symmetric flag.
+        order = [d for d in ("out", "in", "both") if by_direction[d]]
+        return tuple((d, tuple(sorted(by_direction[d])), False) for d in order)
+
+    # concepts ------------------------------------------------------------------------
+
+    def concepts(self, ids: Iterable[int]) -> dict[int, ConceptFact]:
+        wanted = sorted({int(i) for i in ids})
+        if not wanted:
+            return {}
+        rows = Concept.objects.filter(pk__in=wanted).values_list(
+            "pk", "name", "status", "merged_at", "retired_at"
+        )
+        out = {}
+        for pk, name, status, merged_at, retired_at in rows:
+            if self.at is None:
+                active = status == Concept.Status.ACTIVE
+            else:
+                active = not (
+                    (merged_at is not None and merged_at <= self.at)
+                    or (retired_at is not None and retired_at <= self.at)
+                )
+            out[pk] = ConceptFact(concept_id=pk, name=name, active=active)
+        return out
+
+    # edges ---------------------------------------------------------------------------
+
+    def _select(self) -> str:
+        edge = Edge._meta.db_table
+        revision = SourceRevision._meta.db_table
+        source = Source._meta.db_table
+        return (
+            "SELECT e.id, e.source_id, e.target_id, e.relation_id, e.is_symmetric,"
+            " e.evidence_quote, s.slug, r.number"
+            f" FROM {edge} e LEFT JOIN {revision} r ON r.id = e.evidence_revision_id"
+            f" LEFT JOIN {source} s ON s.id = r.source_id"
+        )
+
+    def _facts(self, rows) -> tuple[EdgeFact, ...]:
+        return tuple(
+            EdgeFact(
+                edge_id=int(pk),
+                source_id=int(src),
+                target_id=int(dst),
+                relation=self._key_of.get(int(rel), ""),
+                symmetric=bool(sym),
+                quote=quote or "",
+                source_slug=slug or "",
+                revision=int(number) if number is not None else None,
+            )
+            for pk, src, dst, rel, sym, quote, slug, number in rows
+        )
+
+    def edge_facts(self, edge_ids: Iterable[int]) -> dict[int, EdgeFact]:
+        """These edges with their evidence, whatever their status (one query)."""
+        ids = sorted({int(i) for i in edge_ids})
+        if not ids:
+            return {}
+        with connection.cursor() as cursor:
+            cursor.execute(f"{self._select()} WHERE e.id IN ({_marks(ids)})", ids)
+            return {f.edge_id: f for f in self._facts(cursor.fetchall())}
+
+    def expand(
+        self, frontier: Sequence[int], *, walks: Sequence[Walk], limit: int
+    ) -> tuple[tuple[EdgeFact, ...], bool]:
+        """One hop from the frontier along the walks, in one query: the edges (ascending
+        id) and whether there were more than ``limit``."""
+        nodes = sorted({int(n) for n in frontier})
+        groups = self._groups(walks)
+        if not nodes or not groups or limit <= 0:
+            return (), False
+        out_ids = [r for d, ids, _ in groups if d in ("out", "both") for r in ids]
+        in_ids = [r for d, ids, _ in groups if d in ("in", "both") for r in ids]
+        parts, params = [], []
+        # Unary plus, as in traversal: the frontier's ends select the rows, never the
+        # (relation, status) index and every edge of a type.
+        if out_ids:
+            parts.append(
+                f"(e.source_id IN ({_marks(nodes)}) AND +e.relation_id IN ({_marks(out_ids)}))"
+            )
+            params += [*nodes, *out_ids]
+        if in_ids:
+            parts.append(
+                f"(e.target_id IN ({_marks(nodes)}) AND +e.relation_id IN ({_marks(in_ids)}))"
+            )
+            params += [*nodes, *in_ids]
+        cond, cond_params = traversal.edge_condition("e", self.at)
+        sql = f"{self._select()} WHERE {cond} AND ({' OR '.join(parts)}) ORDER BY e.id LIMIT %s"
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*cond_params, *params, int(limit) + 1])
+            rows = cursor.fetchall()
+        return self._facts(rows[:limit]), len(rows) > limit
+
+    def path(
+        self, start_id: int, goal_id: int, *, walks: Sequence[Walk], max_depth: int
+    ) -> tuple[EdgeFact, ...] | None:
+        groups = self._groups(walks)
+        if not groups:
+            return None if start_id != goal_id else ()
+        hops = traversal.shortest_path(
+            start_id=start_id,
+            goal_id=goal_id,
+            groups=groups,
+            at=self.at,
+            max_depth=max(1, min(int(max_depth), traversal.MAX_DEPTH)),
+        )
+        if hops is None:
+            return None
+        facts = self.edge_facts(h.edge_id for h in hops)
+        return tuple(facts[h.edge_id] for h in hops)
+
+    # study order ---------------------------------------------------------------------
+
+    def study_order(self, target_id: int, *, limit: int) -> tuple[Retrieval, bool]:
+        orders = {
+            self._by_key[key].id: how
+            for key, how in traversal.STUDY_ORDER.items()
+            if key in self._by_key
+        }
+        facts: dict[int, ConceptFact] = {}
+
+        def names(ids: set[int]) -> dict[int, str]:
+            facts.update(self.concepts(ids))
+            return {k: v.name for k, v in facts.items()}
+
+        result = traversal.learning_path(
+            target_id=target_id, relations=orders, at=self.at, name_lookup=names, limit=limit
+        )
+        needs: dict[int, list[int]] = defaultdict(list)
+        edge_ids = []
+        for after, study in result.needs.items():
+            for e in study:
+                needs[after].append(e.before_id)
+                edge_ids.append(e.edge_id)
+        for e in result.cycle:
+            needs[e.after_id].append(e.before_id)
+            edge_ids.append(e.edge_id)
+        distance = _distances(target_id, needs)
+        edges = self.edge_facts(edge_ids)
+        retrieval = Retrieval(
+            edges=tuple(edges[i] for i in sorted(edges)),
+            concepts=tuple(facts[i] for i in sorted(facts)),
+            from_start=tuple(sorted(distance.items())),
+            depth=max(distance.values(), default=0),
+            exhausted=not result.truncated,
+            truncated=result.truncated,
+            order=tuple(result.order),
+        )
+        return retrieval, result.truncated
+
+
+def _distances(start: int, needs: dict[int, list[int]]) -> dict[int, int]:
+    """Steps from ``start`` to each concept it needs, breadth first."""
+    distance = {start: 0}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        for before in needs.get(node, ()):
+            if before not in distance:
+                distance[before] = distance[node] + 1
+                queue.append(before)
+    return distance
+
+
+# --- The service ------------------------------------------------------------------------
+
+
+def question_max() -> int:
+    return int(getattr(settings, "KG_ASK_QUESTION_MAX", QUESTION_MAX))
+
+
+def clean_question(question: str) -> str:
+    """The question as the loop reads it: no control characters, one space between
+    words. Refused in words when empty or longer than ``KG_ASK_QUESTION_MAX``."""
+    text = normal_name(without_controls(str(question or "")))
+    if not text:
+        raise ValidationFailed(
+            "Ask a question: the question is empty. For example: “What should I learn before LoRA?”"
+        )
+    most = question_max()
+    if len(text) > most:
+        raise ValidationFailed(
+            f"The question is {len(text)} characters long; ask it in at most {most} characters."
+        )
+    return text
+
+
+def planner_and_critic(provider: str):
+    """The planner and critic for ``provider``: offline rules, or a model through the
+    OpenAI-compatible client configured by the ``KG_LLM_*`` settings."""
+    if provider == "offline":
+        from construction.ask.critic import OfflineCritic
+        from construction.ask.planner_offline import OfflinePlanner
+
+        return OfflinePlanner(), OfflineCritic()
+    if provider == "openai":
+        from construction.ask.llm import OpenAICritic, OpenAIPlanner
+
+        client = {
+            "api_key": settings.OPENAI_API_KEY,
+            "base_url": settings.OPENAI_BASE_URL or None,
+            "model": settings.KG_LLM_MODEL,
+            "timeout": settings.KG_LLM_TIMEOUT,
+            "max_retries": settings.KG_LLM_MAX_RETRIES,
+            "validation_retries": settings.KG_LLM_VALIDATION_RETRIES,
+            "json_mode": settings.KG_LLM_JSON_MODE,
+            "backoff_base": settings.KG_LLM_BACKOFF_BASE,
+            "backoff_max": settings.KG_LLM_BACKOFF_MAX,
+        }
+        return OpenAIPlanner(**client), OpenAICritic(**client)
+    raise ValidationFailed(
+        f"There is no planner called “{str(provider)[:40]}”: use {' or '.join(PROVIDERS)}."
+    )
+
+
+def instant_words(at: datetime | None) -> str | None:
+    """The instant as the answer echoes it: ISO 8601 in UTC, to the second."""
+    if at is None:
+        return None
+    return at.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def ask_graph(question: str, *, at: datetime | None = None, provider: str = "offline") -> Answer:
+    """Answer ``question`` from the graph as it stands (or stood at ``at``, an aware
+    datetime): a concept set, a cited path or a yes/no, with the plan and the critique.
+
+    Raises ``ValidationFailed`` (words) for an empty or over-long question or an unknown
+    provider. Reads only. Same question, graph and instant give the same answer.
+    """
+    from construction.ask.loop import ask
+    from construction.errors import LLMError
+
+    text = clean_question(question)
+    planner, critic = planner_and_critic(provider)
+    index, relations = QUESTION_CACHE.snapshot()
+    reader = DbGraphReader(at, relations=relations)
+    try:
+        answer, _usage = ask(
+            text,
+            reader=reader,
+            index=index,
+            planner=planner,
+            critic=critic,
+            max_iterations=int(getattr(settings, "KG_ASK_MAX_ITERATIONS", MAX_ITERATIONS)),
+            at=instant_words(at),
+        )
+    except LLMError as exc:
+        raise ModelUnavailable(
+            f"The {provider} planner could not answer ({exc}); nothing was answered. "
+            "Ask again later, or with the offline planner."
+        ) from None
+    return answer
