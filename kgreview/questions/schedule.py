@@ -73,7 +73,12 @@ def schedule_sync(*, apps=None):
 
 
 def schedule_sync_after_migrate(sender, *, apps=None, using="default", **kwargs) -> None:
-    """``post_migrate``: the entry exists and follows the setting after every migrate."""
+    """``post_migrate``: the entry exists and follows the setting after every migrate
+    (and after a flush, which sends the signal without a migration state)."""
+    if apps is None:
+        from django.apps import apps as registry
+
+        apps = registry
     try:
         apps.get_model("django_celery_beat", "PeriodicTask")
     except LookupError:  # migrating backwards past django_celery_beat
