@@ -1,0 +1,191 @@
+"""ANSWER: the result in words, with the concept set or the path and every hop cited.
+
+Set questions list their answer set in ``concepts`` (prerequisites in a study order,
+foundations first; the others by distance, then name, then id) and one cited path per
+member (its breadth-first route from the asked concept). Connection questions give the
+shortest chain found. Yes/no questions say yes with the chain, or no when the search is
+over. An absence names the instant ("as of ..." or "now") and says whether the graph was
+searched to the end ("not connected") or only within a hop bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .paths import chain_words, facts_of, members, pair_path, problems, route, tree
+from .types import PAIR_FAMILIES, Answer, ConceptFact, Plan, Retrieval, Status, Step, Verdict
+
+VERBS = {
+    "prerequisite": "is a prerequisite for",
+    "builds_on": "builds on",
+    "part_of": "is part of",
+    "contrasts_with": "contrasts with",
+    "applies_to": "applies to",
+    "related": "is related to",
+}
+VERBS_NOT = {
+    "prerequisite": "is not a prerequisite for",
+    "builds_on": "does not build on",
+    "part_of": "is not part of",
+    "contrasts_with": "does not contrast with",
+    "applies_to": "does not apply to",
+    "related": "is not related to",
+}
+SET_FOUND = {
+    "prerequisites": "Before {x}, learn (foundations first): {items}.",
+    "dependents": "If your understanding of {x} is wrong, these are affected: {items}.",
+    "parts": "Part of {x}: {items}.",
+    "wholes": "{x} is part of: {items}.",
+    "contrasts": "{x} contrasts with: {items}.",
+    "uses": "{x} applies to: {items}.",
+}
+SET_NONE = {
+    "prerequisites": "Nothing needs to be learned before {x} {when}.",
+    "dependents": "Nothing depends on {x} {when}.",
+    "parts": "Nothing is part of {x} {when}.",
+    "wholes": "{x} is part of nothing {when}.",
+    "contrasts": "{x} contrasts with nothing {when}.",
+    "uses": "{x} applies to nothing {when}.",
+}
+CUT = " (the walk was cut at the concept limit; there may be more)"
+
+
+def when(at: str | None) -> str:
+    return f"in the graph as of {at}" if at else "in the graph now"
+
+
+def verb(relation: str | None, *, negative: bool = False) -> str:
+    if relation is None:
+        return "is not connected to" if negative else "is connected to"
+    table = VERBS_NOT if negative else VERBS
+    fallback = ("is not " if negative else "") + relation.replace("_", " ")
+    return table.get(relation, fallback)
+
+
+def unwalked(plan: Plan, *, at: str | None = None, critique: Sequence[str] = ()) -> Answer:
+    """The answer to a plan that is not walked: not understood, or nothing to walk."""
+    status: Status = "not_understood"
+    if plan.unknown:
+        quoted = " and ".join(f"'{u}'" for u in plan.unknown)
+        noun = "concept" if len(plan.unknown) == 1 else "concepts"
+        message = f"I do not know the {noun} {quoted}."
+    elif plan.family is None or not plan.concepts:
+        message = plan.note or "I could not tell what the question asks."
+    else:  # understood, but the vocabulary holds none of the relations to walk
+        status = "no_path"
+        message = f"{plan.note or 'There is no relation to walk.'} Nothing to walk {when(at)}."
+    return Answer(
+        question=plan.question, status=status, message=message, plan=plan, at=at,
+        critique=tuple(critique),
+    )  # fmt: skip
+
+
+def answer(
+    plan: Plan,
+    retrieval: Retrieval,
+    verdicts: Sequence[Verdict],
+    *,
+    iterations: int,
+    at: str | None = None,
+) -> Answer:
+    critique = tuple(reason for verdict in verdicts for reason in verdict.reasons)
+    if plan.family in PAIR_FAMILIES:
+        return _pair_answer(plan, retrieval, critique, iterations, at)
+    return _set_answer(plan, retrieval, critique, iterations, at)
+
+
+def _names(retrieval: Retrieval, paths: Sequence[Sequence[Step]]) -> tuple[tuple[int, str], ...]:
+    facts = facts_of(retrieval)
+    used = {c for path in paths for s in path for c in (s.edge.source_id, s.edge.target_id)}
+    return tuple((c, facts[c].name) for c in sorted(used) if c in facts)
+
+
+def _set_order(plan: Plan, retrieval: Retrieval, found: Sequence[int]) -> list[int]:
+    facts = facts_of(retrieval)
+    dist = dict(retrieval.from_start)
+    rest = sorted(found, key=lambda c: (dist[c], facts[c].name, c))
+    if plan.family != "prerequisites":
+        return rest
+    wanted = set(found)
+    ordered = [c for c in dict.fromkeys(retrieval.order) if c in wanted]
+    placed = set(ordered)
+    return ordered + [c for c in rest if c not in placed]
+
+
+def _set_answer(
+    plan: Plan, retrieval: Retrieval, critique: tuple[str, ...], iterations: int, at: str | None
+) -> Answer:
+    start = plan.concepts[0]
+    facts = facts_of(retrieval)
+    parent = tree(retrieval, plan.walks, dict(retrieval.from_start), (start.concept_id,))
+    routes: dict[int, tuple[Step, ...]] = {}
+    for concept in members(retrieval, plan):
+        path = route(parent, start.concept_id, concept)
+        if path and not problems(plan, path, facts, start=start.concept_id, goal=concept):
+            routes[concept] = path
+    order = _set_order(plan, retrieval, list(routes))
+    concepts = tuple(facts[c] for c in order)
+    paths = tuple(routes[c] for c in order)
+    family = plan.family or "prerequisites"
+    status: Status = "answered" if concepts else "no_path"
+    if concepts:
+        items = ", ".join(c.name for c in concepts)
+        message = SET_FOUND[family].format(x=start.name, items=items)
+    else:
+        message = SET_NONE[family].format(x=start.name, when=when(at))
+    if retrieval.truncated:
+        message = message[:-1] + CUT + "."
+    return Answer(
+        question=plan.question, status=status, message=message, plan=plan,
+        concepts=concepts, paths=paths, critique=critique, iterations=iterations, at=at,
+        names=_names(retrieval, paths),
+    )  # fmt: skip
+
+
+def _pair_answer(
+    plan: Plan, retrieval: Retrieval, critique: tuple[str, ...], iterations: int, at: str | None
+) -> Answer:
+    a, b = plan.concepts[0], plan.concepts[1]
+    facts = facts_of(retrieval)
+    path = pair_path(plan, retrieval)
+    if path is not None and problems(plan, path, facts, start=a.concept_id, goal=b.concept_id):
+        path = None  # never cite a broken chain
+    yes_no = plan.family == "yes_no"
+    if path is None:
+        status: Status = "answered" if yes_no else "no_path"
+        return Answer(
+            question=plan.question, status=status, message=_absence(plan, retrieval, at),
+            plan=plan, yes=False if yes_no else None, critique=critique,
+            iterations=iterations, at=at,
+        )  # fmt: skip
+    names = {c.concept_id: c.name for c in retrieval.concepts}
+    ids = [a.concept_id] + [s.to for s in path]
+    concepts = tuple(facts.get(c) or ConceptFact(c, names.get(c, "")) for c in ids)
+    chain = chain_words(path, names)
+    if yes_no:
+        message = f"Yes: {a.name} {verb(plan.relation)} {b.name}: {chain}."
+    else:
+        message = f"{a.name} is connected to {b.name} in {len(path)} hop(s): {chain}."
+    return Answer(
+        question=plan.question, status="answered", message=message, plan=plan,
+        yes=True if yes_no else None, concepts=concepts, paths=(path,), critique=critique,
+        iterations=iterations, at=at, names=_names(retrieval, (path,)),
+    )  # fmt: skip
+
+
+def _absence(plan: Plan, retrieval: Retrieval, at: str | None) -> str:
+    a, b = plan.concepts[0].name, plan.concepts[1].name
+    cut = CUT if retrieval.truncated else ""
+    if plan.family == "yes_no":
+        negative = verb(plan.relation, negative=True)
+        if retrieval.exhausted:
+            return f"No: {a} {negative} {b} {when(at)}; every chain was searched."
+        if not plan.transitive:
+            return f"No: {a} {negative} {b} {when(at)}; no edge says so."
+        return (
+            f"No: no chain shows {a} {verb(plan.relation)} {b} within "
+            f"{retrieval.depth} hops {when(at)}{cut}."
+        )
+    if retrieval.exhausted:
+        return f"{a} and {b} are not connected {when(at)}."
+    return f"No path between {a} and {b} within {retrieval.depth} hops {when(at)}{cut}."

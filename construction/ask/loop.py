@@ -1,0 +1,56 @@
+"""The ask loop: plan -> retrieve -> critique -> (refine -> critique)* -> answer.
+
+``ask`` is the one entry point (the Django service, the command, competency questions
+and the benchmarks call it). The offline planner and critic are the defaults; with them
+the same question on the same graph and instant gives the same answer, ordering included.
+"""
+
+from __future__ import annotations
+
+from ..types import LLMUsage
+from .answer import answer, unwalked
+from .critic import OfflineCritic
+from .planner_offline import OfflinePlanner
+from .protocols import Critic, GraphReader, NameIndex, Planner
+from .stages import refine, retrieve
+from .types import Answer, Retrieval, Verdict
+
+DEFAULT_MAX_ITERATIONS = 3
+DEFAULT_LIMIT = 2000
+
+
+def _names(retrieval: Retrieval) -> dict[int, str]:
+    return {c.concept_id: c.name for c in retrieval.concepts}
+
+
+def ask(
+    question: str,
+    *,
+    reader: GraphReader,
+    index: NameIndex,
+    planner: Planner | None = None,
+    critic: Critic | None = None,
+    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    limit: int = DEFAULT_LIMIT,
+    at: str | None = None,
+) -> tuple[Answer, LLMUsage]:
+    """Answer ``question`` from the graph ``reader`` reads (bound to one instant; ``at``
+    only names it in the answer's words). Returns the answer and the model usage (zero
+    offline). At most ``max_iterations`` refinement rounds, ``limit`` concepts per walk."""
+    planner = planner or OfflinePlanner()
+    critic = critic or OfflineCritic()
+    plan, usage = planner.plan(question, index=index, vocabulary=reader.relations())
+    if not plan.understood or not plan.walks:
+        return unwalked(plan, at=at), usage
+    retrieval = retrieve(plan, reader, limit)
+    verdicts: list[Verdict] = []
+    rounds = 0
+    while True:
+        verdict, used = critic.critique(plan, retrieval, names=_names(retrieval), round=rounds)
+        usage += used
+        verdicts.append(verdict)
+        if verdict.complete or not verdict.refine_from or rounds >= max(0, max_iterations):
+            break
+        retrieval = refine(plan, retrieval, verdict, reader, limit)
+        rounds += 1
+    return answer(plan, retrieval, verdicts, iterations=rounds, at=at), usage
