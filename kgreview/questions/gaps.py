@@ -19,6 +19,7 @@ holds the ``construct`` mutex while it reads the index and writes, like construc
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field, replace
 
 from django.conf import settings
@@ -173,6 +174,31 @@ class _Tally:
         }
 
 
+_TWIN = re.compile(r"proposal #(\d+)")
+
+
+def _twins(result: SourceResult, a: _Side, b: _Side) -> set[int]:
+    """Open edge proposals joining the two ends that a candidate duplicated: the loop
+    drops such a twin ("duplicate", naming the open proposal), which stands for it."""
+    ids = set()
+    for dropped in result.dropped:
+        match = _TWIN.fullmatch(dropped.detail) if dropped.reason == "duplicate" else None
+        if match:
+            ids.add(int(match.group(1)))
+    if not ids:
+        return set()
+    ends = (a.concept_id, b.concept_id)
+    return set(
+        Proposal.objects.filter(
+            pk__in=ids,
+            kind="add_edge",
+            status__in=OPEN_STATUSES,
+            source_concept_id__in=ends,
+            target_concept_id__in=ends,
+        ).values_list("pk", flat=True)
+    )
+
+
 def _dropped_counts(result: SourceResult, counts: dict) -> None:
     for d in result.dropped:
         counts[d.reason] = counts.get(d.reason, 0) + 1
@@ -202,19 +228,19 @@ def _search_revision(revision, a: _Side, b: _Side, *, run, extractor, question_i
         _dropped_counts(result, dropped)
         kept, off_gap = _kept(result, a, b)
         tally.off_gap += off_gap
-        if not kept.edges:
-            return
-        keys = [d.dedup_key for d in kept.edges]
-        twins = set(
-            Proposal.objects.filter(dedup_key__in=keys, status__in=OPEN_STATUSES).values_list(
-                "pk", flat=True
-            )
-        )
-        persist_result(run=run, revision=revision, result=kept)
-        linked = Proposal.objects.filter(dedup_key__in=keys, status__in=OPEN_STATUSES)
+        twins = _twins(result, a, b)
         tally.twins += len(twins)
-        tally.proposals += linked.exclude(pk__in=twins).count()
-        linked.filter(competency_question__isnull=True).update(competency_question_id=question_id)
+        if kept.edges:
+            persist_result(run=run, revision=revision, result=kept)
+        keys = [d.dedup_key for d in kept.edges]
+        new = Proposal.objects.filter(
+            agent_run=run, dedup_key__in=keys, status__in=OPEN_STATUSES
+        ).values_list("pk", flat=True)
+        fresh = set(new)
+        tally.proposals += len(fresh)
+        Proposal.objects.filter(pk__in=fresh | twins, competency_question__isnull=True).update(
+            competency_question_id=question_id
+        )
 
 
 def _process(revision, extraction, relations, index) -> SourceResult:

@@ -167,8 +167,7 @@ def question_create(*, spec: QuestionSpec, acting_user) -> CompetencyQuestion:
         action="competency_question.create",
         subject=question,
         summary=(
-            f"Added the competency question “{question.text}” "
-            f"(expects {question.expected_words})."
+            f"Added the competency question “{question.text}” (expects {question.expected_words})."
         ),
         after=_state(question),
     )
