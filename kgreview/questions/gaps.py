@@ -305,7 +305,7 @@ def gap_search(*, run: AgentRun, extractor: Extractor | None = None) -> AgentRun
         return run
     extractor = extractor or adapters.extractor_for(run.provider or None)
     question_id = run.params["question_id"]
-    tally, dropped = _Tally(), {}
+    tally, dropped = _Tally(), dict[str, int]()
     try:
         revisions = list(_revisions())
         for gap in run.params.get("gaps", []):

@@ -162,9 +162,10 @@ def _result_for(run: CompetencyRun, question: CompetencyQuestion, resolved) -> Q
     """Ask one question and judge the answer (unsaved: the caller writes it)."""
     graph_at = timezone.now()
     answer, refusal, latency = _ask(question.text)
+    status: str = QuestionResult.Status.ERROR
+    answer_json: dict = {}
     if answer is None:
         verdict = Judgement(passed=False, words=f"Could not be asked: {refusal}")
-        status, answer_json = QuestionResult.Status.ERROR, {}
     else:
         verdict = judge(expected_for(question, resolved), answer)
         status, answer_json = answer.status, answer.as_json()

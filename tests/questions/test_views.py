@@ -281,3 +281,15 @@ def test_the_review_card_names_the_question_that_asked_for_it(curator, world, ga
     html = page(curator.get(reverse("review:proposal", args=[proposal.pk]), follow=True))
     assert "Asked for by competency question:" in html
     assert f'<a href="{reverse("questions:detail", args=[q.pk])}">{QUESTION}</a>' in html
+
+
+def test_a_gap_search_run_reads_on_the_agents_page(curator, world, gap_lesson, ask):
+    """The search is an agent run like the others: its page shows what it found."""
+    from kgreview.agents.models import AgentRun
+
+    ask(QUESTION, "concepts", ["Embeddings"])
+    curator.post(reverse("questions:run-now"))
+    search = AgentRun.objects.get(agent="gaps")
+    html = page(curator.get(reverse("agents:run", args=[search.pk])))
+    assert "Gap search (competency questions)" in html and "1 new proposal queued" in html
+    assert "Gap search (competency questions)" in page(curator.get(reverse("agents:home")))
