@@ -12,6 +12,8 @@ MYPY_PATHS := construction/ kgreview/core/audit.py kgreview/core/retry.py kgrevi
 	kgreview/review/bulk_check.py kgreview/review/services.py kgreview/review/kinds \
 	kgreview/agents/runs.py kgreview/agents/items.py kgreview/agents/construct.py \
 	kgreview/agents/schedules.py kgreview/agents/persist.py kgreview/agents/reaper.py \
+	kgreview/questions/services.py kgreview/questions/runs.py kgreview/questions/gaps.py \
+	kgreview/questions/judge.py \
 	kgreview/agents/broker.py kgreview/api/services.py
 
 .PHONY: setup run test lint format migrate corpus accounts serve clean evaluate bench

@@ -150,6 +150,7 @@ INSTALLED_APPS = [
     "kgreview.graph",
     "kgreview.review",
     "kgreview.agents",
+    "kgreview.questions",
     "kgreview.api",
     "kgreview.exports",
     "kgreview.insights",

@@ -16,6 +16,7 @@ urlpatterns = [
     path("concepts/<int:pk>/status/", mend_views.concept_status, name="concept-status"),
     path("review/", include("kgreview.review.urls")),
     path("agents/", include("kgreview.agents.urls")),
+    path("questions/", include("kgreview.questions.urls")),
     path("api/", include("kgreview.api.urls")),
     path("exports/", include("kgreview.exports.urls")),
     path("insights/", include("kgreview.insights.urls")),

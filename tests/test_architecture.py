@@ -63,6 +63,7 @@ LAYERS = {
     "explorer": 4,
     "exports": 4,
     "insights": 4,
+    "questions": 4,
     "web": 5,
 }
 # Upward imports allowed: none. Issue 12 removed the last ones (pages that combine apps

@@ -18,6 +18,7 @@ class AgentRun(NoDeleteModel):
         CONSTRUCT = "construct", "Construction"
         HEAL = "heal", "Self-healing"
         DISCOVER = "discover", "Ontology discovery"
+        GAPS = "gaps", "Gap search (competency questions)"
 
     class Trigger(models.TextChoices):
         MANUAL = "manual", "Run now (web)"

@@ -317,6 +317,7 @@ def next_in_queue(
 CARD_RELATED = (
     "document",
     "agent_run",
+    "competency_question",
     "evidence_revision__source",
     "relation",
     "source_concept",

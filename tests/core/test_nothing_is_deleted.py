@@ -29,6 +29,7 @@ from kgreview.core.audit import record
 from kgreview.core.errors import HardDeleteForbidden, ImmutableRecord
 from kgreview.core.nodelete import guarded_models
 from kgreview.graph.models import ConceptAlias, SourceConcept, SourceFile
+from kgreview.questions.models import CompetencyQuestion, CompetencyRun, QuestionResult
 from kgreview.review.models import Decision, Proposal
 
 # Models whose rows may be deleted, and why. A new model must be guarded (subclass
@@ -87,14 +88,18 @@ def test_every_model_is_guarded_or_says_why_it_may_be_deleted():
 
 def test_no_deletable_entry_names_a_kgreview_model_that_is_gone():
     """The allow-list does not outlive the models it excuses."""
-    ours = {"core", "graph", "review", "agents", "api"}
+    ours = {"core", "graph", "review", "agents", "api", "questions"}
     stale = [label for label in DELETABLE if label.split(".")[0] in ours and not _installed(label)]
     assert not stale
 
 
 def test_history_tables_the_issue_found_unguarded_are_guarded():
-    """Aliases, tokens, run items, extraction records, dropped candidates, source links."""
+    """Aliases, tokens, run items, extraction records, dropped candidates, source links,
+    competency questions, their runs and results."""
     for model in (
+        CompetencyQuestion,
+        CompetencyRun,
+        QuestionResult,
         ConceptAlias,
         ApiToken,
         AgentRunItem,
@@ -127,6 +132,10 @@ def history(f, django_user_model):
         kind="add_concept", payload={"name": "Gamma"}, confidence=0.8, dedup_key="add:gamma"
     )
     run = AgentRun.objects.create(agent="construct")
+    question = CompetencyQuestion.objects.create(
+        text="What is part of Beta?", expect="concepts", expected_names=["Alpha"]
+    )
+    competency_run = CompetencyRun.objects.create(trigger="cli")
     rows = [
         user,
         a,
@@ -149,6 +158,16 @@ def history(f, django_user_model):
         SourceConcept.objects.create(source=src, concept=a, revision=revision),
         SourceFile.objects.create(sha256="0" * 64, media_type="text/plain", size=1, data=b"x"),
         ApiToken.objects.create(user=user, name="planner", prefix="abcd1234", key_hash="f" * 64),
+        question,
+        competency_run,
+        QuestionResult.objects.create(
+            run=competency_run,
+            question=question,
+            passed=False,
+            status="no_path",
+            words="Missing 1 of 1: Alpha.",
+            graph_at=competency_run.created_at,
+        ),
         record(action="test.write", subject=a, summary="A row for the test.", acting_user=user),
         LogEntry.objects.create(
             user=user,

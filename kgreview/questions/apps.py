@@ -1,0 +1,17 @@
+from django.apps import AppConfig
+
+
+class QuestionsConfig(AppConfig):
+    name = "kgreview.questions"
+    label = "questions"
+    default_auto_field = "django.db.models.BigAutoField"
+    verbose_name = "Competency questions"
+
+    def ready(self) -> None:
+        from django.db.models.signals import post_migrate
+
+        from .schedule import schedule_sync_after_migrate
+
+        post_migrate.connect(
+            schedule_sync_after_migrate, sender=self, dispatch_uid="questions.schedule"
+        )
