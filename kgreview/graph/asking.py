@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -322,7 +323,7 @@ def planner_and_critic(provider: str):
     if provider == "openai":
         from construction.ask.llm import OpenAICritic, OpenAIPlanner
 
-        client = {
+        client: dict[str, Any] = {
             "api_key": settings.OPENAI_API_KEY,
             "base_url": settings.OPENAI_BASE_URL or None,
             "model": settings.KG_LLM_MODEL,

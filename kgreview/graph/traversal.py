@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -339,7 +339,7 @@ class LearningPath:
 def study_edges(
     *,
     target_id: int,
-    relations: dict[int, str],
+    relations: Mapping[int, str],
     at: datetime | None = None,
     limit: int = ANCESTOR_LIMIT,
 ) -> tuple[list[StudyEdge], bool]:
@@ -368,10 +368,11 @@ def study_edges(
             params += tgt_first
         return f"({' OR '.join(parts)}) AND {cond}", params + cond_params
 
+    case_params: list[int] = []
     if not tgt_first:
-        earlier, later, case_params = "e.source_id", "e.target_id", []
+        earlier, later = "e.source_id", "e.target_id"
     elif not src_first:
-        earlier, later, case_params = "e.target_id", "e.source_id", []
+        earlier, later = "e.target_id", "e.source_id"
     else:
         earlier = f"CASE WHEN e.relation_id IN ({m1}) THEN e.source_id ELSE e.target_id END"
         later = f"CASE WHEN e.relation_id IN ({m1}) THEN e.target_id ELSE e.source_id END"
@@ -409,7 +410,7 @@ def study_edges(
 def learning_path(
     *,
     target_id: int,
-    relations: dict[int, str],
+    relations: Mapping[int, str],
     at: datetime | None = None,
     names: dict[int, str] | None = None,
     name_lookup: Callable[[set[int]], dict[int, str]] | None = None,
