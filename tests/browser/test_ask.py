@@ -52,7 +52,7 @@ def test_a_question_is_answered_by_keyboard_with_cited_hops(
     edge = world.edge("Embeddings", "prerequisite", "Vector search")
     link = hops.nth(1).locator("a").first
     expect(link).to_have_attribute("href", f"/review/edges/{edge.pk}/")
-    expect(hops.nth(1)).to_contain_text("“Embeddings are a prerequisite for vector search.”")
+    expect(hops.nth(1)).to_contain_text("Embeddings are a prerequisite for vector search.")
     expect(hops.nth(1)).to_contain_text("transformers-and-friends, revision 1")
     expect(page).to_have_url(re.compile(r"/explore/ask/\?q=How(%20|\+)is(%20|\+)RAG"))
     # Only the results were swapped: the form kept its marker.

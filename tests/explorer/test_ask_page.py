@@ -45,8 +45,9 @@ def test_a_connection_links_each_hop_to_its_edge_with_the_evidence(f, world):
     assert response.status_code == 200
     edge = world.edge("Embeddings", "prerequisite", "Vector search")
     assert f'href="{reverse("review:edge", args=[edge.pk])}"' in html
-    assert "“Embeddings are a prerequisite for vector search.”" in html
-    assert f'href="{reverse("source-detail", args=["transformers-and-friends"])}"' in html
+    assert "<p>Embeddings are a prerequisite for vector search.</p>" in html
+    source = reverse("source-detail", args=["transformers-and-friends"])
+    assert f'href="{source}?rev=1"' in html
     assert "revision 1" in html
     assert '<details class="ask-how" id="ask-how">' in html
     assert "connection" in html and "Critique" in html
