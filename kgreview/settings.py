@@ -473,6 +473,8 @@ KG_ASK_QUESTION_MAX = env_int("KG_ASK_QUESTION_MAX", 500, minimum=20)
 KG_ASK_PROVIDER = env_str("KG_ASK_PROVIDER", "offline")
 if KG_ASK_PROVIDER not in {"offline", "openai"}:
     raise ImproperlyConfigured(f"KG_ASK_PROVIDER={KG_ASK_PROVIDER!r}: use offline or openai")
+# How often beat asks every active competency question (a failing one starts a gap search).
+KG_COMPETENCY_SCHEDULE_MINUTES = env_int("KG_COMPETENCY_SCHEDULE_MINUTES", 1440, minimum=1)
 
 LOGGING = {
     "version": 1,
