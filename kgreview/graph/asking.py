@@ -18,6 +18,7 @@ from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -389,7 +390,7 @@ class DbGraphReader:
         """Everything the target needs in a valid study order: from the edges the walk
         already read when it has (no query but for names), else ``traversal``'s
         learning path (one recursive query, names and evidence)."""
-        orders = {
+        orders: dict[int, str] = {
             self._by_key[key].id: how
             for key, how in traversal.STUDY_ORDER.items()
             if key in self._by_key
@@ -481,7 +482,7 @@ def planner_and_critic(provider: str):
     if provider == "openai":
         from construction.ask.llm import OpenAICritic, OpenAIPlanner
 
-        client = {
+        client: dict[str, Any] = {
             "api_key": settings.OPENAI_API_KEY,
             "base_url": settings.OPENAI_BASE_URL or None,
             "model": settings.KG_LLM_MODEL,
