@@ -313,3 +313,16 @@ def test_an_unknown_provider_is_refused_in_words():
 
     with pytest.raises(ValidationFailed, match="offline or openai"):
         asked("What is RLHF used for?", provider="oracle")
+
+
+def test_a_long_prerequisite_chain_is_read_in_a_few_queries(f):
+    """Fifteen concepts in a row: the walk reads the rest of the chain at its second hop,
+    and the study order comes from what it read; the answer is the whole chain."""
+    chain = [f.concept(f"Step {i:02d}") for i in range(15)]
+    for a, b in zip(chain, chain[1:], strict=False):
+        f.edge(a, b)
+    QUESTION_CACHE.snapshot()
+    with CaptureQueriesContext(connection) as ctx:
+        answer = asked("What should I learn before Step 14?")
+    assert answer["answer"]["concepts"] == [f"Step {i:02d}" for i in range(14)]
+    assert len(ctx.captured_queries) <= 10
