@@ -34,6 +34,7 @@ BENCHMARKS: dict[str, Callable[..., dict]] = {
     "graph": _lazy("graph", "bench_graph"),
     "render": _lazy("render", "bench_render"),
     "ask": _lazy("ask", "bench_ask"),
+    "competency": _lazy("competency", "bench_competency"),
 }
 
 __all__ = ["BENCHMARKS", "scratch_database"]

@@ -50,8 +50,15 @@ class Judgement:
     gaps: tuple[Gap, ...] = field(default=())
 
 
+# Names listed in words before "and N more": a large answer set stays readable.
+WORDS_NAMES = 10
+
+
 def _listed(names) -> str:
-    return ", ".join(names)
+    names = list(names)
+    if len(names) <= WORDS_NAMES:
+        return ", ".join(names)
+    return f"{', '.join(names[:WORDS_NAMES])} and {len(names) - WORDS_NAMES} more"
 
 
 def judge(expected: Expected, answer: Answer) -> Judgement:

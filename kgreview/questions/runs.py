@@ -158,6 +158,35 @@ def _ask(text: str) -> tuple[Answer | None, str, float]:
     return answer, "", (time.perf_counter() - started) * 1000
 
 
+# What a result keeps of an answer: enough to show and compare, never megabytes (a
+# prerequisite closure in a large graph holds thousands of concepts). The pass rule is
+# judged on the whole answer before it is trimmed.
+KEEP_CONCEPTS = 200
+KEEP_PATHS = 3
+
+
+def stored_answer(answer: Answer) -> dict:
+    """``Answer.as_json()``, its concept list and paths cut to what a page shows; a cut
+    says how many there were (``concepts_total``, ``paths_total``)."""
+    data = answer.as_json()
+    found = data.get("answer") or {}
+    concepts, ids, paths = (
+        found.get("concepts", []),
+        found.get("concept_ids", []),
+        found.get("paths", []),
+    )
+    if len(concepts) > KEEP_CONCEPTS or len(paths) > KEEP_PATHS:
+        data["answer"] = {
+            **found,
+            "concepts": concepts[:KEEP_CONCEPTS],
+            "concept_ids": ids[:KEEP_CONCEPTS],
+            "paths": paths[:KEEP_PATHS],
+            "concepts_total": len(concepts),
+            "paths_total": len(paths),
+        }
+    return data
+
+
 def _result_for(run: CompetencyRun, question: CompetencyQuestion, resolved) -> QuestionResult:
     """Ask one question and judge the answer (unsaved: the caller writes it)."""
     graph_at = timezone.now()
@@ -168,15 +197,15 @@ def _result_for(run: CompetencyRun, question: CompetencyQuestion, resolved) -> Q
         verdict = Judgement(passed=False, words=f"Could not be asked: {refusal}")
     else:
         verdict = judge(expected_for(question, resolved), answer)
-        status, answer_json = answer.status, answer.as_json()
+        status, answer_json = answer.status, stored_answer(answer)
     return QuestionResult(
         run=run,
         question=question,
         passed=verdict.passed,
         status=status,
         answer=answer_json,
-        missing=list(verdict.missing),
-        extra=list(verdict.extra),
+        missing=list(verdict.missing)[:KEEP_CONCEPTS],
+        extra=list(verdict.extra)[:KEEP_CONCEPTS],
         gaps=[g.as_json() for g in verdict.gaps],
         words=verdict.words,
         latency_ms=round(latency, 3),

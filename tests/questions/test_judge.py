@@ -133,3 +133,10 @@ def test_a_question_not_understood_fails_with_the_graphs_words_and_no_gap():
     )
     assert not got.passed and not got.gaps
     assert got.words == "Not understood: I do not know the concept 'quantum networking'"
+
+
+def test_a_long_list_of_names_is_cut_in_words():
+    """Ten names, then "and N more"."""
+    found = [(i, f"C{i}") for i in range(2, 30)]
+    got = judge(Expected("concepts", ("C2",), (2,)), answer(concepts=found))
+    assert got.passed and got.words.endswith("C12 and 17 more.") and len(got.extra) == 27

@@ -182,3 +182,15 @@ def test_a_run_the_broker_refused_fails_in_words(world, ask):
     failed = competency_run_not_queued(run_id=run.pk, reason="the broker is down.")
     assert failed.status == "failed" and "the broker is down" in failed.error
     assert competency_run_current() is None
+
+
+def test_a_large_answer_is_stored_cut_but_judged_whole(world, ask, monkeypatch):
+    """A result keeps at most KEEP_CONCEPTS names, and says how many there were."""
+    from kgreview.questions import runs
+
+    monkeypatch.setattr(runs, "KEEP_CONCEPTS", 2)
+    q = ask("What should I learn before LoRA?", "concepts", ["Tokenization"])
+    result = run_all().results.get(question=q)
+    found = result.answer["answer"]
+    assert result.passed and len(found["concepts"]) == 2 and found["concepts_total"] == 5
+    assert len(result.extra) == 2
