@@ -41,11 +41,13 @@ def test_everyone_with_a_role_reads_the_pages(f, world, ask, role):
     assert ('id="retire-question"' in page(detail)) is (role == "curator")
 
 
-def test_the_nav_links_the_page_for_curators_only(f, world):
-    """Curators find Questions in the nav; reviewers do not."""
+def test_the_agents_page_links_the_questions_for_curators_only(f, world):
+    """Curators find the competency questions beside the agents; reviewers do not (the
+    main nav stays short enough to fit a laptop screen unfolded)."""
     link = f'href="{reverse("questions:home")}"'
-    assert link in page(client_for(f, "curator").get(reverse("home")))
-    assert link not in page(client_for(f, "reviewer").get(reverse("home")))
+    assert link in page(client_for(f, "curator").get(reverse("agents:home")))
+    assert link not in page(client_for(f, "reviewer").get(reverse("agents:home")))
+    assert link not in page(client_for(f, "curator").get(reverse("home")))
 
 
 def test_no_role_and_anonymous_cannot_read(f, world):
