@@ -90,12 +90,17 @@ def bench_ask(*, concepts: int = 50_000, edges: int = 200_000, samples: int = 60
 
     by_family: dict[str, list[float]] = {}
     statuses: Counter = Counter()
+    sized: dict[str, list[float]] = {"up_to_100": [], "over_100": []}
+    sizes: list[int] = []
     for family, template in SET_TEMPLATES:
         times = []
         for cid in rng.sample(pool, samples):
             ms, answer = _timed(template.format(a=names[cid]))
             times.append(ms)
             statuses[(family, answer["status"])] += 1
+            size = len(answer["answer"]["concepts"])
+            sizes.append(size)
+            sized["up_to_100" if size <= 100 else "over_100"].append(ms)
         by_family[family] = times
     set_times = [ms for times in by_family.values() for ms in times]
 
@@ -136,6 +141,12 @@ def bench_ask(*, concepts: int = 50_000, edges: int = 200_000, samples: int = 60
         "set_questions": {
             **percentiles(set_times),
             "per_family_p95_ms": {k: percentiles(v)["p95_ms"] for k, v in by_family.items()},
+            # Transitive closures in a 50,000-concept curriculum run to the loop's limit
+            # (2,000 concepts per walk): the time follows the answer's size.
+            "by_answer_size": {
+                k: {**percentiles(v), "questions": len(v)} for k, v in sized.items() if v
+            },
+            "answer_size_max": max(sizes, default=0),
             "statuses": {f"{f}:{s}": n for (f, s), n in sorted(statuses.items())},
         },
         "connection_questions": {
