@@ -33,6 +33,7 @@ BENCHMARKS: dict[str, Callable[..., dict]] = {
     "heal": _lazy("agents", "bench_heal"),
     "graph": _lazy("graph", "bench_graph"),
     "render": _lazy("render", "bench_render"),
+    "ask": _lazy("ask", "bench_ask"),
     "competency": _lazy("competency", "bench_competency"),
 }
 

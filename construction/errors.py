@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .types import LLMUsage
+
 
 class ConstructionError(Exception):
     """Base of every error the loop raises on purpose."""
@@ -12,7 +14,12 @@ class ExtractionFailed(ConstructionError):
 
 
 class LLMError(ExtractionFailed):
-    """The language model could not be used."""
+    """The language model could not be used. ``usage`` counts the calls it took to find
+    that out, so a caller that answers in words instead can still report them."""
+
+    def __init__(self, *args: object, usage: LLMUsage | None = None) -> None:
+        super().__init__(*args)
+        self.usage = usage if usage is not None else LLMUsage()
 
 
 class LLMTransientError(LLMError):

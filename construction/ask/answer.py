@@ -71,6 +71,8 @@ def unwalked(plan: Plan, *, at: str | None = None, critique: Sequence[str] = ())
         message = f"I do not know the {noun} {quoted}."
     elif plan.family is None or not plan.concepts:
         message = plan.note or "I could not tell what the question asks."
+    elif plan.family in PAIR_FAMILIES and len(plan.concepts) < 2:
+        message = f"This question needs two concepts; I found only '{plan.concepts[0].name}'."
     else:  # understood, but the vocabulary holds none of the relations to walk
         status = "no_path"
         message = f"{plan.note or 'There is no relation to walk.'} Nothing to walk {when(at)}."

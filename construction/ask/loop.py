@@ -13,7 +13,7 @@ from .critic import OfflineCritic
 from .planner_offline import OfflinePlanner
 from .protocols import Critic, GraphReader, NameIndex, Planner
 from .stages import refine, retrieve
-from .types import Answer, Retrieval, Verdict
+from .types import PAIR_FAMILIES, Answer, Plan, Retrieval, Verdict
 
 DEFAULT_MAX_ITERATIONS = 3
 DEFAULT_LIMIT = 2000
@@ -21,6 +21,13 @@ DEFAULT_LIMIT = 2000
 
 def _names(retrieval: Retrieval) -> dict[int, str]:
     return {c.concept_id: c.name for c in retrieval.concepts}
+
+
+def walkable(plan: Plan) -> bool:
+    """Whether a plan (from any planner) can be walked: understood, with walks, and with
+    the concepts its family needs (two for a pair question)."""
+    wanted = 2 if plan.family in PAIR_FAMILIES else 1
+    return plan.understood and bool(plan.walks) and len(plan.concepts) >= wanted
 
 
 def ask(
@@ -40,7 +47,7 @@ def ask(
     planner = planner or OfflinePlanner()
     critic = critic or OfflineCritic()
     plan, usage = planner.plan(question, index=index, vocabulary=reader.relations())
-    if not plan.understood or not plan.walks:
+    if not walkable(plan):
         return unwalked(plan, at=at), usage
     retrieval = retrieve(plan, reader, limit)
     verdicts: list[Verdict] = []

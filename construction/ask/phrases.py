@@ -55,6 +55,7 @@ RULES: tuple[tuple[str, str | None, str], ...] = (
     # --- contrast with a vague other side: a set question, not a pair -------------------
     ("contrasts", None, rf"how (?:does|do|is|are) {X} (?:differ|different|contrast)(?: from (?:what|others|the others|the alternatives|its alternatives|alternatives|other (?:approaches|methods|techniques)))?"),
     ("contrasts", None, rf"compare {X} (?:with|to|against) (?:what|others|the alternatives|alternatives)"),
+    ("contrasts", None, rf"{X} (?:vs\.?|versus) what"),
     # --- connection between two concepts ------------------------------------------------
     ("connection", None, rf"how (?:is|are|does|do) {A} (?:connected|linked|related|tied|relate|connect|link|tie)(?: in)? (?:to|with) {B}"),
     ("connection", None, rf"what (?:links|connects|relates|ties|joins|bridges) {PAIR}"),
@@ -114,7 +115,6 @@ RULES: tuple[tuple[str, str | None, str], ...] = (
     ("contrasts", None, rf"what (?:contrasts|compares) with {X}"),
     ("contrasts", None, rf"what (?:can|could|should|might) {WHO} use instead of {X}"),
     ("contrasts", None, rf"what (?:is|are) (?:different from|the opposite of|contrasted with) {X}"),
-    ("contrasts", None, rf"{X} (?:vs\.?|versus) what"),
     ("contrasts", None, rf"what (?:is|are) {X} contrasted with"),
     # --- uses ----------------------------------------------------------------------------
     ("uses", None, rf"what (?:is|are) {X} (?:used|applied|employed|good|useful|helpful|utili[sz]ed) (?:for|to|in|on)"),
@@ -133,10 +133,10 @@ COMPILED = tuple(
     for family, relation, pattern in RULES
 )
 POLITE = re.compile(
-    r"^(?:(?:hey|hi|ok|okay|so|and|please|quick question),?\s+)*"
+    r"^(?:(?:hey|hi|ok|okay|so|and|please|quick question)[:,]?\s+)*"
     r"(?:(?:can|could|would) you (?:please )?(?:tell me|show me|explain|list|give me)\s+"
     r"|(?:please )?(?:tell me|show me|explain|list|give me|i want to know|i'd like to know"
-    r"|i wonder|i am wondering|i'm wondering)\s+)?",
+    r"|i wonder|i am wondering|i'm wondering)[:,]?\s+)?",
     re.IGNORECASE,
 )
 

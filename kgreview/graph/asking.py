@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -41,8 +43,11 @@ class ModelUnavailable(DomainError):
 
     code = "model_unavailable"
 
+
 QUESTION_MAX = 500  # characters, unless settings.KG_ASK_QUESTION_MAX says otherwise
 MAX_ITERATIONS = 3  # refinement rounds, unless settings.KG_ASK_MAX_ITERATIONS
+STUDY_WALKS = (Walk("prerequisite", "in"), Walk("builds_on", "out"))  # what orders study
+PREFETCH_EDGES = 20  # a prefetch reads at most this many edges per concept of its limit
 
 
 # --- What is cached per process ---------------------------------------------------------
@@ -91,6 +96,36 @@ def _marks(values: Sequence) -> str:
     return ", ".join(["%s"] * len(values))
 
 
+def _seed_rows(values: Sequence[int]) -> tuple[str, list]:
+    """A SELECT of the given concept ids, one per row (the anchor of a recursive walk)."""
+    if connection.vendor == "postgresql":
+        return "SELECT unnest(CAST(%s AS BIGINT[]))", [list(values)]
+    return "SELECT column1 FROM (VALUES " + ", ".join(["(%s)"] * len(values)) + ")", list(values)
+
+
+@dataclass
+class _Reach:
+    """What one set of walks has read so far in this reader: for every concept in
+    ``done``, all the edges that step from it (``steps``)."""
+
+    done: set[int] = field(default_factory=set)
+    steps: dict[int, list[EdgeFact]] = field(default_factory=lambda: defaultdict(list))
+    hops: int = 0
+
+    def keep(self, facts: Sequence[EdgeFact], nodes: Sequence[int], ways: tuple[set, set]) -> None:
+        """File each edge under the concepts among ``nodes`` it steps from (``ways``: the
+        relation keys walked out, and those walked in), and mark ``nodes`` done: the
+        caller read every edge stepping from them."""
+        here = set(nodes) - self.done
+        out_keys, in_keys = ways
+        for fact in facts:
+            if fact.source_id in here and fact.relation in out_keys:
+                self.steps[fact.source_id].append(fact)
+            if fact.target_id in here and fact.relation in in_keys:
+                self.steps[fact.target_id].append(fact)
+        self.done |= here
+
+
 class DbGraphReader:
     """The graph as it stood at ``at`` (now when None), as the ask loop reads it.
 
@@ -104,6 +139,10 @@ class DbGraphReader:
         self._rows = relation_table() if relations is None else list(relations)
         self._by_key = {row.spec.key: row for row in self._rows}
         self._key_of = {row.id: row.spec.key for row in self._rows}
+        self._reach: dict[traversal.Groups, _Reach] = {}
+        self._known: dict[int, ConceptFact] = {}
+        self._absent: set[int] = set()
+        self._edge_known: dict[int, EdgeFact] = {}
 
     # relations -----------------------------------------------------------------------
 
@@ -129,10 +168,15 @@ class DbGraphReader:
     # concepts ------------------------------------------------------------------------
 
     def concepts(self, ids: Iterable[int]) -> dict[int, ConceptFact]:
-        wanted = sorted({int(i) for i in ids})
-        if not wanted:
-            return {}
-        rows = Concept.objects.filter(pk__in=wanted).values_list(
+        """Names and status at the instant; each concept is read once per reader."""
+        wanted = {int(i) for i in ids}
+        missing = sorted(wanted - self._known.keys() - self._absent)
+        if missing:
+            self._read_concepts(missing)
+        return {i: self._known[i] for i in sorted(wanted) if i in self._known}
+
+    def _read_concepts(self, ids: list[int]) -> None:
+        rows = Concept.objects.filter(pk__in=ids).values_list(
             "pk", "name", "status", "merged_at", "retired_at"
         )
         out = {}
@@ -145,7 +189,8 @@ class DbGraphReader:
                     or (retired_at is not None and retired_at <= self.at)
                 )
             out[pk] = ConceptFact(concept_id=pk, name=name, active=active)
-        return out
+        self._known.update(out)
+        self._absent.update(set(ids) - out.keys())
 
     # edges ---------------------------------------------------------------------------
 
@@ -184,36 +229,113 @@ class DbGraphReader:
             cursor.execute(f"{self._select()} WHERE e.id IN ({_marks(ids)})", ids)
             return {f.edge_id: f for f in self._facts(cursor.fetchall())}
 
+    def _ways(self, groups: traversal.Groups) -> tuple[set, set]:
+        """The relation keys walked out (source to target) and in, for ``groups``."""
+        out_keys = {self._key_of[r] for d, ids, _ in groups if d in ("out", "both") for r in ids}
+        in_keys = {self._key_of[r] for d, ids, _ in groups if d in ("in", "both") for r in ids}
+        return out_keys, in_keys
+
+    def _stepping(
+        self, nodes: Sequence[int], groups: traversal.Groups, cap: int
+    ) -> tuple[tuple[EdgeFact, ...], bool]:
+        """One query: the edges (ascending id) that step from ``nodes`` along ``groups``,
+        at most ``cap``, and whether there were more."""
+        out_ids = [r for d, ids, _ in groups if d in ("out", "both") for r in ids]
+        in_ids = [r for d, ids, _ in groups if d in ("in", "both") for r in ids]
+        if connection.vendor == "postgresql":
+            sql, params = self._stepping_pg(nodes, out_ids, in_ids)
+        else:
+            sql, params = self._stepping_in(nodes, out_ids, in_ids)
+        sql = f"{sql} ORDER BY e.id LIMIT %s"
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*params, int(cap) + 1])
+            rows = cursor.fetchall()
+        return self._facts(rows[:cap]), len(rows) > cap
+
+    def _stepping_in(self, nodes, out_ids, in_ids) -> tuple[str, list]:
+        """The edges stepping from ``nodes``, as ``IN`` lists (SQLite)."""
+        parts, params = [], []
+        # Unary plus, as in traversal: the frontier's ends select the rows, never the
+        # (relation, status) index and every edge of a type.
+        for column, rel_ids in (("e.source_id", out_ids), ("e.target_id", in_ids)):
+            if rel_ids:
+                parts.append(
+                    f"({column} IN ({_marks(nodes)}) AND +e.relation_id IN ({_marks(rel_ids)}))"
+                )
+                params += [*nodes, *rel_ids]
+        cond, cond_params = traversal.edge_condition("e", self.at)
+        return f"{self._select()} WHERE {cond} AND ({' OR '.join(parts)})", cond_params + params
+
+    def _stepping_pg(self, nodes, out_ids, in_ids) -> tuple[str, list]:
+        """The edges stepping from ``nodes`` on PostgreSQL: the nodes joined as one array
+        parameter (thousands of placeholders cost more to build and parse than to run,
+        and a long ``ANY`` is rechecked element by element for every row)."""
+        parts, params = [], []
+        for column, rel_ids in (("source_id", out_ids), ("target_id", in_ids)):
+            if rel_ids:
+                cond, cond_params = traversal.edge_condition("x", self.at)
+                parts.append(
+                    "SELECT x.id FROM unnest(CAST(%s AS BIGINT[])) AS f(node)"
+                    f" JOIN {Edge._meta.db_table} x ON x.{column} = f.node"
+                    f" WHERE {cond} AND +x.relation_id = ANY(%s)"
+                )
+                params += [list(nodes), *cond_params, list(rel_ids)]
+        return f"{self._select()} WHERE e.id IN ({' UNION ALL '.join(parts)})", params
+
+    def _closure(self, start: Sequence[int], groups: traversal.Groups, limit: int) -> list[int]:
+        """Up to ``limit`` concepts reachable from ``start`` along ``groups`` (``start``
+        included), each once, in one recursive query."""
+        join, reach, params = traversal.step_groups(groups, self.at, node="r.node")
+        seed, seed_params = _seed_rows(start)
+        sql = (
+            f"WITH RECURSIVE r(node) AS ({seed} UNION SELECT {reach} FROM r"
+            f" JOIN {Edge._meta.db_table} e ON {join}) SELECT node FROM r LIMIT %s"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*seed_params, *params, int(limit)])
+            return [int(n) for (n,) in cursor.fetchall()]
+
+    def _prefetch(
+        self, reach: _Reach, start: Sequence[int], groups: traversal.Groups, limit: int
+    ) -> None:
+        """Read, in two queries, every edge stepping from the concepts the walk can still
+        reach from ``start`` (at most ``limit`` of them), so its next hops are answered
+        from memory. Nothing is kept if a hub makes the edges more than ``cap``."""
+        nodes = self._closure(start, groups, limit)
+        facts, more = self._stepping(nodes, groups, cap=PREFETCH_EDGES * max(limit, 1))
+        if not more:
+            reach.keep(facts, nodes, self._ways(groups))
+            self.concepts(nodes)  # the walk will ask for their names hop by hop
+
     def expand(
         self, frontier: Sequence[int], *, walks: Sequence[Walk], limit: int
     ) -> tuple[tuple[EdgeFact, ...], bool]:
-        """One hop from the frontier along the walks, in one query: the edges (ascending
-        id) and whether there were more than ``limit``."""
+        """One hop from the frontier along the walks: the edges (ascending id) and
+        whether there were more than ``limit``.
+
+        The first hop of a walk is one query. When the same walks are expanded again (a
+        transitive walk going on), the rest of their reach is read at once (``_prefetch``)
+        and later hops come from memory; walks that go both ways (a connection's) are
+        never prefetched, since their reach is most of the graph.
+        """
         nodes = sorted({int(n) for n in frontier})
         groups = self._groups(walks)
         if not nodes or not groups or limit <= 0:
             return (), False
-        out_ids = [r for d, ids, _ in groups if d in ("out", "both") for r in ids]
-        in_ids = [r for d, ids, _ in groups if d in ("in", "both") for r in ids]
-        parts, params = [], []
-        # Unary plus, as in traversal: the frontier's ends select the rows, never the
-        # (relation, status) index and every edge of a type.
-        if out_ids:
-            parts.append(
-                f"(e.source_id IN ({_marks(nodes)}) AND +e.relation_id IN ({_marks(out_ids)}))"
-            )
-            params += [*nodes, *out_ids]
-        if in_ids:
-            parts.append(
-                f"(e.target_id IN ({_marks(nodes)}) AND +e.relation_id IN ({_marks(in_ids)}))"
-            )
-            params += [*nodes, *in_ids]
-        cond, cond_params = traversal.edge_condition("e", self.at)
-        sql = f"{self._select()} WHERE {cond} AND ({' OR '.join(parts)}) ORDER BY e.id LIMIT %s"
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [*cond_params, *params, int(limit) + 1])
-            rows = cursor.fetchall()
-        return self._facts(rows[:limit]), len(rows) > limit
+        reach = self._reach.setdefault(groups, _Reach())
+        reach.hops += 1
+        missing = [n for n in nodes if n not in reach.done]
+        if missing and reach.hops > 1 and all(d != "both" for d, _, _ in groups):
+            self._prefetch(reach, missing, groups, limit)
+            missing = [n for n in nodes if n not in reach.done]
+        if missing:
+            facts, more = self._stepping(nodes, groups, cap=limit)
+            if not more:
+                reach.keep(facts, nodes, self._ways(groups))
+            return facts, more
+        found = {f.edge_id: f for n in nodes for f in reach.steps.get(n, ())}
+        facts = tuple(found[k] for k in sorted(found))
+        return facts[:limit], len(facts) > limit
 
     def path(
         self, start_id: int, goal_id: int, *, walks: Sequence[Walk], max_depth: int
@@ -235,8 +357,40 @@ class DbGraphReader:
 
     # study order ---------------------------------------------------------------------
 
+    def _study_from_memory(
+        self, target_id: int, limit: int
+    ) -> tuple[list[traversal.StudyEdge], bool] | None:
+        """The ordering edges of the target's closure from what the walks already read
+        (a prerequisites question has just walked it), or None when they did not."""
+        reach = self._reach.get(self._groups(STUDY_WALKS))
+        if reach is None or target_id not in reach.done:
+            return None
+        rel_ids = {key: row.id for key, row in self._by_key.items()}
+        edges, seen, cut = [], {target_id}, False
+        queue = deque([target_id])
+        while queue:
+            node = queue.popleft()
+            if node not in reach.done:
+                cut = True
+                continue
+            for fact in reach.steps.get(node, ()):
+                before = fact.source_id if fact.target_id == node else fact.target_id
+                edges.append(
+                    traversal.StudyEdge(before, node, fact.edge_id, rel_ids[fact.relation])
+                )
+                if before not in seen:
+                    if len(seen) >= limit:
+                        cut = True
+                        continue
+                    seen.add(before)
+                    queue.append(before)
+        return edges, cut
+
     def study_order(self, target_id: int, *, limit: int) -> tuple[Retrieval, bool]:
-        orders = {
+        """Everything the target needs in a valid study order: from the edges the walk
+        already read when it has (no query but for names), else ``traversal``'s
+        learning path (one recursive query, names and evidence)."""
+        orders: dict[int, str] = {
             self._by_key[key].id: how
             for key, how in traversal.STUDY_ORDER.items()
             if key in self._by_key
@@ -248,7 +402,12 @@ class DbGraphReader:
             return {k: v.name for k, v in facts.items()}
 
         result = traversal.learning_path(
-            target_id=target_id, relations=orders, at=self.at, name_lookup=names, limit=limit
+            target_id=target_id,
+            relations=orders,
+            at=self.at,
+            name_lookup=names,
+            limit=limit,
+            study=self._study_from_memory(target_id, limit),
         )
         needs: dict[int, list[int]] = defaultdict(list)
         edge_ids = []
@@ -260,7 +419,9 @@ class DbGraphReader:
             needs[e.after_id].append(e.before_id)
             edge_ids.append(e.edge_id)
         distance = _distances(target_id, needs)
-        edges = self.edge_facts(edge_ids)
+        edges = {i: self._edge_known[i] for i in edge_ids if i in self._edge_known}
+        if len(edges) < len(set(edge_ids)):
+            edges = self.edge_facts(edge_ids)
         retrieval = Retrieval(
             edges=tuple(edges[i] for i in sorted(edges)),
             concepts=tuple(facts[i] for i in sorted(facts)),
@@ -268,7 +429,8 @@ class DbGraphReader:
             depth=max(distance.values(), default=0),
             exhausted=not result.truncated,
             truncated=result.truncated,
-            order=tuple(result.order),
+            # Foundations first; the target itself is the question, not the answer.
+            order=tuple(c for c in result.order if c != target_id),
         )
         return retrieval, result.truncated
 
@@ -320,7 +482,7 @@ def planner_and_critic(provider: str):
     if provider == "openai":
         from construction.ask.llm import OpenAICritic, OpenAIPlanner
 
-        client = {
+        client: dict[str, Any] = {
             "api_key": settings.OPENAI_API_KEY,
             "base_url": settings.OPENAI_BASE_URL or None,
             "model": settings.KG_LLM_MODEL,
@@ -331,7 +493,9 @@ def planner_and_critic(provider: str):
             "backoff_base": settings.KG_LLM_BACKOFF_BASE,
             "backoff_max": settings.KG_LLM_BACKOFF_MAX,
         }
-        return OpenAIPlanner(**client), OpenAICritic(**client)
+        from construction.ask.critic import OfflineCritic
+
+        return OpenAIPlanner(**client), OpenAICritic(base=OfflineCritic(), **client)
     raise ValidationFailed(
         f"There is no planner called “{str(provider)[:40]}”: use {' or '.join(PROVIDERS)}."
     )

@@ -120,7 +120,7 @@ def _reverse(groups: Groups) -> Groups:
     return tuple((REVERSE[d], ids, sym) for d, ids, sym in groups)
 
 
-def _step_groups(groups: Groups, at: datetime | None, *, node: str) -> tuple[str, str, list]:
+def step_groups(groups: Groups, at: datetime | None, *, node: str) -> tuple[str, str, list]:
     """``_step`` for several groups at once: an OR of each group's index probes. The
     concept reached is the edge's other end (edges never loop onto one concept)."""
     if len(groups) == 1:
@@ -167,7 +167,7 @@ def ball(
         if symmetric is None:
             symmetric = _has_symmetric(relation_ids)
         groups = ((direction, tuple(relation_ids or ()), symmetric),)
-    join, reach, params = _step_groups(groups, at, node="walk.node")
+    join, reach, params = step_groups(groups, at, node="walk.node")
     sql = f"""
         WITH RECURSIVE walk(node, depth) AS (
             SELECT CAST(%s AS BIGINT), 0
@@ -225,7 +225,7 @@ class Hop:
 
 def _steps_from(node_id: int, *, groups: Groups, at: datetime | None) -> list[tuple[int, int]]:
     """The concepts one step from ``node_id`` and the edges that lead there."""
-    join, reach, params = _step_groups(groups, at, node="s.node")
+    join, reach, params = step_groups(groups, at, node="s.node")
     sql = (
         f"SELECT {reach} AS b, e.id FROM (SELECT CAST(%s AS BIGINT) AS node) s "
         f"JOIN {_table()} e ON {join} ORDER BY b, e.id"
@@ -414,6 +414,7 @@ def learning_path(
     names: dict[int, str] | None = None,
     name_lookup: Callable[[set[int]], dict[int, str]] | None = None,
     limit: int = ANCESTOR_LIMIT,
+    study: tuple[list[StudyEdge], bool] | None = None,
 ) -> LearningPath:
     """Order the target's closure so each concept follows everything it needs.
 
@@ -422,9 +423,12 @@ def learning_path(
     from foundations up. Concepts left over sit on or behind a cycle; one cycle is
     traced back along unmet needs and named. ``name_lookup`` fetches the names of the
     closure's concepts (for the tie-break) once the walk has found them. ``limit`` bounds
-    the closure's concepts (``truncated`` says it was cut).
+    the closure's concepts (``truncated`` says it was cut). ``study`` gives the ordering
+    edges already read (and whether they were cut) instead of reading them here.
     """
-    edges, truncated = study_edges(target_id=target_id, relations=relations, at=at, limit=limit)
+    if study is None:
+        study = study_edges(target_id=target_id, relations=relations, at=at, limit=limit)
+    edges, truncated = study
     if name_lookup is not None:
         names = name_lookup({target_id} | {e.before_id for e in edges})
     names = names or {}

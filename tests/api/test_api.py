@@ -54,6 +54,7 @@ URLS = [
     "/api/v1/concepts/{rag}/learning-path",
     "/api/v1/edges/{e1}",
     "/api/v1/diff?since=2000-01-01T00:00:00Z",
+    "/api/v1/ask?q=How+is+RAG+connected+to+embeddings%3F",
 ]
 
 
@@ -383,6 +384,7 @@ def test_the_openapi_schema_is_published(client):
         "/api/v1/concepts/{concept_id}/learning-path",
         "/api/v1/edges/{edge_id}",
         "/api/v1/diff",
+        "/api/v1/ask",
     }
     assert "BearerToken" in body["components"]["securitySchemes"]
 

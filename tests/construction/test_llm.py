@@ -7,6 +7,7 @@ import socket
 
 import pytest
 
+from construction.discover import DroppedExample, RelationDraft
 from construction.errors import LLMAnswerInvalid, LLMConfigurationError, LLMTransientError
 from construction.llm import OpenAIExtractor
 from construction.schema import answer_json_schema
@@ -452,3 +453,81 @@ def test_no_known_concepts_section_when_none_occur(fake_llm):
 
     user = messages(fake_llm.requests[0])[1]["content"]
     assert user.startswith("<<<DOCUMENT-")
+
+
+def relation_draft() -> RelationDraft:
+    example = DroppedExample(
+        id=1,
+        label="alternative_to",
+        source_slug="rag",
+        revision_id=7,
+        quote="FAISS is an alternative to Annoy for nearest-neighbour search.",
+        start=None,
+        end=None,
+        source_name="FAISS",
+        target_name="Annoy",
+    )
+    return RelationDraft(
+        key="alternative_to",
+        label="Alternative to",
+        verb="is an alternative to",
+        description="",
+        directed=True,
+        symmetric=False,
+        acyclic=False,
+        examples=(example,),
+        support=3,
+        sources=2,
+        labels=("alternative_to",),
+    )
+
+
+RELATION = {
+    "label": "Alternative To",
+    "verb": "is an alternative to",
+    "description": "Either can be used in place of the other.",
+    "symmetric": True,
+    "acyclic": True,
+}
+
+
+def test_naming_a_relation_retries_an_invalid_answer_and_reads_the_fix(fake_llm):
+    """A relation description missing a field is fed back; the fix replaces the draft's words."""
+    incomplete = {k: v for k, v in RELATION.items() if k != "verb"}
+    fake_llm.push(reply(incomplete), reply(RELATION))
+
+    draft, usage = extractor(fake_llm).describe_relation(relation_draft())
+
+    assert (draft.key, draft.label, draft.verb) == (
+        "alternative_to",
+        "Alternative To",
+        "is an alternative to",
+    )
+    assert (draft.symmetric, draft.directed, draft.acyclic) == (True, False, False)
+    assert (usage.calls, usage.validation_retries) == (2, 1)
+    assert fake_llm.requests[0]["response_format"]["json_schema"]["name"] == "relation_type"
+    assert "verb: Field required" in messages(fake_llm.requests[1])[-1]["content"]
+
+
+def test_naming_a_relation_invalid_every_time_raises_with_the_usage(fake_llm):
+    """After the retries, LLMAnswerInvalid says what was wrong and carries the calls spent."""
+    fake_llm.push(*[reply("no idea")] * 3)
+
+    with pytest.raises(LLMAnswerInvalid) as raised:
+        extractor(fake_llm, validation_retries=2).describe_relation(relation_draft())
+
+    assert str(raised.value) == (
+        "the model's description of the relation stayed invalid after 3 attempts: "
+        "the answer is not JSON: Expecting value at line 1"
+    )
+    assert (raised.value.usage.calls, raised.value.usage.validation_retries) == (3, 2)
+
+
+def test_errors_past_the_retries_carry_the_calls_spent(fake_llm):
+    """A transient error raised after the retries says how many calls it took."""
+    fake_llm.push(*[status(503)] * 3)
+
+    with pytest.raises(LLMTransientError) as raised:
+        extract(extractor(fake_llm, max_retries=2))
+
+    assert (raised.value.usage.calls, raised.value.usage.retries) == (3, 2)

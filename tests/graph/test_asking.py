@@ -132,7 +132,6 @@ def test_study_order_puts_foundations_first(world):
         "Attention",
         "Transformer",
         "Fine-tuning",
-        "LoRA",
     ]
     assert dict(retrieval.from_start)[world.id("Tokenization")] == 5
     assert {e.relation for e in retrieval.edges} == {"prerequisite", "builds_on"}
@@ -213,3 +212,117 @@ def test_question_index_costs_one_query_when_nothing_changed(world):
     with CaptureQueriesContext(connection) as ctx:
         QUESTION_CACHE.snapshot()
     assert len(ctx.captured_queries) == 1
+
+
+# --- The service ------------------------------------------------------------------------
+
+
+def asked(question: str, **kwargs) -> dict:
+    from kgreview.graph.asking import ask_graph
+
+    return ask_graph(question, **kwargs).as_json()
+
+
+def test_each_family_is_answered_from_the_database(world):
+    assert asked("What should I learn before LoRA?")["answer"]["concepts"] == [
+        "Tokenization",
+        "Embeddings",
+        "Attention",
+        "Transformer",
+        "Fine-tuning",
+    ]
+    assert set(
+        asked("Which topics are affected if my understanding of tokenization is wrong?")["answer"][
+            "concepts"
+        ]
+    ) == {"Embeddings", "Attention", "Vector search", "RAG", "Transformer", "Fine-tuning", "LoRA"}
+    assert asked("What is part of the transformer?")["answer"]["concepts"] == [
+        "Attention",
+        "Positional encoding",
+    ]
+    assert asked("What is attention part of?")["answer"]["concepts"] == ["Transformer"]
+    assert asked("What does prompting contrast with?")["answer"]["concepts"] == ["Fine-tuning"]
+    assert asked("What is RLHF used for?")["answer"]["concepts"] == ["Alignment"]
+
+
+def test_a_connection_cites_each_hop_with_its_evidence(world):
+    answer = asked("How is retrieval-augmented generation connected to embeddings?")
+    assert answer["status"] == "answered"
+    (path,) = answer["answer"]["paths"][:1]
+    assert [(h["from"], h["relation"], h["to"]) for h in path] == [
+        ("RAG", "builds_on", "Vector search"),
+        ("Vector search", "prerequisite", "Embeddings"),
+    ]
+    assert path[1]["edge"] == world.edge("Embeddings", "prerequisite", "Vector search").pk
+    assert path[1]["quote"] == "Embeddings are a prerequisite for vector search."
+    assert (path[1]["source_slug"], path[1]["revision"]) == ("transformers-and-friends", 1)
+
+
+def test_yes_no_questions_answer_yes_with_a_chain_and_no_after_the_search(world):
+    yes = asked("Is embeddings a prerequisite for the transformer?")
+    assert yes["yes"] is True and len(yes["answer"]["paths"][0]) == 2
+    no = asked("Is attention a prerequisite for positional encoding?")
+    assert no["yes"] is False and no["answer"]["paths"] == []
+
+
+def test_unknown_concepts_and_absent_paths_are_said_so(world):
+    unknown = asked("What is quantum networking part of?")
+    assert unknown["status"] == "not_understood"
+    assert "quantum networking" in unknown["message"] and unknown["answer"]["concepts"] == []
+    apart = asked("How is RLHF connected to RAG?")
+    assert apart["status"] == "no_path" and apart["answer"]["paths"] == []
+
+
+def test_as_of_answers_before_and_after_an_edge_was_retired(world):
+    ask_world.backdate(hours=2)
+    then = timezone.now() - timedelta(hours=1)
+    gone = world.edge("Embeddings", "prerequisite", "Vector search")
+    services.edge_invalidate(edge=gone, reason="Not in the lesson.", acting_user=None)
+    before = asked("How is RAG connected to embeddings?", at=then)
+    after = asked("How is RAG connected to embeddings?")
+    assert before["status"] == "answered" and before["as_of"]
+    assert gone.pk in [h["edge"] for h in before["answer"]["paths"][0]]
+    assert after["status"] == "no_path"
+    assert (
+        "Vector search" in asked("What should I learn before RAG?", at=then)["answer"]["concepts"]
+    )
+    assert "Embeddings" not in asked("What should I learn before RAG?")["answer"]["concepts"]
+
+
+def test_the_same_question_gives_the_same_json(world):
+    import json
+
+    first = json.dumps(asked("How is LoRA connected to tokenization?"), sort_keys=True)
+    QUESTION_CACHE.clear()
+    assert json.dumps(asked("How is LoRA connected to tokenization?"), sort_keys=True) == first
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [("", "empty"), ("   \t ", "empty"), ("Why " * 200, "at most 500 characters")],
+)
+def test_bad_questions_are_refused_in_words(question, words):
+    from kgreview.core.errors import ValidationFailed
+
+    with pytest.raises(ValidationFailed, match=words):
+        asked(question)
+
+
+def test_an_unknown_provider_is_refused_in_words():
+    from kgreview.core.errors import ValidationFailed
+
+    with pytest.raises(ValidationFailed, match="offline or openai"):
+        asked("What is RLHF used for?", provider="oracle")
+
+
+def test_a_long_prerequisite_chain_is_read_in_a_few_queries(f):
+    """Fifteen concepts in a row: the walk reads the rest of the chain at its second hop,
+    and the study order comes from what it read; the answer is the whole chain."""
+    chain = [f.concept(f"Step {i:02d}") for i in range(15)]
+    for a, b in zip(chain, chain[1:], strict=False):
+        f.edge(a, b)
+    QUESTION_CACHE.snapshot()
+    with CaptureQueriesContext(connection) as ctx:
+        answer = asked("What should I learn before Step 14?")
+    assert answer["answer"]["concepts"] == [f"Step {i:02d}" for i in range(14)]
+    assert len(ctx.captured_queries) <= 10

@@ -1,14 +1,22 @@
-"""manage.py evaluate --gold FILE — precision and recall of proposals against gold edges."""
+"""manage.py evaluate --gold FILE — precision and recall of proposals against gold edges;
+manage.py evaluate --questions FILE — the ask loop against labelled questions."""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from construction.ask.evaluate import Outcome, evaluate_answers, parse_questions
 from construction.evaluate import GoldEdge, ProposedEdge, evaluate
+from construction.text import name_key
 from kgreview.agents.selectors import concept_names_for_evaluation
+from kgreview.core.errors import DomainError
+from kgreview.core.instants import parse_instant
+from kgreview.graph.asking import PROVIDERS, ask_graph
+from kgreview.graph.selectors import concepts_for_names
 from kgreview.review.models import Proposal
 
 RELATIONS = {"prerequisite", "builds_on", "part_of", "contrasts_with", "applies_to", "related"}
@@ -51,18 +59,84 @@ def endpoint_names(endpoint: dict, concepts: dict[int, tuple[str, ...]], proposa
     return tuple(n for n in names if n)
 
 
+def ask_outcomes(labels, *, at, provider: str) -> list[Outcome]:
+    """Ask every labelled question twice (determinism), timing each answer."""
+    outcomes = []
+    for label in labels:
+        runs, times = [], []
+        for _ in range(2):
+            started = time.perf_counter()
+            try:
+                runs.append(ask_graph(label.question, at=at, provider=provider).as_json())
+            except DomainError as exc:
+                raise CommandError(f"{label.question!r}: {exc.message}") from None
+            times.append((time.perf_counter() - started) * 1000)
+        outcomes.append(Outcome(label=label, answer=runs[0], again=runs[1], ms=tuple(times)))
+    return outcomes
+
+
+def canonical_names(outcomes: list[Outcome]):
+    """Every name the labels and answers use, mapped to its concept (names, aliases and
+    merged-away names alike); a name the graph does not know keeps its own key."""
+    names = set()
+    for o in outcomes:
+        names.update(o.label.concepts or ())
+        names.update(o.label.path or ())
+        names.update(o.answer["answer"]["concepts"])
+        for path in o.answer["answer"]["paths"]:
+            names.update(step[end] for step in path for end in ("from", "to"))
+    found = concepts_for_names(sorted(names))
+    table = {n: (found[n].name if n in found else n) for n in names}
+    return lambda name: name_key(table.get(name, name))
+
+
 class Command(BaseCommand):
-    help = "Precision and recall of proposed edges against hand-labelled gold edges (JSONL)."
+    help = (
+        "Precision and recall of proposed edges against hand-labelled gold edges (--gold "
+        "FILE, JSONL), or the ask loop against labelled questions (--questions FILE, JSONL: "
+        "answer-set recall and precision, path recall, yes/no accuracy, refiner rounds, "
+        "determinism over two runs, latency)."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("--gold", required=True, type=Path)
+        what = parser.add_mutually_exclusive_group(required=True)
+        what.add_argument("--gold", type=Path)
+        what.add_argument("--questions", type=Path)
         parser.add_argument("--run", type=int, action="append", help="only these agent runs")
         parser.add_argument("--json", action="store_true", dest="as_json")
         parser.add_argument(
             "--above-gate", action="store_true", help="only proposals that passed the gate"
         )
+        parser.add_argument(
+            "--provider", choices=PROVIDERS, default="offline", help="questions: the planner"
+        )
+        parser.add_argument("--as-of", default=None, help="questions: the graph at this instant")
 
-    def handle(self, *args, gold: Path, run, as_json: bool, above_gate: bool, **opts):
+    def handle(self, *args, gold: Path | None, questions: Path | None, **opts):
+        if questions is not None:
+            return self.handle_questions(questions, **opts)
+        return self.handle_gold(gold, **opts)
+
+    def handle_questions(self, path: Path, *, as_json: bool, provider: str, as_of, **opts):
+        try:
+            labels = parse_questions(path.read_text(encoding="utf-8").splitlines())
+            at = parse_instant(as_of) if as_of else None
+        except OSError as exc:
+            raise CommandError(f"Cannot read {path}: {exc.strerror}") from None
+        except ValueError as exc:
+            raise CommandError(f"{path}: {exc}") from None
+        except DomainError as exc:
+            raise CommandError(f"--as-of: {exc.message}") from None
+        if not labels:
+            raise CommandError(f"{path} holds no labelled questions")
+        outcomes = ask_outcomes(labels, at=at, provider=provider)
+        report = evaluate_answers(outcomes, canonical=canonical_names(outcomes))
+        if as_json:
+            self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
+            return
+        self.stdout.write("\n".join(question_lines(report)))
+
+    def handle_gold(self, gold: Path, *, run, as_json: bool, above_gate: bool, **opts):
         gold_edges = load_gold(gold)
         qs = Proposal.objects.filter(kind="add_edge").exclude(status="superseded")
         if run:
@@ -99,3 +173,27 @@ class Command(BaseCommand):
                 f"  {rel:<16} precision {fmt(row['precision'])} ({row['correct']}/"
                 f"{row['proposals']})  recall {fmt(row['recall'])} ({row['found']}/{row['gold']})"
             )
+
+
+def question_lines(report: dict) -> list[str]:
+    fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
+    lat = report["latency_ms"]
+    hops = report["hop_efficiency"]
+    lines = [
+        f"questions {report['questions']}  passed {report['passed']}",
+        f"set recall {fmt(report['set_recall'])}  set precision {fmt(report['set_precision'])}"
+        f"  path recall {fmt(report['path_recall'])}  yes/no accuracy "
+        f"{fmt(report['yes_no_accuracy'])}  status accuracy {fmt(report['status_accuracy'])}",
+        f"refiner rounds mean {hops['iterations_mean']} max {hops['iterations_max']}"
+        f" (refined {hops['refined']})  deterministic {fmt(report['deterministic'])}"
+        f"  latency p50 {lat['p50']} ms p95 {lat['p95']} ms",
+    ]
+    for name, row in report["families"].items():
+        lines.append(
+            f"  {name:<14} {row['passed']}/{row['questions']} passed  set recall "
+            f"{fmt(row['set_recall'])} precision {fmt(row['set_precision'])}  path recall "
+            f"{fmt(row['path_recall'])}  yes/no {fmt(row['yes_no_accuracy'])}"
+        )
+    for miss in report["misses"]:
+        lines.append(f"  miss: {miss['question']} — {'; '.join(miss['misses'])}")
+    return lines

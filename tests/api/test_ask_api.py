@@ -1,0 +1,130 @@
+"""GET /api/v1/ask: a question in words, answered from the graph with cited hops; bad
+input is a 4xx in words, never a 500; walks spend the heavy rate."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.core.cache import caches
+from django.utils import timezone
+
+from kgreview.graph import services
+from tests import ask_world
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def world(db):
+    return ask_world.build()
+
+
+@pytest.fixture(autouse=True)
+def fresh_counts():
+    caches["shared"].clear()
+    yield
+    caches["shared"].clear()
+
+
+def test_a_connection_is_answered_with_its_cited_path(world, agent):
+    r = agent.get("/api/v1/ask", {"q": "How is RAG connected to embeddings?"})
+    assert r.status_code == 200
+    body = r.json()
+    assert body["status"] == "answered" and body["yes"] is None and body["as_of"] is None
+    hops = body["answer"]["paths"][0]
+    assert [(h["from"], h["to"]) for h in hops] == [
+        ("RAG", "Vector search"),
+        ("Vector search", "Embeddings"),
+    ]
+    assert hops[0] == {
+        "source": "RAG",
+        "relation": "builds_on",
+        "target": "Vector search",
+        "edge": world.edge("RAG", "builds_on", "Vector search").pk,
+        "quote": "RAG builds on vector search.",
+        "source_slug": "transformers-and-friends",
+        "revision": 1,
+        "from": "RAG",
+        "to": "Vector search",
+    }
+    assert body["plan"]["family"] == "connection" and body["plan"]["planner"] == "offline"
+    assert isinstance(body["critique"], list) and body["iterations"] >= 0
+
+
+def test_set_and_yes_no_questions_keep_the_stable_shape(world, agent):
+    parts = agent.get("/api/v1/ask", {"q": "What is part of the transformer?"}).json()
+    assert parts["answer"]["concepts"] == ["Attention", "Positional encoding"]
+    assert parts["answer"]["concept_ids"] == [
+        world.id("Attention"),
+        world.id("Positional encoding"),
+    ]
+    no = agent.get("/api/v1/ask", {"q": "Is attention a prerequisite for positional encoding?"})
+    assert no.json()["yes"] is False
+    assert set(no.json()) == {
+        "question",
+        "status",
+        "yes",
+        "message",
+        "as_of",
+        "answer",
+        "plan",
+        "critique",
+        "iterations",
+    }
+
+
+def test_unknown_concepts_are_answered_not_invented(world, agent):
+    body = agent.get("/api/v1/ask", {"q": "What is quantum networking part of?"}).json()
+    assert body["status"] == "not_understood"
+    assert body["message"] == "I do not know the concept 'quantum networking'."
+
+
+def test_as_of_answers_from_the_graph_before_an_edge_was_retired(world, agent):
+    ask_world.backdate(hours=2)
+    then = (timezone.now() - timedelta(hours=1)).isoformat()
+    services.edge_invalidate(
+        edge=world.edge("RAG", "builds_on", "Vector search"), reason="Wrong.", acting_user=None
+    )
+    q = "How is RAG connected to embeddings?"
+    before = agent.get("/api/v1/ask", {"q": q, "as_of": then}).json()
+    after = agent.get("/api/v1/ask", {"q": q}).json()
+    assert before["status"] == "answered" and before["as_of"]
+    assert after["status"] == "no_path"
+
+
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [
+        ({}, "the question is empty"),
+        ({"q": "   "}, "the question is empty"),
+        ({"q": "Why? " * 150}, "at most 500 characters"),
+        ({"q": "What is RLHF used for?", "provider": "oracle"}, "offline or openai"),
+        (
+            {"q": "What is RLHF used for?", "as_of": "0001-01-01T00:00:00+23:00"},
+            "outside the range",
+        ),
+    ],
+)
+def test_bad_input_is_a_400_in_words(world, agent, params, words):
+    r = agent.get("/api/v1/ask", params)
+    assert r.status_code == 400
+    assert words in r.json()["detail"]
+
+
+def test_a_malformed_instant_is_refused_not_crashed(world, agent):
+    r = agent.get("/api/v1/ask", {"q": "What is RLHF used for?", "as_of": "last tuesday"})
+    assert r.status_code == 422 and r.json()["detail"]
+
+
+def test_asking_spends_the_heavy_rate(world, agent, settings):
+    settings.KG_API_RATE = "100/min"
+    settings.KG_API_HEAVY_RATE = "2/min"
+    q = {"q": "What is RLHF used for?"}
+    assert [agent.get("/api/v1/ask", q).status_code for _ in range(2)] == [200, 200]
+    assert agent.get("/api/v1/ask", q).status_code == 429
+    assert agent.get("/api/v1/relations").status_code == 200
+
+
+def test_asking_needs_credentials(world, client):
+    assert client.get("/api/v1/ask", {"q": "What is RLHF used for?"}).status_code == 401
