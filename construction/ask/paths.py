@@ -9,7 +9,7 @@ then id).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from .types import ConceptFact, EdgeFact, Plan, Retrieval, Step, Walk
 
@@ -21,18 +21,33 @@ def reversed_walks(walks: Sequence[Walk]) -> tuple[Walk, ...]:
     return tuple(Walk(w.relation, FLIP[w.direction]) for w in walks)  # type: ignore[arg-type]
 
 
+def table(walks: Sequence[Walk]) -> dict[str, tuple[bool, bool]]:
+    """For each walked relation, whether it is walked along its edges and against them."""
+    out: dict[str, tuple[bool, bool]] = {}
+    for walk in walks:
+        along, against = out.get(walk.relation, (False, False))
+        along = along or walk.direction in ("out", "both")
+        against = against or walk.direction in ("in", "both")
+        out[walk.relation] = (along, against)
+    return out
+
+
+def moves(edge: EdgeFact, walked: dict[str, tuple[bool, bool]]) -> list[tuple[int, int]]:
+    """The (from, to) moves ``edge`` allows under a walk ``table``; a symmetric edge is
+    walked both ways whatever the direction says."""
+    flags = walked.get(edge.relation)
+    if flags is None:
+        return []
+    along, against = (True, True) if edge.symmetric else flags
+    out = [(edge.source_id, edge.target_id)] if along else []
+    if against and (edge.target_id, edge.source_id) not in out:
+        out.append((edge.target_id, edge.source_id))
+    return out
+
+
 def steps(edge: EdgeFact, walks: Sequence[Walk]) -> list[tuple[int, int]]:
     """The (from, to) moves ``edge`` allows under ``walks``."""
-    moves: list[tuple[int, int]] = []
-    for walk in walks:
-        if walk.relation != edge.relation:
-            continue
-        both = walk.direction == "both" or edge.symmetric
-        if both or walk.direction == "out":
-            moves.append((edge.source_id, edge.target_id))
-        if both or walk.direction == "in":
-            moves.append((edge.target_id, edge.source_id))
-    return list(dict.fromkeys(moves))
+    return moves(edge, table(walks))
 
 
 def facts_of(retrieval: Retrieval) -> dict[int, ConceptFact]:
@@ -51,9 +66,10 @@ def tree(
     """For each concept one side reached, the step that first reached it (ascending edge
     id), read in that side's walking direction (``frm`` nearer the side's origin)."""
     facts = facts_of(retrieval)
+    walked = table(walks)
     parent: dict[int, Step] = {}
     for edge in retrieval.edges:
-        for frm, to in steps(edge, walks):
+        for frm, to in moves(edge, walked):
             if to in parent or frm not in dist or to not in dist:
                 continue
             if dist[frm] + 1 == dist[to] and passable(frm, facts, ends):
@@ -88,20 +104,65 @@ def meetings(plan: Plan, retrieval: Retrieval) -> list[tuple[int, int, str]]:
     return found
 
 
+def _touching(retrieval: Retrieval) -> dict[int, list[EdgeFact]]:
+    """The retrieval's edges by end concept, ascending id."""
+    out: dict[int, list[EdgeFact]] = {}
+    for edge in retrieval.edges:
+        out.setdefault(edge.source_id, []).append(edge)
+        if edge.target_id != edge.source_id:
+            out.setdefault(edge.target_id, []).append(edge)
+    return out
+
+
+def _route_back(
+    touching: dict[int, list[EdgeFact]],
+    walked: dict[str, tuple[bool, bool]],
+    dist: dict[int, int],
+    passes: Callable[[int], bool],
+    origin: int,
+    concept: int,
+) -> tuple[Step, ...] | None:
+    """The route ``tree`` would give from ``origin`` to ``concept``, found by walking back
+    from the concept (the lowest-id edge into each concept from one hop nearer)."""
+    out: list[Step] = []
+    here = concept
+    while here != origin:
+        want = dist[here] - 1
+        step = next(
+            (
+                Step(edge=edge, frm=frm, to=to)
+                for edge in touching.get(here, ())
+                for frm, to in moves(edge, walked)
+                if to == here and dist.get(frm) == want and passes(frm)
+            ),
+            None,
+        )
+        if step is None:
+            return None
+        out.append(step)
+        here = step.frm
+    return tuple(reversed(out))
+
+
 def pair_path(plan: Plan, retrieval: Retrieval) -> tuple[Step, ...] | None:
     """The shortest chain from the plan's start to its goal through passable concepts, in
     the question's direction, or None."""
     start_id, goal_id = plan.concepts[0].concept_id, plan.concepts[1].concept_id
     ends = (start_id, goal_id)
     facts = facts_of(retrieval)
+    candidates = [m for m in meetings(plan, retrieval) if passable(m[1], facts, ends)]
+    if not candidates:
+        return None
+    touching = _touching(retrieval)
+    forward, backward = table(plan.walks), table(reversed_walks(plan.walks))
     start_dist, goal_dist = dict(retrieval.from_start), dict(retrieval.from_goal)
-    forward = tree(retrieval, plan.walks, start_dist, ends)
-    backward = tree(retrieval, reversed_walks(plan.walks), goal_dist, ends)
-    for _, concept, _ in meetings(plan, retrieval):
-        if not passable(concept, facts, ends):
-            continue
-        head = route(forward, start_id, concept)
-        tail = route(backward, goal_id, concept)
+
+    def passes(concept: int) -> bool:
+        return passable(concept, facts, ends)
+
+    for _, concept, _ in candidates:
+        head = _route_back(touching, forward, start_dist, passes, start_id, concept)
+        tail = _route_back(touching, backward, goal_dist, passes, goal_id, concept)
         if head is None or tail is None:
             continue
         back = tuple(Step(edge=s.edge, frm=s.to, to=s.frm) for s in reversed(tail))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from .paths import pair_path, reversed_walks, steps
+from .paths import moves, reversed_walks, table
 from .protocols import GraphReader
 from .types import PAIR_FAMILIES, ConceptFact, EdgeFact, Plan, Retrieval, Verdict, Walk
 
@@ -72,9 +72,10 @@ def _hop(state: _Walk, side: str, walks: Sequence[Walk], reader: GraphReader, li
     here = set(frontier)
     edges, more = reader.expand(frontier, walks=walks, limit=limit)
     new: list[int] = []
+    walked = table(walks)
     for edge in edges:
         state.edges.setdefault(edge.edge_id, edge)
-        for frm, to in steps(edge, walks):
+        for frm, to in moves(edge, walked):
             if frm in here and to not in dist:
                 dist[to] = dist[frm] + 1
                 new.append(to)
@@ -105,7 +106,14 @@ def _next_side(state: _Walk, allowed: Sequence[int] = ()) -> str:
 
 
 def _met(plan: Plan, state: _Walk) -> bool:
-    return pair_path(plan, state.frozen(pair=True)) is not None
+    """Whether the two sides meet at a concept a chain may pass through (every concept a
+    side reached was reached through passable ones, so a route exists)."""
+    start, goal = state.dist["start"], state.dist["goal"]
+    ends = {c.concept_id for c in plan.concepts}
+    small, large = (start, goal) if len(start) <= len(goal) else (goal, start)
+    return any(
+        c in large and (c in ends or (c in state.facts and state.facts[c].active)) for c in small
+    )
 
 
 def _blocked(state: _Walk, pair: bool) -> bool:
