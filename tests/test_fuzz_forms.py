@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from kgreview.agents.runs import agent_run_create
 from kgreview.api.services import api_token_create
+from kgreview.questions.services import QuestionSpec, question_create
 
 pytestmark = pytest.mark.django_db
 
@@ -98,7 +99,16 @@ def site(f):
     proposal = f.edge_proposal(vs, f.concept("Rerankers"), "related", doc=doc)
     run = agent_run_create(agent="heal", acting_user=None)
     token = api_token_create(user=curator, name="fuzz", acting_user=None)
+    question = question_create(
+        spec=QuestionSpec(
+            text="What should I learn before vector search?",
+            expect="concepts",
+            names=("Embeddings",),
+        ),
+        acting_user=curator,
+    )
     ids = {
+        "questions": question.pk,
         "concepts": emb.pk,
         "explore": emb.pk,
         "review/p": proposal.pk,

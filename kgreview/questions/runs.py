@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import timedelta
 
 from django.conf import settings
@@ -166,24 +167,15 @@ KEEP_PATHS = 3
 
 
 def stored_answer(answer: Answer) -> dict:
-    """``Answer.as_json()``, its concept list and paths cut to what a page shows; a cut
-    says how many there were (``concepts_total``, ``paths_total``)."""
-    data = answer.as_json()
-    found = data.get("answer") or {}
-    concepts, ids, paths = (
-        found.get("concepts", []),
-        found.get("concept_ids", []),
-        found.get("paths", []),
-    )
-    if len(concepts) > KEEP_CONCEPTS or len(paths) > KEEP_PATHS:
-        data["answer"] = {
-            **found,
-            "concepts": concepts[:KEEP_CONCEPTS],
-            "concept_ids": ids[:KEEP_CONCEPTS],
-            "paths": paths[:KEEP_PATHS],
-            "concepts_total": len(concepts),
-            "paths_total": len(paths),
-        }
+    """``Answer.as_json()`` of the answer with its concepts and paths cut to what a page
+    shows (cut before serialising: a large closure cites thousands of hops); a cut says
+    how many there were (``concepts_total``, ``paths_total``)."""
+    concepts, paths = len(answer.concepts), len(answer.paths)
+    if concepts <= KEEP_CONCEPTS and paths <= KEEP_PATHS:
+        return answer.as_json()
+    cut = replace(answer, concepts=answer.concepts[:KEEP_CONCEPTS], paths=answer.paths[:KEEP_PATHS])
+    data = cut.as_json()
+    data["answer"] = {**data["answer"], "concepts_total": concepts, "paths_total": paths}
     return data
 
 

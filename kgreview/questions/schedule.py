@@ -69,6 +69,10 @@ def schedule_sync(*, apps=None):
         task.crontab = None
         task.description = description
         task.save(update_fields=["interval", "crontab", "description"])
+        # A migration state's model sends no signals: tell a running beat itself.
+        from django_celery_beat.models import PeriodicTasks
+
+        PeriodicTasks.update_changed()
     return task
 
 

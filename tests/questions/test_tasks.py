@@ -90,3 +90,13 @@ def test_a_nonsense_interval_falls_back_to_daily(settings):
     """A setting that is not a number of minutes is read as the default."""
     settings.KG_COMPETENCY_SCHEDULE_MINUTES = "often"
     assert schedule_sync().description.startswith("Every day")
+
+
+def test_a_changed_interval_tells_a_running_beat(settings):
+    """The beat's change marker moves, so the new interval is read without a restart."""
+    from django_celery_beat.models import PeriodicTasks
+
+    before = PeriodicTasks.last_change()
+    settings.KG_COMPETENCY_SCHEDULE_MINUTES = 30
+    schedule_sync()
+    assert PeriodicTasks.last_change() is not None and PeriodicTasks.last_change() != before
