@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -135,11 +134,7 @@ def ask(request: HttpRequest) -> HttpResponse:
         error = next(iter(form.errors.values()))[0]
     elif asked:
         try:
-            answer = ask_graph(
-                form.cleaned_data["q"],
-                at=form.cleaned_data["as_of"],
-                provider=getattr(settings, "KG_ASK_PROVIDER", "offline"),
-            )
+            answer = ask_graph(form.cleaned_data["q"], at=form.cleaned_data["as_of"])
         except DomainError as exc:
             error = exc.message
     elif "q" in request.GET:

@@ -24,14 +24,13 @@ from django.conf import settings
 from django.db import connection
 
 from construction.ask.types import Answer, ConceptFact, EdgeFact, Retrieval, Walk
-from construction.resolve import InMemoryConceptIndex
 from construction.text import normal_name, without_controls
 from construction.types import RelationSpec
 from kgreview.core.errors import DomainError, ValidationFailed
 
 from . import traversal
-from .models import Concept, Edge, RelationType, Source, SourceRevision
-from .name_index import ActiveNameCache
+from .models import Concept, Edge, Source, SourceRevision
+from .name_index import QUESTION_INDEX
 from .selectors import RelationRow, relation_table
 
 PROVIDERS = ("offline", "openai")
@@ -44,49 +43,8 @@ class ModelUnavailable(DomainError):
     code = "model_unavailable"
 
 
-QUESTION_MAX = 500  # characters, unless settings.KG_ASK_QUESTION_MAX says otherwise
-MAX_ITERATIONS = 3  # refinement rounds, unless settings.KG_ASK_MAX_ITERATIONS
 STUDY_WALKS = (Walk("prerequisite", "in"), Walk("builds_on", "out"))  # what orders study
 PREFETCH_EDGES = 20  # a prefetch reads at most this many edges per concept of its limit
-
-
-# --- What is cached per process ---------------------------------------------------------
-
-
-class QuestionCache(ActiveNameCache):
-    """The names of accepted (active) concepts, and the relation table, per process.
-
-    Questions may only name concepts the graph holds, so open proposals stay out. One
-    query reads the signature of both: the names' (the newest alias and the name-index
-    version) and a fingerprint of the relation types (count, newest id, which are
-    active, and the length of their words, which a rename almost always changes).
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._relations: list[RelationRow] = []
-
-    def _signature_sql(self) -> str:
-        table = RelationType._meta.db_table
-        return super()._signature_sql() + (
-            f", (SELECT COUNT(*) FROM {table}), (SELECT COALESCE(MAX(id), 0) FROM {table}),"
-            f" (SELECT COALESCE(SUM(CASE WHEN active THEN id ELSE 0 END), 0) FROM {table}),"
-            f" (SELECT COALESCE(SUM(LENGTH(key) + LENGTH(label) + LENGTH(verb)"
-            f" + LENGTH(description)), 0) FROM {table})"
-        )
-
-    def _extend(self, index: InMemoryConceptIndex, old: tuple | None) -> None:
-        super()._extend(index, old)
-        # Called only when the signature changed; the relation table is a few rows.
-        self._relations = relation_table()
-
-    def snapshot(self) -> tuple[InMemoryConceptIndex, list[RelationRow]]:
-        """The index and the relation table, brought up to date."""
-        index = self.get()
-        return index, self._relations
-
-
-QUESTION_CACHE = QuestionCache()
 
 
 # --- The reader -------------------------------------------------------------------------
@@ -452,7 +410,7 @@ def _distances(start: int, needs: dict[int, list[int]]) -> dict[int, int]:
 
 
 def question_max() -> int:
-    return int(getattr(settings, "KG_ASK_QUESTION_MAX", QUESTION_MAX))
+    return int(settings.KG_ASK_QUESTION_MAX)
 
 
 def clean_question(question: str) -> str:
@@ -508,9 +466,12 @@ def instant_words(at: datetime | None) -> str | None:
     return at.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def ask_graph(question: str, *, at: datetime | None = None, provider: str = "offline") -> Answer:
+def ask_graph(
+    question: str, *, at: datetime | None = None, provider: str | None = None
+) -> Answer:
     """Answer ``question`` from the graph as it stands (or stood at ``at``, an aware
     datetime): a concept set, a cited path or a yes/no, with the plan and the critique.
+    ``provider`` None means ``KG_ASK_PROVIDER``.
 
     Raises ``ValidationFailed`` (words) for an empty or over-long question or an unknown
     provider. Reads only. Same question, graph and instant give the same answer.
@@ -519,9 +480,10 @@ def ask_graph(question: str, *, at: datetime | None = None, provider: str = "off
     from construction.errors import LLMError
 
     text = clean_question(question)
+    provider = provider or settings.KG_ASK_PROVIDER
     planner, critic = planner_and_critic(provider)
-    index, relations = QUESTION_CACHE.snapshot()
-    reader = DbGraphReader(at, relations=relations)
+    index = QUESTION_INDEX.get()
+    reader = DbGraphReader(at)
     try:
         answer, _usage = ask(
             text,
@@ -529,7 +491,7 @@ def ask_graph(question: str, *, at: datetime | None = None, provider: str = "off
             index=index,
             planner=planner,
             critic=critic,
-            max_iterations=int(getattr(settings, "KG_ASK_MAX_ITERATIONS", MAX_ITERATIONS)),
+            max_iterations=settings.KG_ASK_MAX_ITERATIONS,
             at=instant_words(at),
         )
     except LLMError as exc:

@@ -43,7 +43,7 @@ def run_lease() -> timedelta:
 
 
 def ask_provider() -> str:
-    return str(getattr(settings, "KG_ASK_PROVIDER", "offline"))
+    return str(settings.KG_ASK_PROVIDER)
 
 
 def _close_stale(now) -> None:

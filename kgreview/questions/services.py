@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from construction.text import name_key
 from kgreview.core import audit
 from kgreview.core.errors import NotFound, StateConflict, ValidationFailed
+from kgreview.graph.asking import question_max
 from kgreview.graph.models import Concept
 from kgreview.graph.selectors import clean_name, concepts_for_names
 
@@ -25,10 +25,6 @@ from .models import CompetencyQuestion
 
 Expect = CompetencyQuestion.Expect
 MAX_NAMES = 50
-
-
-def question_max() -> int:
-    return int(getattr(settings, "KG_ASK_QUESTION_MAX", 500))
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from django.utils import timezone
 from construction.ask.types import Walk
 from construction.text import name_key
 from kgreview.graph import services
-from kgreview.graph.asking import QUESTION_CACHE, DbGraphReader
+from kgreview.graph.asking import DbGraphReader
+from kgreview.graph.name_index import QUESTION_INDEX
 from kgreview.graph.models import Edge
 from tests import ask_world
 
@@ -188,29 +189,29 @@ def test_relations_are_the_active_vocabulary_now_and_all_of_them_for_the_past(wo
 
 def test_question_index_holds_accepted_names_and_aliases_only(world, f):
     f.concept_proposal("Speculative decoding")
-    index, relations = QUESTION_CACHE.snapshot()
+    index = QUESTION_INDEX.get()
     assert index.exact(name_key("Retrieval-augmented generation")).concept_id == world.id("RAG")
     assert index.exact(name_key("Speculative decoding")) is None
-    assert {"prerequisite", "part_of"} <= {r.spec.key for r in relations}
+    assert {"prerequisite", "part_of"} <= {r.key for r in DbGraphReader().relations()}
 
 
 def test_question_index_follows_new_names_and_retirements(world, f):
-    index, _ = QUESTION_CACHE.snapshot()
+    index = QUESTION_INDEX.get()
     assert index.exact(name_key("Quantization")) is not None
     services.concept_add_alias(
         concept=world.concepts["Quantization"], name="Int8", acting_user=None
     )
-    index, _ = QUESTION_CACHE.snapshot()
+    index = QUESTION_INDEX.get()
     assert index.exact(name_key("Int8")).concept_id == world.id("Quantization")
     services.concept_retire(concept=world.concepts["Quantization"], acting_user=None)
-    index, _ = QUESTION_CACHE.snapshot()
+    index = QUESTION_INDEX.get()
     assert index.exact(name_key("Quantization")) is None
 
 
 def test_question_index_costs_one_query_when_nothing_changed(world):
-    QUESTION_CACHE.snapshot()
+    QUESTION_INDEX.get()
     with CaptureQueriesContext(connection) as ctx:
-        QUESTION_CACHE.snapshot()
+        QUESTION_INDEX.get()
     assert len(ctx.captured_queries) == 1
 
 
@@ -293,7 +294,7 @@ def test_the_same_question_gives_the_same_json(world):
     import json
 
     first = json.dumps(asked("How is LoRA connected to tokenization?"), sort_keys=True)
-    QUESTION_CACHE.clear()
+    QUESTION_INDEX.clear()
     assert json.dumps(asked("How is LoRA connected to tokenization?"), sort_keys=True) == first
 
 
@@ -321,7 +322,7 @@ def test_a_long_prerequisite_chain_is_read_in_a_few_queries(f):
     chain = [f.concept(f"Step {i:02d}") for i in range(15)]
     for a, b in zip(chain, chain[1:], strict=False):
         f.edge(a, b)
-    QUESTION_CACHE.snapshot()
+    QUESTION_INDEX.get()
     with CaptureQueriesContext(connection) as ctx:
         answer = asked("What should I learn before Step 14?")
     assert answer["answer"]["concepts"] == [f"Step {i:02d}" for i in range(14)]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.conf import settings
-
 from kgreview.core.errors import DomainError
 from kgreview.graph.asking import ModelUnavailable, ask_graph
 
@@ -38,9 +36,8 @@ def ask(
     ``offline`` (the default, deterministic) or ``openai``.
     """
     at = instant(as_of)
-    chosen = provider or getattr(settings, "KG_ASK_PROVIDER", "offline")
     try:
-        answer = ask_graph(q, at=at, provider=chosen)
+        answer = ask_graph(q, at=at, provider=provider or None)
     except ModelUnavailable as exc:
         raise ApiError(503, exc.message) from None
     except DomainError as exc:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from kgreview.core.errors import DomainError
@@ -69,7 +68,6 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", dest="as_json")
 
     def handle(self, *args, question: str, provider, as_of, as_json: bool, **opts):
-        provider = provider or getattr(settings, "KG_ASK_PROVIDER", "offline")
         try:
             at = parse_instant(as_of) if as_of is not None else None
             answer = ask_graph(question, at=at, provider=provider)
