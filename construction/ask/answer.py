@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .paths import chain_words, facts_of, members, pair_path, problems, route, tree
+from .paths import chain_words, facts_of, members, pair_path, problems, tree_routes
 from .types import PAIR_FAMILIES, Answer, ConceptFact, Plan, Retrieval, Status, Step, Verdict
 from .wholes import considered, names_of, pending, whole_routes
 
@@ -124,12 +124,10 @@ def _set_answer(
 ) -> Answer:
     start = plan.concepts[0]
     facts = facts_of(retrieval)
-    parent = tree(retrieval, plan.walks, dict(retrieval.from_start), (start.concept_id,))
-    routes: dict[int, tuple[Step, ...]] = {}
-    for concept in members(retrieval, plan):
-        path = route(parent, start.concept_id, concept)
-        if path and not problems(plan, path, facts, start=start.concept_id, goal=concept):
-            routes[concept] = path
+    sound, _ = tree_routes(
+        retrieval, plan.walks, dict(retrieval.from_start), start.concept_id, facts
+    )
+    routes = {c: sound[c] for c in members(retrieval, plan) if c in sound}
     if plan.family == "prerequisites" and retrieval.considered:
         for concept, path in whole_routes(plan, retrieval).items():
             routes.setdefault(concept, path)

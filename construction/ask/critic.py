@@ -19,8 +19,7 @@ from .paths import (
     members,
     pair_path,
     problems,
-    route,
-    tree,
+    tree_routes,
 )
 from .types import PAIR_FAMILIES, Plan, Retrieval, Step, Verdict
 from .wholes import considered, names_of, pending, whole_routes
@@ -113,16 +112,16 @@ def _set_verdict(plan: Plan, retrieval: Retrieval, names: dict[int, str], round:
     start = plan.concepts[0].concept_id
     facts = facts_of(retrieval)
     dist = dict(retrieval.from_start)
-    parent = tree(retrieval, plan.walks, dist, (start,))
     reasons = [
         f"{label}: left out '{facts[c].name}': it is retired at this instant."
         for c in sorted(dist, key=lambda c: (facts[c].name, c) if c in facts else ("", c))
         if c in facts and not facts[c].active and c != start
     ]
     found = members(retrieval, plan)
+    routes, rejected = tree_routes(retrieval, plan.walks, dist, start, facts)
     for concept in found:
-        path = route(parent, start, concept) or ()
-        for wrong in problems(plan, path, facts, start=start, goal=concept):
+        why = rejected.get(concept, [] if concept in routes else ["the chain is empty"])
+        for wrong in why:
             reasons.append(f"{label}: rejected the route to '{_name(names, concept)}': {wrong}.")
     walked = ", ".join(f"{w.relation} ({w.direction})" for w in plan.walks)
     summary = (

@@ -181,6 +181,24 @@ def blocked_meetings(plan: Plan, retrieval: Retrieval) -> list[str]:
     ]
 
 
+def _off_plan(walked: dict[str, tuple[bool, bool]], step: Step, number: int) -> list[str]:
+    """Whether the ``number``-th step goes along a planned relation in a planned direction."""
+    if (step.frm, step.to) in moves(step.edge, walked):
+        return []
+    return [
+        f"step {number} (edge {step.edge.edge_id}, {step.edge.relation}) "
+        "is not along the planned relations and directions"
+    ]
+
+
+def _retired(step: Step, facts: dict[int, ConceptFact], ends: Sequence[int]) -> list[str]:
+    """Whether the step leaves a concept a chain may not pass through (not an end)."""
+    if passable(step.frm, facts, ends):
+        return []
+    name = facts[step.frm].name if step.frm in facts else f"#{step.frm}"
+    return [f"the chain passes through '{name}', which is retired"]
+
+
 def problems(
     plan: Plan, path: Sequence[Step], facts: dict[int, ConceptFact], *, start: int, goal: int
 ) -> list[str]:
@@ -191,18 +209,49 @@ def problems(
     found: list[str] = []
     if path[0].frm != start or path[-1].to != goal:
         found.append("the chain does not join both ends")
+    walked = table(plan.walks)
     for i, step in enumerate(path):
-        if (step.frm, step.to) not in steps(step.edge, plan.walks):
-            found.append(
-                f"step {i + 1} (edge {step.edge.edge_id}, {step.edge.relation}) "
-                "is not along the planned relations and directions"
-            )
+        found.extend(_off_plan(walked, step, i + 1))
         if i and path[i - 1].to != step.frm:
             found.append(f"step {i + 1} does not continue from step {i}")
-        if i and not passable(step.frm, facts, (start, goal)):
-            name = facts[step.frm].name if step.frm in facts else f"#{step.frm}"
-            found.append(f"the chain passes through '{name}', which is retired")
+        if i:
+            found.extend(_retired(step, facts, (start, goal)))
     return found
+
+
+def tree_routes(
+    retrieval: Retrieval,
+    walks: Sequence[Walk],
+    dist: dict[int, int],
+    root: int,
+    facts: dict[int, ConceptFact],
+) -> tuple[dict[int, tuple[Step, ...]], dict[int, list[str]]]:
+    """The route from ``root`` to every concept its breadth-first tree reaches, and the
+    concepts whose route fails the checks of ``problems``, with why.
+
+    Each step of the tree is checked once and each route is its parent's plus one step,
+    so a set of thousands of concepts costs one pass over the tree, not one walk per
+    member. A route is sound exactly when ``problems`` finds nothing in it.
+    """
+    parent = tree(retrieval, walks, dist, (root,))
+    walked = table(walks)
+    routes: dict[int, tuple[Step, ...]] = {root: ()}
+    rejected: dict[int, list[str]] = {}
+    for concept in sorted(parent, key=lambda c: (dist[c], c)):  # parents come first
+        step = parent[concept]
+        before = routes.get(step.frm)
+        if before is None:  # the route to the parent was rejected
+            rejected[concept] = list(rejected.get(step.frm, ["the chain does not join both ends"]))
+            continue
+        wrong = _off_plan(walked, step, len(before) + 1)
+        if before:
+            wrong += _retired(step, facts, (root, concept))
+        if wrong:
+            rejected[concept] = wrong
+        else:
+            routes[concept] = (*before, step)
+    del routes[root]
+    return routes, rejected
 
 
 def members(retrieval: Retrieval, plan: Plan) -> list[int]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .paths import facts_of, moves, passable, problems, route, table, tree
+from .paths import facts_of, moves, passable, problems, route, table, tree, tree_routes
 from .types import ConceptFact, Plan, Retrieval, Step, Walk
 
 PART_OF: tuple[Walk, ...] = (Walk("part_of", "out"),)
@@ -83,14 +83,12 @@ def whole_routes(plan: Plan, retrieval: Retrieval) -> dict[int, tuple[Step, ...]
         if head is None or problems(climb, head, facts, start=start, goal=whole):
             continue
         dist = _distances(retrieval, plan.walks, whole, facts)
-        parent = tree(retrieval, plan.walks, dist, (whole,))
-        for concept in sorted(dist):
+        tails, _ = tree_routes(retrieval, plan.walks, dist, whole, facts)
+        for concept in sorted(tails):
             fact = facts.get(concept)
             if concept in routes or concept == start or not fact or not fact.active:
                 continue
-            tail = route(parent, whole, concept)
-            if tail and not problems(plan, tail, facts, start=whole, goal=concept):
-                routes[concept] = head + tail
+            routes[concept] = head + tails[concept]
     return routes
 
 
