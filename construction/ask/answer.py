@@ -12,26 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..types import RelationSpec
 from .paths import chain_words, facts_of, members, pair_path, problems, tree_routes
 from .types import PAIR_FAMILIES, Answer, ConceptFact, Plan, Retrieval, Status, Step, Verdict
 from .wholes import considered, names_of, pending, whole_routes
 
-VERBS = {
-    "prerequisite": "is a prerequisite for",
-    "builds_on": "builds on",
-    "part_of": "is part of",
-    "contrasts_with": "contrasts with",
-    "applies_to": "applies to",
-    "related": "is related to",
-}
-VERBS_NOT = {
-    "prerequisite": "is not a prerequisite for",
-    "builds_on": "does not build on",
-    "part_of": "is not part of",
-    "contrasts_with": "does not contrast with",
-    "applies_to": "does not apply to",
-    "related": "is not related to",
-}
+# Verbs that take "not" after them; any other verb is negated with "does not".
+AUXILIARIES = frozenset({"is", "are", "was", "were", "can", "may", "must", "should", "will"})
 SET_FOUND = {
     "prerequisites": "Before {x}, learn (foundations first): {items}.",
     "dependents": "If your understanding of {x} is wrong, these are affected: {items}.",
@@ -55,12 +42,31 @@ def when(at: str | None) -> str:
     return f"in the graph as of {at}" if at else "in the graph now"
 
 
-def verb(relation: str | None, *, negative: bool = False) -> str:
+def negated(verb: str) -> str:
+    """A relation's verb said the other way: "is a prerequisite for" -> "is not a
+    prerequisite for", "builds on" -> "does not build on", "applies to" -> "does not
+    apply to"."""
+    first, _, rest = verb.partition(" ")
+    if first.lower() in AUXILIARIES:
+        return f"{first} not {rest}".strip()
+    if first.endswith("ies"):
+        first = first[:-3] + "y"
+    elif first.endswith(("sses", "shes", "ches", "xes", "zes")):
+        first = first[:-2]
+    elif first.endswith("s") and not first.endswith("ss"):
+        first = first[:-1]
+    return f"does not {first} {rest}".strip()
+
+
+def verb(
+    relation: str | None, verbs: dict[str, str] | None = None, *, negative: bool = False
+) -> str:
+    """How a relation reads between two names, from the vocabulary's verb (the key in
+    words when the vocabulary does not hold it); None is any relation: "connected to"."""
     if relation is None:
         return "is not connected to" if negative else "is connected to"
-    table = VERBS_NOT if negative else VERBS
-    fallback = ("is not " if negative else "") + relation.replace("_", " ")
-    return table.get(relation, fallback)
+    said = (verbs or {}).get(relation) or relation.replace("_", " ")
+    return negated(said) if negative else said
 
 
 def unwalked(plan: Plan, *, at: str | None = None, critique: Sequence[str] = ()) -> Answer:
@@ -96,10 +102,13 @@ def answer(
     *,
     iterations: int,
     at: str | None = None,
+    vocabulary: Sequence[RelationSpec] = (),
 ) -> Answer:
+    """The answer in words; ``vocabulary`` gives the relations' verbs for yes/no answers."""
     critique = tuple(reason for verdict in verdicts for reason in verdict.reasons)
     if plan.family in PAIR_FAMILIES:
-        return _pair_answer(plan, retrieval, critique, iterations, at)
+        verbs = {spec.key: spec.verb for spec in vocabulary}
+        return _pair_answer(plan, retrieval, critique, iterations, at, verbs)
     return _set_answer(plan, retrieval, critique, iterations, at)
 
 
@@ -175,7 +184,12 @@ def _through_wholes(retrieval: Retrieval, name: str, message: str, items: list[s
 
 
 def _pair_answer(
-    plan: Plan, retrieval: Retrieval, critique: tuple[str, ...], iterations: int, at: str | None
+    plan: Plan,
+    retrieval: Retrieval,
+    critique: tuple[str, ...],
+    iterations: int,
+    at: str | None,
+    verbs: dict[str, str],
 ) -> Answer:
     a, b = plan.concepts[0], plan.concepts[1]
     facts = facts_of(retrieval)
@@ -186,7 +200,7 @@ def _pair_answer(
     if path is None:
         status: Status = "answered" if yes_no else "no_path"
         return Answer(
-            question=plan.question, status=status, message=_absence(plan, retrieval, at),
+            question=plan.question, status=status, message=_absence(plan, retrieval, at, verbs),
             plan=plan, yes=False if yes_no else None, critique=critique,
             iterations=iterations, at=at,
         )  # fmt: skip
@@ -195,7 +209,7 @@ def _pair_answer(
     concepts = tuple(facts.get(c) or ConceptFact(c, names.get(c, "")) for c in ids)
     chain = chain_words(path, names)
     if yes_no:
-        message = f"Yes: {a.name} {verb(plan.relation)} {b.name}: {chain}."
+        message = f"Yes: {a.name} {verb(plan.relation, verbs)} {b.name}: {chain}."
     else:
         message = f"{a.name} is connected to {b.name} in {len(path)} hop(s): {chain}."
     return Answer(
@@ -205,17 +219,17 @@ def _pair_answer(
     )  # fmt: skip
 
 
-def _absence(plan: Plan, retrieval: Retrieval, at: str | None) -> str:
+def _absence(plan: Plan, retrieval: Retrieval, at: str | None, verbs: dict[str, str]) -> str:
     a, b = plan.concepts[0].name, plan.concepts[1].name
     cut = CUT if retrieval.truncated else ""
     if plan.family == "yes_no":
-        negative = verb(plan.relation, negative=True)
+        negative = verb(plan.relation, verbs, negative=True)
         if retrieval.exhausted:
             return f"No: {a} {negative} {b} {when(at)}; every chain was searched."
         if not plan.transitive:
             return f"No: {a} {negative} {b} {when(at)}; no edge says so."
         return (
-            f"No: no chain shows {a} {verb(plan.relation)} {b} within "
+            f"No: no chain shows {a} {verb(plan.relation, verbs)} {b} within "
             f"{retrieval.depth} hops {when(at)}{cut}."
         )
     if retrieval.exhausted:

@@ -46,7 +46,8 @@ def ask(
     offline). At most ``max_iterations`` refinement rounds, ``limit`` concepts per walk."""
     planner = planner or OfflinePlanner()
     critic = critic or OfflineCritic()
-    plan, usage = planner.plan(question, index=index, vocabulary=reader.relations())
+    vocabulary = reader.relations()
+    plan, usage = planner.plan(question, index=index, vocabulary=vocabulary)
     if not walkable(plan):
         return unwalked(plan, at=at), usage
     retrieval = retrieve(plan, reader, limit)
@@ -60,4 +61,5 @@ def ask(
             break
         retrieval = refine(plan, retrieval, verdict, reader, limit)
         rounds += 1
-    return answer(plan, retrieval, verdicts, iterations=rounds, at=at), usage
+    found = answer(plan, retrieval, verdicts, iterations=rounds, at=at, vocabulary=vocabulary)
+    return found, usage

@@ -3,11 +3,14 @@ answered from the in-memory curriculum (tests/construction/ask_memory.py)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from construction.ask.answer import negated
 from construction.ask.loop import ask
 from construction.ask.phrases import by_cues, read
-from tests.construction.ask_memory import curriculum, curriculum_index
+from tests.construction.ask_memory import VOCABULARY, curriculum, curriculum_index
 
 LORA_NEEDS = {
     "Linear algebra",
@@ -287,3 +290,36 @@ def test_cue_words_inside_a_concept_name_do_not_choose_the_family():
     assert by_cues("What about Next-token prediction?", ["Next-token prediction"]) is None
     cued = by_cues("What comes next after Next-token prediction?", ["Next-token prediction"])
     assert cued is not None and cued.family == "dependents"
+
+
+@pytest.mark.parametrize(
+    ("verb", "said"),
+    [
+        ("is a prerequisite for", "is not a prerequisite for"),
+        ("builds on", "does not build on"),
+        ("applies to", "does not apply to"),
+        ("contrasts with", "does not contrast with"),
+        ("causes", "does not cause"),
+        ("reaches", "does not reach"),
+        ("can replace", "can not replace"),
+    ],
+)
+def test_a_relation_verb_is_negated_in_words(verb, said):
+    assert negated(verb) == said
+
+
+def test_yes_no_answers_say_the_relation_with_the_vocabulary_verb():
+    """A curator who renames a relation's verb sees the new words in the answers."""
+    renamed = tuple(
+        replace(spec, verb="is a component of") if spec.key == "part_of" else spec
+        for spec in VOCABULARY
+    )
+    reader = curriculum(relations=renamed)
+    yes, _ = ask(
+        "Is self-attention part of the transformer?", reader=reader, index=curriculum_index()
+    )
+    no, _ = ask(
+        "Is the transformer part of self-attention?", reader=reader, index=curriculum_index()
+    )
+    assert yes.yes is True and " is a component of " in yes.message
+    assert no.yes is False and " is not a component of " in no.message
