@@ -54,6 +54,15 @@ def _marks(values: Sequence) -> str:
     return ", ".join(["%s"] * len(values))
 
 
+def _one_of(column: str, values: Sequence[int]) -> tuple[str, list]:
+    """``column`` is one of ``values``: one array parameter on PostgreSQL (the driver
+    binds on the client, and thousands of placeholders cost more to format and parse
+    than the query takes to run), an ``IN`` list elsewhere."""
+    if connection.vendor == "postgresql":
+        return f"{column} = ANY(%s)", [list(values)]
+    return f"{column} IN ({_marks(values)})", list(values)
+
+
 def _seed_rows(values: Sequence[int]) -> tuple[str, list]:
     """A SELECT of the given concept ids, one per row (the anchor of a recursive walk)."""
     if connection.vendor == "postgresql":
@@ -134,9 +143,17 @@ class DbGraphReader:
         return {i: self._known[i] for i in sorted(wanted) if i in self._known}
 
     def _read_concepts(self, ids: list[int]) -> None:
-        rows = Concept.objects.filter(pk__in=ids).values_list(
-            "pk", "name", "status", "merged_at", "retired_at"
-        )
+        columns = ("pk", "name", "status", "merged_at", "retired_at")
+        if connection.vendor == "postgresql":  # one array parameter (see ``_one_of``)
+            with connection.cursor() as cursor:  # timestamptz: aware datetimes, as the ORM's
+                cursor.execute(
+                    "SELECT id, name, status, merged_at, retired_at"
+                    f" FROM {Concept._meta.db_table} WHERE id = ANY(%s)",
+                    [ids],
+                )
+                rows = cursor.fetchall()
+        else:
+            rows = Concept.objects.filter(pk__in=ids).values_list(*columns)
         out = {}
         for pk, name, status, merged_at, retired_at in rows:
             if self.at is None:
@@ -184,7 +201,8 @@ class DbGraphReader:
         if not ids:
             return {}
         with connection.cursor() as cursor:
-            cursor.execute(f"{self._select()} WHERE e.id IN ({_marks(ids)})", ids)
+            where, params = _one_of("e.id", ids)
+            cursor.execute(f"{self._select()} WHERE {where}", params)
             return {f.edge_id: f for f in self._facts(cursor.fetchall())}
 
     def _ways(self, groups: traversal.Groups) -> tuple[set, set]:
@@ -466,9 +484,7 @@ def instant_words(at: datetime | None) -> str | None:
     return at.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def ask_graph(
-    question: str, *, at: datetime | None = None, provider: str | None = None
-) -> Answer:
+def ask_graph(question: str, *, at: datetime | None = None, provider: str | None = None) -> Answer:
     """Answer ``question`` from the graph as it stands (or stood at ``at``, an aware
     datetime): a concept set, a cited path or a yes/no, with the plan and the critique.
     ``provider`` None means ``KG_ASK_PROVIDER``.
@@ -492,6 +508,7 @@ def ask_graph(
             planner=planner,
             critic=critic,
             max_iterations=settings.KG_ASK_MAX_ITERATIONS,
+            limit=settings.KG_ASK_CONCEPT_LIMIT,
             at=instant_words(at),
         )
     except LLMError as exc:
