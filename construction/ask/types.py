@@ -219,6 +219,16 @@ class Answer:
         names = dict(self.names)
         for c in self.concepts:
             names.setdefault(c.concept_id, c.name)
+        # A set answer's routes share their first hops (each is its parent's route plus
+        # one step, the same Step objects): each hop is written out once.
+        written: dict[int, dict] = {}
+
+        def hop(step: Step) -> dict:
+            found = written.get(id(step))
+            if found is None:
+                found = written[id(step)] = step.as_json(names)
+            return found
+
         return {
             "question": self.question,
             "status": self.status,
@@ -228,7 +238,7 @@ class Answer:
             "answer": {
                 "concepts": [c.name for c in self.concepts],
                 "concept_ids": [c.concept_id for c in self.concepts],
-                "paths": [[s.as_json(names) for s in path] for path in self.paths],
+                "paths": [[hop(s) for s in path] for path in self.paths],
             },
             "plan": self.plan.as_json(),
             "critique": list(self.critique),
