@@ -115,8 +115,10 @@ class _Drafting:
     flag_existing: list[tuple[int, str, str]] = field(default_factory=list)
     grounded: set[int] = field(default_factory=set)
 
-    def drop(self, raw: dict, reason: DropReason, detail: str) -> None:
-        self.dropped.append(Dropped(candidate=raw, reason=reason, detail=detail))
+    def drop(
+        self, raw: dict, reason: DropReason, detail: str, *, twin_of: int | None = None
+    ) -> None:
+        self.dropped.append(Dropped(candidate=raw, reason=reason, detail=detail, twin_of=twin_of))
 
     def resolve(self, name: str) -> Resolution | None:
         """An endpoint name's concept; a new one is findable by later mentions in this
@@ -250,7 +252,7 @@ def _verify(work: _Drafting, item: _Found) -> tuple[set[str], list[Conflict]] | 
     graph, dedup = work.graph, item.dedup_key
     open_id = graph.open_proposal(dedup)
     if open_id is not None:
-        work.drop(item.raw, "duplicate", f"proposal #{open_id}")
+        work.drop(item.raw, "duplicate", f"proposal #{open_id}", twin_of=open_id)
         return None
     source, target = item.source, item.target
     existing = is_existing_edge(

@@ -292,6 +292,8 @@ class Dropped:
     candidate: dict
     reason: DropReason
     detail: str = ""
+    # For a duplicate of an open proposal: that proposal, which stands for the candidate.
+    twin_of: int | None = None
 
     def as_json(self, source_slug: str) -> dict:
         return {

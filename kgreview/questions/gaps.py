@@ -19,7 +19,6 @@ holds the ``construct`` mutex while it reads the index and writes, like construc
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass, field, replace
 
 from django.conf import settings
@@ -174,17 +173,10 @@ class _Tally:
         }
 
 
-_TWIN = re.compile(r"proposal #(\d+)")
-
-
 def _twins(result: SourceResult, a: _Side, b: _Side) -> set[int]:
     """Open edge proposals joining the two ends that a candidate duplicated: the loop
-    drops such a twin ("duplicate", naming the open proposal), which stands for it."""
-    ids = set()
-    for dropped in result.dropped:
-        match = _TWIN.fullmatch(dropped.detail) if dropped.reason == "duplicate" else None
-        if match:
-            ids.add(int(match.group(1)))
+    drops such a twin and names the open proposal, which stands for it."""
+    ids = {d.twin_of for d in result.dropped if d.twin_of is not None}
     if not ids:
         return set()
     ends = (a.concept_id, b.concept_id)
