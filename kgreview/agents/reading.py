@@ -135,7 +135,7 @@ def read_remote(
                 reading = future.result()
                 _settle(run, estimate, reading.usage.total_tokens or estimate)
                 paid += reading.usage
-                _keep(plans[index].key, xkey, reading, run)
+                keep_reading(plans[index].key, xkey, reading, run)
                 by_plan[index] = reading
                 done += 1
                 if not _progress(item, done):
@@ -153,7 +153,7 @@ def read_remote(
     return Reading(extraction=extraction, usage=paid, chunks=len(plans), cached=cached)
 
 
-def _keep(key: str, xkey: str, reading: Extraction, run: AgentRun) -> None:
+def keep_reading(key: str, xkey: str, reading: Extraction, run: AgentRun) -> None:
     """Store a paid reading at once; a concurrent reader of the same chunk may have won."""
     try:
         with transaction.atomic():

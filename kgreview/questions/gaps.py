@@ -22,7 +22,7 @@ import logging
 from dataclasses import dataclass, field, replace
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import F, Max
 
 from construction.gaps import mentions_both, name_patterns, sentences_mentioning_both
@@ -32,6 +32,7 @@ from construction.types import Extraction, LLMUsage, SourceDoc, SourceResult
 from kgreview.agents import adapters
 from kgreview.agents.models import AgentRun, ChunkExtraction
 from kgreview.agents.persist import persist_result
+from kgreview.agents.reading import keep_reading
 from kgreview.agents.runs import agent_run_finish, construct_mutex_hold
 from kgreview.graph.models import ConceptAlias, Source, SourceRevision
 from kgreview.review.models import OPEN_STATUSES, Proposal
@@ -101,17 +102,7 @@ def _read(doc: SourceDoc, extractor: Extractor, run: AgentRun, *, lexicon) -> Ex
     if row is not None:
         return Extraction.from_json(row.output)
     reading = extractor.extract(doc, vocabulary=vocabulary, lexicon=lexicon, max_edges=max_edges)
-    try:
-        with transaction.atomic():
-            ChunkExtraction.objects.create(
-                key=key,
-                extractor=f"{xkey}|gap"[:200],
-                output=reading.as_json(),
-                llm_usage=reading.usage.as_json(),
-                run=run,
-            )
-    except IntegrityError:
-        pass
+    keep_reading(key, f"{xkey}|gap", reading, run)
     return reading
 
 
