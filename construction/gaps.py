@@ -28,11 +28,12 @@ class Mention:
 
 
 def name_patterns(names: Iterable[str]) -> tuple[tuple[str, ...], ...]:
-    """Each name's keys as word tuples (both halves of "Long Name (ABBR)"), no repeats."""
+    """Each name's keys as word tuples (both halves of "Long Name (ABBR)"), each word
+    keyed as a sentence's words are, no repeats."""
     seen: list[tuple[str, ...]] = []
     for name in names:
         for key in name_keys(name):
-            words = tuple(key.split())
+            words = tuple(name_key(w) for w in key.split())
             if words and words not in seen:
                 seen.append(words)
     return tuple(seen)
@@ -45,11 +46,20 @@ def _sentence_words(text: str) -> list[str]:
 def _has(words: Sequence[str], patterns: Sequence[tuple[str, ...]]) -> bool:
     for pattern in patterns:
         size = len(pattern)
-        keyed = tuple(name_key(p) for p in pattern)
         for i in range(len(words) - size + 1):
-            if tuple(words[i : i + size]) == keyed:
+            if tuple(words[i : i + size]) == pattern:
                 return True
     return False
+
+
+def keyed_sentences(text: str) -> list[tuple[int, int, list[str]]]:
+    """The text's sentences (headings left out) with their words keyed: read once for
+    every gap a search looks for in the same text."""
+    return [
+        (start, end, _sentence_words(text[start:end]))
+        for start, end, heading in sentences(text)
+        if not heading
+    ]
 
 
 def sentences_mentioning_both(
@@ -58,16 +68,14 @@ def sentences_mentioning_both(
     second: Sequence[tuple[str, ...]],
     *,
     limit: int = 20,
+    keyed: Sequence[tuple[int, int, list[str]]] | None = None,
 ) -> list[Mention]:
     """Up to ``limit`` sentences (headings left out) naming an end of each side, in the
-    text's order."""
+    text's order; ``keyed`` is ``keyed_sentences(text)`` when the caller has it."""
     if not first or not second:
         return []
     out: list[Mention] = []
-    for start, end, heading in sentences(text):
-        if heading:
-            continue
-        words = _sentence_words(text[start:end])
+    for start, end, words in keyed_sentences(text) if keyed is None else keyed:
         if _has(words, first) and _has(words, second):
             out.append(Mention(start=start, end=end, text=text[start:end]))
             if len(out) >= limit:

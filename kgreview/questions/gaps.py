@@ -25,7 +25,12 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Max
 
-from construction.gaps import mentions_both, name_patterns, sentences_mentioning_both
+from construction.gaps import (
+    keyed_sentences,
+    mentions_both,
+    name_patterns,
+    sentences_mentioning_both,
+)
 from construction.protocols import Extractor
 from construction.reading import cache_key
 from construction.types import Extraction, LLMUsage, SourceDoc, SourceResult
@@ -187,8 +192,12 @@ def _dropped_counts(result: SourceResult, counts: dict) -> None:
         counts[d.reason] = counts.get(d.reason, 0) + 1
 
 
-def _search_revision(revision, a: _Side, b: _Side, *, run, extractor, question_id, tally, dropped):
-    mentions = sentences_mentioning_both(revision.text, a.patterns, b.patterns, limit=MAX_SENTENCES)
+def _search_revision(
+    revision, keyed, a: _Side, b: _Side, *, run, extractor, question_id, tally, dropped
+):
+    mentions = sentences_mentioning_both(
+        revision.text, a.patterns, b.patterns, limit=MAX_SENTENCES, keyed=keyed
+    )
     if not mentions:
         return
     tally.sentences += len(mentions)
@@ -290,12 +299,13 @@ def gap_search(*, run: AgentRun, extractor: Extractor | None = None) -> AgentRun
     question_id = run.params["question_id"]
     tally, dropped = _Tally(), dict[str, int]()
     try:
-        revisions = list(_revisions())
-        for gap in run.params.get("gaps", []):
-            a, b = _sides(gap)
-            for revision in revisions:
+        sides = [_sides(gap) for gap in run.params.get("gaps", [])]
+        for revision in _revisions():
+            keyed = keyed_sentences(revision.text)  # once per revision, for every gap
+            for a, b in sides:
                 _search_revision(
                     revision,
+                    keyed,
                     a,
                     b,
                     run=run,
