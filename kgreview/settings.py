@@ -470,9 +470,11 @@ KG_WORKER_STALE_SECONDS = env_int("KG_WORKER_STALE_SECONDS", 120, minimum=1)
 # question, and who plans and critiques (offline rules, or the KG_LLM_* model).
 KG_ASK_MAX_ITERATIONS = env_int("KG_ASK_MAX_ITERATIONS", 3)
 KG_ASK_QUESTION_MAX = env_int("KG_ASK_QUESTION_MAX", 500, minimum=20)
-# The most concepts one walk of a question may meet (each side, for a pair question);
-# a set answer cut there says so ("there may be more").
+# The most concepts one walk of a question may meet: each side of a pair question
+# ("How is X connected to Y?"), and a set question's answer ("What should I learn before
+# X?"), which says so when it is cut ("there may be more").
 KG_ASK_CONCEPT_LIMIT = env_int("KG_ASK_CONCEPT_LIMIT", 2000, minimum=10)
+KG_ASK_SET_LIMIT = env_int("KG_ASK_SET_LIMIT", 200, minimum=1)
 KG_ASK_PROVIDER = env_str("KG_ASK_PROVIDER", "offline")
 if KG_ASK_PROVIDER not in {"offline", "openai"}:
     raise ImproperlyConfigured(f"KG_ASK_PROVIDER={KG_ASK_PROVIDER!r}: use offline or openai")

@@ -17,6 +17,7 @@ from .types import PAIR_FAMILIES, Answer, Plan, Retrieval, Verdict
 
 DEFAULT_MAX_ITERATIONS = 3
 DEFAULT_LIMIT = 2000
+DEFAULT_SET_LIMIT = 200
 
 
 def _names(retrieval: Retrieval) -> dict[int, str]:
@@ -39,17 +40,23 @@ def ask(
     critic: Critic | None = None,
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
     limit: int = DEFAULT_LIMIT,
+    set_limit: int = DEFAULT_SET_LIMIT,
     at: str | None = None,
 ) -> tuple[Answer, LLMUsage]:
     """Answer ``question`` from the graph ``reader`` reads (bound to one instant; ``at``
     only names it in the answer's words). Returns the answer and the model usage (zero
-    offline). At most ``max_iterations`` refinement rounds, ``limit`` concepts per walk."""
+    offline). At most ``max_iterations`` refinement rounds; a pair question's walks meet
+    at most ``limit`` concepts, a set question's at most ``set_limit`` (an answer cut
+    there says so: a person reads two hundred names, a full closure is the learning-path
+    API's, in pages)."""
     planner = planner or OfflinePlanner()
     critic = critic or OfflineCritic()
     vocabulary = reader.relations()
     plan, usage = planner.plan(question, index=index, vocabulary=vocabulary)
     if not walkable(plan):
         return unwalked(plan, at=at), usage
+    if plan.family not in PAIR_FAMILIES:
+        limit = min(limit, set_limit)
     retrieval = retrieve(plan, reader, limit)
     verdicts: list[Verdict] = []
     rounds = 0

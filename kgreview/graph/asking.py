@@ -509,6 +509,7 @@ def ask_graph(question: str, *, at: datetime | None = None, provider: str | None
             critic=critic,
             max_iterations=settings.KG_ASK_MAX_ITERATIONS,
             limit=settings.KG_ASK_CONCEPT_LIMIT,
+            set_limit=settings.KG_ASK_SET_LIMIT,
             at=instant_words(at),
         )
     except LLMError as exc:

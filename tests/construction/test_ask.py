@@ -142,6 +142,17 @@ def test_a_walk_cut_at_the_concept_limit_says_there_may_be_more():
     assert 0 < len(answer.concepts) < 13
 
 
+def test_a_set_answer_is_cut_at_the_set_limit_while_a_connection_walks_further():
+    """A set answer stops at ``set_limit`` concepts and says so; a connection between
+    the same two ends still walks up to ``limit``."""
+    cut = asked("What depends on tokenization?", set_limit=4)
+    assert "cut at the concept limit" in cut.message
+    assert 0 < len(cut.concepts) < 13
+    assert len(asked("What depends on tokenization?").concepts) == 13
+    joined = asked("How is tokenization connected to RLHF?", set_limit=4)
+    assert joined.status == "answered" and joined.paths
+
+
 # --- Retired concepts, retired edges and retired relations --------------------------------
 
 
