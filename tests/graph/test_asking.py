@@ -15,8 +15,8 @@ from construction.ask.types import Walk
 from construction.text import name_key
 from kgreview.graph import services
 from kgreview.graph.asking import DbGraphReader
-from kgreview.graph.name_index import QUESTION_INDEX
 from kgreview.graph.models import Edge
+from kgreview.graph.name_index import QUESTION_INDEX
 from tests import ask_world
 
 pytestmark = pytest.mark.django_db
