@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+from ..llm.prompts import correction
 from ..types import RelationSpec
 from .types import FAMILIES, Plan, Retrieval, Verdict
 
@@ -94,12 +95,12 @@ def plan_user(question: str) -> str:
 
 
 def plan_feedback(problems: Sequence[str]) -> str:
-    listed = "\n".join(f"- {p}" for p in problems)
-    return (
-        f"Your plan could not be used:\n{listed}\n\n"
-        "Answer again with the corrected JSON object only: a known family (or null), the "
-        "concept names exactly as the question writes them, a relation key from the list "
-        "for yes_no, no text around it."
+    return correction(
+        "plan",
+        problems,
+        "the corrected JSON object only: a known family (or null), the concept names "
+        "exactly as the question writes them, a relation key from the list for yes_no, no "
+        "text around it.",
     )
 
 
@@ -142,9 +143,9 @@ def critic_user(plan: Plan, retrieval: Retrieval, names: dict[int, str], base: V
 
 
 def critique_feedback(problems: Sequence[str]) -> str:
-    listed = "\n".join(f"- {p}" for p in problems)
-    return (
-        f"Your critique could not be used:\n{listed}\n\n"
-        'Answer again with the JSON object only: {"complete": true|false, "refine": '
-        'true|false, "reasons": ["..."]}, no text around it.'
+    return correction(
+        "critique",
+        problems,
+        'the JSON object only: {"complete": true|false, "refine": true|false, "reasons": '
+        '["..."]}, no text around it.',
     )

@@ -99,12 +99,19 @@ def known_concepts(text: str, lexicon: Lexicon, *, limit: int = KNOWN_CONCEPTS_M
     return list(found.values())
 
 
-def feedback(problems: Sequence[str]) -> str:
+def correction(what: str, problems: Sequence[str], again: str) -> str:
+    """The message that asks a model again: what of its answer could not be used and
+    why, then how to answer (``again``), for every conversation that validates."""
     listed = "\n".join(f"- {p}" for p in problems)
-    return (
-        f"Your answer could not be used:\n{listed}\n\n"
-        "Answer again with the corrected JSON object only: the same shape, every edge "
-        "complete, confidence between 0 and 1, evidence copied verbatim, no text around it."
+    return f"Your {what} could not be used:\n{listed}\n\nAnswer again with {again}"
+
+
+def feedback(problems: Sequence[str]) -> str:
+    return correction(
+        "answer",
+        problems,
+        "the corrected JSON object only: the same shape, every edge complete, confidence "
+        "between 0 and 1, evidence copied verbatim, no text around it.",
     )
 
 
