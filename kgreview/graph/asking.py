@@ -181,7 +181,9 @@ class DbGraphReader:
         )
 
     def _facts(self, rows) -> tuple[EdgeFact, ...]:
-        return tuple(
+        """The rows as edges with their evidence, each kept for later reads of this
+        reader (a study order cites edges the walk has read already)."""
+        facts = tuple(
             EdgeFact(
                 edge_id=int(pk),
                 source_id=int(src),
@@ -194,6 +196,8 @@ class DbGraphReader:
             )
             for pk, src, dst, rel, sym, quote, slug, number in rows
         )
+        self._edge_known.update((f.edge_id, f) for f in facts)
+        return facts
 
     def edge_facts(self, edge_ids: Iterable[int]) -> dict[int, EdgeFact]:
         """These edges with their evidence, whatever their status (one query)."""
@@ -396,8 +400,9 @@ class DbGraphReader:
             edge_ids.append(e.edge_id)
         distance = _distances(target_id, needs)
         edges = {i: self._edge_known[i] for i in edge_ids if i in self._edge_known}
-        if len(edges) < len(set(edge_ids)):
-            edges = self.edge_facts(edge_ids)
+        missing = set(edge_ids) - edges.keys()
+        if missing:  # only what the walk has not read
+            edges.update(self.edge_facts(missing))
         retrieval = Retrieval(
             edges=tuple(edges[i] for i in sorted(edges)),
             concepts=tuple(facts[i] for i in sorted(facts)),
