@@ -7,6 +7,7 @@ import re
 
 from django.test import Client
 
+HX = {"HX-Request": "true"}
 HOSTILE = "<script>alert(1)</script>"
 
 

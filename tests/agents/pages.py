@@ -3,40 +3,21 @@ runs in each state."""
 
 from __future__ import annotations
 
-import html as htmllib
 import re
 
-from django.test import Client
 from django_celery_beat.models import PeriodicTask
 
 from kgreview.agents.models import AgentRun
 from kgreview.agents.runs import agent_run_create, agent_run_finish, agent_run_step
+from tests.pages import HOSTILE, HX, client_for, flashes, page
 
-HX = {"HX-Request": "true"}
-HOSTILE = "<script>alert(1)</script>"
+__all__ = ["HOSTILE", "HX", "client_for", "flashes", "page"]
+
 TASKS = {
     "construct": "agents.construct_scheduled",
     "heal": "agents.heal",
     "discover": "agents.discover",
 }
-
-
-def client_for(f, role: str | None) -> Client:
-    """A client signed in with ``role`` ("anonymous": not signed in; None: no role)."""
-    client = Client()
-    if role != "anonymous":
-        client.force_login(f.user(role=role))
-    return client
-
-
-def page(response) -> str:
-    return response.content.decode()
-
-
-def flashes(response) -> list[tuple[str, str]]:
-    """The messages shown on a page, as (level, text) with the HTML entities decoded."""
-    found = re.findall(r'<li class="msg-(\w+)">(.*?)</li>', page(response), re.S)
-    return [(level, htmllib.unescape(text)) for level, text in found]
 
 
 def schedule(agent: str) -> PeriodicTask:

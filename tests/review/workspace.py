@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from django.test import Client
 
-HX = {"HX-Request": "true"}
+from tests.pages import HX
+
+__all__ = ["HX", "client_for"]
 
 
 def client_for(f, role: str | None) -> Client:
