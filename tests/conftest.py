@@ -79,3 +79,19 @@ def _fresh_name_caches():
 def f():
     """The factories module, as a fixture so tests read ``f.concept("RAG")``."""
     return factories
+
+
+@pytest.fixture
+def curator_user(f):
+    """A user in the curators' group (a module may define its own ``curator``)."""
+    return f.user("cura", role="curator")
+
+
+@pytest.fixture
+def curator(curator_user):
+    """A client signed in as ``curator_user``."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(curator_user)
+    return client

@@ -39,18 +39,6 @@ def openai_settings(settings, fake_llm):
 
 
 @pytest.fixture
-def curator_user(f):
-    return f.user("cura", role="curator")
-
-
-@pytest.fixture
-def curator(curator_user) -> Client:
-    client = Client()
-    client.force_login(curator_user)
-    return client
-
-
-@pytest.fixture
 def viewer(f) -> Client:
     return client_for(f, "viewer")
 

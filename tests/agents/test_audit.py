@@ -8,9 +8,6 @@ the forms is answered in words (a message, or a 400 for htmx), never with a 500.
 
 from __future__ import annotations
 
-import html as htmllib
-import re
-
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -23,27 +20,9 @@ from kgreview.agents.runs import agent_run_cancel, agent_run_create, agent_run_s
 from kgreview.agents.schedules import schedule_set_enabled
 from kgreview.core.errors import NotFound, StateConflict
 from kgreview.core.models import AuditEntry
+from tests.pages import HX, flashes
 
 pytestmark = pytest.mark.django_db
-
-HX = {"HX-Request": "true"}
-
-
-@pytest.fixture
-def curator_user(f):
-    return f.user("cura", role="curator")
-
-
-@pytest.fixture
-def curator(curator_user) -> Client:
-    client = Client()
-    client.force_login(curator_user)
-    return client
-
-
-def flashes(response) -> list[tuple[str, str]]:
-    found = re.findall(r'<li class="msg-(\w+)">(.*?)</li>', response.content.decode(), re.S)
-    return [(level, htmllib.unescape(text)) for level, text in found]
 
 
 def heal_schedule() -> PeriodicTask:

@@ -4,21 +4,8 @@ role, and questions made through the services."""
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from kgreview.questions.services import QuestionSpec, question_create
-
-
-@pytest.fixture
-def curator_user(f):
-    return f.user("cura", role="curator")
-
-
-@pytest.fixture
-def curator(curator_user) -> Client:
-    client = Client()
-    client.force_login(curator_user)
-    return client
 
 
 @pytest.fixture
