@@ -19,6 +19,7 @@ from construction.quotes import quote_key
 from construction.resolve import InMemoryConceptIndex
 from construction.text import name_keys
 from construction.types import ActiveEvidence, IndexEntry, Link, RelationSpec, SourceDoc
+from kgreview.core.llm import client_settings
 from kgreview.graph.models import Edge, SourceRevision
 from kgreview.graph.name_index import ActiveNameCache
 from kgreview.graph.selectors import RelationRow, relation_table
@@ -80,17 +81,7 @@ def extractor_for(provider: str | None = None) -> Extractor:
     elif provider == "openai":
         from construction.llm import OpenAIExtractor
 
-        extractor = OpenAIExtractor(
-            api_key=settings.OPENAI_API_KEY,
-            base_url=settings.OPENAI_BASE_URL or None,
-            model=settings.KG_LLM_MODEL,
-            timeout=settings.KG_LLM_TIMEOUT,
-            max_retries=settings.KG_LLM_MAX_RETRIES,
-            validation_retries=settings.KG_LLM_VALIDATION_RETRIES,
-            json_mode=settings.KG_LLM_JSON_MODE,
-            backoff_base=settings.KG_LLM_BACKOFF_BASE,
-            backoff_max=settings.KG_LLM_BACKOFF_MAX,
-        )
+        extractor = OpenAIExtractor(**client_settings())
     else:
         raise ValueError(f"unknown provider {provider!r}: use offline or openai")
     return extractor

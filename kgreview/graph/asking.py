@@ -18,7 +18,6 @@ from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -27,6 +26,7 @@ from construction.ask.types import Answer, ConceptFact, EdgeFact, Retrieval, Wal
 from construction.text import normal_name, without_controls
 from construction.types import RelationSpec
 from kgreview.core.errors import DomainError, ValidationFailed
+from kgreview.core.llm import client_settings
 
 from . import traversal
 from .models import Concept, Edge, Source, SourceRevision
@@ -455,27 +455,16 @@ def clean_question(question: str) -> str:
 def planner_and_critic(provider: str):
     """The planner and critic for ``provider``: offline rules, or a model through the
     OpenAI-compatible client configured by the ``KG_LLM_*`` settings."""
+    from construction.ask.critic import OfflineCritic
+
     if provider == "offline":
-        from construction.ask.critic import OfflineCritic
         from construction.ask.planner_offline import OfflinePlanner
 
         return OfflinePlanner(), OfflineCritic()
     if provider == "openai":
         from construction.ask.llm import OpenAICritic, OpenAIPlanner
 
-        client: dict[str, Any] = {
-            "api_key": settings.OPENAI_API_KEY,
-            "base_url": settings.OPENAI_BASE_URL or None,
-            "model": settings.KG_LLM_MODEL,
-            "timeout": settings.KG_LLM_TIMEOUT,
-            "max_retries": settings.KG_LLM_MAX_RETRIES,
-            "validation_retries": settings.KG_LLM_VALIDATION_RETRIES,
-            "json_mode": settings.KG_LLM_JSON_MODE,
-            "backoff_base": settings.KG_LLM_BACKOFF_BASE,
-            "backoff_max": settings.KG_LLM_BACKOFF_MAX,
-        }
-        from construction.ask.critic import OfflineCritic
-
+        client = client_settings()
         return OpenAIPlanner(**client), OpenAICritic(base=OfflineCritic(), **client)
     raise ValidationFailed(
         f"There is no planner called “{str(provider)[:40]}”: use {' or '.join(PROVIDERS)}."
