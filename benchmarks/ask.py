@@ -26,8 +26,8 @@ from django.utils import timezone
 from construction.synthetic import concept_names
 from kgreview.graph import traversal
 from kgreview.graph.asking import ask_graph
-from kgreview.graph.name_index import QUESTION_INDEX
 from kgreview.graph.models import Concept, Edge
+from kgreview.graph.name_index import QUESTION_INDEX
 
 from .common import percentiles, seed_concepts
 from .graph import _seed_graph
