@@ -9,32 +9,30 @@ imports it except the command that runs it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import import_module
 
 from .common import scratch_database
 
-
-def _lazy(module: str, name: str) -> Callable[..., dict]:
-    def run(**kwargs) -> dict:
-        from importlib import import_module
-
-        return getattr(import_module(f"benchmarks.{module}"), name)(**kwargs)
-
-    run.__name__ = name
-    return run
-
-
-BENCHMARKS: dict[str, Callable[..., dict]] = {
-    "documents": _lazy("documents", "bench_documents"),
-    "document-memory": _lazy("documents", "bench_document_memory"),
-    "resolve": _lazy("agents", "bench_resolve"),
-    "construct": _lazy("agents", "bench_construct"),
-    "review": _lazy("review", "bench_review"),
-    "bulk": _lazy("review", "bench_bulk"),
-    "heal": _lazy("agents", "bench_heal"),
-    "graph": _lazy("graph", "bench_graph"),
-    "render": _lazy("render", "bench_render"),
-    "ask": _lazy("ask", "bench_ask"),
-    "competency": _lazy("competency", "bench_competency"),
+#: Each benchmark's name and where it lives ("module:function"), imported on demand.
+BENCHMARKS: dict[str, str] = {
+    "documents": "documents:bench_documents",
+    "document-memory": "documents:bench_document_memory",
+    "resolve": "agents:bench_resolve",
+    "construct": "agents:bench_construct",
+    "review": "review:bench_review",
+    "bulk": "review:bench_bulk",
+    "heal": "agents:bench_heal",
+    "graph": "graph:bench_graph",
+    "render": "render:bench_render",
+    "ask": "ask:bench_ask",
+    "competency": "competency:bench_competency",
 }
 
-__all__ = ["BENCHMARKS", "scratch_database"]
+
+def benchmark(name: str) -> Callable[..., dict]:
+    """The function that runs the benchmark called ``name``."""
+    module, function = BENCHMARKS[name].split(":")
+    return getattr(import_module(f"benchmarks.{module}"), function)
+
+
+__all__ = ["BENCHMARKS", "benchmark", "scratch_database"]

@@ -19,18 +19,17 @@ import time
 from collections import Counter
 from datetime import timedelta
 
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
-from construction.synthetic import concept_names
 from kgreview.graph import traversal
 from kgreview.graph.asking import ask_graph
 from kgreview.graph.models import Concept, Edge
 from kgreview.graph.name_index import QUESTION_INDEX
 
-from .common import percentiles, seed_concepts
-from .graph import _seed_graph
+from .common import percentiles, scaled
+from .curriculum import BASE_CONCEPTS, BASE_EDGES, seed_curriculum
 
 SET_TEMPLATES = (
     ("prerequisites", "What should I learn before {a}?"),
@@ -65,17 +64,12 @@ def _pairs(ids: list[int], names: dict[int, str], rng: random.Random, count: int
     return [(names[a], names[b]) for a, b in near + apart]
 
 
-def bench_ask(*, concepts: int = 50_000, edges: int = 200_000, samples: int = 60, seed: int = 23):
-    """Offline ask latency over ``edges`` edges among ``concepts`` concepts."""
+def bench_ask(*, scale: int = 1, samples: int = 60, seed: int = 23):
+    """Offline ask latency over the curriculum-shaped graph at ``scale``."""
     rng = random.Random(seed)
     t0 = time.perf_counter()
-    seed_concepts(concept_names(concepts))
-    ids = list(Concept.objects.order_by("pk").values_list("pk", flat=True))
-    with transaction.atomic():
-        _seed_graph(ids, edges, rng)
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(f"ANALYZE {Edge._meta.db_table}")
+    concepts = scaled(BASE_CONCEPTS, scale)
+    seed_curriculum(rng=rng, concepts=concepts, edges=scaled(BASE_EDGES, scale))
     setup_s = time.perf_counter() - t0
     names = dict(Concept.objects.values_list("pk", "name"))
     touched = set(
@@ -133,6 +127,7 @@ def bench_ask(*, concepts: int = 50_000, edges: int = 200_000, samples: int = 60
     retired = Edge.objects.filter(~Q(status="active")).count()
     return {
         "benchmark": "ask",
+        "scale": scale,
         "database": connection.vendor,
         "concepts": concepts,
         "edges": Edge.objects.count(),

@@ -1,17 +1,26 @@
-"""What every benchmark shares: synthetic lessons, percentiles, a scratch database,
-concepts seeded in bulk."""
+"""What every benchmark shares: the scale, a calibration workload, percentiles, a scratch
+database, fast inserts, synthetic lessons, concepts seeded in bulk.
+
+The curriculum-shaped graph every graph-reading benchmark seeds lives in
+``benchmarks.curriculum``.
+"""
 
 from __future__ import annotations
 
 import random
 import statistics
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 
 from construction.text import name_key
+
+#: The sizes a benchmark can be run at: ``--scale 1`` is the published base (50,000
+#: concepts, 200,000 edges, 100,000 proposals), 5 and 10 multiply every one of them.
+SCALES = (1, 5, 10)
 
 FILLER = [
     "In practice the details matter more than the names suggest.",
@@ -35,6 +44,7 @@ CUES = [
 
 
 def lesson_text(title: str, names: list[str], rng: random.Random, words: int = 250) -> str:
+    """A lesson naming pairs of ``names``; a cue always names the earlier one first."""
     parts = [f"# {title}", ""]
     count = 0
     while count < words:
@@ -53,6 +63,8 @@ def lesson_text(title: str, names: list[str], rng: random.Random, words: int = 2
 
 def percentiles(samples_ms: list[float]) -> dict[str, float]:
     ordered = sorted(samples_ms)
+    if not ordered:
+        return {}
 
     def pct(p: float) -> float:
         return round(ordered[min(len(ordered) - 1, int(p * len(ordered)))], 4)
@@ -63,12 +75,92 @@ def percentiles(samples_ms: list[float]) -> dict[str, float]:
         "p95_ms": pct(0.95),
         "p99_ms": pct(0.99),
         "max_ms": round(ordered[-1], 4),
+        "samples": len(ordered),
     }
+
+
+def scaled(base: int, scale: int) -> int:
+    """``base`` at ``scale`` (1, 5 or 10)."""
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {', '.join(map(str, SCALES))}, not {scale}")
+    return base * scale
+
+
+# --- Calibration ----------------------------------------------------------------------------
+
+_CALIBRATION: dict | None = None
+
+
+def calibration() -> dict:
+    """The time of a fixed workload on this machine, so figures from two machines can be
+    compared: divide a figure by its run's calibration before comparing it with another's.
+
+    ``python_ms``: pure Python and rapidfuzz work of the kind the resolver and the
+    extractor do (string keys, dicts, sorting, 2,000 fuzzy lookups in 5,000 names).
+    ``database_ms``: 2,000 round trips (an indexed insert and a select each) and one
+    20,000-row aggregate, in a temporary table of the configured database. The best of
+    three runs of each, so a passing hiccup does not count. Measured once per process.
+    """
+    global _CALIBRATION
+    if _CALIBRATION is None:
+        _CALIBRATION = {
+            "python_ms": round(min(_python_workload() for _ in range(3)), 1),
+            "database_ms": round(min(_database_workload() for _ in range(3)), 1),
+            "database": connection.vendor,
+        }
+    return dict(_CALIBRATION)
+
+
+def _python_workload() -> float:
+    from rapidfuzz import fuzz, process
+
+    from construction.synthetic import concept_names
+
+    started = time.perf_counter()
+    names = concept_names(5_000, seed=99)
+    keys = [name_key(n) for n in names]
+    index: dict[str, int] = {}
+    for i, k in enumerate(keys):
+        index.setdefault(" ".join(sorted(k.split())), i)
+    rng = random.Random(99)
+    numbers = [rng.random() for _ in range(200_000)]
+    numbers.sort()
+    for i in range(2_000):
+        process.extractOne(keys[(i * 7919) % len(keys)] + "s", keys, scorer=fuzz.ratio)
+    return (time.perf_counter() - started) * 1000
+
+
+def _database_workload() -> float:
+    table = "kg_calibration"
+    started = time.perf_counter()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"CREATE TEMPORARY TABLE {table} (id integer PRIMARY KEY, v integer)")
+        for i in range(2_000):
+            cursor.execute(f"INSERT INTO {table} (id, v) VALUES (%s, %s)", [i, i % 97])
+            cursor.execute(f"SELECT v FROM {table} WHERE id = %s", [i // 2])
+            cursor.fetchone()
+        cursor.execute(
+            f"INSERT INTO {table} (id, v) SELECT i, i % 89 FROM "
+            + (
+                "generate_series(2000, 21999) AS s(i)"
+                if connection.vendor == "postgresql"
+                else "(WITH RECURSIVE s(i) AS (SELECT 2000 UNION ALL SELECT i + 1 FROM s"
+                " WHERE i < 21999) SELECT i FROM s)"
+            )
+        )
+        cursor.execute(f"SELECT v, COUNT(*) FROM {table} GROUP BY v ORDER BY v")
+        cursor.fetchall()
+        cursor.execute(f"DROP TABLE {table}")
+    return (time.perf_counter() - started) * 1000
+
+
+# --- The scratch database and fast inserts ----------------------------------------------
 
 
 @contextmanager
 def scratch_database(*, keep: bool = False) -> Iterator[str]:
-    """A freshly migrated database of the configured engine, dropped afterwards."""
+    """A freshly migrated database of the configured engine, dropped afterwards (also when
+    the benchmark fails or is interrupted)."""
     settings_dict = connection.settings_dict
     test_settings = settings_dict.setdefault("TEST", {})
     if connection.vendor == "sqlite":
@@ -84,27 +176,65 @@ def scratch_database(*, keep: bool = False) -> Iterator[str]:
             connection.creation.destroy_test_db(old_name, verbosity=0)
 
 
-def seed_concepts(names: list[str], *, alias_every: int = 3) -> None:
-    """Bulk-insert concepts with their canonical name rows (and some aliases)."""
+def analyze() -> None:
+    """Fresh planner statistics after seeding, as autovacuum would have gathered on a
+    database that grew over months (PostgreSQL; SQLite's planner gets ``ANALYZE`` too)."""
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+
+
+def insert_rows(model: type[models.Model], objs: Iterable[models.Model], *, batch=20_000) -> int:
+    """Insert unsaved ``objs`` of ``model`` as fast as the database takes them: ``COPY`` on
+    PostgreSQL, batched ``bulk_create`` elsewhere. Ids are not returned (read them back
+    in id order). Set-up only: no signals, no ``save()``, constraints still checked."""
+    if connection.vendor != "postgresql":
+        count = 0
+        chunk: list[models.Model] = []
+        for obj in objs:
+            chunk.append(obj)
+            if len(chunk) >= batch:
+                model.objects.bulk_create(chunk)
+                count += len(chunk)
+                chunk = []
+        if chunk:
+            model.objects.bulk_create(chunk)
+            count += len(chunk)
+        return count
+    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    table = connection.ops.quote_name(model._meta.db_table)
+    count = 0
+    connection.ensure_connection()
+    # The psycopg cursor itself: COPY is not in Django's cursor API.
+    raw = connection.connection.cursor()
+    with raw, raw.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+        for obj in objs:
+            copy.write_row([f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields])
+            count += 1
+    return count
+
+
+def seed_concepts(names: list[str], *, alias_every: int = 3) -> list[int]:
+    """Concepts with their canonical name rows, and an abbreviation-like alias for every
+    ``alias_every``-th; returns the concept ids in the order of ``names``."""
     from kgreview.graph.models import Concept, ConceptAlias
 
-    batch = 5000
-    for start in range(0, len(names), batch):
-        chunk = names[start : start + batch]
-        with transaction.atomic():
-            concepts = Concept.objects.bulk_create([Concept(name=n) for n in chunk])
-            if concepts[0].pk is None:  # backends that do not return ids
-                concepts = list(Concept.objects.filter(name__in=chunk))
-            aliases = [ConceptAlias(concept=c, name=c.name, kind="canonical") for c in concepts]
-            aliases += [
-                ConceptAlias(
-                    concept=c,
-                    name="".join(w[0] for w in c.name.split()).upper() + f"-{c.pk}",
-                    kind="alias",
+    with transaction.atomic():
+        first = (Concept.objects.order_by("-pk").values_list("pk", flat=True).first()) or 0
+        insert_rows(Concept, (Concept(name=n) for n in names))
+        rows = list(Concept.objects.filter(pk__gt=first).order_by("pk").values_list("pk", "name"))
+        ids = [pk for pk, _ in rows]
+
+        def aliases() -> Iterator[ConceptAlias]:
+            for i, (pk, name) in enumerate(rows):
+                yield ConceptAlias(
+                    concept_id=pk, name=name, kind="canonical", key=name_key(name)[:200]
                 )
-                for i, c in enumerate(concepts)
-                if i % alias_every == 0
-            ]
-            for alias in aliases:
-                alias.key = name_key(alias.name)[:200]
-            ConceptAlias.objects.bulk_create(aliases)
+                if i % alias_every == 0:
+                    short = "".join(w[0] for w in name.split()).upper() + f"-{pk}"
+                    yield ConceptAlias(
+                        concept_id=pk, name=short, kind="alias", key=name_key(short)[:200]
+                    )
+
+        insert_rows(ConceptAlias, aliases())
+    return ids

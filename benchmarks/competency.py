@@ -14,15 +14,11 @@ import random
 import time
 from collections import Counter
 
-from django.db import connection, transaction
-
-from construction.synthetic import concept_names
-from kgreview.graph.models import Concept, Edge
 from kgreview.questions.models import CompetencyQuestion, QuestionResult
 from kgreview.questions.runs import competency_run_create, competency_run_execute
 
-from .common import percentiles, seed_concepts
-from .graph import _seed_graph
+from .common import percentiles, scaled
+from .curriculum import BASE_CONCEPTS, BASE_EDGES, seed_curriculum
 
 
 def _questions(ids, names, preds, rng, count: int) -> list[CompetencyQuestion]:
@@ -53,20 +49,14 @@ def _questions(ids, names, preds, rng, count: int) -> list[CompetencyQuestion]:
     return CompetencyQuestion.objects.bulk_create(made)
 
 
-def bench_competency(
-    *, concepts: int = 50_000, edges: int = 200_000, questions: int = 200, seed: int = 19
-) -> dict:
+def bench_competency(*, scale: int = 1, questions: int = 200, seed: int = 19) -> dict:
     """Seed the graph and the questions, then time one run of them all."""
     rng = random.Random(seed)
     t0 = time.perf_counter()
-    seed_concepts(concept_names(concepts))
-    ids = list(Concept.objects.order_by("pk").values_list("pk", flat=True))
-    names = dict(Concept.objects.values_list("pk", "name"))
-    with transaction.atomic():
-        preds = _seed_graph(ids, edges, rng)
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(f"ANALYZE {Edge._meta.db_table}")
+    concepts, edges = scaled(BASE_CONCEPTS, scale), scaled(BASE_EDGES, scale)
+    graph = seed_curriculum(rng=rng, concepts=concepts, edges=edges)
+    ids, preds = graph.ids, graph.preds
+    names = dict(zip(graph.ids, graph.names, strict=True))
     made = _questions(ids, names, preds, rng, questions)
     setup_s = time.perf_counter() - t0
 
@@ -84,6 +74,8 @@ def bench_competency(
         kind = next(q.expect for q in made if q.pk == r.question_id)
         by_kind.setdefault(kind, Counter())["pass" if r.passed else "fail"] += 1
     return {
+        "benchmark": "competency",
+        "scale": scale,
         "concepts": concepts,
         "edges": edges,
         "questions": len(results),

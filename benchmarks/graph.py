@@ -20,94 +20,16 @@ from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.db import connection, transaction
+from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext, override_settings
 from django.utils import timezone
 
-from construction.synthetic import concept_names
 from kgreview.graph import traversal
-from kgreview.graph.models import Concept, Edge, RelationType
+from kgreview.graph.models import Edge, RelationType
 
-from .common import percentiles, seed_concepts
-
-MIX = [
-    ("prerequisite", 0.40),
-    ("builds_on", 0.15),
-    ("part_of", 0.10),
-    ("applies_to", 0.15),
-    ("related", 0.12),
-    ("contrasts_with", 0.08),
-]
-LOCAL = {"prerequisite", "builds_on", "part_of"}
-
-
-def _seed_graph(ids: list[int], n_edges: int, rng: random.Random) -> dict[int, list[int]]:
-    """Bulk-insert the edges; returns prerequisite predecessors (for picking targets)."""
-    rels = {r.key: r for r in RelationType.objects.all()}
-    now = timezone.now()
-    week_ago = now - timedelta(days=7)
-    seen: set[tuple[int, int, int]] = set()
-    preds: dict[int, list[int]] = defaultdict(list)
-    batch: list[Edge] = []
-    count = 0
-    keys = [k for k, _ in MIX]
-    weights = [w for _, w in MIX]
-    n = len(ids)
-    while count < n_edges:
-        key = rng.choices(keys, weights)[0]
-        rel = rels[key]
-        if key in LOCAL:
-            b = rng.randrange(1, n)
-            a = max(0, b - 1 - int(rng.expovariate(1 / 40)))
-        else:
-            a, b = rng.sample(range(n), 2)
-            if rel.symmetric:
-                a, b = min(a, b), max(a, b)
-        if a == b:
-            continue
-        if key == "builds_on":  # "later builds on earlier"
-            a, b = b, a
-        triple = (ids[a], rel.pk, ids[b])
-        if triple in seen:
-            continue
-        seen.add(triple)
-        old = count % 2 == 0
-        retired = old and count % 10 == 0
-        batch.append(
-            Edge(
-                source_id=ids[a],
-                target_id=ids[b],
-                relation=rel,
-                is_symmetric=rel.symmetric,
-                confidence=round(rng.uniform(0.6, 1.0), 2),
-                reason="Seeded for the benchmark.",
-                valid_at=week_ago if old else now,
-                recorded_at=week_ago if old else now,
-                status="invalidated" if retired else "active",
-                invalid_at=now - timedelta(days=1) if retired else None,
-            )
-        )
-        if key == "prerequisite" and not retired:
-            preds[ids[b]].append(ids[a])
-        count += 1
-        if len(batch) >= 10_000:
-            Edge.objects.bulk_create(batch)
-            batch = []
-    if batch:
-        Edge.objects.bulk_create(batch)
-    return preds
-
-
-def _ancestors(target: int, preds: dict[int, list[int]], cap: int) -> int:
-    seen = {target}
-    stack = [target]
-    while stack and len(seen) <= cap:
-        for p in preds.get(stack.pop(), ()):
-            if p not in seen:
-                seen.add(p)
-                stack.append(p)
-    return len(seen) - 1
+from .common import percentiles, scaled
+from .curriculum import BASE_CONCEPTS, BASE_EDGES, ancestors, seed_curriculum
 
 
 def _targets_with_ancestors(ids, preds, rng, want: int, count: int) -> list[tuple[int, int]]:
@@ -116,7 +38,7 @@ def _targets_with_ancestors(ids, preds, rng, want: int, count: int) -> list[tupl
     pool = ids[:]
     rng.shuffle(pool)
     for cid in pool:
-        size = _ancestors(cid, preds, cap=int(want * 1.2) + 1)
+        size = ancestors(cid, preds, cap=int(want * 1.2) + 1)
         if want * 0.8 <= size <= want * 1.2:
             found.append((cid, size))
             if len(found) >= count:
@@ -131,19 +53,13 @@ def _time(fn, repeat: int = 1) -> float:
     return (time.perf_counter() - started) * 1000 / repeat
 
 
-def bench_graph(
-    *, concepts: int = 50_000, edges: int = 200_000, samples: int = 300, seed: int = 17
-) -> dict:
-    """Multi-hop reads against ``edges`` edges over ``concepts`` concepts."""
+def bench_graph(*, scale: int = 1, samples: int = 300, seed: int = 17) -> dict:
+    """Multi-hop reads against the curriculum-shaped graph at ``scale``."""
     rng = random.Random(seed)
     t0 = time.perf_counter()
-    seed_concepts(concept_names(concepts))
-    ids = list(Concept.objects.order_by("pk").values_list("pk", flat=True))
-    with transaction.atomic():
-        preds = _seed_graph(ids, edges, rng)
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(f"ANALYZE {Edge._meta.db_table}")
+    concepts = scaled(BASE_CONCEPTS, scale)
+    graph = seed_curriculum(rng=rng, concepts=concepts, edges=scaled(BASE_EDGES, scale))
+    ids, preds = graph.ids, graph.preds
     setup_s = time.perf_counter() - t0
     prereq = RelationType.objects.get(key="prerequisite").pk
     orders = {prereq: "source_first"}
@@ -229,6 +145,7 @@ def bench_graph(
 
     return {
         "benchmark": "graph",
+        "scale": scale,
         "database": connection.vendor,
         "concepts": concepts,
         "edges": Edge.objects.count(),

@@ -1,46 +1,62 @@
-"""manage.py bench NAME... — the benchmarks named in the issues, on synthetic data."""
+"""manage.py bench NAME... [--scale 1|5|10] — the benchmarks named in the issues, on
+synthetic data in a scratch database that is dropped afterwards."""
 
 from __future__ import annotations
 
+import inspect
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks import BENCHMARKS, scratch_database
+from benchmarks import BENCHMARKS, benchmark, scratch_database
+from benchmarks.common import SCALES, calibration
+
+SIZES = ("sources", "concepts", "lookups", "proposals", "edges")
 
 
 class Command(BaseCommand):
     help = (
         "Run benchmarks in a scratch database of the configured engine (PostgreSQL for "
-        "the published figures): " + ", ".join(BENCHMARKS) + "."
+        "the published figures): " + ", ".join(BENCHMARKS) + ". Each result carries this "
+        "machine's calibration figures, to compare results from different machines."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("names", nargs="+", metavar="NAME", choices=sorted(BENCHMARKS))
         parser.add_argument("--json", action="store_true", dest="as_json")
+        parser.add_argument(
+            "--scale",
+            type=int,
+            choices=SCALES,
+            default=1,
+            help="1: 50,000 concepts, 200,000 edges, 100,000 proposals; 5 and 10 multiply them",
+        )
         parser.add_argument("--sources", type=int, help="construct: synthetic lessons")
-        parser.add_argument("--concepts", type=int, help="concepts seeded in the graph")
+        parser.add_argument("--concepts", type=int, help="override: concepts seeded")
         parser.add_argument("--lookups", type=int, help="resolve: lookups timed")
-        parser.add_argument("--proposals", type=int, help="review: pending proposals")
-        parser.add_argument("--edges", type=int, help="review: active edges")
+        parser.add_argument("--proposals", type=int, help="override: pending proposals")
+        parser.add_argument("--edges", type=int, help="override: edges seeded")
         parser.add_argument("--keep", action="store_true", help="keep the scratch database")
 
-    def handle(self, *args, names, as_json, keep, **opts):
+    def handle(self, *args, names, as_json, keep, scale, **opts):
         results = []
         for name in names:
-            kwargs = {
-                k: v
-                for k, v in opts.items()
-                if k in ("sources", "concepts", "lookups", "proposals", "edges") and v
-            }
-            fn = BENCHMARKS[name]
+            fn = benchmark(name)
+            kwargs = {k: v for k, v in opts.items() if k in SIZES and v}
+            takes = inspect.signature(fn).parameters
+            if "scale" in takes:
+                kwargs["scale"] = scale
+            elif scale != 1:
+                raise CommandError(f"{name} measures fixed documents; --scale does not apply")
+            unknown = sorted(set(kwargs) - set(takes))
+            if unknown:
+                raise CommandError(f"{name} takes no --{', --'.join(unknown)}")
             with scratch_database(keep=keep):
-                try:
-                    results.append(fn(**kwargs))
-                except TypeError as exc:
-                    raise CommandError(f"{name}: {exc}") from exc
+                figures = calibration()
+                result = fn(**kwargs)
+            results.append({**result, "scale": kwargs.get("scale"), "calibration": figures})
+            if not as_json:
+                self.stdout.write(json.dumps(results[-1], indent=2))
+                self.stdout.flush()
         if as_json:
             self.stdout.write(json.dumps(results if len(results) > 1 else results[0], indent=2))
-            return
-        for result in results:
-            self.stdout.write(json.dumps(result, indent=2))

@@ -1,0 +1,102 @@
+"""The benchmarks' shared parts: fast inserts, the curriculum shape, scales, calibration."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from benchmarks.common import SCALES, calibration, insert_rows, scaled, seed_concepts
+from benchmarks.curriculum import LOCAL, ancestors, seed_curriculum
+from kgreview.graph.models import Concept, ConceptAlias, Edge
+
+
+@pytest.mark.django_db
+def test_seed_concepts_returns_ids_in_name_order_with_canonical_and_alias_rows():
+    """Every name becomes a concept with its canonical row; every third gets an alias."""
+    ids = seed_concepts(["Alpha search", "Beta ranking", "Gamma routing", "Delta tuning"])
+    assert [Concept.objects.get(pk=i).name for i in ids] == [
+        "Alpha search",
+        "Beta ranking",
+        "Gamma routing",
+        "Delta tuning",
+    ]
+    assert ConceptAlias.objects.filter(kind="canonical").count() == 4
+    assert ConceptAlias.objects.filter(kind="alias").count() == 2
+    assert ConceptAlias.objects.get(concept_id=ids[0], kind="canonical").key == "alpha search"
+
+
+@pytest.mark.django_db
+def test_insert_rows_writes_every_row_with_defaults_and_auto_timestamps():
+    """Rows inserted in bulk get their field defaults and auto_now_add stamps."""
+    count = insert_rows(Concept, (Concept(name=f"Concept {i}") for i in range(1234)))
+    assert count == 1234
+    assert Concept.objects.filter(status="active", created_at__isnull=False).count() == 1234
+
+
+@pytest.mark.django_db
+def test_curriculum_keeps_study_order_for_ordered_relations_and_has_history():
+    """Acyclic relations follow the hidden order, so the seeded graph has no cycle; half
+    the edges are a week old and a tenth of all are retired since."""
+    graph = seed_curriculum(rng=random.Random(1), concepts=400, edges=2_000)
+    assert Edge.objects.count() == 2_000 == graph.edges
+    position = graph.position()
+    for source, target, key in Edge.objects.values_list("source_id", "target_id", "relation__key"):
+        if key in LOCAL:
+            earlier, later = (target, source) if key == "builds_on" else (source, target)
+            assert position[earlier] < position[later]
+    assert Edge.objects.exclude(status="active").count() == 200
+    assert Edge.objects.filter(invalid_at__isnull=False).count() == 200
+    deep = max(ancestors(c, graph.preds) for c in graph.ids[-20:])
+    assert deep > 20  # chains run deep, as a syllabus's do
+
+
+@pytest.mark.django_db
+def test_curriculum_edges_can_carry_evidence():
+    """An evidence function's fields land on each edge."""
+    from tests import factories
+
+    revision = factories.source(text="Alpha comes before beta.\n").current_revision
+    graph = seed_curriculum(
+        rng=random.Random(2),
+        concepts=50,
+        edges=40,
+        evidence=lambda i: {
+            "evidence_revision_id": revision.pk,
+            "evidence_start": 0,
+            "evidence_end": 5,
+            "evidence_quote": "Alpha",
+        },
+    )
+    assert graph.edges == 40
+    assert Edge.objects.filter(evidence_revision=revision, evidence_quote="Alpha").count() == 40
+
+
+def test_scaled_accepts_only_the_published_scales():
+    """1, 5 and 10 multiply the base; anything else is refused in words."""
+    assert [scaled(50_000, s) for s in SCALES] == [50_000, 250_000, 500_000]
+    with pytest.raises(ValueError, match="scale must be one of 1, 5, 10"):
+        scaled(10, 3)
+
+
+@pytest.mark.django_db
+def test_calibration_times_a_python_and_a_database_workload():
+    """Both figures are real times of this machine, and the temporary table is gone."""
+    figures = calibration()
+    assert figures["python_ms"] > 0 and figures["database_ms"] > 0
+    from django.db import connection
+
+    assert "kg_calibration" not in connection.introspection.table_names()
+
+
+def test_bench_refuses_a_scale_for_fixed_documents_in_words():
+    """``--scale`` does not apply to a benchmark of fixed documents."""
+    with pytest.raises(CommandError, match="measures fixed documents"):
+        call_command("bench", "render", "--scale", "5")
+
+
+def test_bench_refuses_an_unknown_scale():
+    """Only 1, 5 and 10 are scales."""
+    with pytest.raises(CommandError):
+        call_command("bench", "graph", "--scale", "3")
