@@ -21,6 +21,7 @@ BENCHMARKS: dict[str, str] = {
     "construct": "agents:bench_construct",
     "review": "review:bench_review",
     "bulk": "review:bench_bulk",
+    "queue": "queue:bench_queue",
     "heal": "agents:bench_heal",
     "graph": "graph:bench_graph",
     "render": "render:bench_render",

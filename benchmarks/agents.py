@@ -11,16 +11,20 @@ from django.utils import timezone
 
 from construction.synthetic import concept_names, typo
 
-from .common import lesson_text, percentiles, seed_concepts
+from .common import analyze, lesson_text, percentiles, scaled, seed_concepts
+from .curriculum import BASE_CONCEPTS
 
 
-def bench_resolve(*, concepts: int = 50_000, lookups: int = 20_000, seed: int = 11) -> dict:
-    """Endpoint resolution against ``concepts`` concepts: exact, alias, near miss, unknown."""
+def bench_resolve(*, scale: int = 1, lookups: int = 20_000, seed: int = 11) -> dict:
+    """Endpoint resolution against 50,000 concepts times ``scale``: exact, alias, near
+    miss, unknown."""
     from construction.resolve import resolve_name
     from kgreview.agents.adapters import INDEX_CACHE
 
+    concepts = scaled(BASE_CONCEPTS, scale)
     names = concept_names(concepts)
     seed_concepts(names)
+    analyze()
     INDEX_CACHE.clear()
     started = time.perf_counter()
     index = INDEX_CACHE.get()
@@ -60,14 +64,16 @@ def bench_resolve(*, concepts: int = 50_000, lookups: int = 20_000, seed: int = 
     }
 
 
-def bench_construct(*, sources: int = 300, concepts: int = 5_000, seed: int = 5) -> dict:
-    """Offline construction over synthetic lessons, database writes included."""
+def bench_construct(*, scale: int = 1, sources: int = 300, seed: int = 5) -> dict:
+    """Offline construction over synthetic lessons, database writes included, with 5,000
+    concepts times ``scale`` in the graph."""
     from kgreview.agents.adapters import INDEX_CACHE
     from kgreview.agents.construct import construct_item_run, construct_run_create
     from kgreview.agents.models import AgentRunItem
     from kgreview.graph.models import Source
     from kgreview.graph.services import source_import
 
+    concepts = scaled(5_000, scale)
     names = concept_names(concepts)
     seed_concepts(names)
     rng = random.Random(seed)
@@ -75,6 +81,7 @@ def bench_construct(*, sources: int = 300, concepts: int = 5_000, seed: int = 5)
     for i in range(sources):
         text = lesson_text(f"Lesson {i}", lesson_names, rng)
         source_import(slug=f"bench-{i:05d}", title=f"Lesson {i}", text=text, acting_user=None)
+    analyze()
     INDEX_CACHE.clear()
     INDEX_CACHE.get()  # a worker keeps its index warm; its first build is reported apart
     run = construct_run_create(sources=Source.objects.all(), provider="offline")
@@ -105,25 +112,25 @@ def bench_construct(*, sources: int = 300, concepts: int = 5_000, seed: int = 5)
     }
 
 
-def bench_heal(*, concepts: int = 50_000, edges: int = 200_000, seed: int = 13) -> dict:
-    """The self-healing agent over a large graph, with planted duplicates and cycles."""
+def bench_heal(*, scale: int = 1, seed: int = 13) -> dict:
+    """The self-healing agent over the curriculum-shaped graph, with planted duplicates
+    and cycles."""
     from kgreview.agents.heal import heal_run
     from kgreview.agents.models import AgentRun
-    from kgreview.graph.models import Concept, Edge, RelationType
+    from kgreview.graph.models import Concept, Edge
 
-    from .review import _seed_edges
+    from .curriculum import BASE_EDGES, seed_curriculum
 
     rng = random.Random(seed)
+    concepts = scaled(BASE_CONCEPTS, scale)
     names = concept_names(concepts)
     # Plant near-duplicates: about one in a thousand concepts gets a plural twin.
     twins = [n + "s" for n in names[: max(1, concepts // 1000)]]
-    seed_concepts(names + twins)
-    ids = list(Concept.objects.order_by("pk").values_list("pk", flat=True))
-    relations = list(RelationType.objects.filter(active=True).order_by("key"))
+    graph = seed_curriculum(rng=rng, names=names + twins, edges=scaled(BASE_EDGES, scale))
+    ids = graph.ids
+    prerequisite = graph.relations["prerequisite"]
     with transaction.atomic():
-        _seed_edges(ids, relations, edges, rng)
         # Plant a few cycles against the hidden order, as legacy data might hold.
-        prerequisite = next(r for r in relations if r.key == "prerequisite")
         now = timezone.now()
         for i in range(5):
             a, b = ids[100 + i * 7], ids[50 + i * 7]
@@ -151,9 +158,7 @@ def bench_heal(*, concepts: int = 50_000, edges: int = 200_000, seed: int = 13) 
                         "recorded_at": now,
                     },
                 )
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("ANALYZE")
+    analyze()
     from kgreview.agents.runs import agent_run_create
 
     run = agent_run_create(agent=AgentRun.Agent.HEAL)
@@ -176,6 +181,7 @@ def bench_heal(*, concepts: int = 50_000, edges: int = 200_000, seed: int = 13) 
     }
     return {
         "benchmark": "heal",
+        "scale": scale,
         "planted_twins_found": len(planted & proposed),
         "planted_cycles": 5,
         "database": connection.vendor,

@@ -238,3 +238,32 @@ def seed_concepts(names: list[str], *, alias_every: int = 3) -> list[int]:
 
         insert_rows(ConceptAlias, aliases())
     return ids
+
+
+# --- Requests through the test client ------------------------------------------------------
+
+
+def timed_request(client, method: str, url: str, data=None, headers=None) -> tuple[float, int, int]:
+    """One request through the test client: (milliseconds, SQL queries, status code)."""
+    from django.test.utils import CaptureQueriesContext
+
+    connection.queries_log.clear()  # the log is capped at 9,000: start each request at zero
+    with CaptureQueriesContext(connection) as ctx:
+        t0 = time.perf_counter()
+        response = getattr(client, method)(url, data or {}, headers=headers or {})
+        elapsed = (time.perf_counter() - t0) * 1000
+    return elapsed, len(ctx.captured_queries), response.status_code
+
+
+@contextmanager
+def plain_static() -> Iterator[None]:
+    """Static URLs without a collected manifest: what is measured is the request itself."""
+    from django.test.utils import override_settings
+
+    with override_settings(
+        STORAGES={
+            "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+            "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+        }
+    ):
+        yield

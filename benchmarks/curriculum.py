@@ -69,6 +69,8 @@ class Curriculum:
     #: Active prerequisite predecessors of each concept id ("what must come before").
     preds: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
     edges: int = 0
+    #: Every (source id, relation id, target id) seeded, retired ones included.
+    facts: set[tuple[int, int, int]] = field(default_factory=set)
 
     def position(self) -> dict[int, int]:
         return {cid: i for i, cid in enumerate(self.ids)}
@@ -115,7 +117,7 @@ def _edges(graph: Curriculum, count: int, rng, history: bool, evidence) -> Itera
     weights = [w for _, w in MIX]
     ids = graph.ids
     n = len(ids)
-    seen: set[tuple[int, int, int]] = set()
+    seen = graph.facts
     made = 0
     while made < count:
         key = rng.choices(keys, weights)[0]
@@ -159,3 +161,117 @@ def ancestors(target: int, preds: dict[int, list[int]], cap: int | None = None) 
                 seen.add(p)
                 stack.append(p)
     return len(seen) - 1
+
+
+# --- The queue ---------------------------------------------------------------------------
+
+#: The bench lesson every seeded proposal quotes.
+LESSON = (
+    "Before learning vector search you should understand embeddings.\n"
+    "Retrieval-augmented generation builds on vector search and embeddings.\n"
+)
+#: Flags drawn for seeded proposals (``below_gate`` is added under the gate).
+FLAG_MIX = [(), (), (), ("new_concept",), ("contradiction",), ("below_gate",)]
+#: The base number of open proposals (``--scale`` multiplies it).
+BASE_PROPOSALS = 100_000
+#: One proposal in this many of an ordered relation points against the study order, as an
+#: extractor's mistakes do: accepting it would close a cycle when a chain leads back.
+BACKWARDS_EVERY = 25
+
+
+def bench_lesson():
+    """The source revision every seeded proposal quotes (made once per database)."""
+    from kgreview.graph.models import Source
+    from kgreview.graph.services import source_import
+
+    found = Source.objects.filter(slug="bench-lesson").first()
+    if found is not None:
+        return found.current_revision
+    return source_import(slug="bench-lesson", title="Bench", text=LESSON, acting_user=None).revision
+
+
+def concept_end(graph: Curriculum, i: int) -> dict:
+    """The payload of an endpoint resolved exactly to the i-th concept."""
+    return {"name": graph.names[i], "concept_id": graph.ids[i], "match": "exact", "score": 100.0}
+
+
+def edge_proposal(source: dict, target: dict, rel, revision, *, confidence, flags, key):
+    """An unsaved pending (or held) add_edge proposal quoting the bench lesson; its key
+    columns come from ``endpoint_columns``, as an agent's would."""
+    from kgreview.review.models import Proposal
+    from kgreview.review.services import endpoint_columns, flags_text
+
+    quote = LESSON.splitlines()[0]
+    start = revision.text.index(quote)
+    payload = {"source": source, "target": target, "relation": rel.key, "weight": 1.0}
+    payload["conflicts"] = []
+    return Proposal(
+        kind="add_edge",
+        status="held" if confidence < 0.6 else "pending",
+        payload=payload,
+        confidence=confidence,
+        reason="Seeded for the benchmark.",
+        evidence_revision=revision,
+        evidence_start=start,
+        evidence_end=start + len(quote),
+        evidence_quote=quote,
+        flags=list(flags),
+        flags_text=flags_text(flags),
+        dedup_key=key,
+        priority=round(confidence * 100) + (100 if "contradiction" in flags else 0),
+        document=revision.source,
+        **endpoint_columns("add_edge", payload, {rel.key: rel.pk}),
+    )
+
+
+def seed_proposals(graph: Curriculum, count: int, rng: random.Random) -> int:
+    """``count`` open add_edge proposals shaped like the graph: the same relation mix and
+    distances (so an ordered relation mostly follows the study order, and one in
+    ``BACKWARDS_EVERY`` points against it), never a fact already seeded; then ``ANALYZE``."""
+    from construction import keys
+    from kgreview.review.models import Proposal
+
+    revision = bench_lesson()
+    kinds = [k for k, _ in MIX]
+    weights = [w for _, w in MIX]
+    n = len(graph.ids)
+
+    def rows() -> Iterator:
+        taken: set[str] = set()
+        made = 0
+        while made < count:
+            key = rng.choices(kinds, weights)[0]
+            rel = graph.relations[key]
+            if key in LOCAL:
+                a, b = ordered(key, *local_pair(n, rng))
+                if made % BACKWARDS_EVERY == 0:
+                    a, b = b, a
+            else:
+                a, b = rng.sample(range(n), 2)
+            if a == b or (graph.ids[a], rel.pk, graph.ids[b]) in graph.facts:
+                continue
+            dedup = keys.edge_dedup_key(
+                f"c{graph.ids[a]}", key, f"c{graph.ids[b]}", symmetric=rel.symmetric
+            )
+            if dedup in taken:
+                continue
+            taken.add(dedup)
+            flags = rng.choice(FLAG_MIX)
+            confidence = round(rng.uniform(0.3, 1.0), 2)
+            if confidence < 0.6:
+                flags = tuple(sorted(set(flags) | {"below_gate"}))
+            made += 1
+            yield edge_proposal(
+                concept_end(graph, a),
+                concept_end(graph, b),
+                rel,
+                revision,
+                confidence=confidence,
+                flags=flags,
+                key=dedup,
+            )
+
+    with transaction.atomic():
+        written = insert_rows(Proposal, rows())
+    analyze()
+    return written
