@@ -22,7 +22,7 @@ BENCHMARKS: dict[str, str] = {
     "review": "review:bench_review",
     "bulk": "review:bench_bulk",
     "queue": "queue:bench_queue",
-    "heal": "agents:bench_heal",
+    "heal": "heal:bench_heal",
     "graph": "graph:bench_graph",
     "render": "render:bench_render",
     "ask": "ask:bench_ask",
