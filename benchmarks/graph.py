@@ -1,14 +1,15 @@
-"""``manage.py bench graph``: multi-hop reads over a 200,000-edge graph.
+"""``manage.py bench graph``: multi-hop reads over the curriculum-shaped graph.
 
-The synthetic graph is shaped like a curriculum: 50,000 concepts in a hidden study
-order; a prerequisite or builds_on edge joins a concept to one a little earlier in that
-order (a geometric distance), so chains run deep and closures overlap, while the other
-relations join concepts anywhere. Half the edges were recorded a week ago and some of
-those invalidated since, so ``as_of`` reads walk a table with real history in it.
+The graph is ``benchmarks.curriculum``'s (50,000 concepts and 200,000 edges at
+``--scale 1``, times 5 or 10), with real history for ``as_of`` reads. Every walk starts
+at a concept drawn at random from all of them, never one chosen for its size.
 
 Timed (each query on its own, then the whole API request through the test client with
-a bearer token): the 3-hop prerequisite closure of random concepts, the learning path of
-targets with about 500 ancestors, and the depth-2 neighbourhood of random concepts.
+a bearer token): the 3-hop prerequisite closure, the depth-2 neighbourhood and the
+depth-6 neighbourhood at the API's default limit of 200 concepts; the learning path of
+random targets, reported by how many concepts each needs (half need more than a
+thousand at 1×: those over ``KG_LEARNING_PATH_LIMIT`` are cut by the walk and refused by
+the API in words), and the same targets' last three levels (``depth=3``).
 """
 
 from __future__ import annotations
@@ -32,20 +33,6 @@ from .common import percentiles, scaled
 from .curriculum import BASE_CONCEPTS, BASE_EDGES, ancestors, seed_curriculum
 
 
-def _targets_with_ancestors(ids, preds, rng, want: int, count: int) -> list[tuple[int, int]]:
-    """Concepts whose prerequisite closure holds about ``want`` concepts (±20%)."""
-    found: list[tuple[int, int]] = []
-    pool = ids[:]
-    rng.shuffle(pool)
-    for cid in pool:
-        size = ancestors(cid, preds, cap=int(want * 1.2) + 1)
-        if want * 0.8 <= size <= want * 1.2:
-            found.append((cid, size))
-            if len(found) >= count:
-                break
-    return found
-
-
 def _time(fn, repeat: int = 1) -> float:
     started = time.perf_counter()
     for _ in range(repeat):
@@ -54,7 +41,8 @@ def _time(fn, repeat: int = 1) -> float:
 
 
 def bench_graph(*, scale: int = 1, samples: int = 300, seed: int = 17) -> dict:
-    """Multi-hop reads against the curriculum-shaped graph at ``scale``."""
+    """Multi-hop reads against the curriculum-shaped graph at ``scale``, from random
+    concepts."""
     rng = random.Random(seed)
     t0 = time.perf_counter()
     concepts = scaled(BASE_CONCEPTS, scale)
@@ -62,48 +50,103 @@ def bench_graph(*, scale: int = 1, samples: int = 300, seed: int = 17) -> dict:
     ids, preds = graph.ids, graph.preds
     setup_s = time.perf_counter() - t0
     prereq = RelationType.objects.get(key="prerequisite").pk
-    orders = {prereq: "source_first"}
     week_ago = timezone.now() - timedelta(days=3)
     picks = [rng.choice(ids) for _ in range(samples)]
-    targets = _targets_with_ancestors(ids, preds, rng, want=500, count=30)
+    targets = [rng.choice(ids) for _ in range(min(samples, 100))]
 
     # Warm the connection and caches once, as a running server would be.
     traversal.ball(start_id=picks[0], depth=3, direction="in", relation_ids=[prereq])
+    walks = _walks(picks, prereq, week_ago)
+    paths = _learning_paths(targets, preds, prereq, week_ago)
+    api, queries = _through_the_api(picks, targets)
+    return {
+        "benchmark": "graph",
+        "scale": scale,
+        "database": connection.vendor,
+        "concepts": concepts,
+        "edges": Edge.objects.count(),
+        "active_edges": Edge.objects.filter(status="active").count(),
+        "setup_s": round(setup_s, 1),
+        **walks,
+        **paths,
+        "api": {
+            name: {**percentiles(v), "queries_max": queries[name]} for name, v in api.items() if v
+        },
+        "budgets_ms": {"closure_3_hops_p50": 20, "learning_path_500": 50, "neighbours_depth_2": 20},
+    }
 
-    closure = [
-        _time(
-            lambda c=c: traversal.ball(start_id=c, depth=3, direction="in", relation_ids=[prereq])
-        )
-        for c in picks
-    ]
-    closure_sizes = [
-        len(traversal.ball(start_id=c, depth=3, direction="in", relation_ids=[prereq]).distance) - 1
-        for c in picks[:50]
-    ]
-    closure_past = [
-        _time(
-            lambda c=c: traversal.ball(
-                start_id=c, depth=3, direction="in", relation_ids=[prereq], at=week_ago
-            )
-        )
-        for c in picks
-    ]
+
+def _walks(picks: list[int], prereq: int, week_ago) -> dict:
+    def closure(c, at=None):
+        return traversal.ball(start_id=c, depth=3, direction="in", relation_ids=[prereq], at=at)
+
+    closure_ms = [_time(lambda c=c: closure(c)) for c in picks]
+    closure_past = [_time(lambda c=c: closure(c, week_ago)) for c in picks]
     neighbours = [
         _time(lambda c=c: traversal.ball(start_id=c, depth=2, direction="both")) for c in picks
     ]
-    neighbour_sizes = [
-        len(traversal.ball(start_id=c, depth=2, direction="both").distance) for c in picks[:50]
+    # The deepest walk the API allows, at its default limit: bounded by concepts.
+    deep = [
+        _time(lambda c=c: traversal.ball(start_id=c, depth=6, direction="both", limit=200))
+        for c in picks[:100]
     ]
-    learning = [
-        _time(lambda t=t: traversal.learning_path(target_id=t, relations=orders))
-        for t, _size in targets
-    ]
-    learning_past = [
-        _time(lambda t=t: traversal.learning_path(target_id=t, relations=orders, at=week_ago))
-        for t, _size in targets
-    ]
+    return {
+        "closure_3_hops": {
+            **percentiles(closure_ms),
+            "concepts_found_median": _median([len(closure(c).distance) - 1 for c in picks[:50]]),
+        },
+        "closure_3_hops_as_of": percentiles(closure_past),
+        "neighbours_depth_2": {
+            **percentiles(neighbours),
+            "concepts_found_median": _median(
+                [len(traversal.ball(start_id=c, depth=2).distance) for c in picks[:50]]
+            ),
+        },
+        "neighbours_depth_6_limit_200": percentiles(deep),
+    }
 
-    # The same reads as a downstream agent makes them: HTTP, auth, JSON.
+
+def _median(values: list[int]) -> int:
+    return sorted(values)[len(values) // 2] if values else 0
+
+
+def _learning_paths(targets: list[int], preds, prereq: int, week_ago) -> dict:
+    """Learning paths of random targets, by how many concepts they need: those over
+    ``KG_LEARNING_PATH_LIMIT`` are cut by the walk (the API refuses them in words), and
+    each target's last three levels (``depth=3``) are timed too."""
+    orders = {prereq: "source_first"}
+    limit = traversal.learning_path_limit()
+    buckets: dict[str, list[float]] = defaultdict(list)
+    sizes, past, shallow = [], [], []
+    for t in targets:
+        size = ancestors(t, preds, cap=limit)
+        sizes.append(size)
+        ms = _time(lambda t=t: traversal.learning_path(target_id=t, relations=orders))
+        bucket = "up_to_500" if size <= 500 else ("over_limit" if size >= limit else "over_500")
+        buckets[bucket].append(ms)
+        past.append(
+            _time(lambda t=t: traversal.learning_path(target_id=t, relations=orders, at=week_ago))
+        )
+        shallow.append(
+            _time(lambda t=t: traversal.learning_path(target_id=t, relations=orders, depth=3))
+        )
+    every = [ms for values in buckets.values() for ms in values]
+    return {
+        "learning_path_random": {
+            **percentiles(every),
+            "targets": len(targets),
+            "ancestors_median": _median(sizes),
+            "over_limit": len(buckets["over_limit"]),
+            "limit": limit,
+            "by_ancestors": {k: percentiles(v) for k, v in sorted(buckets.items())},
+        },
+        "learning_path_random_as_of": percentiles(past),
+        "learning_path_depth_3": percentiles(shallow),
+    }
+
+
+def _through_the_api(picks: list[int], targets: list[int]):
+    """The same reads as a downstream agent makes them: HTTP, auth, JSON."""
     from kgreview.api.services import api_token_create
 
     user = get_user_model().objects.create_user(username="bench-agent", password="x")
@@ -130,10 +173,11 @@ def bench_graph(*, scale: int = 1, samples: int = 300, seed: int = 17) -> dict:
                 lambda c: f"/api/v1/concepts/{c}/neighbours?depth=2",
                 picks[:100],
             ),
+            ("learning_path", lambda c: f"/api/v1/concepts/{c}/learning-path", targets),
             (
-                "learning_path",
-                lambda c: f"/api/v1/concepts/{c}/learning-path",
-                [t for t, _ in targets],
+                "learning_path_depth_3",
+                lambda c: f"/api/v1/concepts/{c}/learning-path?depth=3",
+                targets,
             ),
         ]
         for name, url, items in calls:
@@ -142,32 +186,4 @@ def bench_graph(*, scale: int = 1, samples: int = 300, seed: int = 17) -> dict:
                     ms = _time(lambda c=c, url=url: client.get(url(c)))
                 api[name].append(ms)
                 queries[name] = max(queries.get(name, 0), len(ctx.captured_queries))
-
-    return {
-        "benchmark": "graph",
-        "scale": scale,
-        "database": connection.vendor,
-        "concepts": concepts,
-        "edges": Edge.objects.count(),
-        "active_edges": Edge.objects.filter(status="active").count(),
-        "setup_s": round(setup_s, 1),
-        "closure_3_hops": {
-            **percentiles(closure),
-            "concepts_found_median": sorted(closure_sizes)[len(closure_sizes) // 2],
-        },
-        "closure_3_hops_as_of": percentiles(closure_past),
-        "neighbours_depth_2": {
-            **percentiles(neighbours),
-            "concepts_found_median": sorted(neighbour_sizes)[len(neighbour_sizes) // 2],
-        },
-        "learning_path_500": {
-            **(percentiles(learning) if learning else {}),
-            "targets": len(targets),
-            "ancestors_median": sorted(s for _, s in targets)[len(targets) // 2] if targets else 0,
-        },
-        "learning_path_500_as_of": percentiles(learning_past) if learning_past else {},
-        "api": {
-            name: {**percentiles(v), "queries_max": queries[name]} for name, v in api.items() if v
-        },
-        "budgets_ms": {"closure_3_hops_p50": 20, "learning_path_500": 50, "neighbours_depth_2": 20},
-    }
+    return api, queries

@@ -54,13 +54,7 @@ def _marks(values: Sequence) -> str:
     return ", ".join(["%s"] * len(values))
 
 
-def _one_of(column: str, values: Sequence[int]) -> tuple[str, list]:
-    """``column`` is one of ``values``: one array parameter on PostgreSQL (the driver
-    binds on the client, and thousands of placeholders cost more to format and parse
-    than the query takes to run), an ``IN`` list elsewhere."""
-    if connection.vendor == "postgresql":
-        return f"{column} = ANY(%s)", [list(values)]
-    return f"{column} IN ({_marks(values)})", list(values)
+_one_of = traversal.one_of
 
 
 def _seed_rows(values: Sequence[int]) -> tuple[str, list]:

@@ -21,16 +21,25 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import F
 
+from . import vocabulary
 from .models import Edge
 
 Direction = Literal["out", "in", "both"]
 DIRECTIONS: tuple[str, ...] = ("out", "in", "both")
 MAX_DEPTH = 6
 NODE_LIMIT = 2000
+#: The most concepts each half of a shortest-path search meets.
 ANCESTOR_LIMIT = 20000
+
+
+def learning_path_limit() -> int:
+    """The most concepts a learning path holds (``KG_LEARNING_PATH_LIMIT``)."""
+    return settings.KG_LEARNING_PATH_LIMIT
+
 
 # How each relation orders study: for "A is a prerequisite for B", A comes first; for
 # "A builds on B", B comes first. A relation missing here does not order study.
@@ -70,11 +79,8 @@ def _relation_condition(alias: str, relation_ids: Sequence[int] | None) -> tuple
 
 
 def _has_symmetric(relation_ids: Sequence[int] | None) -> bool:
-    from .models import RelationType
-
-    if not relation_ids:
-        return True
-    return RelationType.objects.filter(pk__in=list(relation_ids), symmetric=True).exists()
+    # The vocabulary's shapes are held per process: no query per walk.
+    return vocabulary.any_symmetric(relation_ids)
 
 
 def _step(
@@ -158,9 +164,13 @@ def ball(
 ) -> Ball:
     """Concepts reachable from ``start_id`` in at most ``depth`` steps, nearest first.
 
-    One round trip. ``truncated`` says the walk found more than ``limit`` concepts and
-    only the nearest ``limit`` are returned. ``groups`` (instead of ``direction`` and
-    ``relation_ids``) walks each group of relations its own way.
+    One round trip, bounded by concepts: the walk yields (concept, depth) rows level by
+    level and stops once it has produced enough of them to hold ``limit + 1`` concepts
+    (each concept comes at most once per depth), so a hub or a deep walk costs what
+    ``limit`` concepts cost, never the whole graph. ``truncated`` says more than ``limit``
+    concepts were within reach and only the nearest ``limit`` are returned. ``groups``
+    (instead of ``direction`` and ``relation_ids``) walks each group of relations its own
+    way.
     """
     depth = max(0, min(int(depth), MAX_DEPTH))
     if groups is None:
@@ -168,6 +178,10 @@ def ball(
             symmetric = _has_symmetric(relation_ids)
         groups = ((direction, tuple(relation_ids or ()), symmetric),)
     join, reach, params = step_groups(groups, at, node="walk.node")
+    rows_cap = (limit + 1) * (depth + 1)
+    # No ORDER BY or GROUP BY outside the walk: both databases then evaluate the
+    # recursion only as far as the LIMIT reads it, breadth first (PostgreSQL's working
+    # table, SQLite's queue), so the first row of a concept carries its least depth.
     sql = f"""
         WITH RECURSIVE walk(node, depth) AS (
             SELECT CAST(%s AS BIGINT), 0
@@ -176,18 +190,17 @@ def ball(
             FROM walk JOIN {_table()} e ON {join}
             WHERE walk.depth < %s
         )
-        SELECT node, MIN(depth) AS d FROM walk GROUP BY node ORDER BY d, node LIMIT %s
+        SELECT node, depth FROM walk LIMIT %s
     """
     with connection.cursor() as cursor:
-        cursor.execute(sql, [int(start_id), *params, depth, limit + 1])
+        cursor.execute(sql, [int(start_id), *params, depth, rows_cap])
         rows = cursor.fetchall()
-    truncated = len(rows) > limit
-    return Ball(
-        start_id=int(start_id),
-        depth=depth,
-        distance={int(n): int(d) for n, d in rows[:limit]},
-        truncated=truncated,
-    )
+    distance: dict[int, int] = {}
+    for node, d in rows:
+        distance.setdefault(int(node), int(d))
+    truncated = len(distance) > limit or len(rows) >= rows_cap
+    nearest = sorted(distance.items(), key=lambda item: (item[1], item[0]))[:limit]
+    return Ball(start_id=int(start_id), depth=depth, distance=dict(nearest), truncated=truncated)
 
 
 def edges_within(
@@ -336,28 +349,37 @@ class LearningPath:
         return not self.cycle
 
 
-def study_edges(
-    *,
-    target_id: int,
-    relations: Mapping[int, str],
-    at: datetime | None = None,
-    limit: int = ANCESTOR_LIMIT,
-) -> tuple[list[StudyEdge], bool]:
-    """Every ordering edge among the target and its ancestors, in one round trip.
+def one_of(column: str, values: Sequence[int]) -> tuple[str, list]:
+    """``column`` is one of ``values``: one array parameter on PostgreSQL (the driver
+    binds on the client, and thousands of placeholders cost more to format and parse
+    than the query takes to run), an ``IN`` list elsewhere (SQLite takes 32,766)."""
+    if connection.vendor == "postgresql":
+        return f"{column} = ANY(%s)", [list(values)]
+    return f"{column} IN ({', '.join(['%s'] * len(values))})", list(values)
 
-    ``relations`` maps relation ids to ``source_first`` or ``target_first``. The walk
-    keeps each concept once, so it ends on cyclic graphs too.
-    """
+
+@dataclass(frozen=True)
+class _StudySql:
+    """How a walk along the ordering relations reads an edge: the concept to study
+    first (``earlier``), the one that needs it (``later``), and the condition that an
+    edge is a need of the concept ``node`` stands on."""
+
+    earlier: str
+    later: str
+    case_params: list
+    needs: Callable[[str], tuple[str, list]]
+
+
+def _study_sql(relations: Mapping[int, str], at: datetime | None) -> _StudySql | None:
     cond, cond_params = _edge_condition("e", at)
-    table = _table()
     src_first = [int(r) for r, how in relations.items() if how == "source_first"]
     tgt_first = [int(r) for r, how in relations.items() if how == "target_first"]
     if not src_first and not tgt_first:
-        return [], False
+        return None
     m1 = ", ".join(["%s"] * len(src_first))
     m2 = ", ".join(["%s"] * len(tgt_first))
 
-    def needs_of(node: str) -> tuple[str, list]:
+    def needs(node: str) -> tuple[str, list]:
         # Standing on a concept, the edges that name what must come before it.
         parts, params = [], []
         if src_first:
@@ -368,43 +390,124 @@ def study_edges(
             params += tgt_first
         return f"({' OR '.join(parts)}) AND {cond}", params + cond_params
 
-    case_params: list[int] = []
     if not tgt_first:
-        earlier, later = "e.source_id", "e.target_id"
-    elif not src_first:
-        earlier, later = "e.target_id", "e.source_id"
-    else:
-        earlier = f"CASE WHEN e.relation_id IN ({m1}) THEN e.source_id ELSE e.target_id END"
-        later = f"CASE WHEN e.relation_id IN ({m1}) THEN e.target_id ELSE e.source_id END"
-        case_params = src_first
-    step_cond, step_params = needs_of("n.earlier")
-    # Rows are edges; UNION drops an edge found again through another child, so each
-    # edge (and so each concept's needs) is expanded once, on cyclic graphs too.
-    sql = f"""
-        WITH RECURSIVE needs(earlier, later, eid, rel) AS (
-            SELECT {earlier}, {later}, e.id, e.relation_id
-            FROM (SELECT CAST(%s AS BIGINT) AS earlier) n JOIN {table} e ON {step_cond}
-            UNION
-            SELECT {earlier}, {later}, e.id, e.relation_id
-            FROM needs n JOIN {table} e ON {step_cond}
-        )
-        SELECT earlier, later, eid, rel FROM needs LIMIT %s
+        return _StudySql("e.source_id", "e.target_id", [], needs)
+    if not src_first:
+        return _StudySql("e.target_id", "e.source_id", [], needs)
+    return _StudySql(
+        f"CASE WHEN e.relation_id IN ({m1}) THEN e.source_id ELSE e.target_id END",
+        f"CASE WHEN e.relation_id IN ({m1}) THEN e.target_id ELSE e.source_id END",
+        src_first,
+        needs,
+    )
+
+
+def closure(
+    *,
+    target_id: int,
+    relations: Mapping[int, str],
+    at: datetime | None = None,
+    limit: int | None = None,
+    depth: int | None = None,
+) -> tuple[list[int], bool]:
+    """The target and the concepts it needs, nearest first, at most ``limit`` of them
+    (the target included), and whether more exist. ``depth`` keeps only the needs at
+    most that many steps away.
+
+    One round trip bounded by concepts: the walk keeps each concept once (once per
+    depth with a ``depth``) and has no ordering or grouping outside it, so both
+    databases stop it as soon as the ``LIMIT`` has read enough rows.
     """
-    # The seed is a one-row "needs" standing on the target, so both halves share the
-    # step; parameters bind in textual order.
-    step = [*case_params, *case_params]
-    params = [*step, int(target_id), *step_params, *step, *step_params, limit * 4 + 1]
+    limit = limit or learning_path_limit()
+    study = _study_sql(relations, at)
+    if study is None:
+        return [int(target_id)], False
+    step, step_params = study.needs("n.node")
+    table = _table()
+    if depth is None:
+        sql = f"""
+            WITH RECURSIVE need(node) AS (
+                SELECT CAST(%s AS BIGINT)
+                UNION
+                SELECT {study.earlier} FROM need n JOIN {table} e ON {step}
+            )
+            SELECT node, 0 FROM need LIMIT %s
+        """
+        params = [int(target_id), *study.case_params, *step_params, limit + 1]
+    else:
+        depth = max(1, min(int(depth), MAX_DEPTH))
+        sql = f"""
+            WITH RECURSIVE need(node, depth) AS (
+                SELECT CAST(%s AS BIGINT), 0
+                UNION
+                SELECT {study.earlier}, n.depth + 1 FROM need n JOIN {table} e ON {step}
+                WHERE n.depth < %s
+            )
+            SELECT node, depth FROM need LIMIT %s
+        """
+        cap = (limit + 1) * (depth + 1)
+        params = [int(target_id), *study.case_params, *step_params, depth, cap]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    truncated = len(rows) > limit * 4
+    nodes = list(dict.fromkeys(int(n) for n, _d in rows))
+    return nodes[:limit], len(nodes) > limit or (depth is not None and len(rows) >= cap)
+
+
+def study_edges(
+    *,
+    target_id: int,
+    relations: Mapping[int, str],
+    at: datetime | None = None,
+    limit: int | None = None,
+    depth: int | None = None,
+) -> tuple[list[StudyEdge], bool]:
+    """Every ordering edge among the target and the concepts it needs (at most ``limit``
+    concepts, the target included, nearest first; ``depth`` steps at most), and whether
+    the closure was cut. Two round trips: ``closure``, then the edges among its
+    concepts.
+
+    ``relations`` maps relation ids to ``source_first`` or ``target_first``.
+    """
+    nodes, truncated = closure(
+        target_id=target_id, relations=relations, at=at, limit=limit, depth=depth
+    )
+    study = _study_sql(relations, at)
+    if study is None or len(nodes) < 2:
+        return [], truncated
+    later_in, later_params = one_of("x.later", nodes)
+    earlier_in, earlier_params = one_of("x.earlier", nodes)
+    rel_ids = sorted(int(r) for r in relations)
+    cond, cond_params = _edge_condition("e", at)
+    sql = f"""
+        SELECT x.earlier, x.later, x.eid, x.rel FROM (
+            SELECT {study.earlier} AS earlier, {study.later} AS later,
+                   e.id AS eid, e.relation_id AS rel
+            FROM {_table()} e
+            WHERE {one_of("e.relation_id", rel_ids)[0]} AND {cond}
+              AND ({one_of("e.source_id", nodes)[0]} OR {one_of("e.target_id", nodes)[0]})
+        ) x
+        WHERE {later_in} AND {earlier_in}
+    """
+    params = [
+        *study.case_params,
+        *study.case_params,
+        *one_of("e.relation_id", rel_ids)[1],
+        *cond_params,
+        *one_of("e.source_id", nodes)[1],
+        *one_of("e.target_id", nodes)[1],
+        *later_params,
+        *earlier_params,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
     rows.sort(key=lambda r: (r[1], r[0], r[2]))
     edges = [
         StudyEdge(before_id=int(a), after_id=int(b), edge_id=int(e), relation_id=int(r))
-        for a, b, e, r in rows[: limit * 4]
+        for a, b, e, r in rows
     ]
-    nodes = {e.after_id for e in edges} | {target_id}
-    return edges, truncated or len(nodes) > limit
+    return edges, truncated
 
 
 def learning_path(
@@ -414,7 +517,8 @@ def learning_path(
     at: datetime | None = None,
     names: dict[int, str] | None = None,
     name_lookup: Callable[[set[int]], dict[int, str]] | None = None,
-    limit: int = ANCESTOR_LIMIT,
+    limit: int | None = None,
+    depth: int | None = None,
     study: tuple[list[StudyEdge], bool] | None = None,
 ) -> LearningPath:
     """Order the target's closure so each concept follows everything it needs.
@@ -424,11 +528,14 @@ def learning_path(
     from foundations up. Concepts left over sit on or behind a cycle; one cycle is
     traced back along unmet needs and named. ``name_lookup`` fetches the names of the
     closure's concepts (for the tie-break) once the walk has found them. ``limit`` bounds
-    the closure's concepts (``truncated`` says it was cut). ``study`` gives the ordering
-    edges already read (and whether they were cut) instead of reading them here.
+    the closure's concepts, the nearest kept (``truncated`` says it was cut); ``depth``
+    keeps the needs at most that many steps away. ``study`` gives the ordering edges
+    already read (and whether they were cut) instead of reading them here.
     """
     if study is None:
-        study = study_edges(target_id=target_id, relations=relations, at=at, limit=limit)
+        study = study_edges(
+            target_id=target_id, relations=relations, at=at, limit=limit, depth=depth
+        )
     edges, truncated = study
     if name_lookup is not None:
         names = name_lookup({target_id} | {e.before_id for e in edges})

@@ -189,3 +189,41 @@ def test_the_token_pages_under_api_stay_html(f):
     r = curator.get("/api/tokens/999999/revoke/")
     assert r.status_code in {404, 405}
     assert r["Content-Type"].startswith("text/html")
+
+
+# --- Learning paths bounded by concepts -----------------------------------------------------
+
+
+def test_a_learning_path_over_the_limit_is_refused_in_words_with_the_way_out(f, settings, chain):
+    """More concepts than KG_LEARNING_PATH_LIMIT: a 400 naming the limit and depth."""
+    settings.KG_LEARNING_PATH_LIMIT = 5
+    agent = client_for(f, "deep")
+    r = agent.get(f"/api/v1/concepts/{chain[-1].pk}/learning-path")
+    assert r.status_code == 400
+    detail = r.json()["detail"]
+    assert detail.startswith("“Step 7” needs more than 4 concepts")
+    assert "KG_LEARNING_PATH_LIMIT is 5 concepts" in detail
+    assert detail.endswith("Ask for fewer levels: depth=1 to 6.")
+
+
+def test_a_learning_path_with_a_depth_fits_under_the_limit(f, settings, chain):
+    """depth=3 keeps the last three levels of needs: four steps, in order."""
+    settings.KG_LEARNING_PATH_LIMIT = 5
+    agent = client_for(f, "shallow")
+    body = agent.get(f"/api/v1/concepts/{chain[-1].pk}/learning-path", {"depth": 3}).json()
+    assert [s["concept"]["name"] for s in body["steps"]] == [
+        "Step 4",
+        "Step 5",
+        "Step 6",
+        "Step 7",
+    ]
+    assert body["total_steps"] == 4
+
+
+def test_a_learning_path_depth_outside_one_to_six_is_refused_in_words(f, chain):
+    """depth=0 and depth=7 are 4xx answers in JSON, never a 500."""
+    agent = client_for(f, "odd")
+    for depth in ("0", "7", "x"):
+        r = agent.get(f"/api/v1/concepts/{chain[-1].pk}/learning-path", {"depth": depth})
+        assert 400 <= r.status_code < 500
+        assert r["Content-Type"].startswith("application/json")

@@ -254,3 +254,138 @@ def test_study_edges_says_when_the_closure_was_capped(f):
     assert truncated is True
     _edges, truncated = traversal.study_edges(target_id=rest[-1].pk, relations=orders())
     assert truncated is False
+
+
+# --- Bounded by concepts (issue 15) --------------------------------------------------------
+
+
+def test_closure_lists_the_target_then_its_needs_nearest_first(f):
+    """The nearest needs come first, so a cut keeps what is closest to the target."""
+    (n0, n1, n2, n3), _ = chain(f, "N0", "N1", "N2", "N3")
+    nodes, truncated = traversal.closure(target_id=n3.pk, relations=orders())
+    assert nodes == [n3.pk, n2.pk, n1.pk, n0.pk] and truncated is False
+    nodes, truncated = traversal.closure(target_id=n3.pk, relations=orders(), limit=2)
+    assert nodes == [n3.pk, n2.pk] and truncated is True
+
+
+def test_closure_with_a_depth_keeps_the_needs_that_many_steps_away(f):
+    """depth=2 stops two steps before the target; a diamond's concept counts once."""
+    (n0, n1, n2, n3), _ = chain(f, "N0", "N1", "N2", "N3")
+    side = f.concept("Side")
+    f.edge(side, n2)
+    f.edge(n0, side)
+    nodes, truncated = traversal.closure(target_id=n3.pk, relations=orders(), depth=2)
+    assert set(nodes) == {n3.pk, n2.pk, n1.pk, side.pk} and truncated is False
+    assert len(nodes) == len(set(nodes))
+
+
+def test_learning_path_within_a_depth_orders_only_those_needs(f):
+    """A learning path of depth 1 holds the target and its direct needs, in order."""
+    (n0, n1, n2), _ = chain(f, "N0", "N1", "N2")
+    lp = traversal.learning_path(target_id=n2.pk, relations=orders(), depth=1)
+    assert lp.order == [n1.pk, n2.pk] and not lp.truncated
+
+
+def test_learning_path_over_its_limit_says_it_was_cut_and_keeps_a_valid_order(f, settings):
+    """Cut at KG_LEARNING_PATH_LIMIT: truncated, the nearest concepts, still in order."""
+    settings.KG_LEARNING_PATH_LIMIT = 3
+    (n0, n1, n2, n3), _ = chain(f, "N0", "N1", "N2", "N3")
+    lp = traversal.learning_path(target_id=n3.pk, relations=orders())
+    assert lp.truncated is True
+    assert lp.order == [n1.pk, n2.pk, n3.pk]
+
+
+def test_ball_on_a_hub_returns_the_nearest_concepts_whatever_the_depth(f):
+    """A deep walk from a hub stops at the limit, nearest first, and says it was cut."""
+    hub = f.concept("Hub")
+    spokes = [f.concept(f"Spoke {i}") for i in range(6)]
+    for s in spokes:
+        f.edge(hub, s, "related")
+    far = f.concept("Far")
+    f.edge(spokes[0], far, "related")
+    found = traversal.ball(start_id=hub.pk, depth=6, direction="both", limit=4)
+    assert found.truncated is True
+    assert found.distance[hub.pk] == 0
+    assert len(found.distance) == 4
+    assert far.pk not in found.distance
+    assert set(found.distance.values()) == {0, 1}
+
+
+def test_walks_read_the_relations_shape_once_per_process(f, django_assert_num_queries):
+    """After the vocabulary was read by a committed transaction, a walk is one query."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from kgreview.graph import vocabulary
+
+    a, b = f.concept("A"), f.concept("B")
+    f.edge(a, b, "related")
+    vocabulary.forget()
+    related = [rid("related")]
+    with CaptureQueriesContext(connection) as first:
+        traversal.ball(start_id=a.pk, depth=2, direction="out", relation_ids=related)
+    assert any("relationtype" in q["sql"].lower() for q in first.captured_queries)
+    # The test's transaction never commits; remember what a committed one would.
+    vocabulary._remember(vocabulary.shapes(related))
+    with django_assert_num_queries(1):
+        found = traversal.ball(start_id=a.pk, depth=2, direction="out", relation_ids=related)
+    assert b.pk in found.distance  # a symmetric relation is still walked both ways
+    with django_assert_num_queries(1):
+        back = traversal.ball(start_id=b.pk, depth=1, direction="out", relation_ids=related)
+    assert a.pk in back.distance
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_shape_read_in_a_transaction_that_rolls_back_is_not_remembered():
+    """A relation type created and rolled back never existed: its id is not cached;
+    one read outside a transaction is."""
+    from django.db import transaction
+
+    from kgreview.graph import vocabulary
+
+    vocabulary.forget()
+    kept = RelationType.objects.create(key="teaches", label="Teaches", verb="teaches")
+    assert vocabulary.shapes([kept.pk])[kept.pk].key == "teaches"
+    assert kept.pk in vocabulary._SHAPES
+    try:
+        with transaction.atomic():
+            made = RelationType.objects.create(
+                key="mentors", label="Mentors", verb="mentors", symmetric=True, directed=False
+            )
+            assert vocabulary.shapes([made.pk])[made.pk].symmetric is True
+            raise RuntimeError("roll back")
+    except RuntimeError:
+        pass
+    assert made.pk not in vocabulary._SHAPES
+
+
+@pytest.mark.postgres
+def test_a_deep_walk_from_a_hub_reads_only_what_its_limit_needs(f, on_postgres):
+    """PostgreSQL stops the recursion at the LIMIT: the walk produces at most
+    (limit + 1) × (depth + 1) rows however many concepts lie within reach."""
+    import json
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    hub = f.concept("Hub")
+    ring = [f.concept(f"Ring {i}") for i in range(60)]
+    for i, c in enumerate(ring):
+        f.edge(hub, c, "related")
+        f.edge(c, ring[(i + 1) % len(ring)], "related")
+    with CaptureQueriesContext(connection) as ctx:
+        traversal.ball(start_id=hub.pk, depth=6, direction="both", limit=5)
+    walk = ctx.captured_queries[-1]["sql"]
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + walk)
+        plan = cursor.fetchone()[0]
+    plan = plan if isinstance(plan, list) else json.loads(plan)
+
+    def rows_of(node, kind):
+        found = [node["Actual Rows"]] if node.get("Node Type") == kind else []
+        for child in node.get("Plans", ()):
+            found += rows_of(child, kind)
+        return found
+
+    (produced,) = rows_of(plan[0]["Plan"], "Recursive Union")
+    assert produced <= (5 + 1) * (6 + 1)

@@ -120,6 +120,19 @@ def path(
     )
 
 
+def _too_long(name: str, limit: int, depth: int | None) -> str:
+    """Why a learning path was refused, and what to ask instead."""
+    within = f" within {depth} steps" if depth else ""
+    said = (
+        f"“{name}” needs more than {limit - 1:,} concepts{within}, more than one learning "
+        f"path holds (KG_LEARNING_PATH_LIMIT is {limit:,} concepts, the target included)."
+    )
+    if depth == 1:
+        return said + " Even its direct needs are too many: read them as neighbours instead."
+    fewer = (depth or traversal.MAX_DEPTH + 1) - 1
+    return said + f" Ask for fewer levels: depth=1 to {fewer}."
+
+
 @api.get(
     "/v1/concepts/{concept_id}/learning-path",
     response=answers(s.LearningPathOut, 400, 404),
@@ -133,13 +146,19 @@ def learning_path(
     via: list[Text] = Query(None),  # noqa: B008
     as_of: datetime | None = None,
     limit: int = Query(STEPS_PAGE, ge=1, le=STEPS_PAGE_MAX),  # noqa: B008
-    offset: int = Query(0, ge=0, le=traversal.ANCESTOR_LIMIT),  # noqa: B008
+    offset: int = Query(0, ge=0, le=1_000_000),  # noqa: B008
+    depth: int | None = Query(None, ge=1, le=traversal.MAX_DEPTH),  # noqa: B008
 ):
     """Everything the target needs, in a valid study order (foundations first).
 
     One answer holds at most ``limit`` steps (default 500, at most 2000) from
     ``offset``; ``total_steps`` counts them all and ``next_offset`` asks for the next
-    page (null on the last one).
+    page (null on the last one). ``depth`` (1–6) keeps only the needs at most that many
+    steps away ("what to study in the last three steps before it").
+
+    A learning path holds at most ``KG_LEARNING_PATH_LIMIT`` concepts (5,000 unless
+    configured), the target included; a target that needs more is refused (400) in
+    words, naming the limit: ask again with a ``depth``.
 
     ``via`` (repeatable) names the ordering relations: ``prerequisite`` (the source is
     studied first; the default) and ``builds_on`` (the target is studied first). When
@@ -159,12 +178,17 @@ def learning_path(
         )
     rel_ids, _keys = relation_ids(via)
     orders = {rid: traversal.STUDY_ORDER[key] for rid, key in zip(rel_ids, via, strict=True)}
+    limit_concepts = traversal.learning_path_limit()
     result = traversal.learning_path(
         target_id=target.pk,
         relations=orders,
         at=at,
         name_lookup=concept_names,
+        limit=limit_concepts,
+        depth=depth,
     )
+    if result.truncated:
+        raise ApiError(400, _too_long(target.name, limit_concepts, depth))
     if offset and offset >= len(result.order):
         raise ApiError(
             400,
