@@ -12,6 +12,7 @@ import statistics
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from itertools import islice
 
 from django.conf import settings
 from django.db import connection, models, transaction
@@ -186,32 +187,34 @@ def analyze() -> None:
 def insert_rows(model: type[models.Model], objs: Iterable[models.Model], *, batch=20_000) -> int:
     """Insert unsaved ``objs`` of ``model`` as fast as the database takes them: ``COPY`` on
     PostgreSQL, batched ``bulk_create`` elsewhere. Ids are not returned (read them back
-    in id order). Set-up only: no signals, no ``save()``, constraints still checked."""
-    if connection.vendor != "postgresql":
-        count = 0
-        chunk: list[models.Model] = []
-        for obj in objs:
-            chunk.append(obj)
-            if len(chunk) >= batch:
-                model.objects.bulk_create(chunk)
-                count += len(chunk)
-                chunk = []
-        if chunk:
+    in id order). Set-up only: no signals, no ``save()``, constraints still checked.
+
+    ``objs`` is drawn a batch at a time before each ``COPY`` starts, so a generator that
+    queries the database on the way never runs while the connection is busy copying
+    (psycopg would wait for itself).
+    """
+    count = 0
+    iterator = iter(objs)
+    while chunk := list(islice(iterator, batch)):
+        if connection.vendor == "postgresql":
+            _copy(model, chunk)
+        else:
             model.objects.bulk_create(chunk)
-            count += len(chunk)
-        return count
+        count += len(chunk)
+    return count
+
+
+def _copy(model: type[models.Model], objs: list[models.Model]) -> None:
     fields = [f for f in model._meta.concrete_fields if not f.primary_key]
     columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
     table = connection.ops.quote_name(model._meta.db_table)
-    count = 0
+    rows = [[f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields] for obj in objs]
     connection.ensure_connection()
     # The psycopg cursor itself: COPY is not in Django's cursor API.
     raw = connection.connection.cursor()
     with raw, raw.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-        for obj in objs:
-            copy.write_row([f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields])
-            count += 1
-    return count
+        for row in rows:
+            copy.write_row(row)
 
 
 def seed_concepts(names: list[str], *, alias_every: int = 3) -> list[int]:

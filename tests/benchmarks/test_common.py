@@ -100,3 +100,15 @@ def test_bench_refuses_an_unknown_scale():
     """Only 1, 5 and 10 are scales."""
     with pytest.raises(CommandError):
         call_command("bench", "graph", "--scale", "3")
+
+
+@pytest.mark.django_db
+def test_insert_rows_takes_a_generator_that_queries_the_database_on_the_way():
+    """Rows are drawn before each COPY starts, so a query inside the generator is safe."""
+
+    def rows():
+        for i in range(5):
+            yield Concept(name=f"Queried {i} {Concept.objects.count()}")
+
+    assert insert_rows(Concept, rows(), batch=2) == 5
+    assert Concept.objects.filter(name__startswith="Queried").count() == 5
