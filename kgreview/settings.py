@@ -478,7 +478,7 @@ KG_ASK_SET_LIMIT = env_int("KG_ASK_SET_LIMIT", 200, minimum=1)
 # The most concepts a learning path may hold (the target included). A target that needs
 # more is refused in words, with the way to ask for fewer levels (``depth``): a study
 # order of tens of thousands of concepts helps nobody, and reading one costs seconds.
-KG_LEARNING_PATH_LIMIT = env_int("KG_LEARNING_PATH_LIMIT", 5000, minimum=10)
+KG_LEARNING_PATH_LIMIT = env_int("KG_LEARNING_PATH_LIMIT", 2000, minimum=10)
 KG_ASK_PROVIDER = env_str("KG_ASK_PROVIDER", "offline")
 if KG_ASK_PROVIDER not in {"offline", "openai"}:
     raise ImproperlyConfigured(f"KG_ASK_PROVIDER={KG_ASK_PROVIDER!r}: use offline or openai")

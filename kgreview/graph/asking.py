@@ -57,11 +57,7 @@ def _marks(values: Sequence) -> str:
 _one_of = traversal.one_of
 
 
-def _seed_rows(values: Sequence[int]) -> tuple[str, list]:
-    """A SELECT of the given concept ids, one per row (the anchor of a recursive walk)."""
-    if connection.vendor == "postgresql":
-        return "SELECT unnest(CAST(%s AS BIGINT[]))", [list(values)]
-    return "SELECT column1 FROM (VALUES " + ", ".join(["(%s)"] * len(values)) + ")", list(values)
+_seed_rows = traversal.id_rows
 
 
 @dataclass

@@ -15,6 +15,7 @@ live graph, the same indexes' leading column for the past.
 from __future__ import annotations
 
 import heapq
+import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -358,6 +359,14 @@ def one_of(column: str, values: Sequence[int]) -> tuple[str, list]:
     return f"{column} IN ({', '.join(['%s'] * len(values))})", list(values)
 
 
+def id_rows(values: Sequence[int]) -> tuple[str, list]:
+    """A SELECT of the given ids, one per row, in a column named ``node``: one array
+    parameter on PostgreSQL, one JSON parameter on SQLite, however many ids."""
+    if connection.vendor == "postgresql":
+        return "SELECT unnest(CAST(%s AS BIGINT[])) AS node", [list(values)]
+    return "SELECT value AS node FROM json_each(%s)", [json.dumps([int(v) for v in values])]
+
+
 @dataclass(frozen=True)
 class _StudySql:
     """How a walk along the ordering relations reads an edge: the concept to study
@@ -475,33 +484,30 @@ def study_edges(
     study = _study_sql(relations, at)
     if study is None or len(nodes) < 2:
         return [], truncated
-    later_in, later_params = one_of("x.later", nodes)
-    earlier_in, earlier_params = one_of("x.earlier", nodes)
-    rel_ids = sorted(int(r) for r in relations)
-    cond, cond_params = _edge_condition("e", at)
-    sql = f"""
-        SELECT x.earlier, x.later, x.eid, x.rel FROM (
-            SELECT {study.earlier} AS earlier, {study.later} AS later,
-                   e.id AS eid, e.relation_id AS rel
-            FROM {_table()} e
-            WHERE {one_of("e.relation_id", rel_ids)[0]} AND {cond}
-              AND ({one_of("e.source_id", nodes)[0]} OR {one_of("e.target_id", nodes)[0]})
-        ) x
-        WHERE {later_in} AND {earlier_in}
-    """
-    params = [
-        *study.case_params,
-        *study.case_params,
-        *one_of("e.relation_id", rel_ids)[1],
-        *cond_params,
-        *one_of("e.source_id", nodes)[1],
-        *one_of("e.target_id", nodes)[1],
-        *later_params,
-        *earlier_params,
-    ]
+    # The needs of every concept of the closure, one index probe per concept (as the
+    # walk made them): a list of thousands of ids in an ``IN`` or ``ANY`` would be
+    # checked against every edge of the relation instead.
+    seed, seed_params = id_rows(nodes)
+    step, step_params = study.needs("n.node")
+    columns = f"{study.earlier}, {study.later}, e.id, e.relation_id"
+    if connection.vendor == "postgresql":
+        # A LATERAL subquery kept apart by OFFSET 0 (which stops the planner from
+        # flattening it) probes the index per concept; a plain join of a few thousand
+        # ids is costed as a hash join over every edge of the relation.
+        sql = (
+            f"SELECT x.* FROM ({seed}) n CROSS JOIN LATERAL"
+            f" (SELECT {columns} FROM {_table()} e WHERE {step} OFFSET 0) x"
+        )
+        params = [*seed_params, *study.case_params, *study.case_params, *step_params]
+    else:
+        sql = f"SELECT {columns} FROM ({seed}) n JOIN {_table()} e ON {step}"
+        params = [*study.case_params, *study.case_params, *seed_params, *step_params]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
+    if truncated or depth is not None:  # a cut closure: keep the needs it holds
+        kept = set(nodes)
+        rows = [r for r in rows if r[0] in kept]
     rows.sort(key=lambda r: (r[1], r[0], r[2]))
     edges = [
         StudyEdge(before_id=int(a), after_id=int(b), edge_id=int(e), relation_id=int(r))

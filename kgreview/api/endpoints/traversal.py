@@ -156,7 +156,7 @@ def learning_path(
     page (null on the last one). ``depth`` (1–6) keeps only the needs at most that many
     steps away ("what to study in the last three steps before it").
 
-    A learning path holds at most ``KG_LEARNING_PATH_LIMIT`` concepts (5,000 unless
+    A learning path holds at most ``KG_LEARNING_PATH_LIMIT`` concepts (2,000 unless
     configured), the target included; a target that needs more is refused (400) in
     words, naming the limit: ask again with a ``depth``.
 
