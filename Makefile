@@ -68,6 +68,9 @@ evaluate: setup
 	KG_VAR_DIR=var/eval $(BIN)/python manage.py evaluate --gold corpus/gold.jsonl
 	KG_VAR_DIR=var/eval $(BIN)/python manage.py evaluate --gold evaluation/heldout/gold.jsonl
 
-## Benchmarks; set DATABASE_URL to PostgreSQL for the published figures.
+## Benchmarks; set DATABASE_URL to PostgreSQL for the published figures, SCALE=5 or 10 for
+## five or ten times the base graph (the documents and render benches have one size).
+SCALE ?= 1
 bench: setup
-	$(BIN)/python manage.py bench resolve construct review bulk heal graph documents render
+	$(BIN)/python manage.py bench resolve construct review bulk queue heal graph ask competency --scale $(SCALE)
+	$(BIN)/python manage.py bench documents render
