@@ -90,8 +90,15 @@ def seed_curriculum(
 ) -> Curriculum:
     """Seed ``concepts`` concepts and ``edges`` edges shaped like a curriculum, then
     ``ANALYZE``. ``evidence(i)``, when given, returns the evidence fields of the i-th edge
-    (``evidence_revision_id``, ``evidence_start``, ``evidence_end``, ``evidence_quote``)."""
+    (``evidence_revision_id``, ``evidence_start``, ``evidence_end``, ``evidence_quote``).
+
+    The edges are copied in past the graph services, so the acyclic relations'
+    topological order (``kgreview.graph.order``) is then built from them by
+    ``rebuild_orders``, as the migration builds it for existing edges; the rows are
+    written as in that order (``Edge.in_order``), which the rebuild makes true.
+    """
     from kgreview.graph.models import RelationType
+    from kgreview.graph.order import rebuild_orders
 
     names = names or concept_names(concepts)
     ids = seed_concepts(names)
@@ -99,6 +106,7 @@ def seed_curriculum(
     graph = Curriculum(ids=ids, names=names, relations=relations)
     with transaction.atomic():
         graph.edges = insert_rows(_edge_model(), _edges(graph, edges, rng, history, evidence))
+        rebuild_orders()
     analyze()
     return graph
 
@@ -146,6 +154,7 @@ def _edges(graph: Curriculum, count: int, rng, history: bool, evidence) -> Itera
             recorded_at=week_ago if old else now,
             status="invalidated" if retired else "active",
             invalid_at=now - timedelta(days=1) if retired else None,
+            in_order=True,  # made true by ``rebuild_orders`` right after (see above)
             **(evidence(made) if evidence else {}),
         )
         made += 1

@@ -19,6 +19,7 @@ from django.db.models.functions import Lower
 from construction.text import name_key
 from kgreview.core.errors import (
     CycleDetected,
+    CycleUnchecked,
     DomainError,
     DuplicateEdge,
     NameTaken,
@@ -29,7 +30,7 @@ from . import selectors
 from .models import Concept, ConceptAlias, Edge, RelationType, SourceConcept
 from .services.common import NAME_MAX, name_index_changed
 from .services.concepts import check_retirable
-from .services.rows import ensure_new_fact
+from .services.rows import admit_fact
 
 
 def concepts_create_many(specs: Sequence[tuple[str, str, Iterable[str]]]) -> list[Concept]:
@@ -86,8 +87,8 @@ def edges_add_checked(items: Sequence[tuple[Edge, Concept, Concept]]) -> list[Do
     out: list[DomainError | None] = []
     for row, source, target in items:
         try:
-            ensure_new_fact(relation=row.relation, source=source, target=target)
-        except (DuplicateEdge, CycleDetected) as exc:
+            row.in_order = admit_fact(relation=row.relation, source=source, target=target)
+        except (DuplicateEdge, CycleDetected, CycleUnchecked) as exc:
             out.append(exc)
             continue
         row.save(force_insert=True)

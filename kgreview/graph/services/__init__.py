@@ -60,7 +60,7 @@ from .relations import (
     relation_type_reactivate,
     relation_type_retire,
 )
-from .rows import edge_row, ensure_new_fact
+from .rows import admit_fact, edge_row
 
 __all__ = [
     "DECIDING",
@@ -69,6 +69,7 @@ __all__ = [
     "MergeOutcome",
     "SourceImportResult",
     "UnmergeOutcome",
+    "admit_fact",
     "check_retirable",
     "concept_add_alias",
     "concept_create",
@@ -86,7 +87,6 @@ __all__ = [
     "edge_restore",
     "edge_row",
     "edge_supersede",
-    "ensure_new_fact",
     "inactive_words",
     "lock_concepts",
     "lock_graph",
