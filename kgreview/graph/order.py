@@ -10,8 +10,10 @@ from ``u`` (Pearce and Kelly's dynamic topological sort): if the search from ``v
 reaches ``u``, the edge closes a cycle; otherwise the concepts found trade places
 among themselves so that the new edge runs forwards too. Most new edges need no search;
 on a curriculum-shaped graph the rest visit a few dozen concepts. A concept without a
-position has no edge in the relation yet, so it is put first (as a source) or last (as
-a target); so is a source that nothing leads to, or a target that leads nowhere.
+position has no edge in the relation yet, so it can go anywhere: right before the target
+(as a source) or right after the source (as a target), where its later edges among the
+same neighbours stay short. So can a source that nothing leads to, or a target that
+leads nowhere.
 
 ``place`` decides all this from one read (``selectors.edge_precheck``) and writes
 nothing; the graph services write what it decides (``write``) under the relation's row
@@ -47,8 +49,10 @@ __all__ = [
     "INLINE_REBUILD",
     "REACH_LIMIT",
     "Placement",
+    "edges_out_of_order",
     "place",
     "rebuild_orders",
+    "set_unordered",
     "topological_positions",
     "write",
 ]
@@ -100,22 +104,14 @@ def _place_unordered(check: Precheck, u: int, v: int, *, repaired: bool) -> Plac
 
 def _place_ordered(check: Precheck, u: int, v: int) -> Placement:
     pu, pv = check.source_at, check.target_at
-    lowest = check.lowest if check.lowest is not None else 0
-    highest = check.highest if check.highest is not None else 0
     if pu is None or pv is None:
-        # An end without a place has no edge in the relation yet: first, or last.
-        ends = {}
-        if pu is None:
-            ends[u] = lowest - GAP
-        if pv is None:
-            ends[v] = highest + GAP
-        return Placement(moves=ends)
+        return Placement(moves=_new_places(check, u, v))
     if pu < pv:
         return Placement()
     if not check.source_has_in:
-        return Placement(moves={u: lowest - GAP})
+        return Placement(moves={u: _just_before(check, pv, check.before_target)})
     if not check.target_has_out:
-        return Placement(moves={v: highest + GAP})
+        return Placement(moves={v: _just_after(check, pu, check.after_source)})
     ahead, behind = check.ahead, check.behind
     if u in ahead or v in behind:
         return Placement(in_order=False, cycle_among=frozenset(ahead) | frozenset(behind))
@@ -131,6 +127,39 @@ def _place_ordered(check: Precheck, u: int, v: int) -> Placement:
     if moves is None:
         return Placement(in_order=False, unchecked=True)
     return Placement(moves=moves)
+
+
+def _new_places(check: Precheck, u: int, v: int) -> dict[int, int]:
+    """Places for ends new to the relation (they have no edge in it): next to the other
+    end, so that later edges among neighbours stay short; both new, at the end."""
+    pu, pv = check.source_at, check.target_at
+    if pv is not None:
+        return {u: _just_before(check, pv, check.before_target)}
+    if pu is not None:
+        return {v: _just_after(check, pu, check.after_source)}
+    highest = check.highest if check.highest is not None else 0
+    return {u: highest + GAP, v: highest + 2 * GAP}
+
+
+def _just_before(check: Precheck, position: int, previous: int | None) -> int:
+    """A free position right before ``position`` (halfway to the one before it), or
+    before every other when the gap is used up."""
+    if previous is None:
+        return position - GAP
+    middle = (previous + position) // 2
+    if previous < middle < position:
+        return middle
+    return (check.lowest if check.lowest is not None else 0) - GAP
+
+
+def _just_after(check: Precheck, position: int, following: int | None) -> int:
+    """A free position right after ``position``, or after every other."""
+    if following is None:
+        return position + GAP
+    middle = (position + following) // 2
+    if position < middle < following:
+        return middle
+    return (check.highest if check.highest is not None else 0) + GAP
 
 
 def _placed(found: dict[int, int | None]) -> dict[int, int]:
@@ -262,6 +291,28 @@ def _rebuild(registry, relation) -> bool:
         RelationType = registry.get_model("graph", "RelationType")
         RelationType.objects.filter(pk=relation.pk).update(ordered=ordered)
     return ordered
+
+
+def edges_out_of_order(relation_id: int) -> list[int]:
+    """The active edges of an ordered relation that do not run forwards in its order (an
+    end without a position, or the source not before the target), in id order: none, as
+    long as only the graph services write edges. Reads the whole relation: a check for
+    tests and ``manage.py order_relations --check``, never for a decision."""
+    Edge = django_apps.get_model("graph", "Edge")
+    ConceptOrder = django_apps.get_model("graph", "ConceptOrder")
+    at = dict(
+        ConceptOrder.objects.filter(relation_id=relation_id).values_list("concept_id", "position")
+    )
+    out = []
+    for pk, source, target in (
+        Edge.objects.filter(relation_id=relation_id, status="active")
+        .order_by("pk")
+        .values_list("pk", "source_id", "target_id")
+        .iterator(chunk_size=20_000)
+    ):
+        if source not in at or target not in at or at[source] >= at[target]:
+            out.append(pk)
+    return out
 
 
 def set_unordered(relation_id: int) -> None:

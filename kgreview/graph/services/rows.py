@@ -201,7 +201,7 @@ def admit_fact(*, relation: RelationType, source: Concept, target: Concept) -> b
     if placement.unchecked:
         raise CycleUnchecked(
             f'"{source.name}" {relation.verb} "{target.name}" could not be checked for a '
-            f"cycle: more than {order.REACH_LIMIT} concepts lead to and from its ends in "
+            f"cycle: more than {selectors.REACH_LIMIT} concepts lead to and from its ends in "
             f'"{relation.key}"{"" if check.ordered else _UNORDERED}. Nothing was changed.'
         )
     order.write(relation.pk, placement.moves)
