@@ -100,3 +100,29 @@ def test_bench_refuses_an_unknown_scale():
     """Only 1, 5 and 10 are scales."""
     with pytest.raises(CommandError):
         call_command("bench", "graph", "--scale", "3")
+
+
+@pytest.mark.django_db
+def test_the_seeded_curriculum_has_its_orders_built_as_the_migration_builds_them():
+    """Edges copied in past the services get the acyclic relations' orders right after,
+    so the review benchmark measures decisions against an order, not a rebuild."""
+    from kgreview.graph import order
+    from kgreview.graph.models import RelationType
+
+    seed_curriculum(rng=random.Random(2), concepts=300, edges=1_500)
+    for relation in RelationType.objects.filter(acyclic=True):
+        assert relation.ordered
+        assert order.edges_out_of_order(relation.pk) == []
+    assert not Edge.objects.filter(status="active", in_order=False).exists()
+
+
+def test_a_refusal_is_counted_by_the_words_on_its_card():
+    """The review benchmark reads why a decision was refused from the card's alert."""
+    from benchmarks.review import refusal_reason
+
+    page = '<div class="flash bad" role="alert">Cannot apply it as it stands: &quot;A&quot; '
+    cycle = page + "is a prerequisite for &quot;B&quot; would close a cycle: B → A → B.</div>"
+    other = page + "something new.</div>"
+    assert refusal_reason(cycle) == "cycle"
+    assert refusal_reason(other) == 'Cannot apply it as it stands: "A" something new.'
+    assert refusal_reason("<p>no alert</p>") == "no words on the page"

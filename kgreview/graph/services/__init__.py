@@ -17,7 +17,10 @@ never wait on each other crosswise (PostgreSQL would end one with "deadlock dete
    proposals an edge needs and the proposals it contradicts, locked up front);
 2. concepts, in id order: both ends of an edge, or both concepts of a merge, together;
 3. relation types, in id order (only for an acyclic relation: its row serialises the
-   edges of that relation, so two concurrent inserts cannot close a cycle between them);
+   edges of that relation, so two concurrent inserts cannot close a cycle between them,
+   and its topological order, ``kgreview.graph.order``, has one writer at a time; an
+   edge's concepts and relation are locked in one statement, ``rows.lock_for_edge``,
+   the relation only once both concepts are held);
 4. edges, in id order;
 5. last, the name index's version (``name_index_changed``), bumped once at the end of a
    retried decision (``kgreview.core.retry.once_before_commit``).

@@ -192,12 +192,14 @@ def admit_fact(*, relation: RelationType, source: Concept, target: Concept) -> b
             goal_id=source.pk,
             within=placement.cycle_among,
         )
-        if chain is not None:
-            words = " → ".join(name for _, name in [*chain, chain[0]])
-            raise CycleDetected(
-                f'"{source.name}" {relation.verb} "{target.name}" would close a cycle: {words}.',
-                path=[cid for cid, _ in chain],
-            )
+        # The search found the way back; the chain is only its words (the concepts found
+        # always hold it), so even without one the edge is refused.
+        chain = chain or [(target.pk, target.name), (source.pk, source.name)]
+        words = " → ".join(name for _, name in [*chain, chain[0]])
+        raise CycleDetected(
+            f'"{source.name}" {relation.verb} "{target.name}" would close a cycle: {words}.',
+            path=[cid for cid, _ in chain],
+        )
     if placement.unchecked:
         raise CycleUnchecked(
             f'"{source.name}" {relation.verb} "{target.name}" could not be checked for a '
