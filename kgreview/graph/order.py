@@ -40,7 +40,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.apps import apps as django_apps
-from django.db import transaction
+from django.db import connection, transaction
 
 from .selectors import INLINE_REBUILD, REACH_LIMIT, Precheck
 
@@ -279,18 +279,32 @@ def _rebuild(registry, relation) -> bool:
     ordered = positions is not None
     if positions is not None:
         ConceptOrder.objects.filter(relation_id=relation.pk).delete()
-        ConceptOrder.objects.bulk_create(
-            (
-                ConceptOrder(relation_id=relation.pk, concept_id=c, position=p)
-                for c, p in positions.items()
-            ),
-            batch_size=20_000,
-        )
+        _insert_positions(ConceptOrder._meta.db_table, relation.pk, positions)
         active.filter(in_order=False).update(in_order=True)
     if relation.ordered != ordered:
         RelationType = registry.get_model("graph", "RelationType")
         RelationType.objects.filter(pk=relation.pk).update(ordered=ordered)
     return ordered
+
+
+def _insert_positions(table: str, relation_id: int, positions: dict[int, int]) -> None:
+    """Write a relation's positions: arrays unnested on PostgreSQL (a million rows in
+    seconds, where model instances took minutes), plain rows elsewhere."""
+    items = list(positions.items())
+    with connection.cursor() as cursor:
+        for start in range(0, len(items), 50_000):
+            chunk = items[start : start + 50_000]
+            if connection.vendor == "postgresql":
+                cursor.execute(
+                    f"INSERT INTO {table} (relation_id, concept_id, position) "
+                    "SELECT %s, c, p FROM unnest(%s::bigint[], %s::bigint[]) AS t(c, p)",
+                    [relation_id, [c for c, _ in chunk], [p for _, p in chunk]],
+                )
+            else:
+                cursor.executemany(
+                    f"INSERT INTO {table} (relation_id, concept_id, position) VALUES (%s, %s, %s)",
+                    [(relation_id, c, p) for c, p in chunk],
+                )
 
 
 def edges_out_of_order(relation_id: int) -> list[int]:
