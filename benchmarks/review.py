@@ -35,6 +35,7 @@ from .curriculum import (
     BASE_CONCEPTS,
     BASE_EDGES,
     BASE_PROPOSALS,
+    LOCAL,
     Curriculum,
     bench_lesson,
     concept_end,
@@ -59,8 +60,10 @@ HX = {"HX-Request": "true"}
 def bench_review(*, scale: int = 1, decisions: int = 300, seed: int = 3) -> dict:
     """Accept, reject and edit-then-accept ``decisions`` random open proposals each.
 
-    A decision the service refuses still answers 200 (the card says why, in words), so
-    each one is judged by the proposal's status afterwards; refusals are counted by
+    An edit turns round a proposal that points against the study order (as a reviewer
+    would), and otherwise changes its confidence and weight. A decision the service
+    refuses still answers 200 (the card says why, in words), so each one is judged by
+    the proposal's status afterwards; refusals are counted by
     reason and kept in the timings. Before each accept, outside the timing, the cycle
     check's own read (``edge_precheck``) is run once more to report how many concepts it
     visits on this graph.
@@ -73,7 +76,7 @@ def bench_review(*, scale: int = 1, decisions: int = 300, seed: int = 3) -> dict
     setup_s = time.perf_counter() - started
     with plain_static():
         client, _user = reviewer_client("bench-reviewer")
-        run = _decide(client, rng, decisions)
+        run = _decide(client, rng, decisions, graph)
     every = [t for values in run.timings.values() for t in values]
     every_q = [q for values in run.queries.values() for q in values]
     overall = percentiles(every)
@@ -153,10 +156,11 @@ class _Run:
         }
 
 
-def _decide(client: Client, rng: random.Random, decisions: int) -> _Run:
+def _decide(client: Client, rng: random.Random, decisions: int, graph: Curriculum) -> _Run:
     ids = list(Proposal.objects.filter(status="pending").values_list("pk", flat=True))
     picked = rng.sample(ids, min(len(ids), decisions * 3))
     versions = dict(Proposal.objects.filter(pk__in=picked).values_list("pk", "version"))
+    backwards = _backwards(picked, graph)
     run = _Run()
     for i, pk in enumerate(picked):
         action = ("accept", "reject", "edit_accept")[i % 3]
@@ -169,6 +173,8 @@ def _decide(client: Client, rng: random.Random, decisions: int) -> _Run:
         else:
             url = reverse("review:edit", args=[pk])
             data = {"version": version, "confidence": "0.7", "weight": "2"}
+            if pk in backwards:
+                data["swap"] = "on"  # the reviewer turns round what the agent got backwards
         if action != "reject":
             _count_visits(pk, run)
         elapsed, queries, page = timed_request(client, "post", url, data, HX, page=True)
@@ -177,6 +183,20 @@ def _decide(client: Client, rng: random.Random, decisions: int) -> _Run:
         if Proposal.objects.filter(pk=pk, status__in=("pending", "held")).exists():
             run.refused[action][refusal_reason(page)] += 1
     return run
+
+
+def _backwards(picked: list[int], graph: Curriculum) -> set[int]:
+    """The picked proposals of an ordered relation that point against the study order
+    (the queue's deliberate mistakes, ``curriculum.BACKWARDS_EVERY``)."""
+    position = graph.position()
+    out = set()
+    for pk, key, source, target in Proposal.objects.filter(
+        pk__in=picked, relation_key__in=LOCAL
+    ).values_list("pk", "relation_key", "source_concept_id", "target_concept_id"):
+        earlier, later = (target, source) if key == "builds_on" else (source, target)
+        if position[earlier] > position[later]:
+            out.add(pk)
+    return out
 
 
 def _count_visits(pk: int, run: _Run) -> None:
@@ -222,7 +242,7 @@ def _seed_bulk(graph: Curriculum, n: int, rng: random.Random) -> list[int]:
     )
     if concept_props[0].pk is None:
         concept_props = list(Proposal.objects.filter(kind="add_concept").order_by("pk"))
-    from .curriculum import LOCAL, local_pair, ordered
+    from .curriculum import local_pair, ordered
 
     relations = sorted(graph.relations.values(), key=lambda r: r.key)
     rows = []

@@ -126,3 +126,27 @@ def test_a_refusal_is_counted_by_the_words_on_its_card():
     assert refusal_reason(cycle) == "cycle"
     assert refusal_reason(other) == 'Cannot apply it as it stands: "A" something new.'
     assert refusal_reason("<p>no alert</p>") == "no words on the page"
+
+
+@pytest.mark.django_db
+def test_the_review_benchmark_counts_refusals_and_what_the_cycle_check_visited():
+    """Decisions through the real views on a small curriculum: every one is timed and
+    counted, a refusal (a 200 with words) is counted by its reason, and the accepts of
+    acyclic relations report how many concepts their check searched."""
+    from benchmarks.common import plain_static
+    from benchmarks.curriculum import seed_proposals
+    from benchmarks.review import _decide, reviewer_client
+    from kgreview.review.models import Proposal
+
+    rng = random.Random(4)
+    graph = seed_curriculum(rng=rng, concepts=200, edges=1_000)
+    seed_proposals(graph, 150, rng)
+    with plain_static():
+        client, _ = reviewer_client("bench-test")
+        run = _decide(client, rng, 20, graph)
+    assert [len(run.timings[a]) for a in ("accept", "reject", "edit_accept")] == [20, 20, 20]
+    assert max(q for qs in run.queries.values() for q in qs) <= 15
+    still_open = Proposal.objects.filter(status__in=("pending", "held")).count()
+    refused = sum(sum(c.values()) for c in run.refused.values())
+    assert refused == still_open - (150 - 60)
+    assert run.visits()["accepts_checked"] > 0
