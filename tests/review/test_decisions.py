@@ -529,3 +529,21 @@ def test_keeping_the_other_concept_relinks_the_merge_proposal(f, curator):
     p = reload(p)
     assert (p.source_concept_id, p.target_concept_id) == (a.pk, b.pk)
     assert reload(a).status == "merged" and reload(b).status == "active"
+
+
+def test_an_edge_too_far_to_check_for_a_cycle_is_refused_in_words(f, reviewer, monkeypatch):
+    """When neither bounded search ends, the decision is refused as stale, in words, and
+    nothing is written (never accepted on a guess)."""
+    from kgreview.graph import selectors as graph_selectors
+
+    monkeypatch.setattr(graph_selectors, "INLINE_REBUILD", 0)
+    monkeypatch.setattr(graph_selectors, "REACH_LIMIT", 2)
+    into, out = f.concept("Into"), f.concept("Out of")
+    for _ in range(3):
+        f.edge(f.concept(), into)
+        f.edge(out, f.concept())
+    RelationType.objects.filter(key="prerequisite").update(ordered=False)
+    p = f.edge_proposal(into, out)
+    with pytest.raises(ProposalStale, match="could not be checked for a cycle"):
+        decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
+    assert reload(p).status == "pending" and not Edge.objects.filter(source=into).exists()
