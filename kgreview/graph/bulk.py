@@ -26,7 +26,7 @@ from kgreview.core.errors import (
     ValidationFailed,
 )
 
-from . import selectors
+from . import order, selectors
 from .models import Concept, ConceptAlias, Edge, RelationType, SourceConcept
 from .services.common import NAME_MAX, name_index_changed
 from .services.concepts import check_retirable
@@ -79,11 +79,16 @@ def edges_add_checked(items: Sequence[tuple[Edge, Concept, Concept]]) -> list[Do
     duplicate and cycle checks against the graph as written so far (the relations' rows
     locked once, as ``edge_add`` does). Returns, per row, the refusal or None if added."""
     relation_ids = sorted({row.relation_id for row, _, _ in items})
-    list(
+    relations = list(
         RelationType.objects.select_for_update(no_key=True)
         .filter(pk__in=relation_ids)
         .order_by("pk")
     )
+    for relation in relations:
+        # The batch's new concepts placed at once, not one write per edge that needs them.
+        order.place_new(
+            relation, [(s.pk, t.pk) for row, s, t in items if row.relation_id == relation.pk]
+        )
     out: list[DomainError | None] = []
     for row, source, target in items:
         try:
