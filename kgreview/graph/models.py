@@ -462,6 +462,13 @@ class Edge(NoDeleteModel):
             models.Index(fields=["relation", "status"], name="edge_relation_status"),
             models.Index(fields=["recorded_at"], name="edge_recorded_at"),
             models.Index(fields=["invalid_at"], name="edge_invalid_at"),
+            # What leads into a concept in a relation: the backward half of the cycle check
+            # (the unique index on source, relation, target serves the forward half).
+            models.Index(
+                fields=["target", "relation"],
+                condition=Q(status="active"),
+                name="edge_active_into",
+            ),
             # Active rows written past the services: few (none, normally), found at once.
             models.Index(
                 fields=["relation"],

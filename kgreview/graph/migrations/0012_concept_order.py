@@ -4,7 +4,8 @@ relation's lock.
 
 Adds ``ConceptOrder`` (a concept's position in one relation), ``RelationType.ordered``
 (whether the positions are an order of its active edges) and ``Edge.in_order`` (whether
-the graph services placed the row's ends; an index finds the rows written otherwise).
+the graph services placed the row's ends; an index finds the rows written otherwise), and
+an index on what leads into a concept in a relation, for the backward search.
 Then builds every acyclic relation's order from its active edges with Kahn's algorithm,
 through ``order.rebuild_orders``, the same function the benchmarks and
 ``manage.py order_relations`` call. A relation whose edges already hold a cycle gets
@@ -91,6 +92,14 @@ class Migration(migrations.Migration):
                 "(ConceptOrder) are a topological order of its active edges. Kept by the "
                 "graph services; false while its edges hold a cycle, until `manage.py "
                 "order_relations` rebuilds it.",
+            ),
+        ),
+        migrations.AddIndex(
+            model_name="edge",
+            index=models.Index(
+                condition=models.Q(("status", "active")),
+                fields=["target", "relation"],
+                name="edge_active_into",
             ),
         ),
         migrations.AddIndex(
