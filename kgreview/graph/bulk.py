@@ -92,7 +92,7 @@ def edges_add_checked(items: Sequence[tuple[Edge, Concept, Concept]]) -> list[Do
     out: list[DomainError | None] = []
     for row, source, target in items:
         try:
-            row.in_order = admit_fact(relation=row.relation, source=source, target=target)
+            row.in_order = admit_fact(relation=row.relation, source=source, target=target).in_order
         except (DuplicateEdge, CycleDetected, CycleUnchecked) as exc:
             out.append(exc)
             continue

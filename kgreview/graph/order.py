@@ -226,7 +226,7 @@ def place_new(relation, pairs: list[tuple[int, int]]) -> None:
     new = sorted(ends - placed)
     if not new:
         return
-    leads = defaultdict(int)
+    leads: dict[int, int] = defaultdict(int)
     for source, target in pairs:
         leads[source] += 1
         leads[target] -= 1

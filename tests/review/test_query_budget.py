@@ -135,3 +135,19 @@ def test_a_rejection_is_within_the_budget(f, queue):
     )
     assert status == 200 and Proposal.objects.get(pk=p.pk).status == "rejected"
     assert queries <= BUDGET, queries
+
+
+def test_edit_turning_an_edge_round_onto_a_new_concept_is_within_the_budget(f, queue):
+    """The heaviest edit: turned round, a new fact (its twins looked for), and an end new
+    to the relation placed in its order with the edge, in the same statement."""
+    fresh = f.concept("Fresh")
+    p = f.edge_proposal(queue["c"], fresh, doc=queue["doc"])
+    status, queries, _ = _decide(
+        client_for(f, "reviewer"),
+        reverse("review:edit", args=[p.pk]),
+        {"version": 1, "confidence": "0.7", "weight": "2", "swap": "on"},
+    )
+    assert status == 200
+    assert Edge.objects.filter(source=fresh, target=queue["c"], status="active").exists()
+    assert ConceptOrder.objects.filter(concept=fresh).exists()
+    assert queries <= BUDGET, queries

@@ -47,7 +47,7 @@ def _admit_moved(old: Edge, source: Concept, target: Concept, doing: str) -> boo
     if not old.relation.acyclic:
         return True
     try:
-        return admit_fact(relation=old.relation, source=source, target=target)
+        return admit_fact(relation=old.relation, source=source, target=target).in_order
     except CycleDetected as exc:
         path = cast(list[int], exc.details["path"])
         raise CycleDetected(

@@ -5,6 +5,7 @@ new one. Nothing here commits, audits or opens a transaction: the callers do.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -22,7 +23,7 @@ from kgreview.core.errors import (
 )
 
 from .. import order, selectors
-from ..models import Concept, Edge, RelationType
+from ..models import Concept, ConceptOrder, Edge, RelationType
 from .common import Evidence, inactive_words
 
 
@@ -110,11 +111,17 @@ def fact_of(edge: Edge, **changes) -> dict:
     }
 
 
-def insert_edge(*, guard: bool = True, **columns) -> Edge:
+def insert_edge(*, guard: bool = True, moves: dict[int, int] | None = None, **columns) -> Edge:
     """Insert the row built by ``edge_row(**columns)``. ``guard`` turns a lost race into
     ``DuplicateEdge`` (a savepoint); callers holding the concept locks cannot lose that
-    race and skip it."""
+    race and skip it. ``moves``: the places in the relation's order the edge needs
+    (``admit_fact(..., defer=True)``), written with it."""
     row = edge_row(**columns)
+    if moves and not guard and connection.vendor == "postgresql":
+        _insert_with_moves(row, moves)
+        return row
+    if moves:
+        order.write(row.relation_id, moves)
     if not guard:
         row.save(force_insert=True)
         return row
@@ -129,6 +136,39 @@ def insert_edge(*, guard: bool = True, **columns) -> Edge:
         ) from exc
 
 
+def _insert_with_moves(row: Edge, moves: dict[int, int]) -> None:
+    """Insert ``row`` and store the order's ``moves`` in one statement (a data-modifying
+    subquery), so a decision whose edge moves concepts in the order is not a round trip
+    longer (the decision budget counts them)."""
+    fields = [f for f in Edge._meta.concrete_fields if not f.primary_key]
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(f.column) for f in fields)
+    values = [f.get_db_prep_save(f.pre_save(row, True), connection) for f in fields]
+    placed = ", ".join(["%s"] * len(values))
+    sql = (
+        f"WITH moved AS (INSERT INTO {ConceptOrder._meta.db_table}"
+        " (relation_id, concept_id, position)"
+        " SELECT %s, c, p FROM unnest(%s::bigint[], %s::bigint[]) AS t(c, p)"
+        " ON CONFLICT (relation_id, concept_id) DO UPDATE SET position = EXCLUDED.position)"
+        f" INSERT INTO {Edge._meta.db_table} ({columns}) VALUES ({placed}) RETURNING id"
+    )
+    params = [row.relation_id, list(moves), list(moves.values()), *values]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row.pk = cursor.fetchone()[0]
+    row._state.adding = False
+    row._state.db = connection.alias
+
+
+@dataclass(frozen=True)
+class Admission:
+    """What admitting a new edge decided: whether its row is in the relation's order, and
+    the places it needs there, when the caller writes them with the row (``defer``)."""
+
+    in_order: bool
+    moves: dict[int, int] = field(default_factory=dict)
+
+
 def check_edge(
     *,
     source: Concept,
@@ -138,9 +178,10 @@ def check_edge(
     weight: float,
     reason: str,
     evidence: Evidence | None,
-) -> bool:
+    defer: bool = False,
+) -> Admission:
     """Refuse, in words, an edge the graph cannot take as it is now; else make room for it
-    in the relation's order and return whether it is in that order (``admit_fact``)."""
+    in the relation's order (``admit_fact``; ``defer``: the caller writes the moves)."""
     if not relation.active:
         raise InactiveRelation(
             f'The relation "{relation.key}" was retired; choose an active relation.'
@@ -158,13 +199,16 @@ def check_edge(
         raise ValidationFailed("Every edge needs a reason: say why it exists.")
     if evidence is not None:
         evidence.check()
-    return admit_fact(relation=relation, source=source, target=target)
+    return admit_fact(relation=relation, source=source, target=target, defer=defer)
 
 
-def admit_fact(*, relation: RelationType, source: Concept, target: Concept) -> bool:
+def admit_fact(
+    *, relation: RelationType, source: Concept, target: Concept, defer: bool = False
+) -> Admission:
     """Refuse an edge the graph already holds, or one that closes a cycle in an acyclic
     relation (with the chain in words); otherwise move what the relation's order needs
-    moved for it and return whether the new row is in that order (``Edge.in_order``).
+    moved for it (or, with ``defer``, return the moves for the caller to write with the
+    row) and say whether the new row is in that order (``Edge.in_order``).
 
     Call it holding the locks of ``lock_for_edge`` (for an acyclic relation, its row). One
     round trip, and one write when the order changes (see ``kgreview.graph.order``); the
@@ -206,8 +250,10 @@ def admit_fact(*, relation: RelationType, source: Concept, target: Concept) -> b
             f"cycle: more than {selectors.REACH_LIMIT} concepts lead to and from its ends in "
             f'"{relation.key}"{"" if check.ordered else _UNORDERED}. Nothing was changed.'
         )
+    if defer:
+        return Admission(in_order=placement.in_order, moves=placement.moves)
     order.write(relation.pk, placement.moves)
-    return placement.in_order
+    return Admission(in_order=placement.in_order)
 
 
 _UNORDERED = (
