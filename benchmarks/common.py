@@ -246,8 +246,9 @@ def seed_concepts(names: list[str], *, alias_every: int = 3) -> list[int]:
 # --- Requests through the test client ------------------------------------------------------
 
 
-def timed_request(client, method: str, url: str, data=None, headers=None) -> tuple[float, int, int]:
-    """One request through the test client: (milliseconds, SQL queries, status code)."""
+def timed_request(client, method: str, url: str, data=None, headers=None, *, page=False):
+    """One request through the test client: (milliseconds, SQL queries, status code), or
+    with ``page`` the page's text instead of the status (a refusal answers 200 in words)."""
     from django.test.utils import CaptureQueriesContext
 
     connection.queries_log.clear()  # the log is capped at 9,000: start each request at zero
@@ -255,7 +256,8 @@ def timed_request(client, method: str, url: str, data=None, headers=None) -> tup
         t0 = time.perf_counter()
         response = getattr(client, method)(url, data or {}, headers=headers or {})
         elapsed = (time.perf_counter() - t0) * 1000
-    return elapsed, len(ctx.captured_queries), response.status_code
+    answer = response.content.decode() if page else response.status_code
+    return elapsed, len(ctx.captured_queries), answer
 
 
 @contextmanager

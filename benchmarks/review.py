@@ -5,14 +5,20 @@ The data is the curriculum-shaped graph (``benchmarks.curriculum``: 50,000 conce
 proposals shaped like it (times the scale), written with bulk inserts (set-up, not what
 is measured), then ``ANALYZE``. Real requests go through the test client, with sessions,
 middleware, the view, the service and the template, each timed and its SQL queries
-counted. The proposals decided are drawn at random from the whole queue.
+counted. The proposals decided are drawn at random from the whole queue, so about one
+accept in forty closes a cycle (the queue's backwards proposals) and is refused: the
+result counts refusals by reason and says how many concepts the cycle check visited.
 """
 
 from __future__ import annotations
 
+import html
 import random
+import re
 import time
 import uuid
+from collections import Counter
+from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -29,6 +35,7 @@ from .curriculum import (
     BASE_CONCEPTS,
     BASE_EDGES,
     BASE_PROPOSALS,
+    LOCAL,
     Curriculum,
     bench_lesson,
     concept_end,
@@ -51,7 +58,16 @@ HX = {"HX-Request": "true"}
 
 
 def bench_review(*, scale: int = 1, decisions: int = 300, seed: int = 3) -> dict:
-    """Accept, reject and edit-then-accept ``decisions`` random open proposals."""
+    """Accept, reject and edit-then-accept ``decisions`` random open proposals each.
+
+    An edit turns round a proposal that points against the study order (as a reviewer
+    would), and otherwise changes its confidence and weight. A decision the service
+    refuses still answers 200 (the card says why, in words), so each one is judged by
+    the proposal's status afterwards; refusals are counted by
+    reason and kept in the timings. Before each accept, outside the timing, the cycle
+    check's own read (``edge_precheck``) is run once more to report how many concepts it
+    visits on this graph.
+    """
     rng = random.Random(seed)
     started = time.perf_counter()
     concepts, edges = scaled(BASE_CONCEPTS, scale), scaled(BASE_EDGES, scale)
@@ -60,9 +76,9 @@ def bench_review(*, scale: int = 1, decisions: int = 300, seed: int = 3) -> dict
     setup_s = time.perf_counter() - started
     with plain_static():
         client, _user = reviewer_client("bench-reviewer")
-        timings, query_counts, refused = _decide(client, rng, decisions)
-    every = [t for values in timings.values() for t in values]
-    every_q = [q for values in query_counts.values() for q in values]
+        run = _decide(client, rng, decisions, graph)
+    every = [t for values in run.timings.values() for t in values]
+    every_q = [q for values in run.queries.values() for q in values]
     overall = percentiles(every)
     return {
         "benchmark": "review",
@@ -75,10 +91,16 @@ def bench_review(*, scale: int = 1, decisions: int = 300, seed: int = 3) -> dict
             "all": overall,
             "max_queries": max(every_q),
             "by_action": {
-                k: {**percentiles(v), "max_queries": max(query_counts[k]), "refused": refused[k]}
-                for k, v in timings.items()
+                action: {
+                    **percentiles(values),
+                    "max_queries": max(run.queries[action]),
+                    "refused": sum(run.refused[action].values()),
+                    "refused_because": dict(run.refused[action]),
+                }
+                for action, values in run.timings.items()
             },
         },
+        "cycle_check": run.visits(),
         "budget": {"decision_p95_ms": 100, "decision_p99_ms": 300, "decision_queries": 15},
         "within_budget": overall["p95_ms"] <= 100
         and overall["p99_ms"] <= 300
@@ -86,13 +108,60 @@ def bench_review(*, scale: int = 1, decisions: int = 300, seed: int = 3) -> dict
     }
 
 
-def _decide(client: Client, rng: random.Random, decisions: int):
+#: Why a decision was refused, by the words of the refusal (the first that matches).
+REFUSALS = (
+    ("would close a cycle", "cycle"),
+    ("could not be checked for a cycle", "cycle not checked"),
+    ("already in the graph", "already in the graph"),
+    ("changed while you were looking", "proposal changed"),
+    ("was already", "already decided"),
+    ("Busy", "busy"),
+)
+
+
+def refusal_reason(page: str) -> str:
+    """The kind of refusal a card's error says, in a few words (the words themselves when
+    none of ``REFUSALS`` matches)."""
+    found = re.search(r'class="flash bad" role="alert">([^<]*)<', page)
+    words = html.unescape(found.group(1)).strip() if found else "no words on the page"
+    for needle, reason in REFUSALS:
+        if needle in words:
+            return reason
+    return words[:120]
+
+
+@dataclass
+class _Run:
+    timings: dict[str, list[float]] = field(
+        default_factory=lambda: {"accept": [], "reject": [], "edit_accept": []}
+    )
+    queries: dict[str, list[int]] = field(
+        default_factory=lambda: {"accept": [], "reject": [], "edit_accept": []}
+    )
+    refused: dict[str, Counter] = field(
+        default_factory=lambda: {"accept": Counter(), "reject": Counter(), "edit_accept": Counter()}
+    )
+    visited: list[int] = field(default_factory=list)  # concepts the cycle check searched
+    searched: int = 0  # accepts whose edge ran against the order (or had none)
+
+    def visits(self) -> dict:
+        """How the cycle check fared over the accepts of acyclic relations."""
+        ordered = sorted(self.visited)
+        return {
+            "accepts_checked": len(ordered),
+            "searched": self.searched,
+            "visited_p50": ordered[len(ordered) // 2] if ordered else 0,
+            "visited_p95": ordered[int(len(ordered) * 0.95)] if ordered else 0,
+            "visited_max": ordered[-1] if ordered else 0,
+        }
+
+
+def _decide(client: Client, rng: random.Random, decisions: int, graph: Curriculum) -> _Run:
     ids = list(Proposal.objects.filter(status="pending").values_list("pk", flat=True))
     picked = rng.sample(ids, min(len(ids), decisions * 3))
     versions = dict(Proposal.objects.filter(pk__in=picked).values_list("pk", "version"))
-    timings: dict[str, list[float]] = {"accept": [], "reject": [], "edit_accept": []}
-    query_counts: dict[str, list[int]] = {k: [] for k in timings}
-    refused: dict[str, int] = {k: 0 for k in timings}
+    backwards = _backwards(picked, graph)
+    run = _Run()
     for i, pk in enumerate(picked):
         action = ("accept", "reject", "edit_accept")[i % 3]
         version = versions[pk]
@@ -104,12 +173,47 @@ def _decide(client: Client, rng: random.Random, decisions: int):
         else:
             url = reverse("review:edit", args=[pk])
             data = {"version": version, "confidence": "0.7", "weight": "2"}
-        elapsed, queries, status = timed_request(client, "post", url, data, HX)
-        if status != 200:
-            refused[action] += 1
-        timings[action].append(elapsed)
-        query_counts[action].append(queries)
-    return timings, query_counts, refused
+            if pk in backwards:
+                data["swap"] = "on"  # the reviewer turns round what the agent got backwards
+        if action != "reject":
+            _count_visits(pk, run)
+        elapsed, queries, page = timed_request(client, "post", url, data, HX, page=True)
+        run.timings[action].append(elapsed)
+        run.queries[action].append(queries)
+        if Proposal.objects.filter(pk=pk, status__in=("pending", "held")).exists():
+            run.refused[action][refusal_reason(page)] += 1
+    return run
+
+
+def _backwards(picked: list[int], graph: Curriculum) -> set[int]:
+    """The picked proposals of an ordered relation that point against the study order
+    (the queue's deliberate mistakes, ``curriculum.BACKWARDS_EVERY``)."""
+    position = graph.position()
+    out = set()
+    for pk, key, source, target in Proposal.objects.filter(
+        pk__in=picked, relation_key__in=LOCAL
+    ).values_list("pk", "relation_key", "source_concept_id", "target_concept_id"):
+        earlier, later = (target, source) if key == "builds_on" else (source, target)
+        if position[earlier] > position[later]:
+            out.add(pk)
+    return out
+
+
+def _count_visits(pk: int, run: _Run) -> None:
+    """What the cycle check of accepting proposal ``pk`` reads (not timed, not written)."""
+    from kgreview.graph.selectors import edge_precheck
+
+    p = Proposal.objects.select_related("relation").get(pk=pk)
+    if p.relation is None or not p.relation.acyclic:
+        return
+    if not (p.source_concept_id and p.target_concept_id):
+        return
+    with transaction.atomic():
+        check = edge_precheck(
+            relation=p.relation, source_id=p.source_concept_id, target_id=p.target_concept_id
+        )
+    run.visited.append(len(check.ahead) + len(check.behind))
+    run.searched += bool(check.ahead)
 
 
 # --- Bulk decisions -----------------------------------------------------------------------
@@ -138,7 +242,7 @@ def _seed_bulk(graph: Curriculum, n: int, rng: random.Random) -> list[int]:
     )
     if concept_props[0].pk is None:
         concept_props = list(Proposal.objects.filter(kind="add_concept").order_by("pk"))
-    from .curriculum import LOCAL, local_pair, ordered
+    from .curriculum import local_pair, ordered
 
     relations = sorted(graph.relations.values(), key=lambda r: r.key)
     rows = []

@@ -16,8 +16,9 @@ searched on its own. The weakest edges reported break every cycle the graph had.
 ``has_cycle`` asks the same components whether a few pairs hold any cycle (ontology
 discovery: does a relation's set of examples order its concepts?).
 
-The database has its own counterpart: ``kgreview.graph.selectors.relation_path`` walks
-active edges with a recursive SQL query (acceptance re-checks a cycle there, under lock).
+The database has its own counterpart: acceptance re-checks a cycle under lock against
+the topological order kept per acyclic relation (``kgreview.graph.order``), searching
+only between the new edge's ends.
 """
 
 from __future__ import annotations

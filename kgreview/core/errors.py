@@ -53,6 +53,12 @@ class CycleDetected(DomainError):
     code = "cycle"
 
 
+class CycleUnchecked(DomainError):
+    """Whether the edge closes a cycle could not be told within the bounded search."""
+
+    code = "cycle_unchecked"
+
+
 class EvidenceMismatch(DomainError):
     code = "evidence_mismatch"
 

@@ -30,7 +30,8 @@ class RelationTypeAdmin(NoDeleteAdmin):
     )
     list_filter = ("active", "acyclic", "symmetric")
     search_fields = ("key", "label", "description")
-    readonly_fields = ("active", "retired_at", "created_at")
+    # ``ordered`` is the graph's bookkeeping (``kgreview.graph.order``), never set by hand.
+    readonly_fields = ("active", "retired_at", "created_at", "ordered")
     actions = ("retire", "reactivate")
 
     def get_queryset(self, request):

@@ -19,17 +19,18 @@ from django.db.models.functions import Lower
 from construction.text import name_key
 from kgreview.core.errors import (
     CycleDetected,
+    CycleUnchecked,
     DomainError,
     DuplicateEdge,
     NameTaken,
     ValidationFailed,
 )
 
-from . import selectors
+from . import order, selectors
 from .models import Concept, ConceptAlias, Edge, RelationType, SourceConcept
 from .services.common import NAME_MAX, name_index_changed
 from .services.concepts import check_retirable
-from .services.rows import ensure_new_fact
+from .services.rows import admit_fact
 
 
 def concepts_create_many(specs: Sequence[tuple[str, str, Iterable[str]]]) -> list[Concept]:
@@ -78,16 +79,21 @@ def edges_add_checked(items: Sequence[tuple[Edge, Concept, Concept]]) -> list[Do
     duplicate and cycle checks against the graph as written so far (the relations' rows
     locked once, as ``edge_add`` does). Returns, per row, the refusal or None if added."""
     relation_ids = sorted({row.relation_id for row, _, _ in items})
-    list(
+    relations = list(
         RelationType.objects.select_for_update(no_key=True)
         .filter(pk__in=relation_ids)
         .order_by("pk")
     )
+    for relation in relations:
+        # The batch's new concepts placed at once, not one write per edge that needs them.
+        order.place_new(
+            relation, [(s.pk, t.pk) for row, s, t in items if row.relation_id == relation.pk]
+        )
     out: list[DomainError | None] = []
     for row, source, target in items:
         try:
-            ensure_new_fact(relation=row.relation, source=source, target=target)
-        except (DuplicateEdge, CycleDetected) as exc:
+            row.in_order = admit_fact(relation=row.relation, source=source, target=target).in_order
+        except (DuplicateEdge, CycleDetected, CycleUnchecked) as exc:
             out.append(exc)
             continue
         row.save(force_insert=True)

@@ -50,6 +50,13 @@ class RelationType(NoDeleteModel):
     active = models.BooleanField(default=True)
     retired_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    ordered = models.BooleanField(
+        default=True,
+        db_default=True,
+        help_text="For an acyclic relation: whether its concepts' positions (ConceptOrder) "
+        "are a topological order of its active edges. Kept by the graph services; "
+        "false while its edges hold a cycle, until `manage.py order_relations` rebuilds it.",
+    )
 
     class Meta:
         ordering = ["key"]
@@ -410,6 +417,13 @@ class Edge(NoDeleteModel):
         "review.Decision", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     invalidation_reason = models.TextField(blank=True)
+    in_order = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Written by the graph services, with its ends placed in its relation's "
+        "topological order (or in a relation that needs none). A row written any other way "
+        "is taken into the order by the next write of its relation.",
+    )
 
     class Meta:
         ordering = ["-recorded_at", "-id"]
@@ -448,6 +462,19 @@ class Edge(NoDeleteModel):
             models.Index(fields=["relation", "status"], name="edge_relation_status"),
             models.Index(fields=["recorded_at"], name="edge_recorded_at"),
             models.Index(fields=["invalid_at"], name="edge_invalid_at"),
+            # What leads into a concept in a relation: the backward half of the cycle check
+            # (the unique index on source, relation, target serves the forward half).
+            models.Index(
+                fields=["target", "relation"],
+                condition=Q(status="active"),
+                name="edge_active_into",
+            ),
+            # Active rows written past the services: few (none, normally), found at once.
+            models.Index(
+                fields=["relation"],
+                condition=Q(status="active", in_order=False),
+                name="edge_out_of_order",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -456,6 +483,30 @@ class Edge(NoDeleteModel):
     @property
     def is_active(self) -> bool:
         return self.status == self.Status.ACTIVE
+
+
+class ConceptOrder(models.Model):
+    """Where a concept stands in the topological order of one acyclic relation.
+
+    Every active edge of the relation runs from a lower position to a higher one, so a
+    new edge that does too cannot close a cycle, and one that does not is checked only
+    within the positions between its ends (``kgreview.graph.order``). A concept without a
+    row has no edge of the relation yet. Derived from the edges and rebuilt from them at
+    will (``order.rebuild_orders``): it carries no history.
+    """
+
+    relation = models.ForeignKey(RelationType, on_delete=models.PROTECT, related_name="+")
+    concept = models.ForeignKey(Concept, on_delete=models.PROTECT, related_name="+")
+    position = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["relation", "concept"], name="conceptorder_one_place")
+        ]
+        indexes = [models.Index(fields=["relation", "position"], name="conceptorder_position")]
+
+    def __str__(self) -> str:
+        return f"{self.concept_id} at {self.position} in {self.relation_id}"
 
 
 class NameIndexVersion(models.Model):

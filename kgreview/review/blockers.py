@@ -14,20 +14,21 @@ from .kinds.base import BlockerReads
 from .models import OPEN_STATUSES, Proposal
 
 
-def proposal_blockers(proposal: Proposal) -> list[str]:
+def proposal_blockers(proposal: Proposal, *, facts=None) -> list[str]:
     """Why this open proposal cannot be accepted as it stands, in words (none: it can).
 
     The card shows these, and accepting refuses with the same words. The queue is kept
-    free of them by ``reconcile``; this is the check that it worked.
+    free of them by ``reconcile``; this is the check that it worked. ``facts``: what the
+    card already knows of the edges holding facts (``BlockerReads.facts``).
     """
-    return open_proposal_blockers([proposal]).get(proposal.pk, [])
+    return open_proposal_blockers([proposal], facts=facts).get(proposal.pk, [])
 
 
-def open_proposal_blockers(proposals) -> dict[int, list[str]]:
+def open_proposal_blockers(proposals, *, facts=None) -> dict[int, list[str]]:
     """``proposal_blockers`` for many open proposals, in a handful of queries: each kind
     says which rows it needs, they are read at once, then each kind says its blockers."""
     proposals = [p for p in proposals if p.is_open]
-    reads = BlockerReads()
+    reads = BlockerReads(facts=dict(facts or {}))
     for p in proposals:
         kind_of(p).blocker_reads(p.payload, reads)
     reads.needed = Proposal.objects.in_bulk(reads.needed_ids) if reads.needed_ids else {}

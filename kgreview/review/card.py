@@ -56,6 +56,8 @@ class Card:
     support: list[Context] = field(default_factory=list)
     # Why there is no quote, when the kind knows (else the card says so plainly).
     no_quote: str = ""
+    # Facts the kind's parts already looked up (``BlockerReads.facts``), for the blockers.
+    facts: dict[tuple[int, int, int], int | None] = field(default_factory=dict)
 
 
 def _conflicts(proposal: Proposal) -> list[Conflict]:
@@ -126,7 +128,7 @@ def proposal_card(proposal: Proposal) -> Card:
             proposal.decisions.select_related("user").order_by("created_at", "id")
         )
     if proposal.is_open:
-        card.blockers = proposal_blockers(proposal)
+        card.blockers = proposal_blockers(proposal, facts=card.facts)
     card.claim = kind.claim(proposal)
     return card
 

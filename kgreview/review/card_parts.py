@@ -5,9 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db.models import Q
+from django.db.models import Case, Q, When
 
-from kgreview.graph.models import Concept, ConceptAlias, Edge, Source, SourceConcept, SourceRevision
+from kgreview.graph.models import (
+    Concept,
+    ConceptAlias,
+    Edge,
+    RelationType,
+    Source,
+    SourceConcept,
+    SourceRevision,
+)
 from kgreview.graph.selectors import active_edge_counts
 from kgreview.graph.sources import Place, place_of
 
@@ -76,14 +84,44 @@ class Neighbour:
 
 def neighbours_of(concepts: dict[str, Concept], *, limit: int = 6) -> dict[str, list[Neighbour]]:
     """Recent active edges of each named concept, in one query for all of them."""
+    return neighbours_and_fact(concepts, limit=limit)[0]
+
+
+# A fact asked about: (source id, relation, target id).
+Fact = tuple[int, RelationType, int]
+
+
+def neighbours_and_fact(
+    concepts: dict[str, Concept], *, limit: int = 6, fact: Fact | None = None
+) -> tuple[dict[str, list[Neighbour]], int | None]:
+    """``neighbours_of``, and in the same query the active edge holding ``fact`` (either
+    way round for a symmetric relation), if any: the rows come with that edge first, so a
+    card learns whether its proposal is already in the graph without a query of its own.
+    """
     ids = {c.pk for c in concepts.values()}
     if not ids:
-        return {}
+        return {}, None
+    first: list = []
+    if fact is not None:
+        source_id, relation, target_id = fact
+        same = Q(source_id=source_id, target_id=target_id)
+        if relation.symmetric:
+            same |= Q(source_id=target_id, target_id=source_id)
+        first = [Case(When(same & Q(relation=relation), then=0), default=1).asc()]
     rows = list(
         Edge.objects.filter(Q(source_id__in=ids) | Q(target_id__in=ids), status=Edge.Status.ACTIVE)
         .select_related("source", "target", "relation")
-        .order_by("-recorded_at", "-id")[: limit * 4 * len(ids)]
+        .order_by(*first, "-recorded_at", "-id")[: limit * 4 * len(ids)]
     )
+    held = None
+    if fact is not None and rows:
+        e, (source_id, relation, target_id) = rows[0], fact
+        ends = (e.source_id, e.target_id)
+        if e.relation_id == relation.pk and (
+            ends == (source_id, target_id)
+            or (relation.symmetric and ends == (target_id, source_id))
+        ):
+            held = e.pk
     out: dict[str, list[Neighbour]] = {}
     for role, concept in concepts.items():
         mine: list[Neighbour] = []
@@ -98,7 +136,7 @@ def neighbours_of(concepts: dict[str, Concept], *, limit: int = 6) -> dict[str, 
                     )
                 )
         out[role] = mine
-    return out
+    return out, held
 
 
 def merge_sides(ends: dict[str, Concept]) -> list[dict]:

@@ -46,6 +46,7 @@ from django.utils import timezone
 from kgreview.core.errors import (
     ConceptNotActive,
     CycleDetected,
+    CycleUnchecked,
     DomainError,
     DuplicateEdge,
     EvidenceMismatch,
@@ -150,6 +151,7 @@ def _stale(exc: DomainError) -> ProposalStale:
 GRAPH_REFUSALS = (
     ConceptNotActive,
     CycleDetected,
+    CycleUnchecked,
     DuplicateEdge,
     EvidenceMismatch,
     InactiveRelation,

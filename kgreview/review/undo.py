@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import Q, Subquery
 from django.utils import timezone
 
 from kgreview.core.errors import NotFound, StateConflict
@@ -316,25 +316,31 @@ def batch_summary(decisions: list[Decision]) -> BatchSummary | None:
 def undoable_batches(*, reviewer, limit: int = 10) -> list[BatchSummary]:
     """The reviewer's most recent decision batches that can still be undone, newest first."""
     since = timezone.now() - UNDO_WINDOW
-    recent = list(
-        Decision.objects.filter(
-            user=reviewer,
-            created_at__gte=since,
-            undone_by__isnull=True,
-            caused_by__isnull=True,
-            action__in=PRIMARY_ACTIONS,
+    recent = Decision.objects.filter(
+        user=reviewer,
+        created_at__gte=since,
+        undone_by__isnull=True,
+        caused_by__isnull=True,
+        action__in=PRIMARY_ACTIONS,
+    ).order_by("-created_at", "-id")
+    if limit == 1:
+        # The newest batch only (every card shows it): one query, its rows read at once.
+        rows = list(
+            Decision.objects.filter(batch=Subquery(recent.values("batch")[:1]))
+            .exclude(action=Decision.Action.UNDO)
+            .order_by("id")
         )
-        .order_by("-created_at", "-id")
-        .values_list("batch", flat=True)[: limit * 50]
-    )
-    wanted = list(dict.fromkeys(recent))[:limit]
+        wanted = [rows[0].batch] if rows else []
+    else:
+        batches = recent.values_list("batch", flat=True)[: limit * 50]
+        wanted = list(dict.fromkeys(batches))[:limit]
+        rows = list(
+            Decision.objects.filter(batch__in=wanted)
+            .exclude(action=Decision.Action.UNDO)
+            .order_by("id")
+        )
     if not wanted:
         return []
-    rows = list(
-        Decision.objects.filter(batch__in=wanted)
-        .exclude(action=Decision.Action.UNDO)
-        .order_by("id")
-    )
     by_batch: dict[uuid.UUID, list[Decision]] = {}
     for d in rows:
         by_batch.setdefault(d.batch, []).append(d)

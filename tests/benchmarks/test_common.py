@@ -112,3 +112,52 @@ def test_insert_rows_takes_a_generator_that_queries_the_database_on_the_way():
 
     assert insert_rows(Concept, rows(), batch=2) == 5
     assert Concept.objects.filter(name__startswith="Queried").count() == 5
+
+
+def test_the_seeded_curriculum_has_its_orders_built_as_the_migration_builds_them():
+    """Edges copied in past the services get the acyclic relations' orders right after,
+    so the review benchmark measures decisions against an order, not a rebuild."""
+    from kgreview.graph import order
+    from kgreview.graph.models import RelationType
+
+    seed_curriculum(rng=random.Random(2), concepts=300, edges=1_500)
+    for relation in RelationType.objects.filter(acyclic=True):
+        assert relation.ordered
+        assert order.edges_out_of_order(relation.pk) == []
+    assert not Edge.objects.filter(status="active", in_order=False).exists()
+
+
+def test_a_refusal_is_counted_by_the_words_on_its_card():
+    """The review benchmark reads why a decision was refused from the card's alert."""
+    from benchmarks.review import refusal_reason
+
+    page = '<div class="flash bad" role="alert">Cannot apply it as it stands: &quot;A&quot; '
+    cycle = page + "is a prerequisite for &quot;B&quot; would close a cycle: B → A → B.</div>"
+    other = page + "something new.</div>"
+    assert refusal_reason(cycle) == "cycle"
+    assert refusal_reason(other) == 'Cannot apply it as it stands: "A" something new.'
+    assert refusal_reason("<p>no alert</p>") == "no words on the page"
+
+
+@pytest.mark.django_db
+def test_the_review_benchmark_counts_refusals_and_what_the_cycle_check_visited():
+    """Decisions through the real views on a small curriculum: every one is timed and
+    counted, a refusal (a 200 with words) is counted by its reason, and the accepts of
+    acyclic relations report how many concepts their check searched."""
+    from benchmarks.common import plain_static
+    from benchmarks.curriculum import seed_proposals
+    from benchmarks.review import _decide, reviewer_client
+    from kgreview.review.models import Proposal
+
+    rng = random.Random(4)
+    graph = seed_curriculum(rng=rng, concepts=200, edges=1_000)
+    seed_proposals(graph, 150, rng)
+    with plain_static():
+        client, _ = reviewer_client("bench-test")
+        run = _decide(client, rng, 20, graph)
+    assert [len(run.timings[a]) for a in ("accept", "reject", "edit_accept")] == [20, 20, 20]
+    assert max(q for qs in run.queries.values() for q in qs) <= 15
+    still_open = Proposal.objects.filter(status__in=("pending", "held")).count()
+    refused = sum(sum(c.values()) for c in run.refused.values())
+    assert refused == still_open - (150 - 60)
+    assert run.visits()["accepts_checked"] > 0

@@ -53,6 +53,8 @@ DELETABLE = {
     "django_celery_beat.ClockedSchedule": "a one-off schedule's timing, configuration",
     "graph.NameIndexVersion": "a counter workers poll to know when to rebuild their "
     "in-memory name index; it carries no history",
+    "graph.ConceptOrder": "positions of concepts in an acyclic relation's topological order, "
+    "derived from the edges and rebuilt from them; it carries no history",
     "agents.WorkerHeartbeat": "liveness of worker processes, overwritten every minute",
     "agents.Mutex": "a row to lock so writers do not interleave; it holds no data",
     "axes.AccessAttempt": "login throttling counters, deletable by design when a lockout "

@@ -469,21 +469,29 @@ def test_edges_as_of_respects_valid_time(f):
     assert list(selectors.edges_as_of(at=timezone.now() + timedelta(days=8))) == [e]
 
 
-def test_relation_path_finds_the_shortest_chain(f):
-    """Reachability by recursive query; the path rebuilt breadth first."""
-    a, b, c, d = (f.concept(n) for n in "ABCD")
+def test_relation_path_finds_the_shortest_chain_among_the_concepts_given(f):
+    """The chain is rebuilt from the edges among the concepts a search found, never
+    beyond them: a chain through a concept left out is not found."""
+    a, b, c, d, e = (f.concept(n) for n in "ABCDE")
     rel = f.relation("prerequisite")
     f.edge(a, b)
     f.edge(b, c)
     f.edge(c, d)
+    f.edge(a, e)
+    f.edge(e, d)
     f.edge(a, d, "applies_to")
-    assert selectors.relation_path(relation=rel, start_id=a.pk, goal_id=d.pk) == [
+    everyone = [a.pk, b.pk, c.pk, d.pk, e.pk]
+    assert selectors.relation_path(relation=rel, start_id=a.pk, goal_id=d.pk, within=everyone) == [
         a.pk,
-        b.pk,
-        c.pk,
+        e.pk,
         d.pk,
     ]
-    assert selectors.relation_path(relation=rel, start_id=d.pk, goal_id=a.pk) is None
+    assert selectors.relation_path(
+        relation=rel, start_id=a.pk, goal_id=d.pk, within=[b.pk, c.pk]
+    ) == [a.pk, b.pk, c.pk, d.pk]
+    path = selectors.relation_path
+    assert path(relation=rel, start_id=a.pk, goal_id=d.pk, within=[b.pk]) is None
+    assert path(relation=rel, start_id=d.pk, goal_id=a.pk, within=everyone) is None
 
 
 # --- unmerge ----------------------------------------------------------------------------

@@ -529,3 +529,46 @@ def test_keeping_the_other_concept_relinks_the_merge_proposal(f, curator):
     p = reload(p)
     assert (p.source_concept_id, p.target_concept_id) == (a.pk, b.pk)
     assert reload(a).status == "merged" and reload(b).status == "active"
+
+
+def test_an_edge_too_far_to_check_for_a_cycle_is_refused_in_words(f, reviewer, monkeypatch):
+    """When neither bounded search ends, the decision is refused as stale, in words, and
+    nothing is written (never accepted on a guess)."""
+    from kgreview.graph import selectors as graph_selectors
+
+    monkeypatch.setattr(graph_selectors, "INLINE_REBUILD", 0)
+    monkeypatch.setattr(graph_selectors, "REACH_LIMIT", 2)
+    into, out = f.concept("Into"), f.concept("Out of")
+    for _ in range(3):
+        f.edge(f.concept(), into)
+        f.edge(out, f.concept())
+    RelationType.objects.filter(key="prerequisite").update(ordered=False)
+    p = f.edge_proposal(into, out)
+    with pytest.raises(ProposalStale, match="could not be checked for a cycle"):
+        decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
+    assert reload(p).status == "pending" and not Edge.objects.filter(source=into).exists()
+
+
+def test_bulk_accept_places_new_concepts_once_and_keeps_every_order(
+    f, reviewer, django_assert_max_num_queries
+):
+    """Edges into concepts the batch creates are admitted against an order that already
+    has the new concepts in it (one write per relation, not one per edge); the orders
+    hold every edge afterwards, and a cycle within the batch is still refused."""
+    from kgreview.graph import order
+
+    known = [f.concept(f"Known {i}") for i in range(6)]
+    needs = [f.concept_proposal(f"Brand new {i}") for i in range(3)]
+    ps = [f.edge_proposal(known[i], needs[i % 3]) for i in range(6)]
+    ps += [f.edge_proposal(known[i], needs[i % 3], "part_of") for i in range(3)]
+    ps.append(f.edge_proposal(known[0], known[1]))
+    ps.append(f.edge_proposal(known[1], known[0]))
+    with django_assert_max_num_queries(60):
+        result = bulk.proposals_bulk_decide(
+            reviewer=reviewer, proposal_ids=[p.pk for p in ps], action="accept"
+        )
+    assert result.done == [p.pk for p in ps[:-1]]
+    assert "cycle" in result.refused[0][1]
+    for key in ("prerequisite", "part_of"):
+        rel = f.relation(key)
+        assert rel.ordered and order.edges_out_of_order(rel.pk) == []

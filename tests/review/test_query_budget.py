@@ -1,5 +1,9 @@
 """The decision budget: a decision by htmx, card of the next proposal included, is at most
-15 SQL queries (session and user included), whatever it settles in the queue."""
+15 SQL queries (session and user included), whatever it settles in the queue, and
+whatever the graph makes of it: an edge that runs forwards, one that reorders its
+relation, one refused as a cycle, an edit, a rejection. Checked as a count of statements,
+never by a timer; the tests below count the savepoints too, as a request counts its
+BEGIN and COMMIT."""
 
 from __future__ import annotations
 
@@ -7,6 +11,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+
+from kgreview.graph.models import ConceptOrder, Edge
+from kgreview.review.models import Proposal
+from tests.review.workspace import client_for
 
 pytestmark = pytest.mark.django_db
 HX = {"HX-Request": "true"}
@@ -39,3 +47,107 @@ def test_accept_reject_and_edit_stay_within_fifteen_queries(f, reviewer_client):
         {"version": 1, "confidence": "0.7", "weight": "2"},
     )
     assert max(accept, reject, edit) <= 15, (accept, reject, edit)
+
+
+BUDGET = 15
+
+
+@pytest.fixture
+def queue(f):
+    """A prerequisite chain, a pair placed against the way a proposal joins them, and a
+    few proposals left in the queue so that every decision renders a next card."""
+    doc = f.lesson(slug="budget")
+    a, b, c = (f.concept(n) for n in ("Alpha", "Beta", "Gamma"))
+    f.edge(a, b)
+    f.edge(b, c)
+    early, late = f.concept("Early"), f.concept("Late")
+    f.edge(early, f.concept("After early"))
+    f.edge(f.concept("Before late"), late)
+    others = [f.concept(f"Other {i}") for i in range(6)]
+    for x, y in zip(others, others[1:], strict=False):
+        f.edge_proposal(x, y, doc=doc, confidence=0.5)
+    return {"doc": doc, "a": a, "b": b, "c": c, "early": early, "late": late}
+
+
+def _decide(client, url: str, data: dict) -> tuple[int, int, str]:
+    with CaptureQueriesContext(connection) as ctx:
+        response = client.post(url, data, headers=HX)
+    return response.status_code, len(ctx.captured_queries), response.content.decode()
+
+
+def test_accepting_an_edge_that_runs_forwards_is_within_the_budget(f, queue):
+    """The common case: the order already has the source first."""
+    p = f.edge_proposal(queue["a"], queue["c"], doc=queue["doc"])
+    status, queries, _ = _decide(
+        client_for(f, "reviewer"), reverse("review:accept", args=[p.pk]), {"version": 1}
+    )
+    assert status == 200 and Proposal.objects.get(pk=p.pk).status == "accepted"
+    assert queries <= BUDGET, queries
+
+
+def test_accepting_an_edge_that_reorders_its_relation_is_within_the_budget(f, queue):
+    """Late before early: the concepts between them trade places, in one more statement."""
+    early, late = queue["early"], queue["late"]
+    at = dict(ConceptOrder.objects.values_list("concept_id", "position"))
+    assert at[late.pk] > at[early.pk]
+    p = f.edge_proposal(late, early, doc=queue["doc"])
+    status, queries, _ = _decide(
+        client_for(f, "reviewer"), reverse("review:accept", args=[p.pk]), {"version": 1}
+    )
+    at = dict(ConceptOrder.objects.values_list("concept_id", "position"))
+    assert status == 200 and at[late.pk] < at[early.pk]
+    assert queries <= BUDGET, queries
+
+
+def test_a_cycle_refused_is_within_the_budget_and_names_the_chain(f, queue):
+    """Gamma before Alpha would close Alpha -> Beta -> Gamma: refused in words, and the
+    same card shown again, within the budget."""
+    p = f.edge_proposal(queue["c"], queue["a"], doc=queue["doc"])
+    status, queries, page = _decide(
+        client_for(f, "reviewer"), reverse("review:accept", args=[p.pk]), {"version": 1}
+    )
+    assert status == 200 and "would close a cycle" in page and "Alpha → Beta → Gamma" in page
+    assert Proposal.objects.get(pk=p.pk).status == "pending"
+    assert not Edge.objects.filter(source=queue["c"], target=queue["a"]).exists()
+    assert queries <= BUDGET, queries
+
+
+def test_edit_then_accept_is_within_the_budget(f, queue):
+    """A changed weight and confidence, then the edge added."""
+    p = f.edge_proposal(queue["a"], queue["c"], doc=queue["doc"])
+    status, queries, _ = _decide(
+        client_for(f, "reviewer"),
+        reverse("review:edit", args=[p.pk]),
+        {"version": 1, "confidence": "0.7", "weight": "2"},
+    )
+    assert status == 200
+    assert Edge.objects.get(source=queue["a"], target=queue["c"], status="active").weight == 2
+    assert queries <= BUDGET, queries
+
+
+def test_a_rejection_is_within_the_budget(f, queue):
+    """Rejecting writes the decision and shows the next card."""
+    p = f.edge_proposal(queue["a"], queue["c"], doc=queue["doc"])
+    status, queries, _ = _decide(
+        client_for(f, "reviewer"),
+        reverse("review:reject", args=[p.pk]),
+        {"version": 1, "reason_code": "too_vague"},
+    )
+    assert status == 200 and Proposal.objects.get(pk=p.pk).status == "rejected"
+    assert queries <= BUDGET, queries
+
+
+def test_edit_turning_an_edge_round_onto_a_new_concept_is_within_the_budget(f, queue):
+    """The heaviest edit: turned round, a new fact (its twins looked for), and an end new
+    to the relation placed in its order with the edge, in the same statement."""
+    fresh = f.concept("Fresh")
+    p = f.edge_proposal(queue["c"], fresh, doc=queue["doc"])
+    status, queries, _ = _decide(
+        client_for(f, "reviewer"),
+        reverse("review:edit", args=[p.pk]),
+        {"version": 1, "confidence": "0.7", "weight": "2", "swap": "on"},
+    )
+    assert status == 200
+    assert Edge.objects.filter(source=fresh, target=queue["c"], status="active").exists()
+    assert ConceptOrder.objects.filter(concept=fresh).exists()
+    assert queries <= BUDGET, queries

@@ -17,7 +17,10 @@ never wait on each other crosswise (PostgreSQL would end one with "deadlock dete
    proposals an edge needs and the proposals it contradicts, locked up front);
 2. concepts, in id order: both ends of an edge, or both concepts of a merge, together;
 3. relation types, in id order (only for an acyclic relation: its row serialises the
-   edges of that relation, so two concurrent inserts cannot close a cycle between them);
+   edges of that relation, so two concurrent inserts cannot close a cycle between them,
+   and its topological order, ``kgreview.graph.order``, has one writer at a time; an
+   edge's concepts and relation are locked in one statement, ``rows.lock_for_edge``,
+   the relation only once both concepts are held);
 4. edges, in id order;
 5. last, the name index's version (``name_index_changed``), bumped once at the end of a
    retried decision (``kgreview.core.retry.once_before_commit``).
@@ -60,7 +63,7 @@ from .relations import (
     relation_type_reactivate,
     relation_type_retire,
 )
-from .rows import edge_row, ensure_new_fact
+from .rows import admit_fact, edge_row
 
 __all__ = [
     "DECIDING",
@@ -69,6 +72,7 @@ __all__ = [
     "MergeOutcome",
     "SourceImportResult",
     "UnmergeOutcome",
+    "admit_fact",
     "check_retirable",
     "concept_add_alias",
     "concept_create",
@@ -86,7 +90,6 @@ __all__ = [
     "edge_restore",
     "edge_row",
     "edge_supersede",
-    "ensure_new_fact",
     "inactive_words",
     "lock_concepts",
     "lock_graph",

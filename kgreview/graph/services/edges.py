@@ -86,7 +86,7 @@ def edge_add(
         raise RuntimeError("edge_add must run inside a transaction; use edge_create")
     relation, concepts = lock_for_edge(relation_id, (source_id, target_id))
     source, target = concepts[source_id], concepts[target_id]
-    check_edge(
+    admitted = check_edge(
         source=source,
         target=target,
         relation=relation,
@@ -94,6 +94,7 @@ def edge_add(
         weight=weight,
         reason=reason,
         evidence=evidence,
+        defer=True,
     )
     now = timezone.now()
     edge = insert_edge(
@@ -109,6 +110,8 @@ def edge_add(
         proposal=proposal,
         decision=decision_row(decision),
         decided_by=user_row(acting_user),
+        in_order=admitted.in_order,
+        moves=admitted.moves,
         guard=False,
     )
     audited(
@@ -260,7 +263,7 @@ def edge_supersede(
         decision=decision_row(decision),
         reason=why.strip() or "Updated.",
     )
-    check_edge(**values)
+    in_order = check_edge(**values).in_order
     new = insert_edge(
         source_id=values["source"].pk,
         target_id=values["target"].pk,
@@ -275,6 +278,7 @@ def edge_supersede(
         proposal=proposal,
         decision=decision_row(decision),
         decided_by=user,
+        in_order=in_order,
     )
     was, now_is = _columns(old), _columns(new)
     changed = [k for k in was if was[k] != now_is[k]]
@@ -317,7 +321,7 @@ def edge_restore(
         )
     source, target = locked[old.source_id], locked[old.target_id]
     fact = fact_of(old, relation=relation)
-    check_edge(
+    admitted = check_edge(
         source=source,
         target=target,
         relation=relation,
@@ -333,6 +337,7 @@ def edge_restore(
         proposal=proposal or old.proposal,
         decision=decision_row(decision),
         decided_by=user_row(acting_user),
+        in_order=admitted.in_order,
     )
     audited(
         acting_user=acting_user,

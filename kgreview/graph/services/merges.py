@@ -6,6 +6,7 @@ retired or wrote carries its timestamp, which is how an unmerge finds them again
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 from django.db import transaction
 from django.db.models import Q
@@ -26,7 +27,7 @@ from .common import (
     quoted,
     user_row,
 )
-from .rows import fact_of, insert_edge, retire_row, set_retired_status
+from .rows import admit_fact, fact_of, insert_edge, retire_row, set_retired_status
 
 
 @dataclass
@@ -38,21 +39,22 @@ class MergeOutcome:
     moved_names: list[str] = field(default_factory=list)
 
 
-def _refuse_cycles(written: list[Edge], doing: str) -> None:
-    """Refuse the change as a whole when an edge it wrote in an acyclic relation closes a
-    cycle, saying what ``doing`` ("Merging A into B would create") would bring."""
-    for edge in written:
-        if not edge.relation.acyclic:
-            continue
-        path = selectors.relation_path(
-            relation=edge.relation, start_id=edge.target_id, goal_id=edge.source_id
-        )
-        if path is not None:
-            raise CycleDetected(
-                f"{doing} a {edge.relation.key} cycle: {path_words(path + [path[0]])}. "
-                "Invalidate one of those edges first.",
-                path=path,
-            )
+def _admit_moved(old: Edge, source: Concept, target: Concept, doing: str) -> bool:
+    """Admit the copy ``source -> target`` of a moved or restored edge like a new edge (an
+    acyclic relation's order makes room for it); refuse the change as a whole when it
+    closes a cycle, saying what ``doing`` ("Merging A into B would create") would bring.
+    Returns whether the copy is in its relation's order."""
+    if not old.relation.acyclic:
+        return True
+    try:
+        return admit_fact(relation=old.relation, source=source, target=target).in_order
+    except CycleDetected as exc:
+        path = cast(list[int], exc.details["path"])
+        raise CycleDetected(
+            f"{doing} a {old.relation.key} cycle: {path_words([*path, path[0]])}. "
+            "Invalidate one of those edges first.",
+            path=path,
+        ) from exc
 
 
 @transaction.atomic
@@ -96,9 +98,10 @@ def concept_merge(
         selectors.edges_active()
         .select_for_update(no_key=True, of=("self",))
         .filter(touching)
-        .select_related("relation", "evidence_revision")
+        .select_related("relation", "evidence_revision", "source", "target")
         .order_by("pk")
     )
+    doing = f'Merging "{loser.name}" into "{survivor.name}" would create'
     for old in edges:
         src = survivor.pk if old.source_id == loser.pk else old.source_id
         dst = survivor.pk if old.target_id == loser.pk else old.target_id
@@ -124,6 +127,12 @@ def concept_merge(
             )
             outcome.invalidated.append(old)
             continue
+        in_order = _admit_moved(
+            old,
+            survivor if src == survivor.pk else old.source,
+            survivor if dst == survivor.pk else old.target,
+            doing,
+        )
         new = insert_edge(
             **fact_of(old, source_id=src, target_id=dst),
             recorded_at=now,
@@ -131,12 +140,9 @@ def concept_merge(
             proposal=proposal or old.proposal,
             decision=linked or old.decision,
             decided_by=who or old.decided_by,
+            in_order=in_order,
         )
         outcome.superseded.append((old, new))
-    _refuse_cycles(
-        [new for _, new in outcome.superseded],
-        f'Merging "{loser.name}" into "{survivor.name}" would create',
-    )
 
     for alias in ConceptAlias.objects.select_for_update(no_key=True).filter(concept=loser):
         alias.concept = survivor
@@ -208,11 +214,15 @@ def concept_unmerge(
     linked = decision_row(decision)
     why = reason.strip() or f'Undoing the merge of "{loser.name}" into "{survivor.name}".'
     outcome = UnmergeOutcome(loser=loser, survivor=survivor)
+    # Then the acyclic relations of the edges it may bring back (each a new edge there),
+    # then those edges.
+    by_merge = Edge.objects.filter(Q(source=loser) | Q(target=loser), invalid_at=at).exclude(
+        status=Edge.Status.ACTIVE
+    )
+    lock_relations(by_merge.filter(relation__acyclic=True).values("relation_id"))
     retired = (
-        Edge.objects.select_for_update(no_key=True, of=("self",))
-        .filter(Q(source=loser) | Q(target=loser), invalid_at=at)
-        .exclude(status=Edge.Status.ACTIVE)
-        .select_related("relation", "evidence_revision")
+        by_merge.select_for_update(no_key=True, of=("self",))
+        .select_related("relation", "evidence_revision", "source", "target")
         .order_by("pk")
     )
     for old in retired:
@@ -238,6 +248,7 @@ def concept_unmerge(
             if successor is not None:
                 continue  # already brought back by someone
             supersedes = old
+        in_order = _admit_moved(old, old.source, old.target, "Undoing the merge would bring back")
         restored = insert_edge(
             **fact_of(old),
             recorded_at=now,
@@ -245,6 +256,7 @@ def concept_unmerge(
             proposal=old.proposal,
             decision=linked,
             decided_by=who,
+            in_order=in_order,
         )
         outcome.restored.append(restored)
     loser.status = Concept.Status.ACTIVE
@@ -261,7 +273,6 @@ def concept_unmerge(
         alias.merged_from = None
         alias.save(update_fields=["concept", "kind", "merged_from"])
         outcome.names.append(alias.name)
-    _refuse_cycles(outcome.restored, "Undoing the merge would bring back")
     name_index_changed()
     audited(
         acting_user=acting_user,

@@ -5,6 +5,7 @@ new one. Nothing here commits, audits or opens a transaction: the callers do.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -13,6 +14,7 @@ from django.db import IntegrityError, connection, transaction
 from kgreview.core.errors import (
     ConceptNotActive,
     CycleDetected,
+    CycleUnchecked,
     DuplicateEdge,
     InactiveRelation,
     SelfLoop,
@@ -20,9 +22,9 @@ from kgreview.core.errors import (
     ValidationFailed,
 )
 
-from .. import selectors
-from ..models import Concept, Edge, RelationType
-from .common import Evidence, inactive_words, lock_relation, path_words
+from .. import order, selectors
+from ..models import Concept, ConceptOrder, Edge, RelationType
+from .common import Evidence, inactive_words
 
 
 def retire_row(edge: Edge, *, status: str, at: datetime, user, decision, reason: str) -> None:
@@ -65,8 +67,14 @@ def edge_row(
     proposal=None,
     decision=None,
     decided_by=None,
+    in_order: bool | None = None,
 ) -> Edge:
-    """An unsaved edge row with every column an edge carries (written by the caller)."""
+    """An unsaved edge row with every column an edge carries (written by the caller).
+
+    ``in_order``: whether ``admit_fact`` placed its ends in the relation's order; by
+    default, whether the relation needs none (an acyclic relation's row written without
+    being admitted is taken for one written past the services).
+    """
     return Edge(
         source_id=source_id,
         target_id=target_id,
@@ -82,6 +90,7 @@ def edge_row(
         proposal=proposal,
         decision=decision,
         decided_by=decided_by,
+        in_order=not relation.acyclic if in_order is None else in_order,
     )
 
 
@@ -102,11 +111,17 @@ def fact_of(edge: Edge, **changes) -> dict:
     }
 
 
-def insert_edge(*, guard: bool = True, **columns) -> Edge:
+def insert_edge(*, guard: bool = True, moves: dict[int, int] | None = None, **columns) -> Edge:
     """Insert the row built by ``edge_row(**columns)``. ``guard`` turns a lost race into
     ``DuplicateEdge`` (a savepoint); callers holding the concept locks cannot lose that
-    race and skip it."""
+    race and skip it. ``moves``: the places in the relation's order the edge needs
+    (``admit_fact(..., defer=True)``), written with it."""
     row = edge_row(**columns)
+    if moves and not guard and connection.vendor == "postgresql":
+        _insert_with_moves(row, moves)
+        return row
+    if moves:
+        order.write(row.relation_id, moves)
     if not guard:
         row.save(force_insert=True)
         return row
@@ -121,6 +136,39 @@ def insert_edge(*, guard: bool = True, **columns) -> Edge:
         ) from exc
 
 
+def _insert_with_moves(row: Edge, moves: dict[int, int]) -> None:
+    """Insert ``row`` and store the order's ``moves`` in one statement (a data-modifying
+    subquery), so a decision whose edge moves concepts in the order is not a round trip
+    longer (the decision budget counts them)."""
+    fields = [f for f in Edge._meta.concrete_fields if not f.primary_key]
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(f.column) for f in fields)
+    values = [f.get_db_prep_save(f.pre_save(row, True), connection) for f in fields]
+    placed = ", ".join(["%s"] * len(values))
+    sql = (
+        f"WITH moved AS (INSERT INTO {ConceptOrder._meta.db_table}"
+        " (relation_id, concept_id, position)"
+        " SELECT %s, c, p FROM unnest(%s::bigint[], %s::bigint[]) AS t(c, p)"
+        " ON CONFLICT (relation_id, concept_id) DO UPDATE SET position = EXCLUDED.position)"
+        f" INSERT INTO {Edge._meta.db_table} ({columns}) VALUES ({placed}) RETURNING id"
+    )
+    params = [row.relation_id, list(moves), list(moves.values()), *values]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row.pk = cursor.fetchone()[0]
+    row._state.adding = False
+    row._state.db = connection.alias
+
+
+@dataclass(frozen=True)
+class Admission:
+    """What admitting a new edge decided: whether its row is in the relation's order, and
+    the places it needs there, when the caller writes them with the row (``defer``)."""
+
+    in_order: bool
+    moves: dict[int, int] = field(default_factory=dict)
+
+
 def check_edge(
     *,
     source: Concept,
@@ -130,8 +178,10 @@ def check_edge(
     weight: float,
     reason: str,
     evidence: Evidence | None,
-) -> None:
-    """Refuse, in words, an edge the graph cannot take as it is now."""
+    defer: bool = False,
+) -> Admission:
+    """Refuse, in words, an edge the graph cannot take as it is now; else make room for it
+    in the relation's order (``admit_fact``; ``defer``: the caller writes the moves)."""
     if not relation.active:
         raise InactiveRelation(
             f'The relation "{relation.key}" was retired; choose an active relation.'
@@ -149,59 +199,82 @@ def check_edge(
         raise ValidationFailed("Every edge needs a reason: say why it exists.")
     if evidence is not None:
         evidence.check()
-    ensure_new_fact(relation=relation, source=source, target=target)
+    return admit_fact(relation=relation, source=source, target=target, defer=defer)
 
 
-def ensure_new_fact(*, relation: RelationType, source: Concept, target: Concept) -> None:
+def admit_fact(
+    *, relation: RelationType, source: Concept, target: Concept, defer: bool = False
+) -> Admission:
     """Refuse an edge the graph already holds, or one that closes a cycle in an acyclic
-    relation (one round trip; the cycle's chain is read only when there is one)."""
-    existing_id, closes_cycle = selectors.edge_precheck(
-        relation=relation, source_id=source.pk, target_id=target.pk
-    )
-    if existing_id is not None:
+    relation (with the chain in words); otherwise move what the relation's order needs
+    moved for it (or, with ``defer``, return the moves for the caller to write with the
+    row) and say whether the new row is in that order (``Edge.in_order``).
+
+    Call it holding the locks of ``lock_for_edge`` (for an acyclic relation, its row). One
+    round trip, and one write when the order changes (see ``kgreview.graph.order``); the
+    chain of a cycle is read only when there is one, among the concepts already found.
+    """
+    check = selectors.edge_precheck(relation=relation, source_id=source.pk, target_id=target.pk)
+    if check.existing is not None:
         raise DuplicateEdge(
             f'"{source.name}" {relation.verb} "{target.name}" is already in the graph '
-            f"(edge #{existing_id}).",
-            edge_id=existing_id,
+            f"(edge #{check.existing}).",
+            edge_id=check.existing,
         )
-    if closes_cycle:
-        path = selectors.relation_path(relation=relation, start_id=target.pk, goal_id=source.pk)
-        if path is not None:
-            raise CycleDetected(
-                f'"{source.name}" {relation.verb} "{target.name}" would close a cycle: '
-                f"{path_words(path + [target.pk])}.",
-                path=path,
-            )
+    placement = order.place(check, source.pk, target.pk)
+    if placement.repair:
+        if check.small:
+            order.rebuild_orders([relation.pk])
+        else:
+            order.set_unordered(relation.pk)
+        check = selectors.edge_precheck(relation=relation, source_id=source.pk, target_id=target.pk)
+        placement = order.place(check, source.pk, target.pk, repaired=True)
+    if placement.cycle_among is not None:
+        chain = selectors.relation_chain(
+            relation=relation,
+            start_id=target.pk,
+            goal_id=source.pk,
+            within=placement.cycle_among,
+        )
+        # The search found the way back; the chain is only its words (the concepts found
+        # always hold it), so even without one the edge is refused.
+        chain = chain or [(target.pk, target.name), (source.pk, source.name)]
+        words = " → ".join(name for _, name in [*chain, chain[0]])
+        raise CycleDetected(
+            f'"{source.name}" {relation.verb} "{target.name}" would close a cycle: {words}.',
+            path=[cid for cid, _ in chain],
+        )
+    if placement.unchecked:
+        raise CycleUnchecked(
+            f'"{source.name}" {relation.verb} "{target.name}" could not be checked for a '
+            f"cycle: more than {selectors.REACH_LIMIT} concepts lead to and from its ends in "
+            f'"{relation.key}"{"" if check.ordered else _UNORDERED}. Nothing was changed.'
+        )
+    if defer:
+        return Admission(in_order=placement.in_order, moves=placement.moves)
+    order.write(relation.pk, placement.moves)
+    return Admission(in_order=placement.in_order)
+
+
+_UNORDERED = (
+    " (its edges are not in order, as they held a cycle or were written past the "
+    "services: `manage.py order_relations` orders them again)"
+)
 
 
 def lock_for_edge(
     relation_id: int, concept_ids: tuple[int, int]
 ) -> tuple[RelationType, dict[int, Concept]]:
-    """Lock both concept rows in id order while reading the relation, in one statement;
-    then, for an acyclic relation, lock its row too (the lock order: concepts, then
-    relation types). Returns them fresh.
+    """Lock both concept rows in id order and, for an acyclic relation, its row after them
+    (the lock order: concepts, then relation types), in one statement; read the relation
+    either way. Returns them fresh.
 
     Locking the concepts serialises edges between the same pair and merges of either
     end; locking an acyclic relation serialises its edges (no two writers can close a
-    cycle between them). Any other relation is only read: its edges need nothing more,
-    and retiring it leaves its edges be.
+    cycle between them, and its order has one writer at a time). Any other relation is
+    only read: its edges need nothing more, and retiring it leaves its edges be.
     """
-    lock = ""
-    if connection.features.has_select_for_update:
-        lock = " FOR NO KEY UPDATE OF c" if connection.vendor == "postgresql" else " FOR UPDATE"
-    concept_table = Concept._meta.db_table
-    relation_table = RelationType._meta.db_table
-    rows = list(
-        Concept.objects.raw(
-            f"SELECT c.*, r.id AS r_id, r.key AS r_key, r.label AS r_label, r.verb AS r_verb,"
-            f" r.description AS r_description, r.directed AS r_directed,"
-            f" r.symmetric AS r_symmetric, r.acyclic AS r_acyclic, r.active AS r_active,"
-            f" r.retired_at AS r_retired_at, r.created_at AS r_created_at"
-            f" FROM {concept_table} c CROSS JOIN {relation_table} r"
-            f" WHERE r.id = %s AND c.id IN (%s, %s) ORDER BY c.id{lock}",
-            [relation_id, *concept_ids],
-        )
-    )
+    rows = list(Concept.objects.raw(*_lock_sql(relation_id, concept_ids)))
     if not rows:
         raise ValidationFailed("The relation or the concepts of this edge do not exist.")
     # A raw row: a Concept that also carries the relation's columns as ``r_*`` attributes,
@@ -219,14 +292,70 @@ def lock_for_edge(
         active=bool(first.r_active),
         retired_at=first.r_retired_at,
         created_at=first.r_created_at,
+        ordered=bool(first.r_ordered),
     )
     concepts = {c.pk: c for c in rows}
     missing = [i for i in concept_ids if i not in concepts]
     if missing:
         raise ValidationFailed(f"There is no concept #{missing[0]}.")
-    if relation.acyclic:
-        relation = lock_relation(relation)
     return relation, concepts
+
+
+_RELATION_COLUMNS = (
+    "id",
+    "key",
+    "label",
+    "verb",
+    "description",
+    "directed",
+    "symmetric",
+    "acyclic",
+    "active",
+    "retired_at",
+    "created_at",
+    "ordered",
+)
+
+
+def _lock_sql(relation_id: int, concept_ids: tuple[int, int]) -> tuple[str, list[int]]:
+    """The statement of ``lock_for_edge`` and its parameters.
+
+    On PostgreSQL one statement takes the locks in the lock order: the concepts are locked
+    in a materialised subquery, and the acyclic relation's row only once a count over that
+    subquery has read (and so locked) every concept, as its filter asks. A plain join
+    would lock the relation with the first concept, before the second: a writer holding
+    the second and waiting for the relation would then deadlock with it. The relation's
+    columns come from the locking read, so a change committed while it waited is seen.
+    """
+    concept = Concept._meta.db_table
+    relation = RelationType._meta.db_table
+    quote = connection.ops.quote_name  # "symmetric" is a keyword to PostgreSQL
+    picked = ", ".join(f"r.{quote(c)} AS r_{c}" for c in _RELATION_COLUMNS)
+    columns = ", ".join(quote(c) for c in _RELATION_COLUMNS)
+    if connection.vendor != "postgresql":
+        lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+        sql = (
+            f"SELECT c.*, {picked} FROM {concept} c CROSS JOIN {relation} r"
+            f" WHERE r.id = %s AND c.id IN (%s, %s) ORDER BY c.id{lock}"
+        )
+        return sql, [relation_id, *concept_ids]
+    sql = f"""
+        WITH c AS MATERIALIZED (
+            SELECT * FROM {concept} WHERE id IN (%s, %s) ORDER BY id FOR NO KEY UPDATE
+        ),
+        locked AS MATERIALIZED (
+            SELECT {columns} FROM {relation}
+            WHERE id = %s AND acyclic AND (SELECT count(*) FROM c) >= 0
+            FOR NO KEY UPDATE
+        ),
+        r AS (
+            SELECT {columns} FROM {relation} WHERE id = %s AND NOT acyclic
+            UNION ALL
+            SELECT {columns} FROM locked
+        )
+        SELECT c.*, {picked} FROM c CROSS JOIN r ORDER BY c.id
+    """
+    return sql, [*concept_ids, relation_id, relation_id]
 
 
 def lock_active_edge(edge: Edge) -> Edge:

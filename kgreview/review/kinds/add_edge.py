@@ -18,9 +18,8 @@ from kgreview.core.errors import StateConflict, ValidationFailed
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge, RelationType
-from kgreview.graph.selectors import active_edge_between
 
-from ..card_parts import evidence_context, neighbours_of
+from ..card_parts import evidence_context, neighbours_and_fact
 from ..ends import EndChoice, concept_for_name, open_concept_proposal, resolve_choice
 from ..models import Proposal
 from ..outcome import ProposalStale
@@ -335,11 +334,9 @@ class AddEdgeKind(Kind):
             if ends["source"] == ends["target"]:
                 words.append("Both ends are the same concept; an edge cannot loop.")
             else:
-                found = active_edge_between(
-                    source_id=ends["source"], target_id=ends["target"], relation=relation
-                )
-                if found is not None:
-                    words.append(f"The same edge is already in the graph (edge #{found.pk}).")
+                held = reads.edge_holding(ends["source"], relation, ends["target"])
+                if held is not None:
+                    words.append(f"The same edge is already in the graph (edge #{held}).")
         return words
 
     def claim(self, proposal, relations=None) -> str:
@@ -390,7 +387,13 @@ class AddEdgeKind(Kind):
             if concept is not None:
                 ends[role] = concept
         view["endpoints"] = endpoints
-        found = neighbours_of(ends)
+        fact = None
+        if proposal.relation is not None and len(ends) == 2:
+            fact = (ends["source"].pk, proposal.relation, ends["target"].pk)
+        found, held = neighbours_and_fact(ends, fact=fact)
+        if fact is not None:
+            # What the blockers ask (is it already in the graph?), answered by that query.
+            card.facts[(fact[0], fact[1].pk, fact[2])] = held
         card.neighbours = [(payload[role]["name"], rows) for role, rows in found.items()]
         # A merged end names its survivor (one query, only when there is one).
         merged = [c for c in concepts.values() if c.status == Concept.Status.MERGED]

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from kgreview.core.errors import ValidationFailed
 from kgreview.graph import bulk as graph_bulk
+from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph_services
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.services import DECIDING
@@ -143,6 +144,19 @@ class BlockerReads:
     needed: dict[int, Proposal] = field(default_factory=dict)
     relations: dict[str, RelationType] = field(default_factory=dict)
     edges: dict[int, Edge] = field(default_factory=dict)
+    # (source id, relation id, target id) -> the active edge holding it, or None; what a
+    # card already read is passed in, the rest is read when asked.
+    facts: dict[tuple[int, int, int], int | None] = field(default_factory=dict)
+
+    def edge_holding(self, source_id: int, relation: RelationType, target_id: int) -> int | None:
+        """The active edge holding a fact (either way round for a symmetric relation)."""
+        key = (source_id, relation.pk, target_id)
+        if key not in self.facts:
+            found = graph_selectors.active_edge_between(
+                source_id=source_id, target_id=target_id, relation=relation
+            )
+            self.facts[key] = found.pk if found is not None else None
+        return self.facts[key]
 
 
 class Kind(ABC):
