@@ -114,6 +114,7 @@ def test_insert_rows_takes_a_generator_that_queries_the_database_on_the_way():
     assert Concept.objects.filter(name__startswith="Queried").count() == 5
 
 
+@pytest.mark.django_db
 def test_the_seeded_curriculum_has_its_orders_built_as_the_migration_builds_them():
     """Edges copied in past the services get the acyclic relations' orders right after,
     so the review benchmark measures decisions against an order, not a rebuild."""
