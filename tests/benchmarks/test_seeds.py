@@ -9,7 +9,6 @@ import sys
 import uuid
 from pathlib import Path
 
-import pytest
 from django.db import connection
 
 from benchmarks import seeds
