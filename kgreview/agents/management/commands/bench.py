@@ -75,12 +75,13 @@ class Command(BaseCommand):
             with scratch_database(keep=keep):
                 figures = calibration()
                 result = fn(**kwargs)
+                seeded = list(seeds.LOG)
             results.append(
                 {
                     **result,
                     "scale": kwargs.get("scale"),
                     "calibration": figures,
-                    "seeds": list(seeds.LOG),
+                    "seeds": seeded,
                 }
             )
             if not as_json:
