@@ -16,7 +16,8 @@ never the words of a known name in any order, plural or spelling.
 - ``unknown_swap``: a known name with one word exchanged for another vocabulary word
   ("Dense token search" where only "Sparse token search" is known);
 - ``unknown_new_word``: a known name with one word exchanged for a real word the
-  vocabulary lacks ("Sparse token hashing").
+  vocabulary lacks ("Sparse token hashing"); three of those words are one edit from a
+  vocabulary word ("ranked" / "ranker") and read as misspellings of known names.
 """
 
 from __future__ import annotations
@@ -77,6 +78,11 @@ NEW_WORDS = (
     "symmetric",
     "orthogonal",
     "sparsified",
+    # One edit from a vocabulary word ("ranker", "sampler", "router"): a name with one of
+    # these reads as a misspelling of a known name, the limit this class measures.
+    "ranked",
+    "sampled",
+    "routed",
 )
 _ROLES = (ADJECTIVES, NOUNS, TAILS)
 # Compounds the vocabulary writes as one word, and where they split.
