@@ -12,7 +12,7 @@ fuzzy-match.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import product
 
 from rapidfuzz import fuzz, process
@@ -244,16 +244,21 @@ class InMemoryConceptIndex:
         """Whether some name in the index has this word (in any of its spellings)."""
         return spelling(word) in self._words
 
-    def fuzzy(self, key: str) -> tuple[IndexEntry, float] | None:
+    def fuzzy(
+        self, key: str, *, known: Callable[[str], bool] | None = None
+    ) -> tuple[IndexEntry, float] | None:
         """The best known name that ``key`` reorders, respells, joins or splits, or
         misspells (scored at least ``threshold``), with its score; None if there is none.
+
+        ``known`` says which other words count as known (another index's vocabulary):
+        such a word is never corrected either.
         """
         if len(key) < MIN_FUZZY_LENGTH:
             return None
         words = key.split()
         wanted_ids = identifiers(key)
         best: tuple[float, float, str] | None = None
-        for variant, corrected in self._variants(words):
+        for variant, corrected in self._variants(words, known):
             found = self._forms.get(" ".join(sorted(variant)))
             if not found:
                 continue
@@ -284,7 +289,9 @@ class InMemoryConceptIndex:
             return None
         return self._exact[best[2]], round(float(best[0]), 1)
 
-    def _variants(self, words: list[str]) -> Iterator[tuple[list[str], bool]]:
+    def _variants(
+        self, words: list[str], elsewhere: Callable[[str], bool] | None = None
+    ) -> Iterator[tuple[list[str], bool]]:
         """The word lists a query may stand for, each with whether a misspelt word was
         corrected in it: its own spellings, two neighbours joined, an unknown word split
         in two known ones, and each unknown word exchanged for known words near it."""
@@ -295,7 +302,11 @@ class InMemoryConceptIndex:
             joined = spelling(words[i] + words[i + 1])
             if joined in known:
                 yield spelt[:i] + [joined] + spelt[i + 2 :], False
-        unknown = [i for i, w in enumerate(spelt) if w not in known]
+        unknown = [
+            i
+            for i, w in enumerate(spelt)
+            if w not in known and (elsewhere is None or not elsewhere(words[i]))
+        ]
         for i in unknown:
             word = words[i]
             for cut in range(2, len(word) - 1):
@@ -455,7 +466,9 @@ class OverlayIndex:
     lookup = exact
 
     def fuzzy(self, key: str) -> tuple[IndexEntry, float] | None:
-        found = [f for f in (self.local.fuzzy(key), self.base.fuzzy(key)) if f is not None]
+        # A word the shared index knows is not a misspelling of a local name either.
+        local = self.local.fuzzy(key, known=getattr(self.base, "knows", None))
+        found = [f for f in (local, self.base.fuzzy(key)) if f is not None]
         return max(found, key=lambda f: f[1]) if found else None
 
     def add(self, entry: IndexEntry, *, keys: Iterable[str]) -> None:

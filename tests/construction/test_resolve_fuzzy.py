@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from construction.resolve import InMemoryConceptIndex, resolve_name
+from construction.resolve import InMemoryConceptIndex, OverlayIndex, resolve_name
 from construction.synthetic import concept_names
 from construction.text import spelling
 from construction.types import IndexEntry
@@ -115,3 +115,14 @@ def test_a_lookup_reads_only_the_words_filed_under_its_misspelt_words_letter_and
     found = index.fuzzy("sparse tokenn search")
     assert found is not None and found[0].name == "Sparse token search"
     assert set(read) == {"t5", "t6", "t7"}
+
+
+def test_a_word_the_shared_index_knows_is_not_a_misspelling_of_a_name_proposed_in_this_source():
+    base = _index("Ranked retrieval")
+    overlay = OverlayIndex(base)
+    overlay.add(
+        IndexEntry(name="Ranker search", canonical="Ranker search", key="n:ranker search"),
+        keys=["ranker search"],
+    )
+    assert overlay.fuzzy("rankker search") is not None
+    assert overlay.fuzzy("ranked search") is None
