@@ -22,8 +22,9 @@ def bench_resolve(*, scale: int = 1, lookups: int = 20_000, seed: int = 11) -> d
     builds it (after ANALYZE), its memory, then ``lookups`` names in a shuffled stream of
     known names (as written, misspelt, respelt) and unknown ones (new combinations, one
     word exchanged for another known or new word), each class's accuracy against its
-    known answer (``benchmarks.probes``). Above 1×, the unknown names' accuracy on the
-    1× graph is measured too (in memory), for the budget that it must not fall."""
+    known answer (``benchmarks.probes``; lookalikes of known names reported apart).
+    Above 1×, the unknown names' accuracy on the 1× graph is measured too (in memory),
+    for the budget that it must not fall."""
     from kgreview.agents.adapters import INDEX_CACHE
 
     concepts = scaled(BASE_CONCEPTS, scale)

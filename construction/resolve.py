@@ -113,6 +113,34 @@ def edits_allowed(word: str) -> int:
     return 1 if len(word) < 9 else 2
 
 
+# Endings that make another word of one stem ("ranked" / "ranker", "tuned" / "tune",
+# "encoding" / "encoder"): a word one such ending from a known word is no misspelling.
+ENDINGS = frozenset(
+    {"", "e", "s", "ed", "er", "es", "or", "ing", "ion", "ive", "al", "ly", "ers", "ment", "ity"}
+)
+
+
+def another_ending(word: str, other: str) -> bool:
+    """Whether ``word`` and ``other`` are one stem (three letters or more) with two
+    different ``ENDINGS``, not one word misspelt ("ranked" / "ranker", but not "vectr" /
+    "vector" or "planing" / "planning"). A final "e" or "s" alone is not an ending here
+    ("spars" / "sparse" is a typo; plurals are ``spelling``'s)."""
+    for ending in ENDINGS:
+        if not word.endswith(ending):
+            continue
+        stem = word[: len(word) - len(ending)]
+        rest = other[len(stem) :]
+        if (
+            len(stem) >= 3
+            and other.startswith(stem)
+            and rest != ending
+            and rest in ENDINGS
+            and {ending, rest} not in ({"", "e"}, {"", "s"})
+        ):
+            return True
+    return False
+
+
 def _shelf(word: str) -> str:
     return f"{word[0]}{len(word)}"
 
@@ -349,7 +377,8 @@ class InMemoryConceptIndex:
                 score_cutoff=edits,
                 limit=None,
             ):
-                near.append((int(distance), other))
+                if not another_ending(word, other):
+                    near.append((int(distance), other))
         near.sort()
         return [other for _, other in near]
 

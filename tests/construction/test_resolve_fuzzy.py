@@ -126,3 +126,10 @@ def test_a_word_the_shared_index_knows_is_not_a_misspelling_of_a_name_proposed_i
     )
     assert overlay.fuzzy("rankker search") is not None
     assert overlay.fuzzy("ranked search") is None
+
+
+def test_a_word_one_ending_from_a_known_word_is_another_word_not_a_misspelling():
+    index = _index("Ranker retrieval", "Sampler tuning", "Planning search")
+    assert _resolved("ranked retrieval", index) is None
+    assert _resolved("sampled tuning", index) is None
+    assert _resolved("planing search", index) == 3
