@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import product
 
 from rapidfuzz import fuzz, process
-from rapidfuzz.distance import DamerauLevenshtein
+from rapidfuzz.distance import OSA
 
 from .keys import new_concept_key
 from .text import (
@@ -361,7 +361,7 @@ class InMemoryConceptIndex:
 
     def _near(self, word: str) -> list[str]:
         """Known words that ``word`` may misspell: same first letter, within
-        ``edits_allowed`` (a swap of two letters is one edit), closest first."""
+        ``edits_allowed`` (a swap of two neighbouring letters is one edit), closest first."""
         edits = edits_allowed(word)
         if not edits:
             return []
@@ -372,8 +372,8 @@ class InMemoryConceptIndex:
                 continue
             for other, distance, _ in process.extract(
                 word,
-                list(block),
-                scorer=DamerauLevenshtein.distance,
+                block.keys(),
+                scorer=OSA.distance,
                 score_cutoff=edits,
                 limit=None,
             ):
