@@ -2,65 +2,140 @@
 
 from __future__ import annotations
 
+import gc
 import random
-import statistics
 import time
 
 from django.db import connection
 
-from construction.synthetic import concept_names, typo
+from construction.synthetic import concept_names
 
 from .common import analyze, lesson_text, percentiles, scaled, seed_concepts
 from .curriculum import BASE_CONCEPTS
+from .probes import KNOWN, UNKNOWN, Probe, resolution_probes
+from .probes import MIX as PROBE_MIX
 
 
 def bench_resolve(*, scale: int = 1, lookups: int = 20_000, seed: int = 11) -> dict:
-    """Endpoint resolution against 50,000 concepts times ``scale``: exact, alias, near
-    miss, unknown."""
-    from construction.resolve import resolve_name
+    """Endpoint resolution against 50,000 concepts times ``scale`` (curriculum-shaped
+    names, an abbreviation-like alias for every third): the index built as a worker
+    builds it (after ANALYZE), its memory, then ``lookups`` names in a shuffled stream of
+    known names (as written, misspelt, respelt) and unknown ones (new combinations, one
+    word exchanged for another known or new word), each class's accuracy against its
+    known answer (``benchmarks.probes``; lookalikes of known names reported apart).
+    Above 1×, the unknown names' accuracy on the 1× graph is measured too (in memory),
+    for the budget that it must not fall."""
     from kgreview.agents.adapters import INDEX_CACHE
 
     concepts = scaled(BASE_CONCEPTS, scale)
     names = concept_names(concepts)
-    seed_concepts(names)
+    ids = seed_concepts(names)
     analyze()
     INDEX_CACHE.clear()
+    gc.collect()
+    before = _resident_mb()
     started = time.perf_counter()
     index = INDEX_CACHE.get()
     build_s = time.perf_counter() - started
-    rng = random.Random(seed)
-    unknown = concept_names(concepts + lookups, seed=seed + 1)[-lookups:]
-    probes: list[tuple[str, str]] = []
-    for i in range(lookups):
-        kind = ("exact", "exact", "typo", "unknown")[i % 4]
-        if kind == "exact":
-            probes.append((kind, rng.choice(names).lower()))
-        elif kind == "typo":
-            probes.append((kind, typo(rng.choice(names), rng)))
-        else:
-            probes.append((kind, unknown[i]))
-    samples: dict[str, list[float]] = {"exact": [], "typo": [], "unknown": []}
-    outcomes: dict[str, dict[str, int]] = {k: {} for k in samples}
-    for kind, probe in probes:
-        t0 = time.perf_counter()
-        res = resolve_name(probe, index)
-        samples[kind].append((time.perf_counter() - t0) * 1000)
-        match = res.match if res else "unresolvable"
-        outcomes[kind][match] = outcomes[kind].get(match, 0) + 1
-    every = [s for values in samples.values() for s in values]
+    gc.collect()
+    memory_mb = _resident_mb() - before
+    probes = resolution_probes(names, lookups, seed=seed)
+    measured = _resolve_probes(probes, index, ids)
+    unknown = measured["accuracy"]["unknown"]
+    if scale == 1:
+        unknown_1x = unknown
+    else:
+        base = names[:BASE_CONCEPTS]
+        reference = _memory_index(base)
+        unknown_1x = _resolve_probes(
+            resolution_probes(base, lookups, seed=seed), reference, list(range(len(base)))
+        )["accuracy"]["unknown"]
+        del reference
+    every = measured["all"]
     return {
         "benchmark": "resolve",
         "database": connection.vendor,
         "concepts": concepts,
         "index_entries": len(index),
         "index_build_s": round(build_s, 3),
-        "lookups": lookups,
-        "all": percentiles(every),
-        "by_kind": {k: percentiles(v) for k, v in samples.items()},
-        "outcomes": outcomes,
-        "budget": {"mean_ms": 2.0},
-        "within_budget": statistics.fmean(every) <= 2.0,
+        "index_memory_mb": round(memory_mb, 1),
+        "lookups": len(probes),
+        "stream": dict(PROBE_MIX),
+        "all": every,
+        "by_kind": measured["by_kind"],
+        "accuracy": measured["accuracy"],
+        "outcomes": measured["outcomes"],
+        "unknown_accuracy_at_1x": unknown_1x,
+        "budget": {"mean_ms": 2.0, "p95_ms": 10.0, "unknown_accuracy_min": unknown_1x},
+        "within_budget": every["mean_ms"] <= 2.0
+        and every["p95_ms"] <= 10.0
+        and unknown >= unknown_1x,
     }
+
+
+def _resolve_probes(probes: list[Probe], index, ids: list[int]) -> dict:
+    """Resolve every probe, timing each: percentiles overall and by class, how each
+    class was resolved, and the share resolved right (known: to the concept meant;
+    unknown: as new), by class and for the known and unknown classes together."""
+    from construction.resolve import resolve_name
+
+    samples: dict[str, list[float]] = {kind: [] for kind, _ in PROBE_MIX}
+    outcomes: dict[str, dict[str, int]] = {kind: {} for kind in samples}
+    right: dict[str, int] = dict.fromkeys(samples, 0)
+    for probe in probes:
+        t0 = time.perf_counter()
+        res = resolve_name(probe.name, index)
+        samples[probe.kind].append((time.perf_counter() - t0) * 1000)
+        match = res.match if res else "unresolvable"
+        outcomes[probe.kind][match] = outcomes[probe.kind].get(match, 0) + 1
+        if probe.answer is None:
+            right[probe.kind] += match == "new"
+        else:
+            right[probe.kind] += res is not None and res.concept_id == ids[probe.answer]
+    accuracy = {k: round(right[k] / len(v), 4) for k, v in samples.items() if v}
+    for group, kinds in (("known", KNOWN), ("unknown", UNKNOWN)):
+        total = sum(len(samples[k]) for k in kinds)
+        accuracy[group] = round(sum(right[k] for k in kinds) / total, 4) if total else 1.0
+    return {
+        "all": percentiles([s for values in samples.values() for s in values]),
+        "by_kind": {k: percentiles(v) for k, v in samples.items()},
+        "accuracy": accuracy,
+        "outcomes": outcomes,
+    }
+
+
+def _memory_index(names: list[str]):
+    """An in-memory index of ``names`` (positions as concept ids) and the aliases
+    ``seed_concepts`` gives them, without a database."""
+    from construction.resolve import InMemoryConceptIndex
+    from construction.text import name_keys
+    from construction.types import IndexEntry
+
+    index = InMemoryConceptIndex()
+    for i, name in enumerate(names):
+        entry = IndexEntry(name=name, canonical=name, key=f"c{i}", concept_id=i, is_canonical=True)
+        index.add(entry, keys=name_keys(name))
+        if i % 3 == 0:
+            short = "".join(w[0] for w in name.split()).upper() + f"-{i}"
+            alias = IndexEntry(
+                name=short, canonical=name, key=f"c{i}", concept_id=i, is_canonical=False
+            )
+            index.add(alias, keys=name_keys(short))
+    return index
+
+
+def _resident_mb() -> float:
+    """This process's resident memory in MB (Linux; elsewhere its peak so far)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def bench_construct(*, scale: int = 1, sources: int = 300, seed: int = 5) -> dict:

@@ -23,7 +23,8 @@ class ConceptIndex(Protocol):
         """The entry whose normalised name key is ``key``."""
 
     def fuzzy(self, key: str) -> tuple[IndexEntry, float] | None:
-        """The closest entry above the index's threshold, with its score (0..100)."""
+        """The entry ``key`` stands for by another order, plural, spelling or a misspelt
+        word (above the index's threshold), with its score (0..100)."""
 
     def add(self, entry: IndexEntry, *, keys: Iterable[str]) -> None:
         """Make a concept proposed earlier in this run findable by later sources."""

@@ -1,19 +1,33 @@
 """SEARCH: resolve endpoint names to known concepts, or decide they are new.
 
-Exact name and alias keys first, then rapidfuzz over a blocked candidate set, so a
-lookup against 50,000 concepts compares a few dozen strings rather than all of them.
-Names that differ only in a number or identifier ("GPT-3", "GPT-4") never fuzzy-match.
+Exact name and alias keys first, then the fuzzy path: the same words in another order,
+plural or spelling ("Normalised tokens search" / "Token search normalization"), two
+words joined or split ("multi head" / "multihead"), or a word the graph does not know
+misspelling one it does ("vectr search"). Each is a dict lookup on the query's words,
+so a lookup costs the same against 500,000 concepts as against 50. A name with a known
+word where a known name has another known word is another concept ("heap sort" / "heap
+port"), and names that differ in a number or identifier ("GPT-3", "GPT-4") never
+fuzzy-match.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from itertools import product
 
 from rapidfuzz import fuzz, process
+from rapidfuzz.distance import OSA
 
 from .keys import new_concept_key
-from .text import clean_display, display_case, identifiers, name_key, name_keys, split_abbreviation
+from .text import (
+    clean_display,
+    display_case,
+    identifiers,
+    name_key,
+    name_keys,
+    spelling,
+    split_abbreviation,
+)
 from .types import ConceptMention, IndexEntry, Resolution
 
 DEFAULT_THRESHOLD = 90.0
@@ -71,21 +85,78 @@ STOPWORDS = frozenset(
 )
 
 
+MAX_COMBINATIONS = 64  # spellings of a query's unknown words tried at most
+MAX_TWINS = 8  # names of one spelling form compared with a query at most
+
+
 def _sorted_words(key: str) -> str:
     return " ".join(sorted(key.split()))
 
 
-def _block_keys(key: str) -> set[str]:
-    """Blocking keys: shared word prefixes, or the prefix of the spaceless name."""
-    blocks = {"#" + key.replace(" ", "")[:4]}
-    for word in key.split():
-        if len(word) >= 3 and word not in STOPWORDS:
-            blocks.add(word[:3])
-    return blocks
+def _spelling_order(key: str) -> str:
+    """A key's words in the order of its spelling form."""
+    return " ".join(sorted(key.split(), key=spelling))
+
+
+def spelling_form(key: str) -> str:
+    """What a key shares with its reorderings, plurals and other spellings: the
+    ``spelling`` of each word, sorted ("Normalised tokens search" and "search token
+    normalized" have one form)."""
+    return " ".join(sorted(spelling(word) for word in key.split()))
+
+
+def edits_allowed(word: str) -> int:
+    """How many edits a misspelt word may be from the word it stands for: none below five
+    letters ("port" is not "sort"), one up to eight ("vectr"), two from nine."""
+    if len(word) < 5 or not word.isalpha():
+        return 0
+    return 1 if len(word) < 9 else 2
+
+
+# Endings that make another word of one stem ("ranked" / "ranker", "tuned" / "tune",
+# "encoding" / "encoder"): a word one such ending from a known word is no misspelling.
+ENDINGS = frozenset(
+    {"", "e", "s", "ed", "er", "es", "or", "ing", "ion", "ive", "al", "ly", "ers", "ment", "ity"}
+)
+
+
+def another_ending(word: str, other: str) -> bool:
+    """Whether ``word`` and ``other`` are one stem (three letters or more) with two
+    different ``ENDINGS``, not one word misspelt ("ranked" / "ranker", but not "vectr" /
+    "vector" or "planing" / "planning"). A final "e" or "s" alone is not an ending here
+    ("spars" / "sparse" is a typo; plurals are ``spelling``'s)."""
+    for ending in ENDINGS:
+        if not word.endswith(ending):
+            continue
+        stem = word[: len(word) - len(ending)]
+        rest = other[len(stem) :]
+        if (
+            len(stem) >= 3
+            and other.startswith(stem)
+            and rest != ending
+            and rest in ENDINGS
+            and {ending, rest} not in ({"", "e"}, {"", "s"})
+        ):
+            return True
+    return False
+
+
+def _shelf(word: str) -> str:
+    return f"{word[0]}{len(word)}"
 
 
 class InMemoryConceptIndex:
-    """A ``ConceptIndex`` held in memory: a dict for exact keys, blocks for fuzzy ones.
+    """A ``ConceptIndex`` held in memory: a dict for exact keys, word forms for fuzzy ones.
+
+    Fuzzy lookup never scans names. Every key is filed under its spelling form (its
+    words' ``spelling``, sorted), and every word of those forms under its first letter
+    and length. A lookup reads the query's own form (a reordering, plural or spelling
+    variant), the forms with two of its words joined or one split ("multi head" /
+    "multihead"), and, for each word the graph does not know, the known words of the
+    same first letter within ``edits_allowed`` of it (a typo), each a dict lookup. A word
+    the graph knows is never exchanged for another known word: "heap sort" and "heap
+    port", "sparse token search" and "dense token search" are two concepts. So the
+    cost of a lookup follows the query and the vocabulary, not the number of names.
 
     Kept in step incrementally: ``add`` registers an entry under keys, ``discard`` takes
     every key of a concept (or proposal) out again, each in time proportional to that
@@ -99,9 +170,12 @@ class InMemoryConceptIndex:
         self._exact: dict[str, IndexEntry] = {}
         self._claims: dict[str, list[IndexEntry]] = {}
         self._by_endpoint: dict[tuple[int | None, int | None], list[str]] = {}
-        # Blocks hold the sorted-word forms of keys (an ordered set per block).
-        self._blocks: dict[str, dict[str, None]] = defaultdict(dict)
-        self._sorted_keys: dict[str, list[str]] = {}
+        # Keys by spelling form, in registration order (the first one answers).
+        self._forms: dict[str, list[str]] = {}
+        # How many forms hold each word, and the words by first letter and length (the
+        # blocks a misspelt word is looked up in: an ordered set per block).
+        self._words: dict[str, int] = {}
+        self._blocks: dict[str, dict[str, None]] = {}
         self._max_words = 1
 
     def __len__(self) -> int:
@@ -128,12 +202,13 @@ class InMemoryConceptIndex:
             current = self._exact.get(key)
             if current is None:
                 self._exact[key] = entry
-                sorted_form = _sorted_words(key)
-                forms = self._sorted_keys.setdefault(sorted_form, [])
-                if not forms:
-                    for block in _block_keys(key):
-                        self._blocks[block][sorted_form] = None
-                forms.append(key)
+                form = spelling_form(key)
+                forms = self._forms.get(form)
+                if forms is None:
+                    self._forms[form] = [key]
+                    self._count_words(form, 1)
+                else:
+                    forms.append(key)
             else:
                 claims = self._claims.get(key) or [current]
                 if entry in claims:
@@ -143,6 +218,21 @@ class InMemoryConceptIndex:
                 self._exact[key] = self._winner(claims)
             self._by_endpoint.setdefault(endpoint, []).append(key)
             self._max_words = max(self._max_words, min(8, key.count(" ") + 1))
+
+    def _count_words(self, form: str, step: int) -> None:
+        for word in set(form.split()):
+            count = self._words.get(word, 0) + step
+            if count > 0:
+                self._words[word] = count
+                if count == 1:
+                    self._blocks.setdefault(_shelf(word), {})[word] = None
+                continue
+            self._words.pop(word, None)
+            block = self._blocks.get(_shelf(word))
+            if block is not None:
+                block.pop(word, None)
+                if not block:
+                    del self._blocks[_shelf(word)]
 
     def discard(self, *, concept_id: int | None = None, proposal_id: int | None = None) -> int:
         """Take every name of one concept (or proposed concept) out; the keys it shared
@@ -159,18 +249,13 @@ class InMemoryConceptIndex:
                 self._exact[key] = self._winner(claims)
                 continue
             self._exact.pop(key, None)
-            sorted_form = _sorted_words(key)
-            forms = self._sorted_keys.get(sorted_form, [])
+            form = spelling_form(key)
+            forms = self._forms.get(form, [])
             if key in forms:
                 forms.remove(key)
-            if not forms:
-                self._sorted_keys.pop(sorted_form, None)
-                for block in _block_keys(key):
-                    members = self._blocks.get(block)
-                    if members is not None:
-                        members.pop(sorted_form, None)
-                        if not members:
-                            del self._blocks[block]
+            if not forms and form in self._forms:
+                del self._forms[form]
+                self._count_words(form, -1)
         return len(keys)
 
     def add_name(self, entry: IndexEntry) -> None:
@@ -183,33 +268,119 @@ class InMemoryConceptIndex:
     def lookup(self, key: str) -> IndexEntry | None:
         return self._exact.get(key)
 
-    def fuzzy(self, key: str) -> tuple[IndexEntry, float] | None:
+    def knows(self, word: str) -> bool:
+        """Whether some name in the index has this word (in any of its spellings)."""
+        return spelling(word) in self._words
+
+    def fuzzy(
+        self, key: str, *, known: Callable[[str], bool] | None = None
+    ) -> tuple[IndexEntry, float] | None:
+        """The best known name that ``key`` reorders, respells, joins or splits, or
+        misspells (scored at least ``threshold``), with its score; None if there is none.
+
+        ``known`` says which other words count as known (another index's vocabulary):
+        such a word is never corrected either.
+        """
         if len(key) < MIN_FUZZY_LENGTH:
             return None
-        pool: set[str] = set()
-        for block in _block_keys(key):
-            pool.update(self._blocks.get(block, ()))
-        if not pool:
-            return None
+        words = key.split()
         wanted_ids = identifiers(key)
-        # Blocks hold keys with their words pre-sorted, so plain ratio here equals
-        # token_sort_ratio on the keys without re-sorting thousands of strings per lookup.
-        best: tuple[str, float] | None = None
-        for sorted_form, score, _ in process.extract(
-            _sorted_words(key),
-            pool,
-            scorer=fuzz.ratio,
-            score_cutoff=self.threshold,
-            limit=5,
-        ):
-            candidate = self._sorted_keys[sorted_form][0]
-            if len(candidate) < MIN_FUZZY_LENGTH or identifiers(candidate) != wanted_ids:
+        best: tuple[float, float, str] | None = None
+        for variant, corrected in self._variants(words, known):
+            found = self._forms.get(" ".join(sorted(variant)))
+            if not found:
                 continue
-            if best is None or score > best[1] or (score == best[1] and candidate < best[0]):
-                best = (candidate, score)
+            # The query's words in the order of the form's, so that a misspelt word is
+            # compared with the word it stands for wherever the sort put either.
+            if len(variant) == len(words):
+                aligned = " ".join(w for _, w in sorted(zip(variant, words, strict=True)))
+            else:
+                aligned = _sorted_words(key)
+            for candidate in found[:MAX_TWINS]:
+                if len(candidate) < MIN_FUZZY_LENGTH or identifiers(candidate) != wanted_ids:
+                    continue
+                as_written = fuzz.ratio(key, candidate)
+                in_form = fuzz.ratio(aligned, _spelling_order(candidate))
+                score = max(as_written, in_form)
+                if corrected and score < self.threshold:
+                    continue
+                # Names with the same words in another order ("Sparse dense ..." and
+                # "Dense sparse ...") are told apart by the order the query has.
+                rank = (score, as_written, candidate)
+                if (
+                    best is None
+                    or rank[:2] > best[:2]
+                    or (rank[:2] == best[:2] and candidate < best[2])
+                ):
+                    best = rank
         if best is None:
             return None
-        return self._exact[best[0]], round(float(best[1]), 1)
+        return self._exact[best[2]], round(float(best[0]), 1)
+
+    def _variants(
+        self, words: list[str], elsewhere: Callable[[str], bool] | None = None
+    ) -> Iterator[tuple[list[str], bool]]:
+        """The word lists a query may stand for, each with whether a misspelt word was
+        corrected in it: its own spellings, two neighbours joined, an unknown word split
+        in two known ones, and each unknown word exchanged for known words near it."""
+        known = self._words
+        spelt = [spelling(w) for w in words]
+        yield spelt, False
+        for i in range(len(words) - 1):
+            joined = spelling(words[i] + words[i + 1])
+            if joined in known:
+                yield spelt[:i] + [joined] + spelt[i + 2 :], False
+        unknown = [
+            i
+            for i, w in enumerate(spelt)
+            if w not in known and (elsewhere is None or not elsewhere(words[i]))
+        ]
+        for i in unknown:
+            word = words[i]
+            for cut in range(2, len(word) - 1):
+                head, tail = spelling(word[:cut]), spelling(word[cut:])
+                if head in known and tail in known:
+                    yield spelt[:i] + [head, tail] + spelt[i + 1 :], False
+        options: list[list[str]] = []
+        for i in unknown:
+            near = self._near(spelt[i])
+            if words[i] != spelt[i]:  # "mixtre" respelt "mixter" is still "mixture"
+                near += [w for w in self._near(words[i]) if w not in near]
+            if not near:
+                return  # a new word the graph has nothing like: no misspelling of a name
+            options.append(near)
+        if not options:
+            return
+        for count, choice in enumerate(product(*options)):
+            if count >= MAX_COMBINATIONS:
+                return
+            variant = list(spelt)
+            for i, word in zip(unknown, choice, strict=True):
+                variant[i] = word
+            yield variant, True
+
+    def _near(self, word: str) -> list[str]:
+        """Known words that ``word`` may misspell: same first letter, within
+        ``edits_allowed`` (a swap of two neighbouring letters is one edit), closest first."""
+        edits = edits_allowed(word)
+        if not edits:
+            return []
+        near: list[tuple[int, str]] = []
+        for size in range(len(word) - edits, len(word) + edits + 1):
+            block = self._blocks.get(f"{word[0]}{size}")  # as ``_shelf`` files them
+            if not block:
+                continue
+            for other, distance, _ in process.extract(
+                word,
+                block.keys(),
+                scorer=OSA.distance,
+                score_cutoff=edits,
+                limit=None,
+            ):
+                if not another_ending(word, other):
+                    near.append((int(distance), other))
+        near.sort()
+        return [other for _, other in near]
 
 
 def _usable(key: str) -> bool:
@@ -324,7 +495,9 @@ class OverlayIndex:
     lookup = exact
 
     def fuzzy(self, key: str) -> tuple[IndexEntry, float] | None:
-        found = [f for f in (self.local.fuzzy(key), self.base.fuzzy(key)) if f is not None]
+        # A word the shared index knows is not a misspelling of a local name either.
+        local = self.local.fuzzy(key, known=getattr(self.base, "knows", None))
+        found = [f for f in (local, self.base.fuzzy(key)) if f is not None]
         return max(found, key=lambda f: f[1]) if found else None
 
     def add(self, entry: IndexEntry, *, keys: Iterable[str]) -> None:

@@ -6,6 +6,7 @@ key. Quotes are found in ``quotes`` and sentences split in ``sentences``.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -282,3 +283,39 @@ def identifiers(key: str) -> frozenset[str]:
 
 def words(key: str) -> list[str]:
     return TOKEN.findall(key)
+
+
+# Light British/American spelling rules for ``spelling``: (pattern, replacement), tried in
+# order on a word already made singular, each only on words long enough to carry it.
+_SPELLINGS = (
+    (re.compile(r"(?<=\w\w)is(e|ed|es|er|ers|ing|ation|ations)$"), r"iz\1"),
+    (re.compile(r"(?<=\w)ys(e|ed|er|ing)$"), r"yz\1"),
+    (re.compile(r"(?<=\w\w)our(ed|ing|ful|ite|able|er)?$"), r"or\1"),
+    (re.compile(r"(?<=\w\w)([tb])re$"), r"\1er"),
+    (re.compile(r"(?<=\w\w)ogue$"), "og"),
+    (re.compile(r"(?<=\w\w)ell(ing|ed|er)$"), r"el\1"),
+    (re.compile(r"^programme$"), "program"),
+)
+
+
+@functools.lru_cache(maxsize=65_536)
+def spelling(word: str) -> str:
+    """The form one word of a name key shares with its plural and its other spellings:
+    "tokens" -> "token", "normalisation" -> "normalization", "colour" -> "color",
+    "centre" -> "center", "catalogue" -> "catalog", "modelling" -> "modeling".
+
+    For comparing names only, never shown. Words with digits or other non-letters stay as
+    they are ("gpt4", "node.js"); a word that no rule fits is only made singular.
+    """
+    if not word.isalpha():
+        return word
+    word = singular(word)
+    if word.endswith(("che", "she", "sse", "xe", "zze")):
+        word = word[:-1]  # "caches" and "matches" both lose "es": "cache" loses its "e"
+    if len(word) < 5:
+        return word
+    for pattern, replacement in _SPELLINGS:
+        changed = pattern.sub(replacement, word)
+        if changed != word:
+            return changed
+    return word
