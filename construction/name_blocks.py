@@ -39,7 +39,7 @@ _DIGITS = re.compile(r"\d+")
 _NO_LETTERS: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Name:
     """One normalised name of one concept (``owner`` is the concept's position)."""
 
@@ -51,6 +51,8 @@ class Name:
 
 # Called with (score, kind, name, other name) for every pair a pass finds.
 Offer = Callable[[float, str, Name, Name], None]
+# Where a pass notes each block it skipped as too large: (the block's key, its size).
+Skipped = list[tuple[str, int]]
 
 
 def identity_of(key: str) -> tuple[tuple[str, ...], frozenset[str]]:
@@ -137,21 +139,34 @@ def pairs_in(members: Sized) -> int:
     return len(members) * (len(members) - 1) // 2
 
 
-def _counted(members: Sized, stats: dict[str, int], max_block: int) -> bool:
+def _counted(
+    members: Sized,
+    stats: dict[str, int],
+    max_block: int,
+    key: str = "",
+    skipped: Skipped | None = None,
+) -> bool:
     """Whether a block's members are to be compared, counted in ``stats`` either way:
-    a block of one is no block, one over ``max_block`` is skipped."""
+    a block of one is no block, one over ``max_block`` is skipped (and noted in
+    ``skipped``, when given, with its ``key``)."""
     if len(members) < 2:
         return False
     stats["blocks"] += 1
     if len(members) > max_block:
         stats["oversized_blocks_skipped"] += 1
+        if skipped is not None:
+            skipped.append((key, len(members)))
         return False
     stats["pairs_compared"] += pairs_in(members)
     return True
 
 
 def exact_and_compact_pass(
-    names: list[Name], offer: Offer, stats: dict[str, int], max_block: int
+    names: list[Name],
+    offer: Offer,
+    stats: dict[str, int],
+    max_block: int,
+    skipped: Skipped | None = None,
 ) -> None:
     """Names equal once normalised (100), or equal but for spaces and hyphens (98)."""
     by_key: dict[str, list[Name]] = defaultdict(list)
@@ -165,8 +180,8 @@ def exact_and_compact_pass(
         (by_key, EXACT_SCORE, "exact"),
         (by_compact, COMPACT_SCORE, "compact"),
     ):
-        for members in group.values():
-            if not _counted(members, stats, max_block):
+        for block, members in group.items():
+            if not _counted(members, stats, max_block, f"{kind}:{block}", skipped):
                 continue
             for x, y in combinations(members, 2):
                 if x.owner != y.owner and x.identity == y.identity:
@@ -196,7 +211,12 @@ def fuzzy_block_keys(key: str) -> set[str]:
 
 
 def fuzzy_pass(
-    names: list[Name], offer: Offer, stats: dict[str, int], max_block: int, threshold: float
+    names: list[Name],
+    offer: Offer,
+    stats: dict[str, int],
+    max_block: int,
+    threshold: float,
+    skipped: Skipped | None = None,
 ) -> None:
     """Names alike word by word (see ``word_gate``), compared only inside blocks."""
     usable = [n for n in names if len(n.key) >= MIN_FUZZY_LENGTH]
@@ -211,8 +231,8 @@ def fuzzy_pass(
     for index, n in enumerate(usable):
         for block in fuzzy_block_keys(n.key):
             blocks[block].append(index)
-    for members in blocks.values():
-        if not _counted(members, stats, max_block):
+    for block, members in blocks.items():
+        if not _counted(members, stats, max_block, block, skipped):
             continue
         choices = [forms[m] for m in members]
         for row in range(len(members) - 1):
@@ -244,7 +264,11 @@ def fuzzy_pass(
 
 
 def abbreviation_pass(
-    names: list[Name], offer: Offer, stats: dict[str, int], max_block: int
+    names: list[Name],
+    offer: Offer,
+    stats: dict[str, int],
+    max_block: int,
+    skipped: Skipped | None = None,
 ) -> None:
     """A short all-caps-ish name of one concept abbreviating a multi-word name of another.
 
@@ -259,7 +283,14 @@ def abbreviation_pass(
     budget = pairs_in(list(range(max_block)))
     for block, short_names in shorts.items():
         long_names = longs.get(block)
-        if long_names and _counted_cross(len(short_names) * len(long_names), stats, budget):
+        if long_names and _counted_cross(
+            len(short_names) * len(long_names),
+            stats,
+            budget,
+            f"a:{block}",
+            skipped,
+            len(short_names) + len(long_names),
+        ):
             _offer_abbreviations(short_names, long_names, offer)
 
 
@@ -292,12 +323,21 @@ def _expansions_by_block(names: list[Name], shorts: dict[str, list[Name]]) -> di
     return longs
 
 
-def _counted_cross(cost: int, stats: dict[str, int], budget: int) -> bool:
+def _counted_cross(
+    cost: int,
+    stats: dict[str, int],
+    budget: int,
+    key: str = "",
+    skipped: Skipped | None = None,
+    size: int = 0,
+) -> bool:
     """Whether a block of two sides costing ``cost`` pairs is to be compared, counted in
     ``stats`` either way (as ``_counted`` does for a block of one side)."""
     stats["blocks"] += 1
     if cost > budget:
         stats["oversized_blocks_skipped"] += 1
+        if skipped is not None:
+            skipped.append((key, size))
         return False
     stats["pairs_compared"] += cost
     return True
