@@ -149,18 +149,40 @@ def _concept_names(ids: set[int]) -> dict[int, str]:
 
 
 def skipped_in_words(key: str) -> str:
-    """A skipped block's key as a reader says it: the names it gathered."""
+    """A skipped block's key (``DuplicateSearch.skipped``) as a reader says it: the names
+    it gathered."""
     kind, _, rest = key.partition(":")
     if kind == "w":
         return f'names with the words "{rest}"'
     if kind in ("p", "q"):
-        head, _, _ = rest.partition(":")
-        return f'names of about the same length beginning "{head}"'
+        head, _, bucket = rest.partition(":")
+        low = 4 * int(bucket) - (2 if kind == "q" else 0) if bucket.isdigit() else 0
+        return f'names of {max(low, 1)}–{low + 3} letters beginning "{head}"'
     if kind == "a":
         return f'abbreviations "{rest}" and names with those initials'
     if kind == "compact":
         return f'names written "{rest}" without spaces'
     return f'names "{rest}"'
+
+
+def skipped_blocks_in_words(stats: dict) -> str:
+    """What a heal run's stats say of the name blocks it did not compare, in a sentence
+    for the run's page; empty when it compared every block."""
+    count = stats.get("oversized_blocks_skipped") or 0
+    if not count:
+        return ""
+    listed = [b for b in stats.get("skipped_blocks") or [] if isinstance(b, dict)]
+    bound = stats.get("max_block")
+    over = f" over {bound:,} names" if isinstance(bound, int) else ""
+    were = "name block" + (f"{over} was" if count == 1 else f"s{over} were")
+    parts = [f"{b.get('words', b.get('key', '?'))} ({b.get('names', 0):,} names)" for b in listed]
+    more = count - len(parts)
+    tail = f", and {more:,} more" if parts and more > 0 else ""
+    what = f": {'; '.join(parts)}{tail}" if parts else ""
+    return (
+        f"{count:,} {were} not compared, so duplicates among their names can only be "
+        f"found through other blocks (KG_HEAL_MAX_BLOCK){what}."
+    )
 
 
 def _duplicates(run: AgentRun) -> dict:
