@@ -339,7 +339,7 @@ def test_the_cycle_step_reads_only_the_span_a_backward_edge_covers(f):
     """A chain of thirty concepts in order, one edge written back over three of them: the
     step reads the four edges of that cycle, not the whole relation."""
     chain = [f.concept(f"Step {n:02d}") for n in range(30)]
-    for x, y in zip(chain, chain[1:]):
+    for x, y in zip(chain, chain[1:], strict=False):
         f.edge(x, y)
     weak = raw_edge(f, chain[13], chain[10], confidence=0.2)
     run = heal()
