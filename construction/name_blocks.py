@@ -12,8 +12,9 @@ never pair (``identity_of``).
 from __future__ import annotations
 
 import re
+from array import array
 from collections import defaultdict
-from collections.abc import Callable, Sized
+from collections.abc import Callable, Iterable, Iterator, Sized
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -37,6 +38,7 @@ PREFILTER_SLACK = 8.0
 INITIAL_STOPWORDS = frozenset({"a", "an", "the", "of", "and", "for", "to", "in", "on", "with"})
 _DIGITS = re.compile(r"\d+")
 _NO_LETTERS: frozenset[str] = frozenset()
+_NO_IDENTITY: tuple[tuple[str, ...], frozenset[str]] = ((), _NO_LETTERS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +66,7 @@ def identity_of(key: str) -> tuple[tuple[str, ...], frozenset[str]]:
     """
     digits = tuple(_DIGITS.findall(key))
     if not digits and not any(len(t) == 1 or t in ROMAN for t in key.split()):
-        return digits, _NO_LETTERS  # the common case, without the general path below
+        return _NO_IDENTITY if not digits else (digits, _NO_LETTERS)  # the common cases
     letters = frozenset(t for t in identifiers(key) if not any(c.isdigit() for c in t))
     return digits, letters
 
@@ -161,6 +163,41 @@ def _counted(
     return True
 
 
+def shared_blocks(
+    keys_of: Callable[[int], Iterable[str]], count: int
+) -> Iterator[tuple[str, list[int]]]:
+    """Each block two or more of members ``0 .. count - 1`` share: its key and its
+    members in order (``keys_of(i)`` names the blocks member ``i`` joins).
+
+    Most keys name one member alone (a name's own words), and a dict of millions of
+    one-member lists costs hundreds of megabytes; so each (key, member) is one machine
+    integer, the key's hash above the member's number, sorted a slice at a time. Two keys
+    whose hashes agree there share a block: a few more names compared, never fewer.
+    """
+    bits = max(1, count.bit_length())
+    low = (1 << bits) - 1
+    high = (1 << (64 - bits)) - 1
+    packed = array("Q")
+    for i in range(count):
+        for key in keys_of(i):
+            packed.append((hash(key) & high) << bits | i)
+    for part in range(8):
+        ordered = sorted(v for v in packed if v >> 61 == part)
+        start = 0
+        while start < len(ordered):
+            head = ordered[start] >> bits
+            end = start + 1
+            while end < len(ordered) and ordered[end] >> bits == head:
+                end += 1
+            if end - start > 1:
+                members = sorted({v & low for v in ordered[start:end]})
+                if len(members) > 1:
+                    key = next((k for k in keys_of(members[0]) if hash(k) & high == head), "")
+                    yield key, members
+            start = end
+        del ordered
+
+
 def exact_and_compact_pass(
     names: list[Name],
     offer: Offer,
@@ -169,18 +206,17 @@ def exact_and_compact_pass(
     skipped: Skipped | None = None,
 ) -> None:
     """Names equal once normalised (100), or equal but for spaces and hyphens (98)."""
-    by_key: dict[str, list[Name]] = defaultdict(list)
-    by_compact: dict[str, list[Name]] = defaultdict(list)
-    for n in names:
-        by_key[n.key].append(n)
-        compact = n.key.replace(" ", "")
-        if len(compact) >= MIN_FUZZY_LENGTH:
-            by_compact[compact].append(n)
-    for group, score, kind in (
-        (by_key, EXACT_SCORE, "exact"),
-        (by_compact, COMPACT_SCORE, "compact"),
+
+    def compact_of(i: int) -> list[str]:
+        compact = names[i].key.replace(" ", "")
+        return [compact] if len(compact) >= MIN_FUZZY_LENGTH else []
+
+    for keys_of, score, kind in (
+        (lambda i: [names[i].key], EXACT_SCORE, "exact"),
+        (compact_of, COMPACT_SCORE, "compact"),
     ):
-        for block, members in group.items():
+        for block, positions in shared_blocks(keys_of, len(names)):
+            members = [names[i] for i in positions]
             if not _counted(members, stats, max_block, f"{kind}:{block}", skipped):
                 continue
             for x, y in combinations(members, 2):
@@ -226,12 +262,11 @@ def fuzzy_pass(
     # compression" / "compressed compresion") while reordered words line up.
     forms = [" ".join(sorted(n.key.split(), key=lambda w: w[:2])) for n in usable]
     cutoff = threshold - PREFILTER_SLACK
-    gated: dict[tuple[str, str], tuple[str, float] | None] = {}
-    blocks: dict[str, list[int]] = defaultdict(list)
-    for index, n in enumerate(usable):
-        for block in fuzzy_block_keys(n.key):
-            blocks[block].append(index)
-    for block, members in blocks.items():
+    # The pairs that passed, for the blocks they meet in again; a pair that failed is
+    # gated again when it meets (under a tenth of them do, and a million failed pairs
+    # would hold hundreds of megabytes).
+    gated: dict[tuple[str, str], tuple[str, float]] = {}
+    for block, members in shared_blocks(lambda i: fuzzy_block_keys(usable[i].key), len(usable)):
         if not _counted(members, stats, max_block, block, skipped):
             continue
         choices = [forms[m] for m in members]
@@ -248,12 +283,10 @@ def fuzzy_pass(
                 y = usable[members[row + 1 + col]]
                 if x.owner == y.owner or x.key == y.key or x.identity != y.identity:
                     continue
-                if (x.key, y.key) in gated:  # the same two names meet in several blocks
-                    gate = gated[x.key, y.key]
-                else:
-                    gate = gated[x.key, y.key] = word_gate(x.key, y.key)
+                gate = gated.get((x.key, y.key)) or word_gate(x.key, y.key)
                 if gate is None:
                     continue
+                gated[x.key, y.key] = gate
                 how, score = gate
                 if how == "order":
                     # Word order often changes the meaning of a compound ("house dog",
