@@ -34,6 +34,8 @@ WORD_SPELLING = 85.0
 # The first pass may under-rate a pair by a few points (see ``fuzzy_pass``); the exact score
 # decides.
 PREFILTER_SLACK = 8.0
+# Blocks of at most this many names are compared pair by pair, larger ones row by row.
+SMALL_BLOCK = 8
 # Words left out of initials ("Bag of Words" -> "BoW" but also "BW").
 INITIAL_STOPWORDS = frozenset({"a", "an", "the", "of", "and", "for", "to", "in", "on", "with"})
 _DIGITS = re.compile(r"\d+")
@@ -141,11 +143,15 @@ def pairs_in(members: Sized) -> int:
     return len(members) * (len(members) - 1) // 2
 
 
+def _named(kind: str, block: Callable[[], str]) -> Callable[[], str]:
+    return lambda: f"{kind}:{block()}"
+
+
 def _counted(
     members: Sized,
     stats: dict[str, int],
     max_block: int,
-    key: str = "",
+    key: str | Callable[[], str] = "",
     skipped: Skipped | None = None,
 ) -> bool:
     """Whether a block's members are to be compared, counted in ``stats`` either way:
@@ -157,7 +163,7 @@ def _counted(
     if len(members) > max_block:
         stats["oversized_blocks_skipped"] += 1
         if skipped is not None:
-            skipped.append((key, len(members)))
+            skipped.append((key() if callable(key) else key, len(members)))
         return False
     stats["pairs_compared"] += pairs_in(members)
     return True
@@ -165,14 +171,15 @@ def _counted(
 
 def shared_blocks(
     keys_of: Callable[[int], Iterable[str]], count: int
-) -> Iterator[tuple[str, list[int]]]:
-    """Each block two or more of members ``0 .. count - 1`` share: its key and its
-    members in order (``keys_of(i)`` names the blocks member ``i`` joins).
+) -> Iterator[tuple[Callable[[], str], list[int]]]:
+    """Each block two or more of members ``0 .. count - 1`` share: its members in order,
+    and how to name its key (asked only of a block skipped; ``keys_of(i)`` names the
+    blocks member ``i`` joins).
 
     Most keys name one member alone (a name's own words), and a dict of millions of
     one-member lists costs hundreds of megabytes; so each (key, member) is one machine
-    integer, the key's hash above the member's number, sorted a slice at a time. Two keys
-    whose hashes agree there share a block: a few more names compared, never fewer.
+    integer, the key's hash above the member's number, sorted a quarter at a time. Two
+    keys whose hashes agree there share a block: a few more names compared, never fewer.
     """
     bits = max(1, count.bit_length())
     low = (1 << bits) - 1
@@ -181,21 +188,28 @@ def shared_blocks(
     for i in range(count):
         for key in keys_of(i):
             packed.append((hash(key) & high) << bits | i)
-    for part in range(8):
-        ordered = sorted(v for v in packed if v >> 61 == part)
-        start = 0
-        while start < len(ordered):
-            head = ordered[start] >> bits
-            end = start + 1
-            while end < len(ordered) and ordered[end] >> bits == head:
-                end += 1
-            if end - start > 1:
-                members = sorted({v & low for v in ordered[start:end]})
-                if len(members) > 1:
-                    key = next((k for k in keys_of(members[0]) if hash(k) & high == head), "")
-                    yield key, members
-            start = end
-        del ordered
+
+    def namer(head: int, member: int) -> Callable[[], str]:
+        return lambda: next((k for k in keys_of(member) if hash(k) & high == head), "")
+
+    for part in range(4):
+        ordered = sorted(v for v in packed if v >> 62 == part)
+        heads = [v >> bits for v in ordered]
+        # Where a run of one head goes on: few places, as most keys name one member.
+        joins = [i for i in range(1, len(heads)) if heads[i] == heads[i - 1]]
+        run: list[int] = []
+        last = -2
+        for j in joins:
+            if j != last + 1:
+                if len(run) > 1:
+                    yield namer(heads[last], run[0]), run
+                run = [ordered[j - 1] & low]
+            member = ordered[j] & low
+            if member != run[-1]:
+                run.append(member)
+            last = j
+        if len(run) > 1:
+            yield namer(heads[last], run[0]), run
 
 
 def exact_and_compact_pass(
@@ -217,7 +231,7 @@ def exact_and_compact_pass(
     ):
         for block, positions in shared_blocks(keys_of, len(names)):
             members = [names[i] for i in positions]
-            if not _counted(members, stats, max_block, f"{kind}:{block}", skipped):
+            if not _counted(members, stats, max_block, _named(kind, block), skipped):
                 continue
             for x, y in combinations(members, 2):
                 if x.owner != y.owner and x.identity == y.identity:
@@ -269,31 +283,44 @@ def fuzzy_pass(
     for block, members in shared_blocks(lambda i: fuzzy_block_keys(usable[i].key), len(usable)):
         if not _counted(members, stats, max_block, block, skipped):
             continue
-        choices = [forms[m] for m in members]
-        for row in range(len(members) - 1):
-            x = usable[members[row]]
-            for _, _, col in process.extract(
-                choices[row],
-                choices[row + 1 :],
-                scorer=fuzz.ratio,
-                processor=None,
-                score_cutoff=cutoff,
-                limit=None,
-            ):
-                y = usable[members[row + 1 + col]]
-                if x.owner == y.owner or x.key == y.key or x.identity != y.identity:
-                    continue
-                gate = gated.get((x.key, y.key)) or word_gate(x.key, y.key)
-                if gate is None:
-                    continue
-                gated[x.key, y.key] = gate
-                how, score = gate
-                if how == "order":
-                    # Word order often changes the meaning of a compound ("house dog",
-                    # "dog house"): a weak match, left to the neighbours and the reviewer.
-                    offer(min(100.0, threshold + WEAK_BAND / 2), "order", x, y)
-                elif score >= threshold:
-                    offer(score, "fuzzy", x, y)
+        for row, col in _alike([forms[m] for m in members], cutoff):
+            x, y = usable[members[row]], usable[members[col]]
+            if x.owner == y.owner or x.key == y.key or x.identity != y.identity:
+                continue
+            gate = gated.get((x.key, y.key)) or word_gate(x.key, y.key)
+            if gate is None:
+                continue
+            gated[x.key, y.key] = gate
+            how, score = gate
+            if how == "order":
+                # Word order often changes the meaning of a compound ("house dog",
+                # "dog house"): a weak match, left to the neighbours and the reviewer.
+                offer(min(100.0, threshold + WEAK_BAND / 2), "order", x, y)
+            elif score >= threshold:
+                offer(score, "fuzzy", x, y)
+
+
+def _alike(choices: list[str], cutoff: float) -> Iterator[tuple[int, int]]:
+    """The pairs (i, j), i < j, of ``choices`` that ``fuzz.ratio`` rates ``cutoff`` or
+    more: pair by pair in a small block, a row at a time in a larger one (most blocks
+    hold a few names, where a call per row costs more than the comparisons)."""
+    if len(choices) <= SMALL_BLOCK:
+        for i in range(len(choices) - 1):
+            first = choices[i]
+            for j in range(i + 1, len(choices)):
+                if fuzz.ratio(first, choices[j], score_cutoff=cutoff):
+                    yield i, j
+        return
+    for i in range(len(choices) - 1):
+        for _, _, col in process.extract(
+            choices[i],
+            choices[i + 1 :],
+            scorer=fuzz.ratio,
+            processor=None,
+            score_cutoff=cutoff,
+            limit=None,
+        ):
+            yield i, i + 1 + col
 
 
 def abbreviation_pass(
