@@ -14,12 +14,13 @@ line). Planted on top, as a grown graph holds them:
   reworded, so the edges quoting those lines lost their evidence and the vanished-
   evidence step has real work: every edge on an old revision is checked.
 
-The heal itself runs in a fresh process (``manage.py heal`` on the scratch database), so
-its peak memory is its own (the seeding's does not count): ``seconds`` is the run's own
-time, ``process_s`` and ``process_cpu_s`` the whole process's wall and processor time
-(Django's start included), ``peak_mb`` its peak resident set size, Django and the
-libraries included. What the run found is compared with what was planted, and every block of names
-it skipped as too large is listed, as the run's stats record them.
+The heal itself runs in a fresh process (``heal_run`` on the scratch database, as the
+scheduled task calls it), so its peak memory is its own (the seeding's does not count):
+``seconds`` is the run's own time, ``process_s`` and ``process_cpu_s`` the whole
+process's wall and processor time (Django's start included), ``peak_mb`` its peak
+resident set size, Django and the libraries included. What the run found is compared
+with what was planted, and every block of names it skipped as too large is listed, as
+the run's stats record them.
 """
 
 from __future__ import annotations
@@ -330,16 +331,31 @@ def _database_url() -> str:
     return f"postgres://{user}{password}@{host}{port}/{db['NAME']}"
 
 
+#: What the scheduled task does (``agents.tasks.heal``), in a process of its own.
+HEAL = (
+    "import django; django.setup()\n"
+    "from kgreview.agents.heal import heal_run\n"
+    "from kgreview.agents.runs import agent_run_create\n"
+    "run = heal_run(agent_run_create(agent='heal'))\n"
+    "print(f'heal run #{run.pk} {run.status}: {run.error or run.stats}')\n"
+)
+
+
 def _heal_in_a_fresh_process() -> dict:
-    """``manage.py heal`` on the scratch database in a process of its own: its wall time,
-    its peak resident set size (``wait4``'s, so only the heal's process counts) and what
-    it printed."""
+    """A heal run on the scratch database in a process of its own, as the scheduled task
+    runs it: its wall and processor time, its peak resident set size (``wait4``'s, so
+    only the heal's process counts) and what it printed."""
     connection.close()  # the child must see every row; SQLite must not be held open
-    env = {**os.environ, "DATABASE_URL": _database_url()}
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url(),
+        "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "kgreview.settings"),
+    }
     with tempfile.TemporaryFile() as out:
         started = time.perf_counter()
         child = subprocess.Popen(
-            [sys.executable, str(settings.BASE_DIR / "manage.py"), "heal"],
+            [sys.executable, "-c", HEAL],
+            cwd=settings.BASE_DIR,
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
