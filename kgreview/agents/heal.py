@@ -465,15 +465,22 @@ def _still_supported(gone: list[Edge], finders: _Finders) -> set[int]:
     if not gone:
         return set()
     gone_ids = {e.pk for e in gone}
-    wanted = Q()
-    for e in gone:
-        other = EQUIVALENT.get(e.relation.key)
-        if other:
-            wanted |= Q(source_id=e.target_id, target_id=e.source_id, relation__key=other)
+    wanted = {
+        (e.target_id, e.source_id, EQUIVALENT[e.relation.key])
+        for e in gone
+        if e.relation.key in EQUIVALENT
+    }
     if not wanted:
         return set()
+    # The concepts of every wanted statement, in two lists: a few more rows than wanted
+    # come back and are left out below, where a thousand OR'd pairs would slow the plan.
     twins = (
-        Edge.objects.filter(wanted, status=Edge.Status.ACTIVE)
+        Edge.objects.filter(
+            status=Edge.Status.ACTIVE,
+            relation__key__in=sorted({w[2] for w in wanted}),
+            source_id__in=sorted({w[0] for w in wanted}),
+            target_id__in=sorted({w[1] for w in wanted}),
+        )
         .exclude(pk__in=gone_ids)
         .values_list(
             "source_id",
@@ -486,6 +493,8 @@ def _still_supported(gone: list[Edge], finders: _Finders) -> set[int]:
     )
     alive: set[tuple[int, int, str]] = set()
     for source_id, target_id, key, revision, quote_, current in twins:
+        if (source_id, target_id, key) not in wanted:
+            continue
         if (
             revision is None
             or current is None

@@ -360,3 +360,24 @@ def test_a_relation_without_an_order_is_searched_whole(f):
     run = heal()
     (p,) = Proposal.objects.filter(kind="invalidate_edge")
     assert p.payload["edge_id"] == weak.pk and run.stats["cycle_edges_read"] == 3
+
+
+def test_only_the_equivalent_statement_keeps_a_fact_whose_quote_vanished(f):
+    """B builds on A keeps "A before B"; D builds on A (ends of two other facts, crossed)
+    keeps neither "A before B" nor "C before D"."""
+    text = "A comes first.\nC comes first.\n"
+    doc = f.lesson(slug="facts", text=text)
+    other = f.lesson(slug="other", text="B builds on A.\nD builds on A.\n")
+    a, b, c, d = (f.concept(n) for n in ("Aaa", "Bbb", "Ccc", "Ddd"))
+    rev = doc.current_revision
+    kept = f.edge(a, b, evidence=f.evidence(rev, "A comes first."))
+    gone = f.edge(c, d, evidence=f.evidence(rev, "C comes first."))
+    f.edge(b, a, "builds_on", evidence=f.evidence(other.current_revision, "B builds on A."))
+    f.edge(d, a, "builds_on", evidence=f.evidence(other.current_revision, "D builds on A."))
+    graph.source_import(slug="facts", title="Facts", text="Nothing now.\n", acting_user=None)
+    run = heal()
+    proposed = set(
+        Proposal.objects.filter(kind="invalidate_edge").values_list("payload__edge_id", flat=True)
+    )
+    assert proposed == {gone.pk} and kept.pk not in proposed
+    assert run.stats["evidence_gone"] == 2 and run.stats["still_supported"] == 1
