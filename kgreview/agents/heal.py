@@ -15,7 +15,7 @@ from collections import OrderedDict, defaultdict
 from dataclasses import replace
 
 from django.conf import settings
-from django.db.models import Count, F, Q
+from django.db.models import Count, Exists, F, OuterRef
 
 from construction import keys
 from construction.cycles import EdgeRecord, find_cycles
@@ -509,9 +509,15 @@ def _still_supported(gone: list[Edge], finders: _Finders) -> set[int]:
 
 
 def orphan_concepts():
-    """Active concepts with no active edge: listed for curators to merge, link or leave."""
-    return Concept.objects.filter(status=Concept.Status.ACTIVE).exclude(
-        Q(outgoing_edges__status=Edge.Status.ACTIVE) | Q(incoming_edges__status=Edge.Status.ACTIVE)
+    """Active concepts with no active edge: listed for curators to merge, link or leave.
+
+    Two NOT EXISTS side by side, which the database answers as two anti-joins on the
+    edges' indexes (one NOT over both took seconds at 500,000 concepts)."""
+    active = Edge.objects.filter(status=Edge.Status.ACTIVE)
+    return (
+        Concept.objects.filter(status=Concept.Status.ACTIVE)
+        .exclude(Exists(active.filter(source_id=OuterRef("pk"))))
+        .exclude(Exists(active.filter(target_id=OuterRef("pk"))))
     )
 
 
