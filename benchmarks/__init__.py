@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import import_module
 
+from . import seeds
 from .common import scratch_database
 
 #: Each benchmark's name and where it lives ("module:function"), imported on demand.
@@ -36,4 +37,4 @@ def benchmark(name: str) -> Callable[..., dict]:
     return getattr(import_module(f"benchmarks.{module}"), function)
 
 
-__all__ = ["BENCHMARKS", "benchmark", "scratch_database"]
+__all__ = ["BENCHMARKS", "benchmark", "scratch_database", "seeds"]

@@ -69,7 +69,7 @@ def bench_ask(*, scale: int = 1, samples: int = 60, seed: int = 23):
     rng = random.Random(seed)
     t0 = time.perf_counter()
     concepts = scaled(BASE_CONCEPTS, scale)
-    seed_curriculum(rng=rng, concepts=concepts, edges=scaled(BASE_EDGES, scale))
+    seed_curriculum(concepts=concepts, edges=scaled(BASE_EDGES, scale))
     setup_s = time.perf_counter() - t0
     names = dict(Concept.objects.values_list("pk", "name"))
     touched = set(

@@ -19,6 +19,8 @@ from django.db import connection, models, transaction
 
 from construction.text import name_key
 
+from . import seeds
+
 #: The sizes a benchmark can be run at: ``--scale 1`` is the published base (50,000
 #: concepts, 200,000 edges, 100,000 proposals), 5 and 10 multiply every one of them.
 SCALES = (1, 5, 10)
@@ -170,9 +172,11 @@ def scratch_database(*, keep: bool = False) -> Iterator[str]:
         test_settings["NAME"] = f"{settings_dict['NAME']}_bench"
     old_name = settings_dict["NAME"]
     name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+    seeds.reset(active=True)
     try:
         yield name
     finally:
+        seeds.reset(active=False)
         if not keep:
             connection.creation.destroy_test_db(old_name, verbosity=0)
 

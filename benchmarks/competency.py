@@ -54,7 +54,7 @@ def bench_competency(*, scale: int = 1, questions: int = 200, seed: int = 19) ->
     rng = random.Random(seed)
     t0 = time.perf_counter()
     concepts, edges = scaled(BASE_CONCEPTS, scale), scaled(BASE_EDGES, scale)
-    graph = seed_curriculum(rng=rng, concepts=concepts, edges=edges)
+    graph = seed_curriculum(concepts=concepts, edges=edges)
     ids, preds = graph.ids, graph.preds
     names = dict(zip(graph.ids, graph.names, strict=True))
     made = _questions(ids, names, preds, rng, questions)

@@ -15,6 +15,7 @@ reports the sizes it met.
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -27,6 +28,7 @@ from django.utils import timezone
 from construction.synthetic import concept_names
 
 from .common import analyze, insert_rows, seed_concepts
+from .seeds import seeded
 
 #: How often each relation is drawn (the curriculum's mix).
 MIX = [
@@ -44,6 +46,11 @@ MEAN_DISTANCE = 40
 #: The base size (``--scale 1``); ``--scale 5`` and ``10`` multiply both.
 BASE_CONCEPTS = 50_000
 BASE_EDGES = 200_000
+#: The graph's own random seed: every benchmark that reads the plain curriculum at one
+#: scale reads the same graph (so a kept seed serves them all); picks use their own.
+GRAPH_SEED = 1
+#: The same for the open proposals seeded on it.
+PROPOSAL_SEED = 2
 
 
 def local_pair(n: int, rng: random.Random) -> tuple[int, int]:
@@ -81,7 +88,7 @@ Evidence = Callable[[int], dict]
 
 def seed_curriculum(
     *,
-    rng: random.Random,
+    rng: random.Random | None = None,
     concepts: int = BASE_CONCEPTS,
     edges: int = BASE_EDGES,
     names: list[str] | None = None,
@@ -100,10 +107,30 @@ def seed_curriculum(
     benchmark that only reads may pass ``order=False`` to skip that (seconds at 10x): the
     rows are then marked as written past the services, and a write would find them.
     """
+    rng = rng or random.Random(GRAPH_SEED)
+    names = names or concept_names(concepts)
+    if evidence is not None:  # a function: not something a kept seed can be matched on
+        return _seed_curriculum(rng, names, edges, history, evidence, order)
+    params = (len(names), hashlib.sha256("\n".join(names).encode()).hexdigest(), edges)
+    return seeded(
+        "curriculum",
+        (*params, history, order),
+        rng,
+        lambda: _seed_curriculum(rng, names, edges, history, None, order),
+    )
+
+
+def _seed_curriculum(
+    rng: random.Random,
+    names: list[str],
+    edges: int,
+    history: bool,
+    evidence: Evidence | None,
+    order: bool,
+) -> Curriculum:
     from kgreview.graph.models import RelationType
     from kgreview.graph.order import rebuild_orders
 
-    names = names or concept_names(concepts)
     ids = seed_concepts(names)
     relations = {r.key: r for r in RelationType.objects.all()}
     graph = Curriculum(ids=ids, names=names, relations=relations)
@@ -238,10 +265,16 @@ def edge_proposal(source: dict, target: dict, rel, revision, *, confidence, flag
     )
 
 
-def seed_proposals(graph: Curriculum, count: int, rng: random.Random) -> int:
+def seed_proposals(graph: Curriculum, count: int, rng: random.Random | None = None) -> int:
     """``count`` open add_edge proposals shaped like the graph: the same relation mix and
     distances (so an ordered relation mostly follows the study order, and one in
-    ``BACKWARDS_EVERY`` points against it), never a fact already seeded; then ``ANALYZE``."""
+    ``BACKWARDS_EVERY`` points against it), never a fact already seeded; then ``ANALYZE``.
+    Seeded right after ``seed_curriculum``, a kept seed serves it too."""
+    rng = rng or random.Random(PROPOSAL_SEED)
+    return seeded("proposals", (count,), rng, lambda: _seed_proposals(graph, count, rng))
+
+
+def _seed_proposals(graph: Curriculum, count: int, rng: random.Random) -> int:
     from construction import keys
     from kgreview.review.models import Proposal
 

@@ -46,7 +46,7 @@ def bench_graph(*, scale: int = 1, samples: int = 300, seed: int = 17) -> dict:
     rng = random.Random(seed)
     t0 = time.perf_counter()
     concepts = scaled(BASE_CONCEPTS, scale)
-    graph = seed_curriculum(rng=rng, concepts=concepts, edges=scaled(BASE_EDGES, scale))
+    graph = seed_curriculum(concepts=concepts, edges=scaled(BASE_EDGES, scale))
     ids, preds = graph.ids, graph.preds
     setup_s = time.perf_counter() - t0
     prereq = RelationType.objects.get(key="prerequisite").pk

@@ -8,7 +8,6 @@ afresh and cached; a page 200 deep by keyset; and the Review page's next card pe
 
 from __future__ import annotations
 
-import random
 import time
 
 from django.db import connection
@@ -34,11 +33,10 @@ FILTERS = [
 
 def bench_queue(*, scale: int = 1, seed: int = 4) -> dict:
     """Queue pages, counts and the next card for every filter in ``FILTERS``."""
-    rng = random.Random(seed)
     started = time.perf_counter()
     concepts, edges = scaled(BASE_CONCEPTS, scale), scaled(BASE_EDGES, scale)
-    graph = seed_curriculum(rng=rng, concepts=concepts, edges=edges)
-    proposals = seed_proposals(graph, scaled(BASE_PROPOSALS, scale), rng)
+    graph = seed_curriculum(concepts=concepts, edges=edges)
+    proposals = seed_proposals(graph, scaled(BASE_PROPOSALS, scale))
     setup_s = time.perf_counter() - started
     with plain_static():
         client, _user = reviewer_client("bench-queue")

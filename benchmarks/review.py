@@ -71,8 +71,8 @@ def bench_review(*, scale: int = 1, decisions: int = 300, seed: int = 3) -> dict
     rng = random.Random(seed)
     started = time.perf_counter()
     concepts, edges = scaled(BASE_CONCEPTS, scale), scaled(BASE_EDGES, scale)
-    graph = seed_curriculum(rng=rng, concepts=concepts, edges=edges)
-    proposals = seed_proposals(graph, scaled(BASE_PROPOSALS, scale), rng)
+    graph = seed_curriculum(concepts=concepts, edges=edges)
+    proposals = seed_proposals(graph, scaled(BASE_PROPOSALS, scale))
     setup_s = time.perf_counter() - started
     with plain_static():
         client, _user = reviewer_client("bench-reviewer")
@@ -285,7 +285,7 @@ def bench_bulk(*, scale: int = 1, proposals: int = 1000, seed: int = 5) -> dict:
 
     rng = random.Random(seed)
     concepts, edges = scaled(BASE_CONCEPTS, scale), scaled(BASE_EDGES, scale)
-    graph = seed_curriculum(rng=rng, concepts=concepts, edges=edges)
+    graph = seed_curriculum(concepts=concepts, edges=edges)
     with transaction.atomic():
         wanted = _seed_bulk(graph, proposals, rng)
     analyze()

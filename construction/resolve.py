@@ -85,13 +85,23 @@ def _block_keys(key: str) -> set[str]:
 
 
 class InMemoryConceptIndex:
-    """A ``ConceptIndex`` held in memory: a dict for exact keys, blocks for fuzzy ones."""
+    """A ``ConceptIndex`` held in memory: a dict for exact keys, blocks for fuzzy ones.
+
+    Kept in step incrementally: ``add`` registers an entry under keys, ``discard`` takes
+    every key of a concept (or proposal) out again, each in time proportional to that
+    endpoint's names, so a caller never rebuilds the index for one change.
+    """
 
     def __init__(self, *, threshold: float = DEFAULT_THRESHOLD) -> None:
         self.threshold = threshold
+        # The winning entry per key; where several endpoints claim one key, every claim
+        # in registration order, so that discarding the winner hands the key on.
         self._exact: dict[str, IndexEntry] = {}
-        self._blocks: dict[str, list[str]] = defaultdict(list)
-        self._sorted_to_key: dict[str, str] = {}
+        self._claims: dict[str, list[IndexEntry]] = {}
+        self._by_endpoint: dict[tuple[int | None, int | None], list[str]] = {}
+        # Blocks hold the sorted-word forms of keys (an ordered set per block).
+        self._blocks: dict[str, dict[str, None]] = defaultdict(dict)
+        self._sorted_keys: dict[str, list[str]] = {}
         self._max_words = 1
 
     def __len__(self) -> int:
@@ -101,23 +111,67 @@ class InMemoryConceptIndex:
     def max_words(self) -> int:
         return self._max_words
 
+    @staticmethod
+    def _winner(claims: list[IndexEntry]) -> IndexEntry:
+        # Canonical names win over aliases; otherwise the first registration stays,
+        # so the same graph always resolves the same way.
+        for claim in claims:
+            if claim.is_canonical:
+                return claim
+        return claims[0]
+
     def add(self, entry: IndexEntry, *, keys: Iterable[str]) -> None:
+        endpoint = (entry.concept_id, entry.proposal_id)
         for key in keys:
             if not key:
                 continue
             current = self._exact.get(key)
-            # Canonical names win over aliases; otherwise the first registration stays,
-            # so the same graph always resolves the same way.
-            if current is not None and (current.is_canonical or not entry.is_canonical):
-                continue
             if current is None:
+                self._exact[key] = entry
                 sorted_form = _sorted_words(key)
-                if sorted_form not in self._sorted_to_key:
-                    self._sorted_to_key[sorted_form] = key
+                forms = self._sorted_keys.setdefault(sorted_form, [])
+                if not forms:
                     for block in _block_keys(key):
-                        self._blocks[block].append(sorted_form)
-            self._exact[key] = entry
+                        self._blocks[block][sorted_form] = None
+                forms.append(key)
+            else:
+                claims = self._claims.get(key) or [current]
+                if entry in claims:
+                    continue
+                claims.append(entry)
+                self._claims[key] = claims
+                self._exact[key] = self._winner(claims)
+            self._by_endpoint.setdefault(endpoint, []).append(key)
             self._max_words = max(self._max_words, min(8, key.count(" ") + 1))
+
+    def discard(self, *, concept_id: int | None = None, proposal_id: int | None = None) -> int:
+        """Take every name of one concept (or proposed concept) out; the keys it shared
+        with another endpoint go to that one. Returns how many keys were touched."""
+        endpoint = (concept_id, proposal_id)
+        keys = list(dict.fromkeys(self._by_endpoint.pop(endpoint, [])))
+        for key in keys:
+            claims = [
+                c for c in self._claims.pop(key, []) if (c.concept_id, c.proposal_id) != endpoint
+            ]
+            if len(claims) > 1:
+                self._claims[key] = claims
+            if claims:
+                self._exact[key] = self._winner(claims)
+                continue
+            self._exact.pop(key, None)
+            sorted_form = _sorted_words(key)
+            forms = self._sorted_keys.get(sorted_form, [])
+            if key in forms:
+                forms.remove(key)
+            if not forms:
+                self._sorted_keys.pop(sorted_form, None)
+                for block in _block_keys(key):
+                    members = self._blocks.get(block)
+                    if members is not None:
+                        members.pop(sorted_form, None)
+                        if not members:
+                            del self._blocks[block]
+        return len(keys)
 
     def add_name(self, entry: IndexEntry) -> None:
         """Register an entry under the key of its name (and of its abbreviation, if any)."""
@@ -148,7 +202,7 @@ class InMemoryConceptIndex:
             score_cutoff=self.threshold,
             limit=5,
         ):
-            candidate = self._sorted_to_key[sorted_form]
+            candidate = self._sorted_keys[sorted_form][0]
             if len(candidate) < MIN_FUZZY_LENGTH or identifiers(candidate) != wanted_ids:
                 continue
             if best is None or score > best[1] or (score == best[1] and candidate < best[0]):

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
+import os
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks import BENCHMARKS, benchmark, scratch_database
+from benchmarks import BENCHMARKS, benchmark, scratch_database, seeds
 from benchmarks.common import SCALES, calibration
 
 SIZES = ("sources", "concepts", "lookups", "proposals", "edges")
@@ -22,7 +24,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("names", nargs="+", metavar="NAME", choices=sorted(BENCHMARKS))
+        parser.add_argument("names", nargs="*", metavar="NAME", choices=sorted(BENCHMARKS))
         parser.add_argument("--json", action="store_true", dest="as_json")
         parser.add_argument(
             "--scale",
@@ -37,8 +39,27 @@ class Command(BaseCommand):
         parser.add_argument("--proposals", type=int, help="override: pending proposals")
         parser.add_argument("--edges", type=int, help="override: edges seeded")
         parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+        parser.add_argument(
+            "--fresh",
+            action="store_true",
+            help="seed afresh instead of copying a kept seed (PostgreSQL; see benchmarks/seeds.py)",
+        )
+        parser.add_argument(
+            "--drop-seeds", action="store_true", help="drop every kept seed database first"
+        )
 
-    def handle(self, *args, names, as_json, keep, scale, **opts):
+    def handle(self, *args, names, as_json, keep, scale, fresh, drop_seeds, **opts):
+        if drop_seeds:
+            self.stderr.write(f"Dropped {seeds.drop_all()} kept seed database(s).")
+        if not names:
+            if drop_seeds:
+                return
+            raise CommandError("Name at least one benchmark: " + ", ".join(BENCHMARKS) + ".")
+        if fresh:
+            os.environ["KG_BENCH_SEEDS"] = "0"
+        # A benchmark asks for refusals on purpose (a learning path over the limit): the
+        # 400s it is answered are counted in its result, not logged one by one.
+        logging.getLogger("django.request").setLevel(logging.ERROR)
         results = []
         for name in names:
             fn = benchmark(name)
@@ -54,7 +75,15 @@ class Command(BaseCommand):
             with scratch_database(keep=keep):
                 figures = calibration()
                 result = fn(**kwargs)
-            results.append({**result, "scale": kwargs.get("scale"), "calibration": figures})
+                seeded = list(seeds.LOG)
+            results.append(
+                {
+                    **result,
+                    "scale": kwargs.get("scale"),
+                    "calibration": figures,
+                    "seeds": seeded,
+                }
+            )
             if not as_json:
                 self.stdout.write(json.dumps(results[-1], indent=2))
                 self.stdout.flush()
