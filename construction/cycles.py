@@ -142,7 +142,7 @@ def has_cycle(pairs: Iterable[tuple[Hashable, Hashable]]) -> bool:
     return bool(graph.components(list(range(len(graph.node_ids))), 0))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EdgeRecord:
     """An active edge as the cycle finder needs to know it."""
 

@@ -11,8 +11,8 @@ better-connected concept, and every proposal says why in words.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from .name_blocks import (
     WEAK_BAND,
@@ -25,23 +25,35 @@ from .name_blocks import (
 )
 from .text import clean_display, name_parts, split_abbreviation
 
-__all__ = ["ConceptRecord", "MergeCandidate", "find_duplicates", "find_duplicates_with_stats"]
+__all__ = [
+    "ConceptRecord",
+    "DuplicateSearch",
+    "MergeCandidate",
+    "find_duplicates",
+    "find_duplicates_with_stats",
+    "search_duplicates",
+]
 
 NEIGHBOUR_BOOST = 6.0  # the most shared neighbours can add to a score
 # Kinds of evidence, strongest first: used to break ties between equal scores.
 KIND_RANK = {"exact": 0, "compact": 1, "fuzzy": 2, "abbreviation": 3, "order": 4}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ConceptRecord:
-    """A concept as the duplicate finder needs to know it."""
+    """A concept as the duplicate finder needs to know it.
+
+    Names alone find the pairs; the counts and neighbours only weigh a pair once found,
+    so a caller with many concepts may leave them out and hand them in later, for the
+    few concepts that matched (``search_duplicates``'s ``details``).
+    """
 
     id: int
     name: str
-    aliases: tuple[str, ...]  # other names (not including name)
-    edge_count: int  # active edges touching it
-    source_count: int  # sources that ground it
-    neighbours: frozenset[int]  # ids of concepts joined to it by an active edge
+    aliases: tuple[str, ...] = ()  # other names (not including name)
+    edge_count: int = 0  # active edges touching it
+    source_count: int = 0  # sources that ground it
+    neighbours: frozenset[int] = frozenset()  # concepts joined to it by an active edge
 
 
 @dataclass(frozen=True)
@@ -93,19 +105,74 @@ def find_duplicates(
     concepts: Sequence[ConceptRecord], *, threshold: float = 88.0, max_block: int = 400
 ) -> list[MergeCandidate]:
     """Pairs of concepts that are probably one, best first (see the module docstring)."""
-    return find_duplicates_with_stats(concepts, threshold=threshold, max_block=max_block)[0]
+    return search_duplicates(concepts, threshold=threshold, max_block=max_block).candidates
 
 
 def find_duplicates_with_stats(
     concepts: Sequence[ConceptRecord], *, threshold: float = 88.0, max_block: int = 400
 ) -> tuple[list[MergeCandidate], dict[str, int]]:
-    """``find_duplicates`` and what it cost.
+    """``find_duplicates`` and what it cost (``DuplicateSearch.stats``)."""
+    found = search_duplicates(concepts, threshold=threshold, max_block=max_block)
+    return found.candidates, found.stats
+
+
+@dataclass
+class DuplicateSearch:
+    """What ``search_duplicates`` found and what it cost.
 
     Stats: ``pairs_compared`` (name pairs looked at, over every block), ``blocks``
     (blocks with at least two members) and ``oversized_blocks_skipped`` (blocks larger
     than ``max_block``, left out because they would cost too much and say little).
+    ``skipped`` names each skipped block: (its key, how many names it held), largest
+    first. A key says how the block was made: ``exact:`` or ``compact:`` and the name,
+    ``w:`` and the words its names share, ``p:``/``q:`` and the first letters with a
+    length bucket, ``a:`` and an abbreviation's letters.
+    """
+
+    candidates: list[MergeCandidate]
+    stats: dict[str, int]
+    skipped: list[tuple[str, int]] = field(default_factory=list)
+
+
+Details = Callable[[list[int]], Mapping[int, ConceptRecord]]
+
+
+def search_duplicates(
+    concepts: Sequence[ConceptRecord],
+    *,
+    threshold: float = 88.0,
+    max_block: int = 400,
+    details: Details | None = None,
+) -> DuplicateSearch:
+    """Pairs of concepts that are probably one (see the module docstring), with stats.
+
+    ``details``, when given, is called once with the ids of the concepts that matched a
+    name of another, and returns their full records (counts and neighbours), which then
+    weigh the pairs in place of the records given: so the many concepts that match
+    nothing need only their names.
     """
     records = list(concepts)
+    best, stats, skipped = _name_matches(records, threshold, max_block)
+    if details is not None and best:
+        wanted = sorted({records[i].id for pair in best for i in pair})
+        full = details(wanted)
+        for position in {i for pair in best for i in pair}:
+            records[position] = full.get(records[position].id, records[position])
+    candidates = []
+    for (i, j), match in best.items():
+        candidate = _candidate(records[i], records[j], match, threshold)
+        if candidate is not None:
+            candidates.append(candidate)
+    candidates.sort(key=lambda c: (-c.score, c.survivor_id, c.loser_id))
+    skipped.sort(key=lambda s: (-s[1], s[0]))
+    return DuplicateSearch(candidates, stats, skipped)
+
+
+def _name_matches(
+    records: list[ConceptRecord], threshold: float, max_block: int
+) -> tuple[dict[tuple[int, int], _Match], dict[str, int], list[tuple[str, int]]]:
+    """The best name match of each pair of concepts (by position), the blocks' stats and
+    the blocks skipped."""
     names: list[Name] = []
     # A concept-level guard: two canonical names that both carry identifiers, different
     # ones, are two things even if an alias collides ("GPT-3" and "GPT-4" both aliased
@@ -116,6 +183,7 @@ def find_duplicates_with_stats(
         names.extend(own)
         canonical_identity.append(identity)
     stats = {"pairs_compared": 0, "blocks": 0, "oversized_blocks_skipped": 0}
+    skipped: list[tuple[str, int]] = []
     best: dict[tuple[int, int], _Match] = {}
 
     def offer(score: float, kind: str, x: Name, y: Name) -> None:
@@ -135,17 +203,10 @@ def find_duplicates_with_stats(
         ):
             best[pair] = _Match(score, kind, x, y)
 
-    exact_and_compact_pass(names, offer, stats, max_block)
-    fuzzy_pass(names, offer, stats, max_block, threshold)
-    abbreviation_pass(names, offer, stats, max_block)
-
-    candidates = []
-    for (i, j), match in best.items():
-        candidate = _candidate(records[i], records[j], match, threshold)
-        if candidate is not None:
-            candidates.append(candidate)
-    candidates.sort(key=lambda c: (-c.score, c.survivor_id, c.loser_id))
-    return candidates, stats
+    exact_and_compact_pass(names, offer, stats, max_block, skipped)
+    fuzzy_pass(names, offer, stats, max_block, threshold, skipped)
+    abbreviation_pass(names, offer, stats, max_block, skipped)
+    return best, stats, skipped
 
 
 def _plural(n: int, word: str) -> str:

@@ -12,8 +12,9 @@ never pair (``identity_of``).
 from __future__ import annotations
 
 import re
+from array import array
 from collections import defaultdict
-from collections.abc import Callable, Sized
+from collections.abc import Callable, Iterable, Iterator, Sized
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -33,13 +34,16 @@ WORD_SPELLING = 85.0
 # The first pass may under-rate a pair by a few points (see ``fuzzy_pass``); the exact score
 # decides.
 PREFILTER_SLACK = 8.0
+# Blocks of at most this many names are compared pair by pair, larger ones row by row.
+SMALL_BLOCK = 8
 # Words left out of initials ("Bag of Words" -> "BoW" but also "BW").
 INITIAL_STOPWORDS = frozenset({"a", "an", "the", "of", "and", "for", "to", "in", "on", "with"})
 _DIGITS = re.compile(r"\d+")
 _NO_LETTERS: frozenset[str] = frozenset()
+_NO_IDENTITY: tuple[tuple[str, ...], frozenset[str]] = ((), _NO_LETTERS)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Name:
     """One normalised name of one concept (``owner`` is the concept's position)."""
 
@@ -51,6 +55,8 @@ class Name:
 
 # Called with (score, kind, name, other name) for every pair a pass finds.
 Offer = Callable[[float, str, Name, Name], None]
+# Where a pass notes each block it skipped as too large: (the block's key, its size).
+Skipped = list[tuple[str, int]]
 
 
 def identity_of(key: str) -> tuple[tuple[str, ...], frozenset[str]]:
@@ -62,7 +68,7 @@ def identity_of(key: str) -> tuple[tuple[str, ...], frozenset[str]]:
     """
     digits = tuple(_DIGITS.findall(key))
     if not digits and not any(len(t) == 1 or t in ROMAN for t in key.split()):
-        return digits, _NO_LETTERS  # the common case, without the general path below
+        return _NO_IDENTITY if not digits else (digits, _NO_LETTERS)  # the common cases
     letters = frozenset(t for t in identifiers(key) if not any(c.isdigit() for c in t))
     return digits, letters
 
@@ -137,36 +143,95 @@ def pairs_in(members: Sized) -> int:
     return len(members) * (len(members) - 1) // 2
 
 
-def _counted(members: Sized, stats: dict[str, int], max_block: int) -> bool:
+def _named(kind: str, block: Callable[[], str]) -> Callable[[], str]:
+    return lambda: f"{kind}:{block()}"
+
+
+def _counted(
+    members: Sized,
+    stats: dict[str, int],
+    max_block: int,
+    key: str | Callable[[], str] = "",
+    skipped: Skipped | None = None,
+) -> bool:
     """Whether a block's members are to be compared, counted in ``stats`` either way:
-    a block of one is no block, one over ``max_block`` is skipped."""
+    a block of one is no block, one over ``max_block`` is skipped (and noted in
+    ``skipped``, when given, with its ``key``)."""
     if len(members) < 2:
         return False
     stats["blocks"] += 1
     if len(members) > max_block:
         stats["oversized_blocks_skipped"] += 1
+        if skipped is not None:
+            skipped.append((key() if callable(key) else key, len(members)))
         return False
     stats["pairs_compared"] += pairs_in(members)
     return True
 
 
+def shared_blocks(
+    keys_of: Callable[[int], Iterable[str]], count: int
+) -> Iterator[tuple[Callable[[], str], list[int]]]:
+    """Each block two or more of members ``0 .. count - 1`` share: its members in order,
+    and how to name its key (asked only of a block skipped; ``keys_of(i)`` names the
+    blocks member ``i`` joins).
+
+    Most keys name one member alone (a name's own words), and a dict of millions of
+    one-member lists costs hundreds of megabytes; so each (key, member) is one machine
+    integer, the key's hash above the member's number, sorted a quarter at a time. Two
+    keys whose hashes agree there share a block: a few more names compared, never fewer.
+    """
+    bits = max(1, count.bit_length())
+    low = (1 << bits) - 1
+    high = (1 << (64 - bits)) - 1
+    packed = array("Q")
+    for i in range(count):
+        for key in keys_of(i):
+            packed.append((hash(key) & high) << bits | i)
+
+    def namer(head: int, member: int) -> Callable[[], str]:
+        return lambda: next((k for k in keys_of(member) if hash(k) & high == head), "")
+
+    for part in range(4):
+        ordered = sorted(v for v in packed if v >> 62 == part)
+        heads = [v >> bits for v in ordered]
+        # Where a run of one head goes on: few places, as most keys name one member.
+        joins = [i for i in range(1, len(heads)) if heads[i] == heads[i - 1]]
+        run: list[int] = []
+        last = -2
+        for j in joins:
+            if j != last + 1:
+                if len(run) > 1:
+                    yield namer(heads[last], run[0]), run
+                run = [ordered[j - 1] & low]
+            member = ordered[j] & low
+            if member != run[-1]:
+                run.append(member)
+            last = j
+        if len(run) > 1:
+            yield namer(heads[last], run[0]), run
+
+
 def exact_and_compact_pass(
-    names: list[Name], offer: Offer, stats: dict[str, int], max_block: int
+    names: list[Name],
+    offer: Offer,
+    stats: dict[str, int],
+    max_block: int,
+    skipped: Skipped | None = None,
 ) -> None:
     """Names equal once normalised (100), or equal but for spaces and hyphens (98)."""
-    by_key: dict[str, list[Name]] = defaultdict(list)
-    by_compact: dict[str, list[Name]] = defaultdict(list)
-    for n in names:
-        by_key[n.key].append(n)
-        compact = n.key.replace(" ", "")
-        if len(compact) >= MIN_FUZZY_LENGTH:
-            by_compact[compact].append(n)
-    for group, score, kind in (
-        (by_key, EXACT_SCORE, "exact"),
-        (by_compact, COMPACT_SCORE, "compact"),
+
+    def compact_of(i: int) -> list[str]:
+        compact = names[i].key.replace(" ", "")
+        return [compact] if len(compact) >= MIN_FUZZY_LENGTH else []
+
+    for keys_of, score, kind in (
+        (lambda i: [names[i].key], EXACT_SCORE, "exact"),
+        (compact_of, COMPACT_SCORE, "compact"),
     ):
-        for members in group.values():
-            if not _counted(members, stats, max_block):
+        for block, positions in shared_blocks(keys_of, len(names)):
+            members = [names[i] for i in positions]
+            if not _counted(members, stats, max_block, _named(kind, block), skipped):
                 continue
             for x, y in combinations(members, 2):
                 if x.owner != y.owner and x.identity == y.identity:
@@ -196,7 +261,12 @@ def fuzzy_block_keys(key: str) -> set[str]:
 
 
 def fuzzy_pass(
-    names: list[Name], offer: Offer, stats: dict[str, int], max_block: int, threshold: float
+    names: list[Name],
+    offer: Offer,
+    stats: dict[str, int],
+    max_block: int,
+    threshold: float,
+    skipped: Skipped | None = None,
 ) -> None:
     """Names alike word by word (see ``word_gate``), compared only inside blocks."""
     usable = [n for n in names if len(n.key) >= MIN_FUZZY_LENGTH]
@@ -206,45 +276,59 @@ def fuzzy_pass(
     # compression" / "compressed compresion") while reordered words line up.
     forms = [" ".join(sorted(n.key.split(), key=lambda w: w[:2])) for n in usable]
     cutoff = threshold - PREFILTER_SLACK
-    gated: dict[tuple[str, str], tuple[str, float] | None] = {}
-    blocks: dict[str, list[int]] = defaultdict(list)
-    for index, n in enumerate(usable):
-        for block in fuzzy_block_keys(n.key):
-            blocks[block].append(index)
-    for members in blocks.values():
-        if not _counted(members, stats, max_block):
+    # The pairs that passed, for the blocks they meet in again; a pair that failed is
+    # gated again when it meets (under a tenth of them do, and a million failed pairs
+    # would hold hundreds of megabytes).
+    gated: dict[tuple[str, str], tuple[str, float]] = {}
+    for block, members in shared_blocks(lambda i: fuzzy_block_keys(usable[i].key), len(usable)):
+        if not _counted(members, stats, max_block, block, skipped):
             continue
-        choices = [forms[m] for m in members]
-        for row in range(len(members) - 1):
-            x = usable[members[row]]
-            for _, _, col in process.extract(
-                choices[row],
-                choices[row + 1 :],
-                scorer=fuzz.ratio,
-                processor=None,
-                score_cutoff=cutoff,
-                limit=None,
-            ):
-                y = usable[members[row + 1 + col]]
-                if x.owner == y.owner or x.key == y.key or x.identity != y.identity:
-                    continue
-                if (x.key, y.key) in gated:  # the same two names meet in several blocks
-                    gate = gated[x.key, y.key]
-                else:
-                    gate = gated[x.key, y.key] = word_gate(x.key, y.key)
-                if gate is None:
-                    continue
-                how, score = gate
-                if how == "order":
-                    # Word order often changes the meaning of a compound ("house dog",
-                    # "dog house"): a weak match, left to the neighbours and the reviewer.
-                    offer(min(100.0, threshold + WEAK_BAND / 2), "order", x, y)
-                elif score >= threshold:
-                    offer(score, "fuzzy", x, y)
+        for row, col in _alike([forms[m] for m in members], cutoff):
+            x, y = usable[members[row]], usable[members[col]]
+            if x.owner == y.owner or x.key == y.key or x.identity != y.identity:
+                continue
+            gate = gated.get((x.key, y.key)) or word_gate(x.key, y.key)
+            if gate is None:
+                continue
+            gated[x.key, y.key] = gate
+            how, score = gate
+            if how == "order":
+                # Word order often changes the meaning of a compound ("house dog",
+                # "dog house"): a weak match, left to the neighbours and the reviewer.
+                offer(min(100.0, threshold + WEAK_BAND / 2), "order", x, y)
+            elif score >= threshold:
+                offer(score, "fuzzy", x, y)
+
+
+def _alike(choices: list[str], cutoff: float) -> Iterator[tuple[int, int]]:
+    """The pairs (i, j), i < j, of ``choices`` that ``fuzz.ratio`` rates ``cutoff`` or
+    more: pair by pair in a small block, a row at a time in a larger one (most blocks
+    hold a few names, where a call per row costs more than the comparisons)."""
+    if len(choices) <= SMALL_BLOCK:
+        for i in range(len(choices) - 1):
+            first = choices[i]
+            for j in range(i + 1, len(choices)):
+                if fuzz.ratio(first, choices[j], score_cutoff=cutoff):
+                    yield i, j
+        return
+    for i in range(len(choices) - 1):
+        for _, _, col in process.extract(
+            choices[i],
+            choices[i + 1 :],
+            scorer=fuzz.ratio,
+            processor=None,
+            score_cutoff=cutoff,
+            limit=None,
+        ):
+            yield i, i + 1 + col
 
 
 def abbreviation_pass(
-    names: list[Name], offer: Offer, stats: dict[str, int], max_block: int
+    names: list[Name],
+    offer: Offer,
+    stats: dict[str, int],
+    max_block: int,
+    skipped: Skipped | None = None,
 ) -> None:
     """A short all-caps-ish name of one concept abbreviating a multi-word name of another.
 
@@ -259,7 +343,14 @@ def abbreviation_pass(
     budget = pairs_in(list(range(max_block)))
     for block, short_names in shorts.items():
         long_names = longs.get(block)
-        if long_names and _counted_cross(len(short_names) * len(long_names), stats, budget):
+        if long_names and _counted_cross(
+            len(short_names) * len(long_names),
+            stats,
+            budget,
+            f"a:{block}",
+            skipped,
+            len(short_names) + len(long_names),
+        ):
             _offer_abbreviations(short_names, long_names, offer)
 
 
@@ -292,12 +383,21 @@ def _expansions_by_block(names: list[Name], shorts: dict[str, list[Name]]) -> di
     return longs
 
 
-def _counted_cross(cost: int, stats: dict[str, int], budget: int) -> bool:
+def _counted_cross(
+    cost: int,
+    stats: dict[str, int],
+    budget: int,
+    key: str = "",
+    skipped: Skipped | None = None,
+    size: int = 0,
+) -> bool:
     """Whether a block of two sides costing ``cost`` pairs is to be compared, counted in
     ``stats`` either way (as ``_counted`` does for a block of one side)."""
     stats["blocks"] += 1
     if cost > budget:
         stats["oversized_blocks_skipped"] += 1
+        if skipped is not None:
+            skipped.append((key, size))
         return False
     stats["pairs_compared"] += cost
     return True

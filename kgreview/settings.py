@@ -466,6 +466,10 @@ KG_ITEM_LEASE_SECONDS = env_int("KG_ITEM_LEASE_SECONDS", 900, minimum=1)
 KG_DISCOVERY_MIN_SUPPORT = env_int("KG_DISCOVERY_MIN_SUPPORT", 3, minimum=1)
 KG_DISCOVERY_MIN_SOURCES = env_int("KG_DISCOVERY_MIN_SOURCES", 2, minimum=1)
 KG_WORKER_STALE_SECONDS = env_int("KG_WORKER_STALE_SECONDS", 120, minimum=1)
+# The heal agent compares names only inside blocks (names sharing words or a prefix); a
+# block holding more names than this is not compared (its pairs cost too much and say
+# little), and the run's stats and page name every block left out.
+KG_HEAL_MAX_BLOCK = env_int("KG_HEAL_MAX_BLOCK", 400, minimum=2)
 # Asking the graph: refiner rounds (one hop each) after the first walk, the longest
 # question, and who plans and critiques (offline rules, or the KG_LLM_* model).
 KG_ASK_MAX_ITERATIONS = env_int("KG_ASK_MAX_ITERATIONS", 3)

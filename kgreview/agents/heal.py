@@ -11,16 +11,26 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
+from dataclasses import replace
 
-from django.db.models import Count, F, Q
+from django.conf import settings
+from django.db.models import Count, Exists, F, OuterRef
 
 from construction import keys
 from construction.cycles import EdgeRecord, find_cycles
-from construction.dedupe import ConceptRecord, find_duplicates_with_stats
+from construction.dedupe import ConceptRecord, search_duplicates
 from construction.quotes import QuoteFinder, evidence_present
 from kgreview.core.tally import tally
-from kgreview.graph.models import Concept, ConceptAlias, Edge, RelationType, SourceConcept
+from kgreview.graph.models import (
+    Concept,
+    ConceptAlias,
+    ConceptOrder,
+    Edge,
+    RelationType,
+    SourceConcept,
+    SourceRevision,
+)
 from kgreview.review.models import OPEN_STATUSES, Proposal
 from kgreview.review.services import ProposalSpec, proposals_create_many
 
@@ -59,53 +69,139 @@ def _queue(run: AgentRun, specs: list[ProposalSpec]) -> int:
 
 # --- Duplicates -------------------------------------------------------------------------
 
+#: The skipped blocks a run's stats name (the largest first); the count says how many.
+SKIPPED_LISTED = 20
 
-def concept_records() -> tuple[list[ConceptRecord], dict[int, str]]:
-    """Every active concept with its names, edge count, source count and neighbours."""
-    names: dict[int, str] = {}
+
+def concept_records() -> list[ConceptRecord]:
+    """Every active concept with its names, streamed in id order (a server-side cursor on
+    PostgreSQL). Counts and neighbours are read later, for the few concepts whose names
+    match another's (``concept_details``)."""
     aliases: dict[int, list[str]] = defaultdict(list)
+    canonical: dict[int, str] = {}
     for concept_id, name, kind in (
         ConceptAlias.objects.filter(concept__status=Concept.Status.ACTIVE)
+        .order_by()
         .values_list("concept_id", "name", "kind")
         .iterator(chunk_size=20_000)
     ):
         if kind == ConceptAlias.Kind.CANONICAL:
-            names[concept_id] = name
+            canonical[concept_id] = name
         else:
             aliases[concept_id].append(name)
-    for concept_id, name in Concept.objects.filter(status=Concept.Status.ACTIVE).values_list(
-        "id", "name"
+    records = []
+    for concept_id, name in (
+        Concept.objects.filter(status=Concept.Status.ACTIVE)
+        .order_by("pk")
+        .values_list("id", "name")
+        .iterator(chunk_size=20_000)
     ):
-        names.setdefault(concept_id, name)
+        records.append(
+            ConceptRecord(
+                id=concept_id,
+                name=canonical.pop(concept_id, name),
+                aliases=tuple(aliases.pop(concept_id, ())),
+            )
+        )
+    return records
+
+
+def concept_details(records: dict[int, ConceptRecord], ids: list[int]) -> dict[int, ConceptRecord]:
+    """The records of ``ids`` with their active edges, neighbours and sources counted."""
     neighbours: dict[int, set[int]] = defaultdict(set)
     edges: dict[int, int] = defaultdict(int)
-    for s, t in (
-        Edge.objects.filter(status=Edge.Status.ACTIVE)
-        .values_list("source_id", "target_id")
-        .iterator(chunk_size=50_000)
-    ):
-        neighbours[s].add(t)
-        neighbours[t].add(s)
-        edges[s] += 1
-        edges[t] += 1
-    sources = tally(SourceConcept.objects, "concept_id", Count("source_id", distinct=True))
-    records = [
-        ConceptRecord(
-            id=cid,
-            name=name,
-            aliases=tuple(aliases.get(cid, ())),
+    sources: dict[int, int] = {}
+    active = Edge.objects.filter(status=Edge.Status.ACTIVE).order_by()
+    for start in range(0, len(ids), 2000):
+        chunk = ids[start : start + 2000]
+        for s, t in active.filter(source_id__in=chunk).values_list("source_id", "target_id"):
+            neighbours[s].add(t)
+            edges[s] += 1
+        for s, t in active.filter(target_id__in=chunk).values_list("source_id", "target_id"):
+            neighbours[t].add(s)
+            edges[t] += 1
+        sources.update(
+            tally(
+                SourceConcept.objects.filter(concept_id__in=chunk),
+                "concept_id",
+                Count("source_id", distinct=True),
+            )
+        )
+    return {
+        cid: replace(
+            records[cid],
             edge_count=edges.get(cid, 0),
             source_count=sources.get(cid, 0),
             neighbours=frozenset(neighbours.get(cid, ())),
         )
-        for cid, name in names.items()
-    ]
-    return records, names
+        for cid in ids
+        if cid in records
+    }
+
+
+def _concept_names(ids: set[int]) -> dict[int, str]:
+    found: dict[int, str] = {}
+    wanted = sorted(ids)
+    for start in range(0, len(wanted), 5000):
+        chunk = wanted[start : start + 5000]
+        found.update(Concept.objects.filter(pk__in=chunk).values_list("pk", "name"))
+    return found
+
+
+def skipped_in_words(key: str) -> str:
+    """A skipped block's key (``DuplicateSearch.skipped``) as a reader says it: the names
+    it gathered."""
+    kind, _, rest = key.partition(":")
+    if kind == "w":
+        return f'names with the words "{rest}"'
+    if kind in ("p", "q"):
+        head, _, bucket = rest.partition(":")
+        low = 4 * int(bucket) - (2 if kind == "q" else 0) if bucket.isdigit() else 0
+        return f'names of {max(low, 1)}–{low + 3} letters beginning "{head}"'
+    if kind == "a":
+        return f'abbreviations "{rest}" and names with those initials'
+    if kind == "compact":
+        return f'names written "{rest}" without spaces'
+    return f'names "{rest}"'
+
+
+def skipped_blocks_in_words(stats: dict) -> str:
+    """What a heal run's stats say of the name blocks it did not compare, in a sentence
+    for the run's page; empty when it compared every block."""
+    count = stats.get("oversized_blocks_skipped") or 0
+    if not count:
+        return ""
+    listed = [b for b in stats.get("skipped_blocks") or [] if isinstance(b, dict)]
+    bound = stats.get("max_block")
+    over = f" over {bound:,} names" if isinstance(bound, int) else ""
+    were = "name block" + (f"{over} was" if count == 1 else f"s{over} were")
+    parts = [f"{b.get('words', b.get('key', '?'))} ({b.get('names', 0):,} names)" for b in listed]
+    more = count - len(parts)
+    tail = f", and {more:,} more" if parts and more > 0 else ""
+    what = f": {'; '.join(parts)}{tail}" if parts else ""
+    return (
+        f"{count:,} {were} not compared, so duplicates among their names can only be "
+        f"found through other blocks (KG_HEAL_MAX_BLOCK){what}."
+    )
 
 
 def _duplicates(run: AgentRun) -> dict:
-    records, names = concept_records()
-    candidates, stats = find_duplicates_with_stats(records)
+    max_block = settings.KG_HEAL_MAX_BLOCK
+    records = concept_records()
+    concepts = len(records)
+
+    def details(ids: list[int]) -> dict[int, ConceptRecord]:
+        wanted = set(ids)
+        return concept_details({r.id: r for r in records if r.id in wanted}, ids)
+
+    found = search_duplicates(records, max_block=max_block, details=details)
+    records.clear()
+    candidates = found.candidates
+    names = _concept_names(
+        {c.survivor_id for c in candidates}
+        | {c.loser_id for c in candidates}
+        | {i for c in candidates for i in c.shared_neighbours[:5]}
+    )
     specs = []
     for c in candidates:
         shared = ", ".join(names.get(i, f"#{i}") for i in c.shared_neighbours[:5])
@@ -134,27 +230,106 @@ def _duplicates(run: AgentRun) -> dict:
         )
     created = _queue(run, specs)
     return {
-        "concepts": len(records),
+        "concepts": concepts,
         "duplicate_pairs": len(candidates),
         "merge_proposals": created,
-        "pairs_compared": stats.get("pairs_compared", 0),
-        "oversized_blocks_skipped": stats.get("oversized_blocks_skipped", 0),
+        "pairs_compared": found.stats.get("pairs_compared", 0),
+        "max_block": max_block,
+        "oversized_blocks_skipped": found.stats.get("oversized_blocks_skipped", 0),
+        "skipped_blocks": [
+            {"key": key, "names": size, "words": skipped_in_words(key)}
+            for key, size in found.skipped[:SKIPPED_LISTED]
+        ],
     }
 
 
 # --- Cycles -----------------------------------------------------------------------------
 
 
-def _cycles(run: AgentRun) -> dict:
-    acyclic = set(RelationType.objects.filter(acyclic=True).values_list("key", flat=True))
-    relation_keys = dict(RelationType.objects.values_list("id", "key"))
-    rows = (
-        Edge.objects.filter(status=Edge.Status.ACTIVE, relation__acyclic=True)
-        .values_list("id", "source_id", "target_id", "relation_id", "confidence")
-        .iterator(chunk_size=50_000)
+def _cycle_edges(relation: RelationType) -> list[EdgeRecord]:
+    """The active edges of an acyclic relation that a cycle could run through.
+
+    With the relation's topological order (``graph.order``) that is few of them: every
+    edge written by the graph services runs forwards in it, so a cycle holds at least one
+    edge written past them that runs backwards (or touches a concept without a place).
+    Going round a cycle, the forward edges climb the order and those edges come back
+    down, so the whole cycle lies inside the span they cover: only edges with both ends
+    inside such a span are read (``_spans``). Without an order, every edge is read.
+    """
+    active = Edge.objects.filter(relation=relation, status=Edge.Status.ACTIVE).order_by()
+    if not relation.ordered:
+        rows = active.values_list("id", "source_id", "target_id", "confidence")
+        return [
+            EdgeRecord(i, s, t, relation.key, c) for i, s, t, c in rows.iterator(chunk_size=50_000)
+        ]
+    strays = list(
+        active.filter(in_order=False).values_list("id", "source_id", "target_id", "confidence")
     )
-    edges = [EdgeRecord(i, s, t, relation_keys[r], c) for i, s, t, r, c in rows]
-    findings = find_cycles(edges, acyclic=acyclic)
+    if not strays:
+        return []
+    ends = {s for _, s, _, _ in strays} | {t for _, _, t, _ in strays}
+    at: dict[int, int] = {}
+    placed = ConceptOrder.objects.filter(relation=relation)
+    wanted = sorted(ends)
+    for start in range(0, len(wanted), 5000):
+        chunk = wanted[start : start + 5000]
+        at.update(placed.filter(concept_id__in=chunk).values_list("concept_id", "position"))
+    edges = {i: EdgeRecord(i, s, t, relation.key, c) for i, s, t, c in strays}
+    for low, high in _spans(strays, at):
+        span = placed.filter(position__range=(low, high)).values("concept_id")
+        rows = (
+            active.filter(source_id__in=span, target_id__in=span)
+            .values_list("id", "source_id", "target_id", "confidence")
+            .iterator(chunk_size=50_000)
+        )
+        for i, s, t, c in rows:
+            edges.setdefault(i, EdgeRecord(i, s, t, relation.key, c))
+    return list(edges.values())
+
+
+def _spans(strays: list[tuple], at: dict[int, int]) -> list[tuple[int, int]]:
+    """The spans of the order (merged) that a cycle through ``strays`` can lie in: from
+    target to source of each edge that runs backwards; for concepts without a place,
+    joined by strays, from the lowest to the highest place of the concepts they touch."""
+    spans: list[tuple[int, int]] = []
+    parent: dict[int, int] = {}
+
+    def root(c: int) -> int:
+        while parent.setdefault(c, c) != c:
+            parent[c] = parent[parent[c]]
+            c = parent[c]
+        return c
+
+    for _, s, t, _ in strays:
+        if s in at and t in at:
+            if at[s] >= at[t]:
+                spans.append((at[t], at[s]))
+        elif s not in at and t not in at:
+            parent[root(s)] = root(t)
+    touched: dict[int, list[int]] = defaultdict(list)
+    for _, s, t, _ in strays:
+        if (s in at) != (t in at):
+            free, other = (t, s) if s in at else (s, t)
+            touched[root(free)].append(at[other])
+    spans.extend((min(p), max(p)) for p in touched.values())
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for low, high in spans:
+        if merged and low <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
+        else:
+            merged.append((low, high))
+    return merged
+
+
+def _cycles(run: AgentRun) -> dict:
+    edges: list[EdgeRecord] = []
+    acyclic = list(RelationType.objects.filter(acyclic=True).order_by("pk"))
+    for relation in acyclic:
+        edges.extend(_cycle_edges(relation))
+    findings = find_cycles(edges, acyclic=[r.key for r in acyclic])
+    read = len(edges)
+    del edges
     involved = {e for f in findings for e in f.edge_ids}
     info = {
         e.pk: e
@@ -187,10 +362,35 @@ def _cycles(run: AgentRun) -> dict:
                 agent_run=run,
             )
         )
-    return {"cycles": len(findings), "cycle_proposals": _queue(run, specs)}
+    return {
+        "cycles": len(findings),
+        "cycle_proposals": _queue(run, specs),
+        "cycle_edges_read": read,
+    }
 
 
 # --- Vanished evidence ------------------------------------------------------------------
+
+
+class _Finders:
+    """A ``QuoteFinder`` per current revision, made on first use, the last few kept (the
+    stale edges come source by source, so each text is normalised about once)."""
+
+    KEEP = 8
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[int, QuoteFinder] = OrderedDict()
+
+    def __call__(self, revision_id: int) -> QuoteFinder:
+        finder = self._kept.get(revision_id)
+        if finder is None:
+            text = SourceRevision.objects.values_list("text", flat=True).get(pk=revision_id)
+            finder = self._kept[revision_id] = QuoteFinder(text)
+            if len(self._kept) > self.KEEP:
+                self._kept.popitem(last=False)
+        else:
+            self._kept.move_to_end(revision_id)
+        return finder
 
 
 def _vanished(run: AgentRun) -> dict:
@@ -198,91 +398,110 @@ def _vanished(run: AgentRun) -> dict:
     stale = (
         Edge.objects.filter(status=Edge.Status.ACTIVE, evidence_revision__isnull=False)
         .exclude(evidence_revision_id=F("evidence_revision__source__current_revision_id"))
-        .select_related(
-            "evidence_revision__source__current_revision", "relation", "source", "target"
-        )
+        .filter(evidence_revision__source__current_revision__isnull=False)
         .order_by("evidence_revision__source_id", "pk")
+        .values_list("pk", "evidence_quote", "evidence_revision__source__current_revision_id")
     )
-    finders: dict[int, QuoteFinder] = {}
-    gone: list[Edge] = []
+    finders = _Finders()
+    gone: list[int] = []
     checked = 0
-    for edge in stale.iterator(chunk_size=2000):
-        current = edge.evidence_revision.source.current_revision
-        if current is None or current.pk == edge.evidence_revision_id:
-            continue
+    for pk, quote_, current in stale.iterator(chunk_size=5000):
         checked += 1
-        finder = finders.get(current.pk)
-        if finder is None:
-            finder = finders[current.pk] = QuoteFinder(current.text)
-        if not evidence_present(edge.evidence_quote, finder):
-            gone.append(edge)
-    supported = _still_supported(gone, finders)
+        if not evidence_present(quote_, finders(current)):
+            gone.append(pk)
     specs = []
-    for edge in gone:
-        if edge.pk in supported:
-            continue
-        revision = edge.evidence_revision
-        specs.append(
-            ProposalSpec(
-                kind="invalidate_edge",
-                payload={"edge_id": edge.pk, "reason_code": "evidence_gone"},
-                confidence=0.9,
-                reason=(
-                    f'"{edge.source.name}" {edge.relation.verb} "{edge.target.name}": its '
-                    f"evidence, quoted from revision {revision.number} of "
-                    f"{revision.source.slug}, no longer appears in revision "
-                    f"{revision.source.current_revision.number}, and no other edge stands "
-                    "for the same fact."
-                ),
-                dedup_key=keys.invalidation_dedup_key(edge.pk),
-                priority=90,
-                agent_run=run,
-                document=revision.source,
+    supported = 0
+    for start in range(0, len(gone), 1000):
+        chunk = list(
+            Edge.objects.filter(pk__in=gone[start : start + 1000])
+            .select_related(
+                "relation", "source", "target", "evidence_revision__source__current_revision"
             )
+            .defer(
+                "evidence_revision__text",
+                "evidence_revision__structure",
+                "evidence_revision__source__current_revision__text",
+                "evidence_revision__source__current_revision__structure",
+            )
+            .order_by("pk")
         )
+        kept = _still_supported(chunk, finders)
+        supported += len(kept)
+        specs.extend(_evidence_spec(run, edge) for edge in chunk if edge.pk not in kept)
     return {
         "edges_on_old_revisions": checked,
         "evidence_gone": len(gone),
-        "still_supported": len(supported),
+        "still_supported": supported,
         "evidence_proposals": _queue(run, specs),
     }
 
 
-def _still_supported(gone: list[Edge], finders: dict[int, QuoteFinder]) -> set[int]:
+def _evidence_spec(run: AgentRun, edge: Edge) -> ProposalSpec:
+    revision = edge.evidence_revision
+    current = revision.source.current_revision
+    return ProposalSpec(
+        kind="invalidate_edge",
+        payload={"edge_id": edge.pk, "reason_code": "evidence_gone"},
+        confidence=0.9,
+        reason=(
+            f'"{edge.source.name}" {edge.relation.verb} "{edge.target.name}": its '
+            f"evidence, quoted from revision {revision.number} of "
+            f"{revision.source.slug}, no longer appears in revision "
+            f"{current.number if current else '?'}, and no other edge stands for the same fact."
+        ),
+        dedup_key=keys.invalidation_dedup_key(edge.pk),
+        priority=90,
+        agent_run=run,
+        document=revision.source,
+    )
+
+
+def _still_supported(gone: list[Edge], finders: _Finders) -> set[int]:
     """Edges whose fact another active edge states on evidence that is still there.
 
     Support counting: a fact goes only when its last evidence goes. The other edge is the
     equivalent statement (prerequisite A→B and builds-on B→A) or the same symmetric fact.
-    ``finders`` holds a ``QuoteFinder`` per current revision already searched; it is
-    shared, so each revision's text is normalised once.
     """
     if not gone:
         return set()
     gone_ids = {e.pk for e in gone}
-    wanted = Q()
-    for e in gone:
-        other = EQUIVALENT.get(e.relation.key)
-        if other:
-            wanted |= Q(source_id=e.target_id, target_id=e.source_id, relation__key=other)
+    wanted = {
+        (e.target_id, e.source_id, EQUIVALENT[e.relation.key])
+        for e in gone
+        if e.relation.key in EQUIVALENT
+    }
     if not wanted:
         return set()
+    # The concepts of every wanted statement, in two lists: a few more rows than wanted
+    # come back and are left out below, where a thousand OR'd pairs would slow the plan.
     twins = (
-        Edge.objects.filter(wanted, status=Edge.Status.ACTIVE)
+        Edge.objects.filter(
+            status=Edge.Status.ACTIVE,
+            relation__key__in=sorted({w[2] for w in wanted}),
+            source_id__in=sorted({w[0] for w in wanted}),
+            target_id__in=sorted({w[1] for w in wanted}),
+        )
         .exclude(pk__in=gone_ids)
-        .select_related("relation", "evidence_revision__source__current_revision")
+        .values_list(
+            "source_id",
+            "target_id",
+            "relation__key",
+            "evidence_revision_id",
+            "evidence_quote",
+            "evidence_revision__source__current_revision_id",
+        )
     )
     alive: set[tuple[int, int, str]] = set()
-    for twin in twins:
-        revision = twin.evidence_revision
-        current = revision.source.current_revision if revision else None
-        if revision is None or current is None or revision.pk == current.pk:
-            alive.add((twin.target_id, twin.source_id, EQUIVALENT[twin.relation.key]))
+    for source_id, target_id, key, revision, quote_, current in twins:
+        if (source_id, target_id, key) not in wanted:
             continue
-        finder = finders.get(current.pk)
-        if finder is None:
-            finder = finders[current.pk] = QuoteFinder(current.text)
-        if evidence_present(twin.evidence_quote, finder):
-            alive.add((twin.target_id, twin.source_id, EQUIVALENT[twin.relation.key]))
+        if (
+            revision is None
+            or current is None
+            or revision == current
+            or evidence_present(quote_, finders(current))
+        ):
+            alive.add((target_id, source_id, EQUIVALENT[key]))
     return {e.pk for e in gone if (e.source_id, e.target_id, e.relation.key) in alive}
 
 
@@ -290,9 +509,15 @@ def _still_supported(gone: list[Edge], finders: dict[int, QuoteFinder]) -> set[i
 
 
 def orphan_concepts():
-    """Active concepts with no active edge: listed for curators to merge, link or leave."""
-    return Concept.objects.filter(status=Concept.Status.ACTIVE).exclude(
-        Q(outgoing_edges__status=Edge.Status.ACTIVE) | Q(incoming_edges__status=Edge.Status.ACTIVE)
+    """Active concepts with no active edge: listed for curators to merge, link or leave.
+
+    Two NOT EXISTS side by side, which the database answers as two anti-joins on the
+    edges' indexes (one NOT over both took seconds at 500,000 concepts)."""
+    active = Edge.objects.filter(status=Edge.Status.ACTIVE)
+    return (
+        Concept.objects.filter(status=Concept.Status.ACTIVE)
+        .exclude(Exists(active.filter(source_id=OuterRef("pk"))))
+        .exclude(Exists(active.filter(target_id=OuterRef("pk"))))
     )
 
 

@@ -22,6 +22,7 @@ from . import selectors, tasks
 from .adapters import extractor_for
 from .construct import construct_run_create, sources_to_construct
 from .forms import RunNowForm, ScheduleToggleForm
+from .heal import skipped_blocks_in_words
 from .models import AgentRun, AgentRunItem
 from .runs import agent_run_cancel, agent_run_create, agent_run_not_queued
 from .schedules import schedule_set_enabled
@@ -153,7 +154,7 @@ def _numbers(run: AgentRun) -> list[tuple[str, object]]:
     timing ("cycles_s") says it is in seconds. A budget stop is said in words elsewhere."""
     rows = []
     for key, value in (run.stats or {}).items():
-        if key in ("proposals", "dropped", "budget_stop"):
+        if key in ("proposals", "dropped", "budget_stop", "skipped_blocks"):
             continue
         words = key.replace("_", " ")
         if key.endswith("_s"):
@@ -197,6 +198,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "worker": selectors.worker_status(),
         "proposals": run.proposals.count(),
         "tokens": selectors.token_use(run),
+        "skipped_blocks": skipped_blocks_in_words(run.stats or {})
+        if run.agent == AgentRun.Agent.HEAL
+        else "",
     }
     template = "agents/run.html#run-progress" if request.htmx else "agents/run.html"
     return render(request, template, context)

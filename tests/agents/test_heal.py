@@ -218,3 +218,166 @@ def test_the_cycle_card_shows_every_edge_of_the_cycle_with_its_evidence(f, clien
     assert "<mark>Beta follows Alpha.</mark>" in html and "<mark>Gamma needs Beta.</mark>" in html
     assert f'class="weakest" data-edge="{weak.pk}"' in html
     assert "No quoted evidence: Imported." in html
+
+
+# --- Issue 15: skipped blocks said, evidence checked source by source, cycles in spans ----
+
+
+def test_a_name_block_over_the_bound_is_skipped_and_named_in_the_stats_and_on_the_run_page(
+    f, client, settings
+):
+    """KG_HEAL_MAX_BLOCK bounds a block; the one left out is listed with its size, in the
+    run's stats and in words on the run's page, while a pair in a small block is found."""
+    from django.urls import reverse
+
+    settings.KG_HEAL_MAX_BLOCK = 3
+    for tail in ("alpha", "beta", "gamma", "delta", "omega"):
+        f.concept(f"Vector index {tail}")
+    tokenizer, plural = f.concept("Tokenizer"), f.concept("Tokenizers")
+    run = heal()
+    assert run.stats["max_block"] == 3 and run.stats["oversized_blocks_skipped"] >= 1
+    listed = {b["key"]: b for b in run.stats["skipped_blocks"]}
+    assert listed["w:index vector"]["names"] == 5
+    assert listed["w:index vector"]["words"] == 'names with the words "index vector"'
+    (merge,) = Proposal.objects.filter(kind="merge_concepts")
+    assert {merge.payload["survivor_id"], merge.payload["loser_id"]} == {tokenizer.pk, plural.pk}
+    client.force_login(f.user("vera", role="viewer"))
+    html = client.get(reverse("agents:run", args=[run.pk])).content.decode()
+    said = html.split('id="skipped-blocks">')[1].split("</p>")[0]
+    count = run.stats["oversized_blocks_skipped"]
+    assert f"{count} name blocks over 3 names were not compared" in said
+    assert "names with the words &quot;index vector&quot; (5 names)" in said
+    assert "KG_HEAL_MAX_BLOCK" in said
+
+
+def test_a_run_that_compared_every_block_says_nothing_of_skipped_blocks(f, client):
+    """No warning when nothing was left out."""
+    from django.urls import reverse
+
+    f.concept("Tokenizer")
+    f.concept("Tokenizers")
+    run = heal()
+    assert run.stats["oversized_blocks_skipped"] == 0 and run.stats["skipped_blocks"] == []
+    client.force_login(f.user("vera", role="viewer"))
+    html = client.get(reverse("agents:run", args=[run.pk])).content.decode()
+    assert 'id="skipped-blocks"' not in html
+
+
+def test_skipped_blocks_are_said_in_words_whatever_the_stats_hold():
+    """The sentence copes with old runs' stats and odd values: never an error."""
+    from kgreview.agents.heal import skipped_blocks_in_words
+
+    assert skipped_blocks_in_words({}) == ""
+    assert skipped_blocks_in_words({"oversized_blocks_skipped": 0}) == ""
+    old = skipped_blocks_in_words({"oversized_blocks_skipped": 569})
+    assert old.startswith("569 name blocks were not compared")
+    one = skipped_blocks_in_words(
+        {
+            "oversized_blocks_skipped": 3,
+            "max_block": 2000,
+            "skipped_blocks": [{"key": "p:dist:8", "names": 4330, "words": "names x"}, "junk"],
+        }
+    )
+    assert one.startswith("3 name blocks over 2,000 names were not compared")
+    assert "names x (4,330 names), and 2 more." in one
+
+
+def test_vanished_quotes_are_found_in_every_reimported_source_and_kept_where_still_there(f):
+    """Twelve lessons (more than the finders kept at once) each lose one of two quoted
+    lines on re-import: exactly the edges quoting the lost lines are proposed."""
+    gone, kept = set(), set()
+    for n in range(12):
+        first, second = f"Lesson {n} keeps this line.", f"Lesson {n} loses this line."
+        doc = f.lesson(slug=f"l{n}", text=f"{first}\n{second}\n")
+        a, b, c = f.concept(f"Keep a{n}"), f.concept(f"Keep b{n}"), f.concept(f"Lose c{n}")
+        kept.add(f.edge(a, b, evidence=f.evidence(doc.current_revision, first)).pk)
+        gone.add(f.edge(b, c, evidence=f.evidence(doc.current_revision, second)).pk)
+        graph.source_import(
+            slug=f"l{n}", title=f"L{n}", text=f"{first}\nChanged.\n", acting_user=None
+        )
+    run = heal()
+    proposed = set(
+        Proposal.objects.filter(kind="invalidate_edge").values_list("payload__edge_id", flat=True)
+    )
+    assert proposed == gone and not proposed & kept
+    assert run.stats["edges_on_old_revisions"] == 24 and run.stats["evidence_gone"] == 12
+    (p,) = Proposal.objects.filter(payload__edge_id=min(gone))
+    assert "no longer appears in revision 2" in p.reason and p.document.slug == "l0"
+
+
+def test_a_cycle_through_a_concept_without_a_place_in_the_order_is_found(f):
+    """Rows written past the services can reach a concept the order never placed."""
+    a, b, x = f.concept("Alpha"), f.concept("Beta"), f.concept("Stray")
+    f.edge(a, b, confidence=0.9)
+    raw_edge(f, b, x, confidence=0.8)
+    weak = raw_edge(f, x, a, confidence=0.4)
+    run = heal()
+    (p,) = Proposal.objects.filter(kind="invalidate_edge")
+    assert p.payload["edge_id"] == weak.pk and len(p.payload["cycle_edge_ids"]) == 3
+    assert run.stats["cycles"] == 1
+
+
+def test_cycles_needing_two_backward_edges_are_found_through_overlapping_spans(f):
+    """a→c, c⇢b, b→d, d⇢a (⇢ written past the services, against the order a<b<c<d):
+    the spans of the two backward edges overlap, so both cycles are read whole."""
+    a, b, c, d = (f.concept(n) for n in ("Aa one", "Bb two", "Cc three", "Dd four"))
+    f.edge(a, b)
+    f.edge(b, c)
+    f.edge(c, d)
+    f.edge(a, c)
+    f.edge(b, d)
+    back_cb = raw_edge(f, c, b, confidence=0.3)
+    back_da = raw_edge(f, d, a, confidence=0.4)
+    run = heal()
+    retired = set(
+        Proposal.objects.filter(kind="invalidate_edge").values_list("payload__edge_id", flat=True)
+    )
+    assert retired == {back_cb.pk, back_da.pk} and run.stats["cycles"] == 2
+
+
+def test_the_cycle_step_reads_only_the_span_a_backward_edge_covers(f):
+    """A chain of thirty concepts in order, one edge written back over three of them: the
+    step reads the four edges of that cycle, not the whole relation."""
+    chain = [f.concept(f"Step {n:02d}") for n in range(30)]
+    for x, y in zip(chain, chain[1:], strict=False):
+        f.edge(x, y)
+    weak = raw_edge(f, chain[13], chain[10], confidence=0.2)
+    run = heal()
+    (p,) = Proposal.objects.filter(kind="invalidate_edge")
+    assert p.payload["edge_id"] == weak.pk and len(p.payload["cycle_edge_ids"]) == 4
+    assert run.stats["cycle_edges_read"] == 4
+
+
+def test_a_relation_without_an_order_is_searched_whole(f):
+    """A relation whose order is not kept (``ordered`` off) is read edge by edge."""
+    from kgreview.graph.models import RelationType
+
+    a, b, c = f.concept("Alpha"), f.concept("Beta"), f.concept("Gamma")
+    f.edge(a, b)
+    f.edge(b, c)
+    weak = raw_edge(f, c, a, confidence=0.4)
+    RelationType.objects.filter(key="prerequisite").update(ordered=False)
+    run = heal()
+    (p,) = Proposal.objects.filter(kind="invalidate_edge")
+    assert p.payload["edge_id"] == weak.pk and run.stats["cycle_edges_read"] == 3
+
+
+def test_only_the_equivalent_statement_keeps_a_fact_whose_quote_vanished(f):
+    """B builds on A keeps "A before B"; D builds on A (ends of two other facts, crossed)
+    keeps neither "A before B" nor "C before D"."""
+    text = "A comes first.\nC comes first.\n"
+    doc = f.lesson(slug="facts", text=text)
+    other = f.lesson(slug="other", text="B builds on A.\nD builds on A.\n")
+    a, b, c, d = (f.concept(n) for n in ("Aaa", "Bbb", "Ccc", "Ddd"))
+    rev = doc.current_revision
+    kept = f.edge(a, b, evidence=f.evidence(rev, "A comes first."))
+    gone = f.edge(c, d, evidence=f.evidence(rev, "C comes first."))
+    f.edge(b, a, "builds_on", evidence=f.evidence(other.current_revision, "B builds on A."))
+    f.edge(d, a, "builds_on", evidence=f.evidence(other.current_revision, "D builds on A."))
+    graph.source_import(slug="facts", title="Facts", text="Nothing now.\n", acting_user=None)
+    run = heal()
+    proposed = set(
+        Proposal.objects.filter(kind="invalidate_edge").values_list("payload__edge_id", flat=True)
+    )
+    assert proposed == {gone.pk} and kept.pk not in proposed
+    assert run.stats["evidence_gone"] == 2 and run.stats["still_supported"] == 1
