@@ -195,6 +195,40 @@ class Proposal(NoDeleteModel):
         return self.status in OPEN_STATUSES
 
 
+class ProposalFlag(models.Model):
+    """One flag one proposal carries, with the proposal's status: the index a flag filter
+    reads. Kept by database triggers on every write of a proposal (``queue_index``);
+    nothing in Python writes it."""
+
+    proposal = models.ForeignKey(
+        Proposal,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        related_name="flag_rows",
+    )
+    flag = models.TextField()
+    status = models.CharField(max_length=16)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["proposal", "flag"], name="proposal_flag_unique")
+        ]
+        indexes = [models.Index(fields=["flag", "status", "-proposal"], name="proposal_flag_queue")]
+
+
+class QueueTally(models.Model):
+    """A change to how many proposals hold one (status, kind, relation, flags): ``+1`` or
+    ``-1`` rows appended by database triggers, folded together by
+    ``queue_index.compact``. The sum per key is the queue's count for it."""
+
+    status = models.CharField(max_length=16)
+    kind = models.CharField(max_length=32)
+    relation_key = models.CharField(max_length=64, blank=True)
+    flags_text = models.CharField(max_length=500, blank=True)
+    n = models.IntegerField()
+
+
 class Decision(AppendOnlyModel):
     """One person's (or the system's) decision on a proposal. Never edited, never deleted."""
 

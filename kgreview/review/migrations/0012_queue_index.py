@@ -1,0 +1,77 @@
+"""The Queue's indexes: one row per flag a proposal carries and the queue's tally, with
+the triggers that keep them (``review.queue_index``), filled from the proposals already
+there. Reversed, the triggers go and the two tables with them (nothing else changes)."""
+
+import django.db.models.deletion
+from django.db import migrations, models
+
+from kgreview.review import queue_index
+
+
+def forwards(apps, schema_editor):
+    conn = schema_editor.connection
+    queue_index.install_triggers(conn)
+    queue_index.rebuild(conn)
+
+
+def backwards(apps, schema_editor):
+    queue_index.remove_triggers(schema_editor.connection)
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("review", "0011_proposal_competency_question"),
+    ]
+
+    operations = [
+        migrations.CreateModel(
+            name="QueueTally",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("status", models.CharField(max_length=16)),
+                ("kind", models.CharField(max_length=32)),
+                ("relation_key", models.CharField(blank=True, max_length=64)),
+                ("flags_text", models.CharField(blank=True, max_length=500)),
+                ("n", models.IntegerField()),
+            ],
+        ),
+        migrations.CreateModel(
+            name="ProposalFlag",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("flag", models.TextField()),
+                ("status", models.CharField(max_length=16)),
+                (
+                    "proposal",
+                    models.ForeignKey(
+                        db_constraint=False,
+                        db_index=False,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="flag_rows",
+                        to="review.proposal",
+                    ),
+                ),
+            ],
+            options={
+                "indexes": [
+                    models.Index(fields=["flag", "status", "-proposal"], name="proposal_flag_queue")
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("proposal", "flag"), name="proposal_flag_unique"
+                    )
+                ],
+            },
+        ),
+        migrations.RunPython(forwards, backwards),
+    ]
