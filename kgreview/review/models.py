@@ -166,6 +166,13 @@ class Proposal(NoDeleteModel):
                 name="proposal_open_confidence",
             ),
             models.Index(fields=["-priority", "-id"], name="proposal_all_priority"),
+            # Every status by confidence (the Queue's "all" view, and the range a
+            # confidence filter's counts read); by relation in the queue's order.
+            models.Index(fields=["-confidence", "-id"], name="proposal_all_confidence"),
+            models.Index(
+                fields=["relation_key", "status", "-priority", "-id"],
+                name="proposal_relation_queue",
+            ),
             models.Index(fields=["kind", "status"], name="proposal_kind_status"),
             models.Index(fields=["kind", "id"], name="proposal_kind_id"),
             models.Index(fields=["dedup_key"], name="proposal_dedup_key"),

@@ -248,7 +248,7 @@ def queue_page(
 COUNTS_TTL = 30
 #: A filter the tally cannot answer (source, run, confidence) is counted exactly while it
 #: matches at most this many proposals; above it, PostgreSQL estimates from a sample.
-COUNT_EXACT_UP_TO = 20_000
+COUNT_EXACT_UP_TO = 10_000
 #: About how many proposals' rows that sample reads.
 COUNT_SAMPLE_ROWS = 40_000
 

@@ -73,5 +73,16 @@ class Migration(migrations.Migration):
                 ],
             },
         ),
+        migrations.AddIndex(
+            model_name="proposal",
+            index=models.Index(fields=["-confidence", "-id"], name="proposal_all_confidence"),
+        ),
+        migrations.AddIndex(
+            model_name="proposal",
+            index=models.Index(
+                fields=["relation_key", "status", "-priority", "-id"],
+                name="proposal_relation_queue",
+            ),
+        ),
         migrations.RunPython(forwards, backwards),
     ]
