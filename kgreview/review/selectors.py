@@ -289,7 +289,16 @@ def queue_counts(f: QueueFilter) -> dict:
         rows = queue_index.tally_rows()
     else:
         rows, estimated = _subset_rows(f)
-    return {**facet_counts(queue_index.grouped(rows), f), "estimated": estimated}
+    counts = facet_counts(queue_index.grouped(rows), f)
+    if estimated:
+        for facet in ("status", "kind", "relation", "flags"):
+            counts[facet] = {k: _rounded(v) for k, v in counts[facet].items()}
+        counts["total"] = _rounded(counts["total"])
+    return {
+        **counts,
+        "estimated": estimated,
+        "exact_up_to": COUNT_EXACT_UP_TO,
+    }
 
 
 def _subset_rows(f: QueueFilter) -> tuple[list[queue_index.TallyRow], bool]:
@@ -321,6 +330,14 @@ def _sampled(grouped: QuerySet) -> list[queue_index.TallyRow]:
         cursor.execute(sql, params)
         scale = 100.0 / percent
         return [(s, k, r, fl, round(n * scale)) for s, k, r, fl, n in cursor.fetchall()]
+
+
+def _rounded(estimate: float) -> int:
+    """An estimate to two significant figures: it claims no more than it knows."""
+    if estimate < 100:
+        return round(estimate)
+    digits = len(str(int(estimate))) - 2
+    return int(round(estimate, -digits))
 
 
 def facet_counts(rows: list[tuple[str, str, str, frozenset[str], int]], f: QueueFilter) -> dict:
