@@ -202,10 +202,29 @@ class Proposal(NoDeleteModel):
         return self.status in OPEN_STATUSES
 
 
+def _flag_order_indexes() -> list[models.Index]:
+    """The flag rows in each of the Queue's orders (priority, confidence, newest), for one
+    status, for the open ones and for all: a flag filter reads its page off one of them."""
+    orders = {"priority": ["-priority"], "confidence": ["-confidence"], "new": []}
+    out = []
+    for name, columns in orders.items():
+        keys = [*columns, "-proposal"]
+        out += [
+            models.Index(fields=["flag", "status", *keys], name=f"proposal_flag_{name}"),
+            models.Index(
+                fields=["flag", *keys],
+                condition=Q(status__in=OPEN_STATUSES),
+                name=f"proposal_flag_open_{name}",
+            ),
+            models.Index(fields=["flag", *keys], name=f"proposal_flag_all_{name}"),
+        ]
+    return out
+
+
 class ProposalFlag(models.Model):
-    """One flag one proposal carries, with the proposal's status: the index a flag filter
-    reads. Kept by database triggers on every write of a proposal (``queue_index``);
-    nothing in Python writes it."""
+    """One flag one proposal carries, with the proposal's status and sort keys: what a
+    flag filter reads, in the Queue's order. Kept by database triggers on every write of
+    a proposal (``queue_index``); nothing in Python writes it."""
 
     proposal = models.ForeignKey(
         Proposal,
@@ -216,12 +235,14 @@ class ProposalFlag(models.Model):
     )
     flag = models.TextField()
     status = models.CharField(max_length=16)
+    priority = models.IntegerField()
+    confidence = models.FloatField()
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["proposal", "flag"], name="proposal_flag_unique")
         ]
-        indexes = [models.Index(fields=["flag", "status", "-proposal"], name="proposal_flag_queue")]
+        indexes = _flag_order_indexes()
 
 
 class QueueTally(models.Model):

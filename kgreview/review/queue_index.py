@@ -7,9 +7,10 @@ PostgreSQL and SQLite alike, so neither structure can fall out of step with the 
 describes, whoever writes them:
 
 - **Flags.** An insert adds a ``ProposalFlag`` row per distinct flag in ``flags`` (the
-  JSON list); a change of ``flags`` replaces them; a change of ``status`` is copied onto
-  them. A flag filter is then an indexed look-up (``flag, status, proposal``) instead of
-  a ``LIKE`` over every proposal.
+  JSON list); a change of ``flags`` replaces them; a change of ``status``, ``priority``
+  or ``confidence`` is copied onto them. A flag filter then reads its page off the flag
+  rows' index in the Queue's order (``flag, status, -priority, -proposal`` and the like)
+  instead of a ``LIKE`` over every proposal.
 - **Tally.** Each insert adds ``+1`` under the proposal's (status, kind, relation_key,
   flags_text); each change of one of those adds ``-1`` under the old four and ``+1`` under
   the new. Rows are only ever appended by writers, so two decisions never wait on one
@@ -35,8 +36,8 @@ COMPACT_ABOVE = 2_000
 _PG_FUNCTIONS = """
 CREATE OR REPLACE FUNCTION kgreview_queue_insert() RETURNS trigger AS $$
 BEGIN
-    INSERT INTO review_proposalflag (proposal_id, flag, status)
-        SELECT DISTINCT n.id, f.flag, n.status
+    INSERT INTO review_proposalflag (proposal_id, flag, status, priority, confidence)
+        SELECT DISTINCT n.id, f.flag, n.status, n.priority, n.confidence
         FROM new_rows n
         CROSS JOIN LATERAL jsonb_array_elements_text(
             CASE WHEN jsonb_typeof(n.flags) = 'array' THEN n.flags ELSE '[]'::jsonb END
@@ -58,13 +59,16 @@ BEGIN
     END IF;
     IF OLD.flags IS DISTINCT FROM NEW.flags THEN
         DELETE FROM review_proposalflag WHERE proposal_id = NEW.id;
-        INSERT INTO review_proposalflag (proposal_id, flag, status)
-            SELECT DISTINCT NEW.id, f.flag, NEW.status
+        INSERT INTO review_proposalflag (proposal_id, flag, status, priority, confidence)
+            SELECT DISTINCT NEW.id, f.flag, NEW.status, NEW.priority, NEW.confidence
             FROM jsonb_array_elements_text(
                 CASE WHEN jsonb_typeof(NEW.flags) = 'array' THEN NEW.flags ELSE '[]'::jsonb END
             ) AS f(flag);
-    ELSIF OLD.status IS DISTINCT FROM NEW.status THEN
-        UPDATE review_proposalflag SET status = NEW.status WHERE proposal_id = NEW.id;
+    ELSIF (OLD.status, OLD.priority, OLD.confidence)
+          IS DISTINCT FROM (NEW.status, NEW.priority, NEW.confidence) THEN
+        UPDATE review_proposalflag
+            SET status = NEW.status, priority = NEW.priority, confidence = NEW.confidence
+            WHERE proposal_id = NEW.id;
     END IF;
     RETURN NULL;
 END;
@@ -80,7 +84,9 @@ _PG_TRIGGERS = (
     "OR OLD.kind IS DISTINCT FROM NEW.kind "
     "OR OLD.relation_key IS DISTINCT FROM NEW.relation_key "
     "OR OLD.flags_text IS DISTINCT FROM NEW.flags_text "
-    "OR OLD.flags IS DISTINCT FROM NEW.flags) "
+    "OR OLD.flags IS DISTINCT FROM NEW.flags "
+    "OR OLD.priority IS DISTINCT FROM NEW.priority "
+    "OR OLD.confidence IS DISTINCT FROM NEW.confidence) "
     "EXECUTE FUNCTION kgreview_queue_update()",
 )
 
@@ -96,12 +102,18 @@ _SQLITE_CHANGED = (
     "OR OLD.relation_key IS NOT NEW.relation_key OR OLD.flags_text IS NOT NEW.flags_text)"
 )
 
+_SQLITE_SORTED = (
+    "(OLD.status IS NOT NEW.status OR OLD.priority IS NOT NEW.priority "
+    "OR OLD.confidence IS NOT NEW.confidence)"
+)
+
 _SQLITE_TRIGGERS = (
     (
         "review_proposal_queue_insert",
         """AFTER INSERT ON review_proposal BEGIN
-    INSERT INTO review_proposalflag (proposal_id, flag, status)
-        SELECT DISTINCT NEW.id, value, NEW.status FROM json_each(NEW.flags)
+    INSERT INTO review_proposalflag (proposal_id, flag, status, priority, confidence)
+        SELECT DISTINCT NEW.id, value, NEW.status, NEW.priority, NEW.confidence
+        FROM json_each(NEW.flags)
         WHERE json_valid(NEW.flags) AND json_type(NEW.flags) = 'array';
     INSERT INTO review_queuetally (status, kind, relation_key, flags_text, n)
         VALUES (NEW.status, NEW.kind, NEW.relation_key, NEW.flags_text, 1);
@@ -110,7 +122,7 @@ END""",
     (
         "review_proposal_queue_update",
         f"""AFTER UPDATE ON review_proposal
-WHEN {_SQLITE_CHANGED} OR OLD.flags IS NOT NEW.flags BEGIN
+WHEN {_SQLITE_CHANGED} OR OLD.flags IS NOT NEW.flags OR {_SQLITE_SORTED} BEGIN
     INSERT INTO review_queuetally (status, kind, relation_key, flags_text, n)
         SELECT OLD.status, OLD.kind, OLD.relation_key, OLD.flags_text, -1
         WHERE {_SQLITE_CHANGED};
@@ -119,26 +131,29 @@ WHEN {_SQLITE_CHANGED} OR OLD.flags IS NOT NEW.flags BEGIN
         WHERE {_SQLITE_CHANGED};
     DELETE FROM review_proposalflag
         WHERE proposal_id = NEW.id AND OLD.flags IS NOT NEW.flags;
-    INSERT INTO review_proposalflag (proposal_id, flag, status)
-        SELECT DISTINCT NEW.id, value, NEW.status FROM json_each(NEW.flags)
+    INSERT INTO review_proposalflag (proposal_id, flag, status, priority, confidence)
+        SELECT DISTINCT NEW.id, value, NEW.status, NEW.priority, NEW.confidence
+        FROM json_each(NEW.flags)
         WHERE OLD.flags IS NOT NEW.flags
           AND json_valid(NEW.flags) AND json_type(NEW.flags) = 'array';
-    UPDATE review_proposalflag SET status = NEW.status
-        WHERE proposal_id = NEW.id AND OLD.status IS NOT NEW.status;
+    UPDATE review_proposalflag
+        SET status = NEW.status, priority = NEW.priority, confidence = NEW.confidence
+        WHERE proposal_id = NEW.id AND OLD.flags IS NEW.flags AND {_SQLITE_SORTED};
 END""",
     ),
 )
 
 _BACKFILL_FLAGS = {
     "postgresql": """
-INSERT INTO review_proposalflag (proposal_id, flag, status)
-    SELECT DISTINCT p.id, f.flag, p.status FROM review_proposal p
+INSERT INTO review_proposalflag (proposal_id, flag, status, priority, confidence)
+    SELECT DISTINCT p.id, f.flag, p.status, p.priority, p.confidence FROM review_proposal p
     CROSS JOIN LATERAL jsonb_array_elements_text(
         CASE WHEN jsonb_typeof(p.flags) = 'array' THEN p.flags ELSE '[]'::jsonb END
     ) AS f(flag)""",
     "sqlite": """
-INSERT INTO review_proposalflag (proposal_id, flag, status)
-    SELECT DISTINCT p.id, f.value, p.status FROM review_proposal p, json_each(p.flags) f
+INSERT INTO review_proposalflag (proposal_id, flag, status, priority, confidence)
+    SELECT DISTINCT p.id, f.value, p.status, p.priority, p.confidence
+    FROM review_proposal p, json_each(p.flags) f
     WHERE json_valid(p.flags) AND json_type(p.flags) = 'array'""",
 }
 

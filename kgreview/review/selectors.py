@@ -122,17 +122,19 @@ class QueueFilter:
         return self == QueueFilter()
 
 
-def queue_queryset(f: QueueFilter, *, ignore: frozenset[str] = frozenset()) -> QuerySet:
-    """Proposals matching the filter, ignoring the named dimensions (for facet counts)."""
+def queue_queryset(f: QueueFilter) -> QuerySet:
+    """Proposals matching the filter. With a flag, the first flag joins the flag rows (the
+    status is read there, and the page in the Queue's order off their index, see
+    ``queue_order``); any further flag is a semi-join on the same rows."""
     qs = Proposal.objects.all()
-    if "status" not in ignore:
-        if f.status == "open":
-            qs = qs.filter(status__in=OPEN_STATUSES)
-        elif f.status != "all":
-            qs = qs.filter(status=f.status)
-    if f.kinds and "kind" not in ignore:
+    flags = list(dict.fromkeys(f.flags))
+    if flags:
+        qs = qs.filter(flag_rows__flag=flags[0], **_status_lookup("flag_rows__status", f.status))
+    else:
+        qs = qs.filter(**_status_lookup("status", f.status))
+    if f.kinds:
         qs = qs.filter(kind__in=f.kinds)
-    if f.relation and "relation" not in ignore:
+    if f.relation:
         qs = qs.filter(relation_key=f.relation)
     if f.source:
         qs = qs.filter(document__slug=f.source)
@@ -142,27 +144,44 @@ def queue_queryset(f: QueueFilter, *, ignore: frozenset[str] = frozenset()) -> Q
         qs = qs.filter(confidence__gte=f.cmin)
     if f.cmax is not None:
         qs = qs.filter(confidence__lte=f.cmax)
-    if "flags" not in ignore:
-        for flag in f.flags:
-            qs = qs.filter(pk__in=_flagged(flag, None if "status" in ignore else f.status))
+    for flag in flags[1:]:
+        rows = ProposalFlag.objects.filter(flag=flag, **_status_lookup("status", f.status))
+        qs = qs.filter(pk__in=rows.values("proposal_id"))
     return qs
 
 
-def _flagged(flag: str, status: str | None) -> QuerySet:
-    """The ids of the proposals carrying ``flag`` (in ``status``, as the queue names it),
-    from the flag rows' index: ``flag, status, proposal``."""
-    rows = ProposalFlag.objects.filter(flag=flag)
+def _status_lookup(field: str, status: str) -> dict:
     if status == "open":
-        rows = rows.filter(status__in=OPEN_STATUSES)
-    elif status not in (None, "all"):
-        rows = rows.filter(status=status)
-    return rows.values("proposal_id")
+        return {f"{field}__in": OPEN_STATUSES}
+    return {} if status == "all" else {field: status}
 
 
 def _order(sort: str, *, reverse: bool = False) -> list[str]:
     column = SORTS[sort]
     fields = ([column] if column else []) + ["id"]
     return [name if reverse else f"-{name}" for name in fields]
+
+
+def queue_order(f: QueueFilter, *, reverse: bool = False) -> list[str]:
+    """The filter's order: the proposals' columns, or with a flag the flag rows' copies of
+    them, so the page is read off the flag's index in order (the same order: the rows
+    carry the proposal's priority and confidence)."""
+    if not f.flags:
+        return _order(f.sort, reverse=reverse)
+    column = SORTS[f.sort]
+    fields = ([f"flag_rows__{column}"] if column else []) + ["flag_rows__proposal_id"]
+    return [name if reverse else f"-{name}" for name in fields]
+
+
+def _keyset_table(qs: QuerySet, f: QueueFilter) -> tuple[str, str]:
+    """The table alias and id column the keyset compares: the joined flag rows' with a
+    flag, the proposals' otherwise."""
+    if f.flags:
+        flag_table = ProposalFlag._meta.db_table
+        for alias, join in qs.query.alias_map.items():
+            if join.table_name == flag_table:
+                return alias, "proposal_id"
+    return Proposal._meta.db_table, "id"
 
 
 def cursor_of(proposal: Proposal, sort: str) -> str:
@@ -188,7 +207,7 @@ def _parse_cursor(cursor: str, sort: str) -> tuple[float | int | None, int] | No
     return number, pk
 
 
-def _after(qs: QuerySet, sort: str, cursor: str | None, *, before: bool = False) -> QuerySet:
+def _after(qs: QuerySet, f: QueueFilter, cursor: str | None, *, before: bool = False) -> QuerySet:
     """Rows after (or before) the cursor in the sort order: a keyset, not an offset.
 
     A row-value comparison, ``(priority, id) < (p, i)``, lets the index serve the range
@@ -196,17 +215,18 @@ def _after(qs: QuerySet, sort: str, cursor: str | None, *, before: bool = False)
     """
     if not cursor:
         return qs
-    parsed = _parse_cursor(cursor, sort)
+    parsed = _parse_cursor(cursor, f.sort)
     if parsed is None:
         return qs
     value, pk = parsed
-    column = SORTS[sort]
+    column = SORTS[f.sort]
     op = ">" if before else "<"
-    table = Proposal._meta.db_table
+    table, id_column = _keyset_table(qs, f)
     if column is None:
-        return qs.extra(where=[f'"{table}"."id" {op} %s'], params=[pk])
+        return qs.extra(where=[f'"{table}"."{id_column}" {op} %s'], params=[pk])
     return qs.extra(
-        where=[f'("{table}"."{column}", "{table}"."id") {op} (%s, %s)'], params=[value, pk]
+        where=[f'("{table}"."{column}", "{table}"."{id_column}") {op} (%s, %s)'],
+        params=[value, pk],
     )
 
 
@@ -226,16 +246,14 @@ def queue_page(
     )
     if before:
         rows = list(
-            _after(base, f.sort, before, before=True).order_by(*_order(f.sort, reverse=True))[
-                : size + 1
-            ]
+            _after(base, f, before, before=True).order_by(*queue_order(f, reverse=True))[: size + 1]
         )
         has_more = len(rows) > size
         rows = list(reversed(rows[:size]))
         next_cursor = cursor_of(rows[-1], f.sort) if rows else None
         prev_cursor = cursor_of(rows[0], f.sort) if rows and has_more else None
         return Page(rows, next_cursor, prev_cursor)
-    rows = list(_after(base, f.sort, after).order_by(*_order(f.sort))[: size + 1])
+    rows = list(_after(base, f, after).order_by(*queue_order(f))[: size + 1])
     has_more = len(rows) > size
     rows = rows[:size]
     return Page(
@@ -399,9 +417,9 @@ def next_in_queue(
     if exclude_kinds:
         qs = qs.exclude(kind__in=list(exclude_kinds))
     if before:
-        qs = _after(qs, f.sort, before, before=True).order_by(*_order(f.sort, reverse=True))
+        qs = _after(qs, f, before, before=True).order_by(*queue_order(f, reverse=True))
     else:
-        qs = _after(qs, f.sort, after).order_by(*_order(f.sort))
+        qs = _after(qs, f, after).order_by(*queue_order(f))
     return qs.select_related(*CARD_RELATED).first()
 
 

@@ -325,3 +325,33 @@ def test_bad_counts_parameters_never_give_a_500(f, queue):
     for q in ("flag=%00", "flag=nope&cmin=x", "run=-1&source=%F0", "cmax=2&cmin=-1"):
         assert client.get(reverse("review:queue-counts") + "?" + q).status_code < 500
         assert client.get(reverse("review:queue") + "?" + q).status_code < 500
+
+
+@pytest.mark.parametrize("sort", ["priority", "confidence", "newest"])
+def test_a_flag_filter_pages_by_keyset_through_every_flagged_proposal_in_order(f, sort):
+    """Read off the flag rows' index: every flagged proposal once, in the queue's order,
+    forwards and back."""
+    doc = f.lesson(slug="keyset")
+    ends = [f.concept(f"K{i}") for i in range(8)]
+    for i in range(7):
+        f.edge_proposal(
+            ends[i],
+            ends[i + 1],
+            doc=doc,
+            flags=["contradiction"] if i % 3 else [],
+            confidence=0.7 + i / 100,
+        )
+    filt = parse(f"status=open&flag=contradiction&sort={sort}")
+    seen, cursor = [], None
+    while True:
+        page = selectors.queue_page(filt, after=cursor, size=2)
+        seen += page.items
+        if not page.next_cursor:
+            break
+        cursor = page.next_cursor
+    want = Proposal.objects.filter(flags_text__contains="|contradiction|").order_by(
+        *selectors._order(sort)
+    )
+    assert [p.pk for p in seen] == [p.pk for p in want]
+    back = selectors.queue_page(filt, before=selectors.cursor_of(seen[-1], sort), size=2)
+    assert [p.pk for p in back.items] == [p.pk for p in seen[-3:-1]]

@@ -1,8 +1,10 @@
 """The Queue's indexes: one row per flag a proposal carries and the queue's tally, with
 the triggers that keep them (``review.queue_index``), filled from the proposals already
-there. Reversed, the triggers go and the two tables with them (nothing else changes)."""
+there; and two orders of proposals the Queue reads. Reversed, the triggers go and the two
+tables and indexes with them (nothing else changes)."""
 
 import django.db.models.deletion
+from django.conf import settings
 from django.db import migrations, models
 
 from kgreview.review import queue_index
@@ -20,10 +22,29 @@ def backwards(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
+        ("agents", "0007_gap_search_agent"),
+        ("graph", "0012_concept_order"),
+        ("questions", "0002_nodelete_history"),
         ("review", "0011_proposal_competency_question"),
+        migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
+        migrations.CreateModel(
+            name="ProposalFlag",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("flag", models.TextField()),
+                ("status", models.CharField(max_length=16)),
+                ("priority", models.IntegerField()),
+                ("confidence", models.FloatField()),
+            ],
+        ),
         migrations.CreateModel(
             name="QueueTally",
             fields=[
@@ -40,39 +61,6 @@ class Migration(migrations.Migration):
                 ("n", models.IntegerField()),
             ],
         ),
-        migrations.CreateModel(
-            name="ProposalFlag",
-            fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("flag", models.TextField()),
-                ("status", models.CharField(max_length=16)),
-                (
-                    "proposal",
-                    models.ForeignKey(
-                        db_constraint=False,
-                        db_index=False,
-                        on_delete=django.db.models.deletion.DO_NOTHING,
-                        related_name="flag_rows",
-                        to="review.proposal",
-                    ),
-                ),
-            ],
-            options={
-                "indexes": [
-                    models.Index(fields=["flag", "status", "-proposal"], name="proposal_flag_queue")
-                ],
-                "constraints": [
-                    models.UniqueConstraint(
-                        fields=("proposal", "flag"), name="proposal_flag_unique"
-                    )
-                ],
-            },
-        ),
         migrations.AddIndex(
             model_name="proposal",
             index=models.Index(fields=["-confidence", "-id"], name="proposal_all_confidence"),
@@ -82,6 +70,80 @@ class Migration(migrations.Migration):
             index=models.Index(
                 fields=["relation_key", "status", "-priority", "-id"],
                 name="proposal_relation_queue",
+            ),
+        ),
+        migrations.AddField(
+            model_name="proposalflag",
+            name="proposal",
+            field=models.ForeignKey(
+                db_constraint=False,
+                db_index=False,
+                on_delete=django.db.models.deletion.DO_NOTHING,
+                related_name="flag_rows",
+                to="review.proposal",
+            ),
+        ),
+        migrations.AddIndex(
+            model_name="proposalflag",
+            index=models.Index(
+                fields=["flag", "status", "-priority", "-proposal"], name="proposal_flag_priority"
+            ),
+        ),
+        migrations.AddIndex(
+            model_name="proposalflag",
+            index=models.Index(
+                condition=models.Q(("status__in", ("pending", "held"))),
+                fields=["flag", "-priority", "-proposal"],
+                name="proposal_flag_open_priority",
+            ),
+        ),
+        migrations.AddIndex(
+            model_name="proposalflag",
+            index=models.Index(
+                fields=["flag", "-priority", "-proposal"], name="proposal_flag_all_priority"
+            ),
+        ),
+        migrations.AddIndex(
+            model_name="proposalflag",
+            index=models.Index(
+                fields=["flag", "status", "-confidence", "-proposal"],
+                name="proposal_flag_confidence",
+            ),
+        ),
+        migrations.AddIndex(
+            model_name="proposalflag",
+            index=models.Index(
+                condition=models.Q(("status__in", ("pending", "held"))),
+                fields=["flag", "-confidence", "-proposal"],
+                name="proposal_flag_open_confidence",
+            ),
+        ),
+        migrations.AddIndex(
+            model_name="proposalflag",
+            index=models.Index(
+                fields=["flag", "-confidence", "-proposal"], name="proposal_flag_all_confidence"
+            ),
+        ),
+        migrations.AddIndex(
+            model_name="proposalflag",
+            index=models.Index(fields=["flag", "status", "-proposal"], name="proposal_flag_new"),
+        ),
+        migrations.AddIndex(
+            model_name="proposalflag",
+            index=models.Index(
+                condition=models.Q(("status__in", ("pending", "held"))),
+                fields=["flag", "-proposal"],
+                name="proposal_flag_open_new",
+            ),
+        ),
+        migrations.AddIndex(
+            model_name="proposalflag",
+            index=models.Index(fields=["flag", "-proposal"], name="proposal_flag_all_new"),
+        ),
+        migrations.AddConstraint(
+            model_name="proposalflag",
+            constraint=models.UniqueConstraint(
+                fields=("proposal", "flag"), name="proposal_flag_unique"
             ),
         ),
         migrations.RunPython(forwards, backwards),
