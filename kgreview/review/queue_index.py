@@ -32,6 +32,8 @@ from django.db import connection, transaction
 
 #: Tally rows beyond which a read first folds them into one row per key.
 COMPACT_ABOVE = 2_000
+#: The advisory lock (PostgreSQL) that lets one reader fold the tally at a time.
+COMPACT_LOCK = 0x6B67_7175
 
 _PG_FUNCTIONS = """
 CREATE OR REPLACE FUNCTION kgreview_queue_insert() RETURNS trigger AS $$
@@ -214,6 +216,11 @@ def compact() -> None:
     """Fold the tally into one row per key. The rows summed are exactly the rows this
     statement deleted, so a writer's row committed meanwhile is kept, never lost."""
     with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # One compaction at a time; another reader finds it under way and goes on.
+            cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [COMPACT_LOCK])
+            if not cursor.fetchone()[0]:
+                return
         cursor.execute(
             "DELETE FROM review_queuetally RETURNING status, kind, relation_key, flags_text, n"
         )
