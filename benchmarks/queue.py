@@ -100,8 +100,23 @@ def _decide(client, rng: random.Random, n: int) -> dict[str, int]:
     return done
 
 
+def _page(client, url: str) -> tuple[float, int, float]:
+    """One page request: (milliseconds, SQL queries, milliseconds of them in SQL), so a
+    figure from a busy machine can be told apart into the database's part and the rest."""
+    from django.test.utils import CaptureQueriesContext
+
+    connection.queries_log.clear()
+    with CaptureQueriesContext(connection) as ctx:
+        started = time.perf_counter()
+        client.get(url)
+        elapsed = (time.perf_counter() - started) * 1000
+    sql_ms = sum(float(q["time"]) for q in ctx.captured_queries) * 1000
+    return elapsed, len(ctx.captured_queries), sql_ms
+
+
 def _measure(client, rng: random.Random) -> dict:
     queue, counts = reverse("review:queue"), reverse("review:queue-counts")
+    page_sql: list[float] = []
     page_times: list[float] = []
     page_queries: dict[str, int] = {}
     by_filter: dict[str, list[float]] = {}
@@ -111,8 +126,9 @@ def _measure(client, rng: random.Random) -> dict:
     for _round in range(ROUNDS):
         for q in FILTERS:
             name = q or "(default)"
-            elapsed, queries, _ = timed_request(client, "get", queue + "?" + q)
+            elapsed, queries, sql_ms = _page(client, queue + "?" + q)
             page_times.append(elapsed)
+            page_sql.append(sql_ms)
             page_queries[name] = queries
             by_filter.setdefault(name, []).append(elapsed)
             counted = timed_request(client, "get", counts + "?" + q)[0]
@@ -137,6 +153,7 @@ def _measure(client, rng: random.Random) -> dict:
             **percentiles(page_times),
             "queries_by_filter": page_queries,
             "p95_ms_by_filter": {k: percentiles(v)["p95_ms"] for k, v in by_filter.items()},
+            "sql_p95_ms": percentiles(page_sql)["p95_ms"],
         },
         "queue_page_200_deep": {"ms": round(deep_ms, 2), "queries": deep_queries},
         "decisions_between_rounds": decided,
