@@ -355,3 +355,25 @@ def test_a_flag_filter_pages_by_keyset_through_every_flagged_proposal_in_order(f
     assert [p.pk for p in seen] == [p.pk for p in want]
     back = selectors.queue_page(filt, before=selectors.cursor_of(seen[-1], sort), size=2)
     assert [p.pk for p in back.items] == [p.pk for p in seen[-3:-1]]
+
+
+def test_a_flag_filter_reads_the_flag_rows_never_a_like_over_proposals():
+    f = parse("status=open&flag=contradiction&flag=new_concept&relation=related")
+    sql = str(selectors.queue_queryset(f).order_by(*selectors.queue_order(f)).query)
+    where = sql.split(" WHERE ", 1)[1]
+    assert " LIKE " not in where.upper() and "flags_text" not in where
+    assert sql.count('"review_proposalflag"') >= 2 and "U0" in where
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_fills_the_index_from_existing_proposals_and_reverses(f, reference_data):
+    """Migrating back to 0011 removes the tables and triggers; forward again backfills
+    from the proposals already there, on either engine."""
+    from django.core.management import call_command
+
+    f.edge_proposal(f.concept("M1"), f.concept("M2"), flags=["contradiction"])
+    f.concept_proposal("Migrated concept")
+    call_command("migrate", "review", "0011", verbosity=0)
+    assert "review_queuetally" not in connection.introspection.table_names()
+    call_command("migrate", "review", verbosity=0)
+    assert_index_true()
