@@ -5,3 +5,16 @@ class ReviewConfig(AppConfig):
     name = "kgreview.review"
     label = "review"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django.db.models.signals import post_migrate
+
+        from .queue_index import install_triggers_after_migrate
+
+        # SQLite drops a table's triggers when a migration rebuilds it: put the queue's
+        # back after every migrate (PostgreSQL keeps the ones its migration installed).
+        post_migrate.connect(
+            install_triggers_after_migrate,
+            sender=self,
+            dispatch_uid="kgreview.review:queue_triggers",
+        )

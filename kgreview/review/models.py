@@ -166,6 +166,13 @@ class Proposal(NoDeleteModel):
                 name="proposal_open_confidence",
             ),
             models.Index(fields=["-priority", "-id"], name="proposal_all_priority"),
+            # Every status by confidence (the Queue's "all" view, and the range a
+            # confidence filter's counts read); by relation in the queue's order.
+            models.Index(fields=["-confidence", "-id"], name="proposal_all_confidence"),
+            models.Index(
+                fields=["relation_key", "status", "-priority", "-id"],
+                name="proposal_relation_queue",
+            ),
             models.Index(fields=["kind", "status"], name="proposal_kind_status"),
             models.Index(fields=["kind", "id"], name="proposal_kind_id"),
             models.Index(fields=["dedup_key"], name="proposal_dedup_key"),
@@ -193,6 +200,61 @@ class Proposal(NoDeleteModel):
     @property
     def is_open(self) -> bool:
         return self.status in OPEN_STATUSES
+
+
+def _flag_order_indexes() -> list[models.Index]:
+    """The flag rows in each of the Queue's orders (priority, confidence, newest), for one
+    status, for the open ones and for all: a flag filter reads its page off one of them."""
+    orders = {"priority": ["-priority"], "confidence": ["-confidence"], "new": []}
+    out = []
+    for name, columns in orders.items():
+        keys = [*columns, "-proposal"]
+        out += [
+            models.Index(fields=["flag", "status", *keys], name=f"proposal_flag_{name}"),
+            models.Index(
+                fields=["flag", *keys],
+                condition=Q(status__in=OPEN_STATUSES),
+                name=f"proposal_flag_open_{name}",
+            ),
+            models.Index(fields=["flag", *keys], name=f"proposal_flag_all_{name}"),
+        ]
+    return out
+
+
+class ProposalFlag(models.Model):
+    """One flag one proposal carries, with the proposal's status and sort keys: what a
+    flag filter reads, in the Queue's order. Kept by database triggers on every write of
+    a proposal (``queue_index``); nothing in Python writes it."""
+
+    proposal = models.ForeignKey(
+        Proposal,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        related_name="flag_rows",
+    )
+    flag = models.TextField()
+    status = models.CharField(max_length=16)
+    priority = models.IntegerField()
+    confidence = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["proposal", "flag"], name="proposal_flag_unique")
+        ]
+        indexes = _flag_order_indexes()
+
+
+class QueueTally(models.Model):
+    """A change to how many proposals hold one (status, kind, relation, flags): ``+1`` or
+    ``-1`` rows appended by database triggers, folded together by
+    ``queue_index.compact``. The sum per key is the queue's count for it."""
+
+    status = models.CharField(max_length=16)
+    kind = models.CharField(max_length=32)
+    relation_key = models.CharField(max_length=64, blank=True)
+    flags_text = models.CharField(max_length=500, blank=True)
+    n = models.IntegerField()
 
 
 class Decision(AppendOnlyModel):

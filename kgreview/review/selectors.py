@@ -6,15 +6,17 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, time
 from urllib.parse import urlencode
 
-from django.db.models import Count, Q, QuerySet
+from django.db import connection
+from django.db.models import Count, QuerySet
 from django.http import QueryDict
 from django.utils import timezone
 
 from kgreview.core.forms import parse_finite, parse_int, parse_row_id
 from kgreview.graph.models import Edge, RelationType
 
+from . import queue_index
 from .card import claim_words
-from .models import OPEN_STATUSES, Decision, Proposal
+from .models import OPEN_STATUSES, Decision, Proposal, ProposalFlag
 
 STATUS_CHOICES = ("pending", "held", "open", "accepted", "rejected", "superseded", "all")
 SORTS = {"priority": "priority", "confidence": "confidence", "newest": None}
@@ -120,17 +122,19 @@ class QueueFilter:
         return self == QueueFilter()
 
 
-def queue_queryset(f: QueueFilter, *, ignore: frozenset[str] = frozenset()) -> QuerySet:
-    """Proposals matching the filter, ignoring the named dimensions (for facet counts)."""
+def queue_queryset(f: QueueFilter) -> QuerySet:
+    """Proposals matching the filter. With a flag, the first flag joins the flag rows (the
+    status is read there, and the page in the Queue's order off their index, see
+    ``queue_order``); any further flag is a semi-join on the same rows."""
     qs = Proposal.objects.all()
-    if "status" not in ignore:
-        if f.status == "open":
-            qs = qs.filter(status__in=OPEN_STATUSES)
-        elif f.status != "all":
-            qs = qs.filter(status=f.status)
-    if f.kinds and "kind" not in ignore:
+    flags = list(dict.fromkeys(f.flags))
+    if flags:
+        qs = qs.filter(flag_rows__flag=flags[0], **_status_lookup("flag_rows__status", f.status))
+    else:
+        qs = qs.filter(**_status_lookup("status", f.status))
+    if f.kinds:
         qs = qs.filter(kind__in=f.kinds)
-    if f.relation and "relation" not in ignore:
+    if f.relation:
         qs = qs.filter(relation_key=f.relation)
     if f.source:
         qs = qs.filter(document__slug=f.source)
@@ -140,16 +144,44 @@ def queue_queryset(f: QueueFilter, *, ignore: frozenset[str] = frozenset()) -> Q
         qs = qs.filter(confidence__gte=f.cmin)
     if f.cmax is not None:
         qs = qs.filter(confidence__lte=f.cmax)
-    if "flags" not in ignore:
-        for flag in f.flags:
-            qs = qs.filter(flags_text__contains=f"|{flag}|")
+    for flag in flags[1:]:
+        rows = ProposalFlag.objects.filter(flag=flag, **_status_lookup("status", f.status))
+        qs = qs.filter(pk__in=rows.values("proposal_id"))
     return qs
+
+
+def _status_lookup(field: str, status: str) -> dict:
+    if status == "open":
+        return {f"{field}__in": OPEN_STATUSES}
+    return {} if status == "all" else {field: status}
 
 
 def _order(sort: str, *, reverse: bool = False) -> list[str]:
     column = SORTS[sort]
     fields = ([column] if column else []) + ["id"]
     return [name if reverse else f"-{name}" for name in fields]
+
+
+def queue_order(f: QueueFilter, *, reverse: bool = False) -> list[str]:
+    """The filter's order: the proposals' columns, or with a flag the flag rows' copies of
+    them, so the page is read off the flag's index in order (the same order: the rows
+    carry the proposal's priority and confidence)."""
+    if not f.flags:
+        return _order(f.sort, reverse=reverse)
+    column = SORTS[f.sort]
+    fields = ([f"flag_rows__{column}"] if column else []) + ["flag_rows__proposal_id"]
+    return [name if reverse else f"-{name}" for name in fields]
+
+
+def _keyset_table(qs: QuerySet, f: QueueFilter) -> tuple[str, str]:
+    """The table alias and id column the keyset compares: the joined flag rows' with a
+    flag, the proposals' otherwise."""
+    if f.flags:
+        flag_table = ProposalFlag._meta.db_table
+        for alias, join in qs.query.alias_map.items():
+            if join.table_name == flag_table:
+                return alias, "proposal_id"
+    return Proposal._meta.db_table, "id"
 
 
 def cursor_of(proposal: Proposal, sort: str) -> str:
@@ -175,7 +207,7 @@ def _parse_cursor(cursor: str, sort: str) -> tuple[float | int | None, int] | No
     return number, pk
 
 
-def _after(qs: QuerySet, sort: str, cursor: str | None, *, before: bool = False) -> QuerySet:
+def _after(qs: QuerySet, f: QueueFilter, cursor: str | None, *, before: bool = False) -> QuerySet:
     """Rows after (or before) the cursor in the sort order: a keyset, not an offset.
 
     A row-value comparison, ``(priority, id) < (p, i)``, lets the index serve the range
@@ -183,17 +215,18 @@ def _after(qs: QuerySet, sort: str, cursor: str | None, *, before: bool = False)
     """
     if not cursor:
         return qs
-    parsed = _parse_cursor(cursor, sort)
+    parsed = _parse_cursor(cursor, f.sort)
     if parsed is None:
         return qs
     value, pk = parsed
-    column = SORTS[sort]
+    column = SORTS[f.sort]
     op = ">" if before else "<"
-    table = Proposal._meta.db_table
+    table, id_column = _keyset_table(qs, f)
     if column is None:
-        return qs.extra(where=[f'"{table}"."id" {op} %s'], params=[pk])
+        return qs.extra(where=[f'"{table}"."{id_column}" {op} %s'], params=[pk])
     return qs.extra(
-        where=[f'("{table}"."{column}", "{table}"."id") {op} (%s, %s)'], params=[value, pk]
+        where=[f'("{table}"."{column}", "{table}"."{id_column}") {op} (%s, %s)'],
+        params=[value, pk],
     )
 
 
@@ -213,16 +246,14 @@ def queue_page(
     )
     if before:
         rows = list(
-            _after(base, f.sort, before, before=True).order_by(*_order(f.sort, reverse=True))[
-                : size + 1
-            ]
+            _after(base, f, before, before=True).order_by(*queue_order(f, reverse=True))[: size + 1]
         )
         has_more = len(rows) > size
         rows = list(reversed(rows[:size]))
         next_cursor = cursor_of(rows[-1], f.sort) if rows else None
         prev_cursor = cursor_of(rows[0], f.sort) if rows and has_more else None
         return Page(rows, next_cursor, prev_cursor)
-    rows = list(_after(base, f.sort, after).order_by(*_order(f.sort))[: size + 1])
+    rows = list(_after(base, f, after).order_by(*queue_order(f))[: size + 1])
     has_more = len(rows) > size
     rows = rows[:size]
     return Page(
@@ -233,25 +264,28 @@ def queue_page(
 
 
 COUNTS_TTL = 30
+#: A filter the tally cannot answer (source, run, confidence) is counted exactly while it
+#: matches at most this many proposals; above it, PostgreSQL estimates from a sample.
+COUNT_EXACT_UP_TO = 10_000
+#: About how many proposals' rows that sample reads.
+COUNT_SAMPLE_ROWS = 25_000
 
 
-def _queue_generation() -> tuple[int, int]:
-    """Changes whenever a proposal is added or decided: the newest proposal and decision."""
-    newest = Proposal.objects.order_by("-id").values_list("id", flat=True).first() or 0
-    decided = Decision.objects.order_by("-id").values_list("id", flat=True).first() or 0
-    return newest, decided
+def _tally_answers(f: QueueFilter) -> bool:
+    """The tally is kept per (status, kind, relation, flags): it answers a filter on
+    those alone, exactly."""
+    return not f.source and f.run is None and f.cmin is None and f.cmax is None
 
 
 def queue_counts_cached(f: QueueFilter) -> dict:
-    """``queue_counts``, reused until the queue changes (or ``COUNTS_TTL`` seconds pass).
-
-    Counting 100,000 pending proposals four ways takes PostgreSQL a fifth of a second;
-    two index look-ups tell whether anything changed since the last count.
-    """
+    """``queue_counts``: read from the tally when it answers the filter (a decision only
+    adds its own rows there, so nothing is emptied); otherwise kept per filter for
+    ``COUNTS_TTL`` seconds, whatever is decided meanwhile."""
+    if _tally_answers(f):
+        return queue_counts(f)
     from django.core.cache import cache
 
-    newest, decided = _queue_generation()
-    key = f"kg:queue-counts:{newest}:{decided}:{f.query()}"
+    key = f"kg:queue-counts:v2:{f.query()}"
     counts = cache.get(key)
     if counts is None:
         counts = queue_counts(f)
@@ -260,31 +294,121 @@ def queue_counts_cached(f: QueueFilter) -> dict:
 
 
 def queue_counts(f: QueueFilter) -> dict:
-    """Live counts for each filter value, given the other filters (four grouped queries)."""
-    status = dict(
-        queue_queryset(f, ignore=frozenset({"status"}))
-        .values_list("status")
-        .annotate(n=Count("id"))
-        .values_list("status", "n")
+    """Live counts for each filter value, given the other filters.
+
+    Status, kind, relation and flags are summed from the queue's tally (a few hundred
+    rows, whatever the queue's size). A filter on source, run or confidence is counted
+    from the proposals it matches, grouped the tally's way: exactly while they are at most
+    ``COUNT_EXACT_UP_TO``; above that, on PostgreSQL, from a sample of the table, and the
+    counts say they are estimates (``estimated``).
+    """
+    estimated = False
+    if _tally_answers(f):
+        rows = queue_index.tally_rows()
+    else:
+        rows, estimated = _subset_rows(f)
+    counts = facet_counts(queue_index.grouped(rows), f)
+    if estimated:
+        for facet in ("status", "kind", "relation", "flags"):
+            counts[facet] = {k: _rounded(v) for k, v in counts[facet].items()}
+        counts["total"] = _rounded(counts["total"])
+    return {
+        **counts,
+        "estimated": estimated,
+        "exact_up_to": COUNT_EXACT_UP_TO,
+    }
+
+
+def _subset_rows(f: QueueFilter) -> tuple[list[queue_index.TallyRow], bool]:
+    """Tally-shaped rows of the proposals matching the filter's source, run and
+    confidence bounds; and whether they are estimated from a sample."""
+    base = queue_queryset(replace(f, status="all", kinds=(), relation="", flags=())).order_by()
+    grouped = base.values_list("status", "kind", "relation_key", "flags_text").annotate(
+        n=Count("id")
     )
-    status["open"] = status.get("pending", 0) + status.get("held", 0)
+    if connection.vendor != "postgresql":
+        return list(grouped), False
+    # The planner's guess first: far above the limit, counting up to it is wasted work.
+    if (
+        _planned_rows(base) <= 4 * COUNT_EXACT_UP_TO
+        and base.values("pk")[: COUNT_EXACT_UP_TO + 1].count() <= COUNT_EXACT_UP_TO
+    ):
+        return list(grouped), False
+    return _sampled(grouped), True
+
+
+def _planned_rows(qs: QuerySet) -> float:
+    """How many rows PostgreSQL expects ``qs`` to return (its plan, not a count)."""
+    import json
+
+    try:
+        plan = json.loads(qs.explain(format="json"))
+        return float(plan[0]["Plan"]["Plan Rows"])
+    except (ValueError, KeyError, IndexError, TypeError):
+        return 0.0
+
+
+def _sampled(grouped: QuerySet) -> list[queue_index.TallyRow]:
+    """The grouped counts from a block sample of the proposals, scaled up (PostgreSQL)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [Proposal._meta.db_table]
+        )
+        found = cursor.fetchone()
+        total = max(float(found[0]) if found else 0.0, 1.0)
+        percent = min(100.0, 100.0 * COUNT_SAMPLE_ROWS / total)
+        sql, params = grouped.query.sql_with_params()
+        table = f'FROM "{Proposal._meta.db_table}"'
+        sql = sql.replace(table, f"{table} TABLESAMPLE SYSTEM ({percent:.6f}) REPEATABLE (7)", 1)
+        cursor.execute(sql, params)
+        scale = 100.0 / percent
+        return [(s, k, r, fl, round(n * scale)) for s, k, r, fl, n in cursor.fetchall()]
+
+
+def _rounded(estimate: float) -> int:
+    """An estimate to two significant figures: it claims no more than it knows."""
+    if estimate < 100:
+        return round(estimate)
+    digits = len(str(int(estimate))) - 2
+    return int(round(estimate, -digits))
+
+
+def facet_counts(rows: list[tuple[str, str, str, frozenset[str], int]], f: QueueFilter) -> dict:
+    """Each facet's counts given the other facets, from rows of (status, kind, relation,
+    flags, how many): the same sums the four grouped queries over proposals would give."""
+
+    def status_ok(status: str) -> bool:
+        if f.status == "open":
+            return status in OPEN_STATUSES
+        return f.status == "all" or status == f.status
+
+    def matches(row, ignore: str) -> bool:
+        status, kind, relation, flags, _n = row
+        return (
+            (ignore == "status" or status_ok(status))
+            and (ignore == "kind" or not f.kinds or kind in f.kinds)
+            and (ignore == "relation" or not f.relation or relation == f.relation)
+            and (ignore == "flags" or all(x in flags for x in f.flags))
+        )
+
+    status: dict[str, int] = {}
+    kinds: dict[str, int] = {}
+    relations: dict[str, int] = {}
+    flags = dict.fromkeys(FLAGS, 0)
+    for row in rows:
+        n = row[4]
+        if matches(row, "status"):
+            status[row[0]] = status.get(row[0], 0) + n
+        if matches(row, "kind"):
+            kinds[row[1]] = kinds.get(row[1], 0) + n
+        if row[1] == "add_edge" and matches(row, "relation"):
+            relations[row[2]] = relations.get(row[2], 0) + n
+        if matches(row, "flags"):
+            for flag in FLAGS:
+                if flag in row[3]:
+                    flags[flag] += n
+    status["open"] = sum(status.get(s, 0) for s in OPEN_STATUSES)
     status["all"] = sum(v for k, v in status.items() if k != "open")
-    kinds = dict(
-        queue_queryset(f, ignore=frozenset({"kind"}))
-        .values_list("kind")
-        .annotate(n=Count("id"))
-        .values_list("kind", "n")
-    )
-    relations = dict(
-        queue_queryset(f, ignore=frozenset({"relation"}))
-        .filter(kind="add_edge")
-        .values_list("relation_key")
-        .annotate(n=Count("id"))
-        .values_list("relation_key", "n")
-    )
-    flags = queue_queryset(f, ignore=frozenset({"flags"})).aggregate(
-        **{flag: Count("id", filter=Q(flags_text__contains=f"|{flag}|")) for flag in FLAGS}
-    )
     return {
         "status": status,
         "kind": kinds,
@@ -308,9 +432,9 @@ def next_in_queue(
     if exclude_kinds:
         qs = qs.exclude(kind__in=list(exclude_kinds))
     if before:
-        qs = _after(qs, f.sort, before, before=True).order_by(*_order(f.sort, reverse=True))
+        qs = _after(qs, f, before, before=True).order_by(*queue_order(f, reverse=True))
     else:
-        qs = _after(qs, f.sort, after).order_by(*_order(f.sort))
+        qs = _after(qs, f, after).order_by(*queue_order(f))
     return qs.select_related(*CARD_RELATED).first()
 
 

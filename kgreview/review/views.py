@@ -181,7 +181,12 @@ def queue_counts(request: HttpRequest) -> HttpResponse:
         return render(
             request,
             "review/focus.html#focus-count",
-            {"total": counts["total"], "filter": f, "q": f.query()},
+            {
+                "total": counts["total"],
+                "estimated": counts["estimated"],
+                "filter": f,
+                "q": f.query(),
+            },
         )
     context = {
         "filter": f,
