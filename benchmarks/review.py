@@ -101,11 +101,51 @@ def bench_review(*, scale: int = 1, decisions: int = 300, seed: int = 3) -> dict
             },
         },
         "cycle_check": run.visits(),
+        "card_planning": card_planning(),
         "budget": {"decision_p95_ms": 100, "decision_p99_ms": 300, "decision_queries": 15},
         "within_budget": overall["p95_ms"] <= 100
         and overall["p99_ms"] <= 300
         and max(every_q) <= 15,
     }
+
+
+#: The rows the card's query joined before issue 15 (eight tables): PostgreSQL planned
+#: that join exhaustively on every card.
+JOINED_BEFORE = (
+    "document",
+    "agent_run",
+    "competency_question",
+    "evidence_revision__source",
+    "relation",
+    "source_concept",
+    "target_concept",
+)
+
+
+def card_planning(rounds: int = 21) -> dict:
+    """PostgreSQL's planning time of the next card's query (the queue's first pending
+    proposal with what its card shows), as loaded now and with the eight-table join it
+    had before, by ``EXPLAIN (ANALYZE, TIMING)``: medians in ms. Empty elsewhere."""
+    from kgreview.review import selectors
+
+    if connection.vendor != "postgresql":
+        return {}
+    f = selectors.QueueFilter()
+    first = selectors.queue_queryset(f).order_by(*selectors._order(f.sort))
+    out = {}
+    for name, qs in (
+        ("now_ms", selectors.with_card(first)[:1]),
+        ("joined_before_ms", first.select_related(*JOINED_BEFORE)[:1]),
+    ):
+        sql, params = qs.query.sql_with_params()
+        planned = []
+        with connection.cursor() as cursor:
+            for _ in range(rounds):
+                cursor.execute(f"EXPLAIN (ANALYZE, TIMING, FORMAT JSON) {sql}", params)
+                (plan,) = cursor.fetchone()[0]
+                planned.append(plan["Planning Time"])
+        out[name] = round(sorted(planned)[rounds // 2], 2)
+    return out
 
 
 #: Why a decision was refused, by the words of the refusal (the first that matches).

@@ -17,20 +17,13 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models.functions import Lower
 
 from construction.text import name_key
-from kgreview.core.errors import (
-    CycleDetected,
-    CycleUnchecked,
-    DomainError,
-    DuplicateEdge,
-    NameTaken,
-    ValidationFailed,
-)
+from kgreview.core.errors import DomainError, NameTaken, ValidationFailed
 
-from . import order, selectors
+from . import selectors
+from .bulk_admit import admit_many
 from .models import Concept, ConceptAlias, Edge, RelationType, SourceConcept
 from .services.common import NAME_MAX, name_index_changed
 from .services.concepts import check_retirable
-from .services.rows import admit_fact
 
 
 def concepts_create_many(specs: Sequence[tuple[str, str, Iterable[str]]]) -> list[Concept]:
@@ -75,30 +68,18 @@ def concepts_create_many(specs: Sequence[tuple[str, str, Iterable[str]]]) -> lis
 
 
 def edges_add_checked(items: Sequence[tuple[Edge, Concept, Concept]]) -> list[DomainError | None]:
-    """Insert unsaved edge rows of acyclic relations one at a time, each after the
-    duplicate and cycle checks against the graph as written so far (the relations' rows
-    locked once, as ``edge_add`` does). Returns, per row, the refusal or None if added."""
+    """Insert unsaved edge rows of acyclic relations, each after the duplicate and cycle
+    checks against the graph as the batch leaves it, as if one by one (the relations'
+    rows locked once, as ``edge_add`` does), but checked as a set against the relations'
+    orders (``bulk_admit``). Returns, per row, the refusal or None if added."""
     relation_ids = sorted({row.relation_id for row, _, _ in items})
-    relations = list(
-        RelationType.objects.select_for_update(no_key=True)
+    relations = {
+        r.pk: r
+        for r in RelationType.objects.select_for_update(no_key=True)
         .filter(pk__in=relation_ids)
         .order_by("pk")
-    )
-    for relation in relations:
-        # The batch's new concepts placed at once, not one write per edge that needs them.
-        order.place_new(
-            relation, [(s.pk, t.pk) for row, s, t in items if row.relation_id == relation.pk]
-        )
-    out: list[DomainError | None] = []
-    for row, source, target in items:
-        try:
-            row.in_order = admit_fact(relation=row.relation, source=source, target=target).in_order
-        except (DuplicateEdge, CycleDetected, CycleUnchecked) as exc:
-            out.append(exc)
-            continue
-        row.save(force_insert=True)
-        out.append(None)
-    return out
+    }
+    return admit_many(items, relations)
 
 
 def edges_insert(rows: list[Edge]) -> list[Edge]:

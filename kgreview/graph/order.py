@@ -41,7 +41,6 @@ from dataclasses import dataclass, field
 
 from django.apps import apps as django_apps
 from django.db import connection, transaction
-from django.db.models import Max, Min
 
 from .selectors import INLINE_REBUILD, REACH_LIMIT, Precheck
 
@@ -52,11 +51,12 @@ __all__ = [
     "Placement",
     "edges_out_of_order",
     "place",
-    "place_new",
+    "new_places",
     "rebuild_orders",
     "set_unordered",
     "topological_positions",
     "write",
+    "write_many",
 ]
 
 #: The distance between neighbouring positions as the order is built: room for the
@@ -200,44 +200,47 @@ def _spread(
 
 def write(relation_id: int, moves: dict[int, int]) -> None:
     """Store the positions ``place`` decided (one statement; none when nothing moves)."""
+    write_many({(relation_id, c): p for c, p in moves.items()})
+
+
+def write_many(moves: dict[tuple[int, int], int]) -> None:
+    """Store positions of any relations, (relation id, concept id) -> position, in one
+    statement (none when nothing moves)."""
     if not moves:
         return
     ConceptOrder = django_apps.get_model("graph", "ConceptOrder")
     ConceptOrder.objects.bulk_create(
-        [ConceptOrder(relation_id=relation_id, concept_id=c, position=p) for c, p in moves.items()],
+        [ConceptOrder(relation_id=r, concept_id=c, position=p) for (r, c), p in moves.items()],
         update_conflicts=True,
         unique_fields=["relation", "concept"],
         update_fields=["position"],
     )
 
 
-def place_new(relation, pairs: list[tuple[int, int]]) -> None:
-    """Give the concepts of ``pairs`` (edges about to be admitted one by one, a bulk
-    accept's) that have no place in the ordered ``relation`` yet one place each, in one
-    read and one write: those the pairs lead out of more often go first, the others last.
-    Such a concept has no edge in the relation, so any place is right; these spare the
-    edges one write each (a new concept's edges then mostly run forwards)."""
-    if not relation.acyclic or not relation.ordered or not pairs:
-        return
-    ConceptOrder = django_apps.get_model("graph", "ConceptOrder")
+def new_places(
+    pairs: list[tuple[int, int]], placed: Iterable[int], lowest: int | None, highest: int | None
+) -> dict[int, int]:
+    """Places for the concepts of ``pairs`` (edges about to be admitted together, a bulk
+    accept's) that have none in the relation yet (``placed``: those that have one), given
+    its lowest and highest positions: those the pairs lead out of more often go first,
+    the others last. Such a concept has no edge in the relation, so any place is right;
+    placing them at once spares the edges one write each (and a new concept's edges then
+    mostly run forwards, needing no search)."""
     ends = {c for pair in pairs for c in pair}
-    rows = ConceptOrder.objects.filter(relation_id=relation.pk)
-    placed = set(rows.filter(concept_id__in=ends).values_list("concept_id", flat=True))
-    new = sorted(ends - placed)
+    new = sorted(ends - set(placed))
     if not new:
-        return
+        return {}
     leads: dict[int, int] = defaultdict(int)
     for source, target in pairs:
         leads[source] += 1
         leads[target] -= 1
-    bounds = rows.aggregate(lowest=Min("position"), highest=Max("position"))
-    lowest = bounds["lowest"] if bounds["lowest"] is not None else 0
-    highest = bounds["highest"] if bounds["highest"] is not None else 0
+    lowest = lowest if lowest is not None else 0
+    highest = highest if highest is not None else 0
     first = [c for c in new if leads[c] > 0]
     last = [c for c in new if leads[c] <= 0]
     moves = {c: lowest - GAP * (len(first) - i) for i, c in enumerate(first)}
     moves.update({c: highest + GAP * (i + 1) for i, c in enumerate(last)})
-    write(relation.pk, moves)
+    return moves
 
 
 # --- Building the order from the edges ------------------------------------------------

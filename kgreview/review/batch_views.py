@@ -22,7 +22,6 @@ from . import decisions, selectors
 from . import undo as undo_service
 from .decisions import REJECT_REASONS
 from .forms import BulkForm, UndoForm
-from .models import Proposal
 from .views import (
     _filter_from,
     _focus_url,
@@ -73,9 +72,7 @@ def undo(request: HttpRequest) -> HttpResponse:
     if first_id in trail:
         trail = trail[: trail.index(first_id)]
     if request.htmx:
-        proposal = (
-            Proposal.objects.select_related(*selectors.CARD_RELATED).filter(pk=first_id).first()
-        )
+        proposal = selectors.card_proposals().filter(pk=first_id).first()
         return _render_card(request, proposal, f, trail=trail, notice=notice)
     messages.success(request, notice)
     return redirect(_focus_url(f, id=first_id, trail=_trail_text(trail)))

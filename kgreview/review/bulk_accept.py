@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
@@ -69,8 +70,11 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result) -> list[int]:
     look = read_lookups(g)
     survivors = drop_repeats(check_edges(g, look, result), look, result)
     made = _make_concepts(g, look, survivors, reviewer)
-    new_edges = _write_edges(survivors, g.ends, look, reviewer, result)
-    decided = _write_decisions(g, made, survivors, new_edges, reviewer, proposal_ids, note, batch)
+    reserved = _reserve_decision_ids(g, survivors, proposal_ids)
+    new_edges = _write_edges(survivors, g.ends, look, reviewer, result, reserved)
+    decided = _write_decisions(
+        g, made, survivors, new_edges, reviewer, proposal_ids, note, batch, reserved
+    )
     closed = _close(g, proposals, decided, new_edges, reviewer)
     settled = _settle(g.ends, closed, new_edges, decided.first, reviewer, batch)
     _report(made, decided, proposal_ids, result)
@@ -142,8 +146,38 @@ def _reactivate(ends: Ends, look: Lookups, used: set[int], reviewer) -> set[int]
     return back
 
 
+def _reserve_decision_ids(
+    g: Gathered, survivors: list[Planned], proposal_ids
+) -> dict[int, int] | None:
+    """Ids for the decisions the batch may write for the proposals asked for, in the
+    order asked, taken from the decisions' sequence in one statement (PostgreSQL), so the
+    edges are inserted already pointing at theirs instead of updated afterwards (the
+    foreign key is checked at commit); ids of proposals refused on the way stay unused.
+    None elsewhere: the edges are pointed at their decisions once these are written."""
+    if connection.vendor != "postgresql":
+        return None
+    maybe = {p.pk for p, _, _, _ in survivors} | {
+        p.pk for p in g.concepts if p.pk not in g.ends.refused
+    }
+    wanted = [pk for pk in proposal_ids if pk in maybe]
+    if not wanted:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+            [Decision._meta.db_table, len(wanted)],
+        )
+        ids = sorted(row[0] for row in cursor.fetchall())
+    return dict(zip(wanted, ids, strict=True))
+
+
 def _write_edges(
-    survivors: list[Planned], ends: Ends, look: Lookups, reviewer, result
+    survivors: list[Planned],
+    ends: Ends,
+    look: Lookups,
+    reviewer,
+    result,
+    reserved: dict[int, int] | None,
 ) -> list[tuple[Proposal, Edge]]:
     """Write the edges: acyclic ones one by one (each checked against what the batch
     wrote so far, a cycle refused in words), the others in one insert."""
@@ -165,6 +199,8 @@ def _write_edges(
             proposal=p,
             decided_by=reviewer,
         )
+        if reserved is not None:
+            row.decision_id = reserved[p.pk]
         if relation.acyclic:
             checked.append((p, row, look.concepts[s], look.concepts[t]))
         else:
@@ -201,9 +237,11 @@ def _write_decisions(
     proposal_ids,
     note: str,
     batch,
+    reserved: dict[int, int] | None,
 ) -> _Decided:
-    """Write the decisions in two inserts, then point the new edges at theirs. Raises
-    ``Slow`` when a concept would be made for no decision."""
+    """Write the decisions in two inserts (the primaries with their ``reserved`` ids),
+    then point the new edges at theirs unless they were inserted pointing at them.
+    Raises ``Slow`` when a concept would be made for no decision."""
     accepted_edges = {p.pk for p, _ in new_edges}
     primaries = [
         p
@@ -215,6 +253,7 @@ def _write_decisions(
     primary_rows = Decision.objects.bulk_create(
         [
             Decision(
+                id=reserved.get(p.pk) if reserved is not None else None,
                 proposal=p,
                 user=reviewer,
                 action=Decision.Action.ACCEPT,
@@ -255,7 +294,8 @@ def _write_decisions(
     # The edges point at the decisions that made them (rows written moments ago).
     for p, edge in new_edges:
         edge.decision = decision_of[p.pk]
-    graph_bulk.edges_link_decisions({edge.pk: decision_of[p.pk].pk for p, edge in new_edges})
+    if reserved is None:
+        graph_bulk.edges_link_decisions({edge.pk: decision_of[p.pk].pk for p, edge in new_edges})
     first = primary_rows[0] if primary_rows else None
     return _Decided(primaries=primaries, first=first, decision_of=decision_of, cause_of=cause_of)
 

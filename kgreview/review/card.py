@@ -107,9 +107,9 @@ def _conflicts(proposal: Proposal) -> list[Conflict]:
 def proposal_card(proposal: Proposal) -> Card:
     """Everything a reviewer needs to decide one proposal.
 
-    With the proposal loaded with ``CARD_RELATED``, an edge proposal's card costs one more
-    query (the neighbouring edges of both ends); decisions are read only for proposals
-    that have any (version > 1), contradictions only when there are some.
+    With the proposal loaded by ``selectors.card_proposals``, an edge proposal's card
+    costs one more query (the neighbouring edges of both ends); decisions are read only
+    for proposals that have any (version > 1), contradictions only when there are some.
     """
     kind = kind_of(proposal)
     revision = proposal.evidence_revision

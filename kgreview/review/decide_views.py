@@ -23,7 +23,6 @@ from . import undo as undo_service
 from .decisions import REJECT_REASONS, AlreadyDecided, EdgeEdits, VersionChanged
 from .forms import AcceptForm, EdgeEditForm, RejectForm
 from .kinds import kind_of
-from .models import Proposal
 from .views import (
     _card_context,
     _filter_from,
@@ -52,9 +51,7 @@ def _busy(request, f, proposal_id: int, trail, exc: Busy, **extra) -> HttpRespon
     """Another decision held the same rows, every time it was tried: nothing changed. The
     same card again with the words, as a 409 (htmx swaps it in; a plain form gets the
     whole page), so pressing the same button tries again."""
-    proposal = (
-        Proposal.objects.select_related(*selectors.CARD_RELATED).filter(pk=proposal_id).first()
-    )
+    proposal = selectors.card_proposals().filter(pk=proposal_id).first()
     if request.htmx or proposal is None:
         return _render_card(request, proposal, f, trail=trail, error=str(exc), status=409, **extra)
     card = card_reads.proposal_card(proposal)
@@ -85,9 +82,7 @@ def _refused(request, f, proposal_id: int, cursor: str, exc: DomainError, **extr
         messages.error(request, str(exc))
         return redirect(_focus_url(f, after=cursor, trail=_trail_text(trail)))
     if request.htmx:
-        proposal = (
-            Proposal.objects.select_related(*selectors.CARD_RELATED).filter(pk=proposal_id).first()
-        )
+        proposal = selectors.card_proposals().filter(pk=proposal_id).first()
         # The card itself says why in words; a 4xx would only add a console error, since
         # htmx swaps it the same way.
         status = 200
@@ -208,7 +203,7 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST":
         return _edit_accept(request, pk, f, cursor, form)
     proposal = get_object_or_404(
-        Proposal.objects.select_related(*selectors.CARD_RELATED),
+        selectors.card_proposals(),
         pk=pk,
     )
     if not kind_of(proposal).editable:

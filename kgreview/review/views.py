@@ -221,7 +221,7 @@ def focus(request: HttpRequest) -> HttpResponse:
     asked, before = walk.cleaned_data["id"], walk.cleaned_data["before"]
     came_from = walk.cleaned_data["from"]
     if asked is not None:
-        proposal = Proposal.objects.select_related(*selectors.CARD_RELATED).filter(pk=asked)
+        proposal = selectors.card_proposals().filter(pk=asked)
         proposal = proposal.first()
         if proposal is None:
             raise Http404("No such proposal.")
@@ -229,11 +229,7 @@ def focus(request: HttpRequest) -> HttpResponse:
         proposal = _next(request, f, after=walk.cleaned_data["after"], before=before)
         if proposal is None and before and came_from is not None:
             # Nothing earlier in this view: stay on the card, and say so.
-            proposal = (
-                Proposal.objects.select_related(*selectors.CARD_RELATED)
-                .filter(pk=came_from)
-                .first()
-            )
+            proposal = selectors.card_proposals().filter(pk=came_from).first()
             notice = "This is the first card in this view; nothing comes before it."
     if request.htmx:
         return _render_card(

@@ -4,6 +4,8 @@ fallbacks, Run now (and a refusing broker), the history and the review card's li
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django_celery_beat.models import PeriodicTask
 
@@ -280,9 +282,13 @@ def test_the_review_card_names_the_question_that_asked_for_it(curator, world, ga
     q = ask(QUESTION, "concepts", ["Embeddings"])
     curator.post(reverse("questions:run-now"))
     proposal = q.gap_proposals.get()
-    html = page(curator.get(reverse("review:proposal", args=[proposal.pk]), follow=True))
+    with CaptureQueriesContext(connection) as ctx:
+        html = page(curator.get(reverse("review:proposal", args=[proposal.pk]), follow=True))
     assert "Asked for by competency question:" in html
     assert f'<a href="{reverse("questions:detail", args=[q.pk])}">{QUESTION}</a>' in html
+    # Its text comes with the card's own query, not one more (the decision budget).
+    alone = 'SELECT "questions_competencyquestion"'
+    assert not [x for x in ctx.captured_queries if x["sql"].startswith(alone)]
 
 
 def test_a_gap_search_run_reads_on_the_agents_page(curator, world, gap_lesson, ask):

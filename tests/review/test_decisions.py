@@ -9,6 +9,7 @@ from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge, RelationType, SourceConcept
 from kgreview.review import bulk, decisions, undo
+from kgreview.review.bulk_check import stale
 from kgreview.review.decisions import (
     AlreadyDecided,
     EdgeEdits,
@@ -450,6 +451,52 @@ def test_bulk_limits_size_and_actions(reviewer):
             proposal_ids=list(range(bulk.BULK_LIMIT + 1)),
             action="accept",
         )
+
+
+def test_bulk_accept_refuses_a_cycle_among_the_concepts_it_creates(f, reviewer):
+    """Three edges around three concepts the batch itself creates: the one that closes
+    the cycle is refused in words naming its chain, the other two and their concepts are
+    accepted, and the order holds every edge."""
+    from kgreview.graph import order
+
+    doc = f.lesson()
+    x, y, z = (f.concept_proposal(n, doc=doc) for n in ("Xenon", "Yttrium", "Zinc"))
+    ps = [f.edge_proposal(x, y, doc=doc), f.edge_proposal(y, z, doc=doc)]
+    ps.append(f.edge_proposal(z, x, doc=doc))
+    result = bulk.proposals_bulk_decide(
+        reviewer=reviewer, proposal_ids=[p.pk for p in ps], action="accept"
+    )
+    assert result.done == [ps[0].pk, ps[1].pk]
+    ((pid, words),) = result.refused
+    assert pid == ps[2].pk
+    assert words == stale(
+        '"Zinc" is a prerequisite for "Xenon" would close a cycle: Xenon → Yttrium → Zinc → Xenon.'
+    )
+    assert {reload(c).status for c in (x, y, z)} == {"accepted"}
+    assert order.edges_out_of_order(f.relation("prerequisite").pk) == []
+
+
+def test_bulk_accept_of_edges_against_the_order_reorders_and_refuses_what_closes_a_cycle(
+    f, reviewer
+):
+    """C → D and A → B stand (in that order); the batch turns the order round with D → A,
+    then B → C would close B → C → D → A → B and is refused, the rest accepted, in the
+    batch's order, as deciding them one by one would."""
+    from kgreview.graph import order
+
+    c, d, a, b = (f.concept(n) for n in ("C", "D", "A", "B"))
+    f.edge(c, d)
+    f.edge(a, b)
+    f.edge(f.concept("Before A"), a)
+    f.edge(d, f.concept("After D"))
+    ps = [f.edge_proposal(d, a), f.edge_proposal(b, c), f.edge_proposal(c, b)]
+    result = bulk.proposals_bulk_decide(
+        reviewer=reviewer, proposal_ids=[p.pk for p in ps], action="accept"
+    )
+    assert result.done == [ps[0].pk, ps[2].pk]
+    ((pid, words),) = result.refused
+    assert pid == ps[1].pk and '"B" is a prerequisite for "C" would close a cycle' in words
+    assert order.edges_out_of_order(f.relation("prerequisite").pk) == []
 
 
 def test_deciding_rejected_proposals_again_is_impossible_without_undo(f, reviewer):

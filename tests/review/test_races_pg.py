@@ -215,3 +215,40 @@ def test_a_bulk_accept_racing_a_merge_of_an_end_leaves_no_edge_on_the_merged_con
 def test_refusals_are_domain_errors():
     """What a racing request may be told is a refusal the views turn into words."""
     assert all(issubclass(cls, DomainError) for cls in REFUSALS)
+
+
+def test_a_single_decision_racing_a_bulk_accept_closes_no_cycle_between_them(on_postgres, f):
+    """A bulk accept admits a chain of prerequisites as a set while a reviewer accepts,
+    alone, the edge that closes it into a cycle (and one that runs against the order the
+    bulk leaves). The relation's row serialises them: whichever comes second sees the
+    other's edges, so the cycle is refused in words on one side, never written, and the
+    order still holds every edge."""
+    from kgreview.graph import order
+    from kgreview.graph.models import RelationType
+
+    doc = f.lesson()
+    rita, rob = f.user("rita", role="reviewer"), f.user("rob", role="reviewer")
+    rel = RelationType.objects.get(key="prerequisite")
+    for _ in range(ROUNDS):
+        n = next(_names)
+        chain = [f.concept(f"Step {i} {n}") for i in range(6)]
+        ids = [f.edge_proposal(a, b, doc=doc).pk for a, b in zip(chain, chain[1:], strict=False)]
+        closing = f.edge_proposal(chain[-1], chain[0], doc=doc)
+        bulked, single = race(
+            lambda ids=ids: bulk.proposals_bulk_decide(
+                reviewer=rita, proposal_ids=ids, action="accept"
+            ),
+            lambda p=closing: decisions.proposal_accept(proposal_id=p.pk, reviewer=rob),
+        )
+        assert_answered_in_words([single])
+        assert not isinstance(bulked, BaseException), bulked
+        if isinstance(single, Outcome):  # the closing edge came first: the bulk's last is refused
+            assert bulked.done == ids[:-1]
+            ((pid, words),) = bulked.refused
+            assert pid == ids[-1] and "would close a cycle" in words
+        else:
+            assert bulked.done == ids and "would close a cycle" in str(single)
+        active = Edge.objects.filter(status="active", relation=rel, source__in=chain)
+        assert active.count() == 5
+        assert order.edges_out_of_order(rel.pk) == []
+        assert_graph_consistent()

@@ -216,11 +216,7 @@ def admit_fact(
     """
     check = selectors.edge_precheck(relation=relation, source_id=source.pk, target_id=target.pk)
     if check.existing is not None:
-        raise DuplicateEdge(
-            f'"{source.name}" {relation.verb} "{target.name}" is already in the graph '
-            f"(edge #{check.existing}).",
-            edge_id=check.existing,
-        )
+        raise duplicate_refusal(relation, source, target, check.existing)
     placement = order.place(check, source.pk, target.pk)
     if placement.repair:
         if check.small:
@@ -238,12 +234,7 @@ def admit_fact(
         )
         # The search found the way back; the chain is only its words (the concepts found
         # always hold it), so even without one the edge is refused.
-        chain = chain or [(target.pk, target.name), (source.pk, source.name)]
-        words = " → ".join(name for _, name in [*chain, chain[0]])
-        raise CycleDetected(
-            f'"{source.name}" {relation.verb} "{target.name}" would close a cycle: {words}.',
-            path=[cid for cid, _ in chain],
-        )
+        raise cycle_refusal(relation, source, target, chain)
     if placement.unchecked:
         raise CycleUnchecked(
             f'"{source.name}" {relation.verb} "{target.name}" could not be checked for a '
@@ -254,6 +245,30 @@ def admit_fact(
         return Admission(in_order=placement.in_order, moves=placement.moves)
     order.write(relation.pk, placement.moves)
     return Admission(in_order=placement.in_order)
+
+
+def cycle_refusal(
+    relation: RelationType, source: Concept, target: Concept, chain: list[tuple[int, str]] | None
+) -> CycleDetected:
+    """The refusal of ``source -> target``, which closes a cycle: ``chain`` is the way back
+    from the target to the source, (id, name) in order (None: the two ends alone)."""
+    chain = chain or [(target.pk, target.name), (source.pk, source.name)]
+    words = " → ".join(name for _, name in [*chain, chain[0]])
+    return CycleDetected(
+        f'"{source.name}" {relation.verb} "{target.name}" would close a cycle: {words}.',
+        path=[cid for cid, _ in chain],
+    )
+
+
+def duplicate_refusal(
+    relation: RelationType, source: Concept, target: Concept, existing: int
+) -> DuplicateEdge:
+    """The refusal of an edge the graph already holds (``existing``)."""
+    return DuplicateEdge(
+        f'"{source.name}" {relation.verb} "{target.name}" is already in the graph '
+        f"(edge #{existing}).",
+        edge_id=existing,
+    )
 
 
 _UNORDERED = (
