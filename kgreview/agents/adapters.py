@@ -7,7 +7,7 @@ here reads; nothing writes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from django.conf import settings
 from django.db import connection
@@ -21,7 +21,7 @@ from construction.text import name_keys
 from construction.types import ActiveEvidence, IndexEntry, Link, RelationSpec, SourceDoc
 from kgreview.core.llm import client_settings
 from kgreview.graph.models import Edge, SourceRevision
-from kgreview.graph.name_index import ActiveNameCache
+from kgreview.graph.name_index import ActiveNameCache, Touched, id_chunks
 from kgreview.graph.selectors import RelationRow, relation_table
 from kgreview.review.models import OPEN_STATUSES, Proposal
 
@@ -117,31 +117,39 @@ def _proposal_entries(rows) -> list[tuple[IndexEntry, list[str]]]:
 class IndexCache(ActiveNameCache):
     """One concept index per process for the construction loop: the active concepts'
     names (``graph.name_index``) and the open add_concept proposals, kept in step with
-    the database cheaply.
-
-    New aliases and new open add_concept proposals are appended; anything else (a merge,
-    a decided proposal, a removed row) rebuilds the index from scratch.
+    the name journal: a decision, a new alias or a queued concept proposal costs the
+    worker a re-read of that one endpoint's names, never a rebuild.
     """
 
-    def _signature_sql(self) -> str:
-        proposal = Proposal._meta.db_table
-        # The version, the newest alias, then the newest add_concept proposal.
-        return (
-            super()._signature_sql()
-            + f", (SELECT COALESCE(MAX(id), 0) FROM {proposal} WHERE kind = 'add_concept')"
-        )
+    def _build(self) -> InMemoryConceptIndex:
+        index = super()._build()
+        self._add_proposals(index, None)
+        return index
 
-    def _extend(self, index: InMemoryConceptIndex, old: tuple | None) -> None:
-        super()._extend(index, old)
-        proposals = (
-            Proposal.objects.filter(
-                kind="add_concept", status__in=OPEN_STATUSES, id__gt=old[2] if old else 0
-            )
-            .order_by("id")
-            .values_list("id", "payload")
+    def _discard(self, index: InMemoryConceptIndex, touched: Touched) -> None:
+        # Proposals first: a concept re-added afterwards is not handed a key a proposal
+        # held only because it was registered first.
+        for proposal_id in touched.proposals:
+            index.discard(proposal_id=proposal_id)
+        super()._discard(index, touched)
+
+    def _add(self, index: InMemoryConceptIndex, touched: Touched) -> None:
+        super()._add(index, touched)
+        if touched.proposals:
+            self._add_proposals(index, touched.proposals)
+
+    @staticmethod
+    def _add_proposals(index: InMemoryConceptIndex, ids: set[int] | None) -> None:
+        """The open add_concept proposals (of ``ids`` only, when given), in id order."""
+        base = Proposal.objects.filter(kind="add_concept", status__in=OPEN_STATUSES).order_by("id")
+        batches: list[Iterable] = (
+            [base.values_list("id", "payload").iterator(chunk_size=5000)]
+            if ids is None
+            else [base.filter(id__in=c).values_list("id", "payload") for c in id_chunks(ids)]
         )
-        for entry, found in _proposal_entries(proposals.iterator(chunk_size=5000)):
-            index.add(entry, keys=found)
+        for rows in batches:
+            for entry, found in _proposal_entries(rows):
+                index.add(entry, keys=found)
 
 
 INDEX_CACHE = IndexCache()

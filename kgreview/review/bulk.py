@@ -16,7 +16,6 @@ from django.db import IntegrityError, transaction
 
 from kgreview.core.errors import DomainError, NameTaken, ValidationFailed
 from kgreview.core.retry import retried
-from kgreview.graph import services as graph
 
 from .bulk_accept import Slow, bulk_accept, close_all
 from .bulk_check import screen
@@ -52,8 +51,6 @@ def bulk_reject(*, reviewer, proposal_ids, reason_code: str, note: str, batch, r
     )
     close_all(open_, Proposal.Status.REJECTED, reviewer)
     changes = GraphChanges(rejected={p.pk for p in open_ if kind_of(p).names_a_concept})
-    if changes.rejected:
-        graph.name_index_changed()
     settled = reconcile(
         changes,
         user=reviewer,
