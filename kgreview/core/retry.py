@@ -24,7 +24,8 @@ import functools
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import ParamSpec, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, OperationalError, transaction
@@ -96,6 +97,22 @@ def once_before_commit(key: str, fn: C) -> C | None:
     return deferred.calls.setdefault(key, fn)
 
 
+@contextmanager
+def writes_deferred(using: str = DEFAULT_DB_ALIAS) -> Iterator[None]:
+    """Inside a transaction that is not retried (a bulk decision), put off the
+    ``once_before_commit`` writes to the end of this block as a retried one does; use
+    it as the transaction's innermost block. Nested in another, it adds nothing."""
+    if getattr(_local, "deferred", None) is not None:
+        yield
+        return
+    _local.deferred = deferred = _Deferred()
+    try:
+        yield
+        deferred.run(using)
+    finally:
+        _local.deferred = None
+
+
 def pause(attempt: int) -> float:
     """How long to wait before attempt ``attempt + 1``: short, jittered, growing."""
     return random.uniform(BACKOFF / 2, BACKOFF * 2 ** (attempt - 1))
@@ -116,13 +133,8 @@ def run_retried(
     attempts = attempts or ATTEMPTS
     for attempt in range(1, attempts + 1):
         try:
-            with transaction.atomic(using=using):
-                _local.deferred = deferred = _Deferred()
-                try:
-                    result = body()
-                    deferred.run(using)
-                finally:
-                    _local.deferred = None
+            with transaction.atomic(using=using), writes_deferred(using):
+                result = body()
             return result
         except OperationalError as exc:
             if not is_busy(exc):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 
+from kgreview.core import retry
 from kgreview.core.errors import DomainError, NameTaken, ValidationFailed
 from kgreview.core.retry import retried
 
@@ -175,7 +176,7 @@ def proposals_bulk_decide(
         )
     result = BulkResult(batch=uuid.uuid4())
     try:
-        with transaction.atomic():
+        with transaction.atomic(), retry.writes_deferred():  # one name journal write
             if action == "accept":
                 slow = bulk_accept(
                     reviewer=reviewer,
