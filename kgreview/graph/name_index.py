@@ -207,6 +207,34 @@ class JournalFollower(Generic[T]):
         return index
 
 
+def warm(*caches: JournalFollower) -> None:
+    """Build ``caches`` now (each logs and skips a failure: the first use builds it)."""
+    import logging
+
+    for cache in caches:
+        try:
+            cache.get()
+        except Exception:  # a missing table before migrate, a database not up yet
+            logging.getLogger(__name__).exception("could not warm a name index")
+
+
+def warm_in_background(*caches: JournalFollower) -> threading.Thread | None:
+    """With ``KG_NAME_INDEX_WARM``, build ``caches`` in a thread of this process (its
+    own database connection, closed afterwards); a use meanwhile waits for the build."""
+    if not settings.KG_NAME_INDEX_WARM:
+        return None
+
+    def run() -> None:
+        try:
+            warm(*caches)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run, name="warm-name-indexes", daemon=True)
+    thread.start()
+    return thread
+
+
 # --- The resolver's index of accepted names ---------------------------------------------
 
 

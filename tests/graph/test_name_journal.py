@@ -155,3 +155,13 @@ def test_a_gap_is_forgotten_after_a_while():
     assert 11 not in cursor.gaps
     cursor.take([], now=2.0 + name_index.GAP_SECONDS + 1)
     assert not cursor.gaps
+
+
+def test_warming_builds_the_indexes_and_is_off_by_default(f, settings):
+    """``warm`` builds what it is given; without KG_NAME_INDEX_WARM nothing starts."""
+    f.concept("Embeddings")
+    name_index.warm(QUESTION_INDEX, NAME_CACHE)
+    assert QUESTION_INDEX.version and NAME_CACHE.version
+    assert QUESTION_INDEX.get().exact(name_key("Embeddings")) is not None
+    settings.KG_NAME_INDEX_WARM = False
+    assert name_index.warm_in_background(QUESTION_INDEX) is None
