@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 import statistics
 import time
 
@@ -112,6 +113,8 @@ def bench_construct(
         "per_source": percentiles(clock.wall),
         "per_source_cpu": percentiles(clock.cpu),
         "per_source_database": percentiles(clock.db),
+        "queries_per_source": round(statistics.fmean(clock.queries), 1) if clock.queries else 0,
+        "database_by_statement": clock.by_statement(max(1, len(clock.queries))),
         "after_a_name_change": percentiles(clock.after_change),
         "name_changes": clock.changes,
         "name_change_ms": percentiles(clock.change_ms),
@@ -140,15 +143,38 @@ class _Clock:
         self.after_change: list[float] = []
         self.change_ms: list[float] = []
         self.changes: dict[str, int] = {"concept_accepted": 0, "alias_added": 0}
+        self.queries: list[int] = []
+        self.shapes: dict[str, list] = {}
         self.elapsed = 0.0
         self._in_db = 0.0
+        self._queries = 0
 
     def __call__(self, execute, sql, params, many, context):
         t0 = time.perf_counter()
         try:
             return execute(sql, params, many, context)
         finally:
-            self._in_db += time.perf_counter() - t0
+            spent = time.perf_counter() - t0
+            self._in_db += spent
+            self._queries += 1
+            shape = self.shapes.setdefault(_shape(sql), [0, 0.0])
+            shape[0] += 1
+            shape[1] += spent
+
+    def by_statement(self, sources: int) -> dict[str, str]:
+        """The statements that cost the most, per source: count and milliseconds."""
+        top = sorted(self.shapes.items(), key=lambda kv: -kv[1][1])[:10]
+        return {k: f"{n / sources:.1f} x, {t * 1000 / sources:.1f} ms" for k, (n, t) in top}
+
+
+_TABLE = re.compile(r'(?:FROM|INTO|UPDATE)\s+"?(\w+)"?', re.IGNORECASE)
+
+
+def _shape(sql: str) -> str:
+    """A statement's verb and first table ("SELECT graph_edge")."""
+    verb = sql.lstrip().split(None, 1)[0].upper() if sql.strip() else "?"
+    table = _TABLE.search(sql)
+    return f"{verb} {table.group(1) if table else ''}".strip()
 
 
 def _construct_timed(sources, graph, rng, change_every: int):
@@ -161,13 +187,14 @@ def _construct_timed(sources, graph, rng, change_every: int):
     changed = False
     with connection.execute_wrapper(clock):
         for n, item_id in enumerate(item_ids, start=1):
-            clock._in_db = 0.0
+            clock._in_db, clock._queries = 0.0, 0
             t0, c0 = time.perf_counter(), time.process_time()
             construct_item_run(item_id=item_id, claim="bench")
             wall = (time.perf_counter() - t0) * 1000
             clock.wall.append(wall)
             clock.cpu.append((time.process_time() - c0) * 1000)
             clock.db.append(clock._in_db * 1000)
+            clock.queries.append(clock._queries)
             clock.elapsed += wall / 1000
             if changed:
                 clock.after_change.append(wall)
