@@ -31,6 +31,9 @@ PREFIX_WORDS = 40
 #: How alike a misspelt word must be to a known one (rapidfuzz ratio).
 WORD_SCORE = 75.0
 MIN_FUZZY_WORD = 4
+#: Narrow the candidates by their own keys when the next word's postings are this many
+#: times more numerous than they (a posting costs far less to intersect than a key).
+NARROW_BY_KEY = 12
 
 
 def search_key(text: str) -> str:
@@ -146,22 +149,30 @@ class NameSearchIndex:
         words = _words(key)
         if len(words) > 1 and any(w not in _COMMON for w in words):
             words = [w for w in words if w not in _COMMON] or words
-        groups: list[tuple[int, list[list[int]]]] = []
+        # Per query word: the postings of the words it may stand for, and the strings a
+        # name's key must contain to hold one of them (the word itself covers the words
+        # it begins).
+        groups: list[tuple[int, list[list[int]], tuple[str, ...]]] = []
         for i, word in enumerate(words):
-            postings = [self._postings[w] for w in self._alike(word, last=i == len(words) - 1)]
-            postings = [p for p in postings if p]
+            alike = self._alike(word, last=i == len(words) - 1)
+            postings = [p for p in (self._postings[w] for w in alike) if p]
             if postings:
-                groups.append((sum(len(p) for p in postings), postings))
+                probes = (word, *(w for w in alike if word not in w))
+                groups.append((sum(len(p) for p in postings), postings, probes))
         if not groups:
             return []
         groups.sort(key=lambda g: g[0])
         found: set[int] = set()
         for posting in groups[0][1]:
             found.update(posting)
-        for _size, postings in groups[1:]:
-            narrower: set[int] = set()
-            for posting in postings:
-                narrower |= found.intersection(posting)
+        for size, postings, probes in groups[1:]:
+            if len(found) * NARROW_BY_KEY < size:
+                # Fewer candidates than postings: look into each candidate's own key.
+                narrower = {i for i in found if any(p in self._names[i][1] for p in probes)}
+            else:
+                narrower = set()
+                for posting in postings:
+                    narrower |= found.intersection(posting)
             if narrower:  # a word no candidate shares does not empty the pool
                 found = narrower
         if len(found) <= pool:
