@@ -47,6 +47,8 @@ GAP_SECONDS = 120.0
 MAX_GAPS = 1_000
 #: On a rebuild, this many ids below the newest are checked for ones not yet committed.
 RECENT_WINDOW = 1_000
+#: An index of this many names is moved out of the cyclic collector's sight once built.
+FREEZE_AT = 50_000
 #: Ids per ``IN`` list when names are read again.
 CHUNK = 2_000
 
@@ -203,7 +205,9 @@ class JournalFollower(Generic[T]):
         # Hundreds of thousands of long-lived objects: the cyclic collector would walk
         # them over and over while they are made, and again on later collections (a
         # second at 500k concepts). They hold no cycles (reference counting frees them),
-        # so they are built with it paused and then moved out of its sight.
+        # so they are built with it paused and, when many, moved out of its sight (with
+        # whatever else the process holds then: a worker's or web process's long-lived
+        # objects, nothing a collection would free).
         paused = gc.isenabled()
         gc.disable()
         try:
@@ -211,7 +215,8 @@ class JournalFollower(Generic[T]):
         finally:
             if paused:
                 gc.enable()
-        gc.freeze()
+        if len(index) >= FREEZE_AT:  # type: ignore[arg-type]
+            gc.freeze()
         cursor_ = JournalCursor()
         cursor_.start(newest, recent, time.monotonic())
         self._index, self._cursor = index, cursor_
