@@ -31,9 +31,9 @@ PREFIX_WORDS = 40
 #: How alike a misspelt word must be to a known one (rapidfuzz ratio).
 WORD_SCORE = 75.0
 MIN_FUZZY_WORD = 4
-#: Narrow the candidates by their own keys when the next word's postings are this many
-#: times more numerous than they (a posting costs far less to intersect than a key).
-NARROW_BY_KEY = 12
+#: A word in more names than this keeps them in a set (intersections in C, in the time
+#: of the smaller side); rarer words keep a short sorted list.
+SET_AT = 64
 
 
 def search_key(text: str) -> str:
@@ -43,6 +43,10 @@ def search_key(text: str) -> str:
 
 def _words(key: str) -> list[str]:
     return list(dict.fromkeys(_WORD.findall(key)))
+
+
+def _ids(value: int | tuple[int, ...]) -> tuple[int, ...]:
+    return (value,) if isinstance(value, int) else value
 
 
 def _blocks(word: str) -> tuple[str, str]:
@@ -55,9 +59,12 @@ class NameSearchIndex:
 
     def __init__(self) -> None:
         self._names: dict[int, tuple[str, str, int]] = {}  # id -> (name, key, owner)
-        self._by_owner: dict[int, list[int]] = {}
+        # owner -> its name id, or a tuple of them (no list per owner: less memory, and
+        # nothing the cyclic collector has to walk)
+        self._by_owner: dict[int, int | tuple[int, ...]] = {}
         self._sorted: SortedList = SortedList()  # (key, id)
-        self._postings: dict[str, list[int]] = {}  # word -> ids, ascending
+        # word -> ids: a short list (ascending), or a set once the word is common.
+        self._postings: dict[str, list[int] | set[int]] = {}
         self._vocabulary: list[str] = []  # every word ever posted, sorted
         self._word_blocks: dict[str, list[str]] = {}
 
@@ -72,7 +79,8 @@ class NameSearchIndex:
             self._remove(name_id)
         key = search_key(name)
         self._names[name_id] = (name, key, owner)
-        self._by_owner.setdefault(owner, []).append(name_id)
+        mine = self._by_owner.get(owner)
+        self._by_owner[owner] = name_id if mine is None else (*_ids(mine), name_id)
         self._sorted.add((key, name_id))
         for word in _words(key):
             posting = self._postings.get(word)
@@ -81,6 +89,10 @@ class NameSearchIndex:
                 bisect.insort(self._vocabulary, word)
                 for block in _blocks(word):
                     self._word_blocks.setdefault(block, []).append(word)
+            elif isinstance(posting, set):
+                posting.add(name_id)
+            elif len(posting) >= SET_AT:
+                self._postings[word] = {*posting, name_id}
             elif not posting or posting[-1] < name_id:
                 posting.append(name_id)
             else:
@@ -93,7 +105,7 @@ class NameSearchIndex:
 
     def discard(self, owner: int) -> int:
         """Take every name of ``owner`` out; returns how many there were."""
-        ids = self._by_owner.pop(owner, [])
+        ids = _ids(self._by_owner.pop(owner, ()))
         for name_id in ids:
             self._remove(name_id, keep_owner=True)
         return len(ids)
@@ -102,16 +114,17 @@ class NameSearchIndex:
         _name, key, owner = self._names.pop(name_id)
         self._sorted.discard((key, name_id))
         for word in _words(key):
-            posting = self._postings.get(word, [])
-            i = bisect.bisect_left(posting, name_id)
-            if i < len(posting) and posting[i] == name_id:
-                del posting[i]
+            posting = self._postings.get(word)
+            if isinstance(posting, set):
+                posting.discard(name_id)
+            elif posting:
+                i = bisect.bisect_left(posting, name_id)
+                if i < len(posting) and posting[i] == name_id:
+                    del posting[i]
         if not keep_owner:
-            mine = self._by_owner.get(owner, [])
-            if name_id in mine:
-                mine.remove(name_id)
-            if not mine:
-                self._by_owner.pop(owner, None)
+            rest = tuple(i for i in _ids(self._by_owner.pop(owner, ())) if i != name_id)
+            if rest:
+                self._by_owner[owner] = rest[0] if len(rest) == 1 else rest
 
     # --- Reading ----------------------------------------------------------------------
 
@@ -149,30 +162,25 @@ class NameSearchIndex:
         words = _words(key)
         if len(words) > 1 and any(w not in _COMMON for w in words):
             words = [w for w in words if w not in _COMMON] or words
-        # Per query word: the postings of the words it may stand for, and the strings a
-        # name's key must contain to hold one of them (the word itself covers the words
-        # it begins).
-        groups: list[tuple[int, list[list[int]], tuple[str, ...]]] = []
+        # Per query word, the postings of the words it may stand for; the rarest first.
+        groups: list[tuple[int, list[list[int] | set[int]]]] = []
         for i, word in enumerate(words):
             alike = self._alike(word, last=i == len(words) - 1)
             postings = [p for p in (self._postings[w] for w in alike) if p]
             if postings:
-                probes = (word, *(w for w in alike if word not in w))
-                groups.append((sum(len(p) for p in postings), postings, probes))
+                groups.append((sum(len(p) for p in postings), postings))
         if not groups:
             return []
         groups.sort(key=lambda g: g[0])
-        found: set[int] = set()
-        for posting in groups[0][1]:
-            found.update(posting)
-        for size, postings, probes in groups[1:]:
-            if len(found) * NARROW_BY_KEY < size:
-                # Fewer candidates than postings: look into each candidate's own key.
-                narrower = {i for i in found if any(p in self._names[i][1] for p in probes)}
-            else:
-                narrower = set()
-                for posting in postings:
-                    narrower |= found.intersection(posting)
+        first = groups[0][1]
+        found: set[int] = first[0] if isinstance(first[0], set) and len(first) == 1 else set()
+        if not found:
+            for posting in first:
+                found.update(posting)
+        for _size, postings in groups[1:]:
+            narrower: set[int] = set()
+            for posting in postings:  # a set intersects in the time of the smaller one
+                narrower |= found.intersection(posting)
             if narrower:  # a word no candidate shares does not empty the pool
                 found = narrower
         if len(found) <= pool:
