@@ -165,3 +165,23 @@ def test_warming_builds_the_indexes_and_is_off_by_default(f, settings):
     assert QUESTION_INDEX.get().exact(name_key("Embeddings")) is not None
     settings.KG_NAME_INDEX_WARM = False
     assert name_index.warm_in_background(QUESTION_INDEX) is None
+
+
+def test_a_long_backlog_is_rebuilt_rather_than_applied(f, monkeypatch):
+    """More rows waiting than ``REBUILD_BACKLOG``: one rebuild, and every name is there."""
+    emb = f.concept("Embeddings")
+    QUESTION_INDEX.get()
+    rebuilds = QUESTION_INDEX.rebuilds
+    monkeypatch.setattr(name_index, "REBUILD_BACKLOG", 2)
+    for name in ("Vectors", "Dense vectors", "Vector codes"):
+        services.concept_add_alias(concept=emb, name=name, acting_user=None)
+    index = QUESTION_INDEX.get()
+    assert QUESTION_INDEX.rebuilds == rebuilds + 1
+    assert all(index.exact(name_key(n)) is not None for n in ("Vectors", "Vector codes"))
+
+
+def test_search_with_only_punctuation_or_unknown_words_finds_nothing(f):
+    """Input that names nothing answers an empty list, never an error."""
+    f.concept("Embeddings")
+    assert concept_search(q="!!! ???") == []
+    assert concept_search(q="zqxv wobble") == []
