@@ -177,6 +177,8 @@ class DbGraphView:
         self._relation_keys = {v: k for k, v in self._relations.items()}
         self._nodes: set[str] = set()
         self._links: list[Link] = []
+        # What a walk beyond the prepared nodes found, per (relation, direction) and node.
+        self._walked: dict[tuple[str, bool], dict[str, list[Link]]] = {}
         self._dedups: set[str] = set()
         self._open: dict[str, int] = {}
         self._rejected: dict[str, set[str]] = {}
@@ -252,22 +254,57 @@ class DbGraphView:
         unknown = [k for k in node_keys if k not in self._nodes]
         if not unknown:
             return links
-        rel_id = self._relations.get(relation)
-        ids = _concept_ids(unknown)
-        if rel_id is not None and ids:
-            column = "source_id__in" if outgoing else "target_id__in"
-            rows = Edge.objects.filter(
-                status=Edge.Status.ACTIVE, relation_id=rel_id, **{column: ids}
-            ).values_list("pk", "source_id", "relation_id", "target_id")
-            links += self._edge_links(rows)
-        rows = Proposal.objects.filter(
-            kind="add_edge",
-            status__in=OPEN_STATUSES,
-            relation_key=relation,
-            **{f"{near}__in": unknown},
-        ).values_list("pk", "source_key", "relation_key", "target_key")
-        links += self._proposal_links(rows)
+        walked = self._walked.setdefault((relation, outgoing), {})
+        fetch = [k for k in dict.fromkeys(unknown) if k not in walked]
+        if fetch:
+            for k in fetch:
+                walked[k] = []
+            for link in self._fetch_neighbours(relation, fetch, outgoing=outgoing):
+                walked.setdefault(getattr(link, near), []).append(link)
+        for k in unknown:
+            links += walked.get(k, [])
         return links
+
+    def _fetch_neighbours(self, relation: str, node_keys: list[str], *, outgoing: bool):
+        """Active edges and open add_edge proposals of ``relation`` leaving (or entering)
+        the nodes, in one round trip: a cycle search widens a frontier per step."""
+        rel_id = self._relations.get(relation)
+        ids = _concept_ids(node_keys)
+        edge, proposal = Edge._meta.db_table, Proposal._meta.db_table
+        end_id, end_key = ("source_id", "source_key") if outgoing else ("target_id", "target_key")
+        key_marks = ", ".join(["%s"] * len(node_keys))
+        parts, params = [], []
+        if rel_id is not None and ids:
+            parts.append(
+                f"SELECT 'edge', id, CAST(source_id AS TEXT), CAST(relation_id AS TEXT),"
+                f" CAST(target_id AS TEXT) FROM {edge} WHERE status = 'active'"
+                f" AND relation_id = %s AND {end_id} IN ({', '.join(['%s'] * len(ids))})"
+            )
+            params += [rel_id, *ids]
+        parts.append(
+            f"SELECT 'proposal', id, source_key, relation_key, target_key FROM {proposal}"
+            " WHERE kind = 'add_edge' AND status IN ('pending', 'held') AND relation_key = %s"
+            f" AND {end_key} IN ({key_marks})"
+        )
+        params += [relation, *node_keys]
+        with connection.cursor() as cursor:
+            cursor.execute(" UNION ALL ".join(parts), params)
+            rows = cursor.fetchall()
+        out: list[Link] = []
+        for kind, pk, src, rel, dst in rows:
+            if kind == "edge":
+                out.append(
+                    Link(
+                        "edge",
+                        pk,
+                        keys.concept_key(int(src)),
+                        self._relation_keys[int(rel)],
+                        keys.concept_key(int(dst)),
+                    )
+                )
+            else:
+                out.append(Link("proposal", pk, src, rel, dst))
+        return out
 
     def between(self, a: str, b: str) -> list[Link]:
         if a in self._nodes or b in self._nodes:
