@@ -273,7 +273,8 @@ class DbGraphView:
         edge, proposal = Edge._meta.db_table, Proposal._meta.db_table
         end_id, end_key = ("source_id", "source_key") if outgoing else ("target_id", "target_key")
         key_marks = ", ".join(["%s"] * len(node_keys))
-        parts, params = [], []
+        parts: list[str] = []
+        params: list[object] = []
         if rel_id is not None and ids:
             parts.append(
                 f"SELECT 'edge', id, CAST(source_id AS TEXT), CAST(relation_id AS TEXT),"
