@@ -274,7 +274,7 @@ class DbGraphView:
         end_id, end_key = ("source_id", "source_key") if outgoing else ("target_id", "target_key")
         key_marks = ", ".join(["%s"] * len(node_keys))
         parts: list[str] = []
-        params: list[object] = []
+        params: list[int | str] = []
         if rel_id is not None and ids:
             parts.append(
                 f"SELECT 'edge', id, CAST(source_id AS TEXT), CAST(relation_id AS TEXT),"
