@@ -167,8 +167,9 @@ class DbGraphView:
 
     ``prepare`` loads every edge and open proposal touching the named endpoints, and the
     open and rejected proposals with the named dedup keys, in four queries; questions
-    about prepared keys are then answered from memory. Anything else (a cycle search
-    walking beyond them) falls back to a query.
+    about prepared keys are then answered from memory. A cycle search walking beyond them
+    costs one query a step (edges and proposals together), remembered for the rest of
+    the source, so the next candidate's walk over the same concepts costs none.
     """
 
     def __init__(self, relations: list[RelationRow] | None = None) -> None:
