@@ -72,5 +72,5 @@ evaluate: setup
 ## five or ten times the base graph (the documents and render benches have one size).
 SCALE ?= 1
 bench: setup
-	$(BIN)/python manage.py bench resolve construct review bulk queue heal graph ask competency --scale $(SCALE)
+	$(BIN)/python manage.py bench resolve search construct review bulk queue heal graph ask competency --scale $(SCALE)
 	$(BIN)/python manage.py bench documents render

@@ -19,6 +19,7 @@ BENCHMARKS: dict[str, str] = {
     "documents": "documents:bench_documents",
     "document-memory": "documents:bench_document_memory",
     "resolve": "agents:bench_resolve",
+    "search": "search:bench_search",
     "construct": "agents:bench_construct",
     "review": "review:bench_review",
     "bulk": "review:bench_bulk",

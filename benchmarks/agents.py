@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import gc
 import random
+import re
+import statistics
 import time
 
 from django.db import connection
 
 from construction.synthetic import concept_names
 
-from .common import analyze, lesson_text, percentiles, scaled, seed_concepts
+from .common import analyze, calibration, lesson_text, percentiles, scaled, seed_concepts
 from .curriculum import BASE_CONCEPTS
 from .probes import KNOWN, UNKNOWN, Probe, resolution_probes
 from .probes import MIX as PROBE_MIX
@@ -138,49 +140,249 @@ def _resident_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def bench_construct(*, scale: int = 1, sources: int = 300, seed: int = 5) -> dict:
+def bench_construct(
+    *, scale: int = 1, sources: int = 300, seed: int = 5, change_every: int = 10
+) -> dict:
     """Offline construction over synthetic lessons, database writes included, with 5,000
-    concepts times ``scale`` in the graph."""
+    concepts times ``scale`` in a curriculum-shaped graph (four edges a concept).
+
+    Every ``change_every`` sources a name changes, as reviewers working alongside the
+    agents change them: an open add_concept proposal is accepted, or a concept gets an
+    alias, in turn. Each source's time is split into this process's CPU time, the time
+    spent waiting on the database (every query, round trip and server work), and the rest
+    (waiting for a core on a shared machine). Then 30 more sources are read under
+    cProfile, and where their time went is reported by area.
+    """
     from kgreview.agents.adapters import INDEX_CACHE
-    from kgreview.agents.construct import construct_item_run, construct_run_create
-    from kgreview.agents.models import AgentRunItem
     from kgreview.graph.models import Source
     from kgreview.graph.services import source_import
 
+    from .curriculum import seed_curriculum
+
     concepts = scaled(5_000, scale)
-    names = concept_names(concepts)
-    seed_concepts(names)
     rng = random.Random(seed)
+    graph = seed_curriculum(rng=rng, concepts=concepts, edges=concepts * 4, history=False)
+    names = graph.names
     lesson_names = names[: max(50, concepts // 10)] + concept_names(500, seed=seed + 9)
-    for i in range(sources):
+    for i in range(sources + PROFILED):
         text = lesson_text(f"Lesson {i}", lesson_names, rng)
         source_import(slug=f"bench-{i:05d}", title=f"Lesson {i}", text=text, acting_user=None)
     analyze()
     INDEX_CACHE.clear()
-    INDEX_CACHE.get()  # a worker keeps its index warm; its first build is reported apart
-    run = construct_run_create(sources=Source.objects.all(), provider="offline")
-    item_ids = list(run.items.values_list("pk", flat=True))
-    per_source: list[float] = []
     started = time.perf_counter()
-    for item_id in item_ids:
-        t0 = time.perf_counter()
-        construct_item_run(item_id=item_id, claim="bench")
-        per_source.append((time.perf_counter() - t0) * 1000)
-    elapsed = time.perf_counter() - started
+    INDEX_CACHE.get()  # a worker keeps its index warm; its first build is reported apart
+    build_s = time.perf_counter() - started
+    timed = Source.objects.filter(slug__lt=f"bench-{sources:05d}")
+    run, clock = _construct_timed(timed, graph, rng, change_every)
+    rate = sources / clock.elapsed if clock.elapsed else 0.0
+    failed = run.items.filter(status="failed").count()
     run.refresh_from_db()
-    failed = run.items.filter(status=AgentRunItem.Status.FAILED).count()
-    rate = sources / elapsed if elapsed else 0.0
     return {
         "benchmark": "construct",
         "database": connection.vendor,
         "sources": sources,
         "seeded_concepts": concepts,
-        "seconds": round(elapsed, 3),
+        "seeded_edges": graph.edges,
+        "index_build_s": round(build_s, 2),
+        "seconds": round(clock.elapsed, 3),
         "sources_per_second": round(rate, 1),
-        "per_source": percentiles(per_source),
+        "per_source": percentiles(clock.wall),
+        "per_source_cpu": percentiles(clock.cpu),
+        "per_source_database": percentiles(clock.db),
+        "queries_per_source": round(statistics.fmean(clock.queries), 1) if clock.queries else 0,
+        "database_by_statement": clock.by_statement(max(1, len(clock.queries))),
+        "after_a_name_change": percentiles(clock.after_change),
+        "name_changes": clock.changes,
+        "name_change_ms": percentiles(clock.change_ms),
+        "index_rebuilds_during_run": INDEX_CACHE.rebuilds - 1,
+        "journal_rows_applied": INDEX_CACHE.applied,
         "failed_sources": failed,
         "proposals": run.stats.get("proposals", {}),
         "dropped": run.stats.get("dropped", {}),
+        "profile": _profiled(Source.objects.filter(slug__gte=f"bench-{sources:05d}")),
+        "calibration": calibration(),
         "budget": {"sources_per_second": 50},
         "within_budget": rate >= 50 and failed == 0,
     }
+
+
+PROFILED = 30
+
+
+class _Clock:
+    """Per-source wall, CPU and database times (milliseconds)."""
+
+    def __init__(self) -> None:
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+        self.db: list[float] = []
+        self.after_change: list[float] = []
+        self.change_ms: list[float] = []
+        self.changes: dict[str, int] = {"concept_accepted": 0, "alias_added": 0}
+        self.queries: list[int] = []
+        self.shapes: dict[str, list] = {}
+        self.elapsed = 0.0
+        self._in_db = 0.0
+        self._queries = 0
+
+    def __call__(self, execute, sql, params, many, context):
+        t0 = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            spent = time.perf_counter() - t0
+            self._in_db += spent
+            self._queries += 1
+            shape = self.shapes.setdefault(_shape(sql), [0, 0.0])
+            shape[0] += 1
+            shape[1] += spent
+
+    def by_statement(self, sources: int) -> dict[str, str]:
+        """The statements that cost the most, per source: count and milliseconds."""
+        top = sorted(self.shapes.items(), key=lambda kv: -kv[1][1])[:10]
+        return {k: f"{n / sources:.1f} x, {t * 1000 / sources:.1f} ms" for k, (n, t) in top}
+
+
+_TABLE = re.compile(r'(?:FROM|INTO|UPDATE)\s+"?(\w+)"?', re.IGNORECASE)
+
+
+def _shape(sql: str) -> str:
+    """A statement's verb and first table ("SELECT graph_edge")."""
+    verb = sql.lstrip().split(None, 1)[0].upper() if sql.strip() else "?"
+    table = _TABLE.search(sql)
+    return f"{verb} {table.group(1) if table else ''}".strip()
+
+
+def _construct_timed(sources, graph, rng, change_every: int):
+    from kgreview.agents.construct import construct_item_run, construct_run_create
+
+    clock = _Clock()
+    run = construct_run_create(sources=sources, provider="offline")
+    item_ids = list(run.items.values_list("pk", flat=True))
+    reviewer = _bench_reviewer()
+    changed = False
+    with connection.execute_wrapper(clock):
+        for n, item_id in enumerate(item_ids, start=1):
+            clock._in_db, clock._queries = 0.0, 0
+            t0, c0 = time.perf_counter(), time.process_time()
+            construct_item_run(item_id=item_id, claim="bench")
+            wall = (time.perf_counter() - t0) * 1000
+            clock.wall.append(wall)
+            clock.cpu.append((time.process_time() - c0) * 1000)
+            clock.db.append(clock._in_db * 1000)
+            clock.queries.append(clock._queries)
+            clock.elapsed += wall / 1000
+            if changed:
+                clock.after_change.append(wall)
+            changed = False
+            if change_every and n % change_every == 0:
+                t1 = time.perf_counter()
+                _change_a_name(clock, graph, rng, reviewer, n // change_every)
+                clock.change_ms.append((time.perf_counter() - t1) * 1000)
+                changed = True
+    return run, clock
+
+
+def _bench_reviewer():
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    user = get_user_model().objects.create_user("bench-construct-reviewer", password="x")
+    user.groups.add(Group.objects.get(name="reviewer"))
+    return user
+
+
+def _change_a_name(clock: _Clock, graph, rng, reviewer, turn: int) -> None:
+    """Accept the oldest open add_concept proposal, or give a random concept an alias."""
+    from kgreview.graph.models import Concept
+    from kgreview.graph.services import concept_add_alias
+    from kgreview.review.decisions import proposal_accept
+    from kgreview.review.models import OPEN_STATUSES, Proposal
+
+    if turn % 2:
+        pending = (
+            Proposal.objects.filter(kind="add_concept", status__in=OPEN_STATUSES)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if pending is not None:
+            proposal_accept(proposal_id=pending, reviewer=reviewer)
+            clock.changes["concept_accepted"] += 1
+            return
+    concept = Concept.objects.get(pk=rng.choice(graph.ids))
+    concept_add_alias(concept=concept, name=f"{concept.name} {turn}", acting_user=None)
+    clock.changes["alias_added"] += 1
+
+
+def _profiled(sources) -> dict:
+    """Where the time of a few sources goes, by area, from cProfile's own times."""
+    import cProfile
+    import pstats
+
+    from kgreview.agents.construct import construct_item_run, construct_run_create
+
+    run = construct_run_create(sources=sources, provider="offline")
+    item_ids = list(run.items.values_list("pk", flat=True))
+    profiler = cProfile.Profile()
+    t0 = time.perf_counter()
+    profiler.enable()
+    for item_id in item_ids:
+        construct_item_run(item_id=item_id, claim="bench-profile")
+    profiler.disable()
+    wall = time.perf_counter() - t0
+    stats = pstats.Stats(profiler)
+    areas: dict[str, float] = {}
+    top: list[tuple[float, str]] = []
+    for (path, line, func), row in stats.stats.items():  # type: ignore[attr-defined]
+        own = row[2]
+        areas[_area(path, func)] = areas.get(_area(path, func), 0.0) + own
+        top.append((row[3], f"{_short(path)}:{line}({func})"))
+    total = sum(areas.values()) or 1.0
+    top.sort(reverse=True)
+    return {
+        "sources": len(item_ids),
+        "ms_per_source_profiled": round(wall * 1000 / max(1, len(item_ids)), 1),
+        "share_by_area": {
+            k: round(v / total, 3) for k, v in sorted(areas.items(), key=lambda kv: -kv[1])
+        },
+        "top_cumulative": [
+            f"{name} {secs * 1000 / max(1, len(item_ids)):.1f} ms" for secs, name in top[:15]
+        ],
+    }
+
+
+def _short(path: str) -> str:
+    for mark in ("site-packages/", "/construction/", "/kgreview/", "/benchmarks/"):
+        if mark in path:
+            return (
+                mark.strip("/") + "/" + path.split(mark, 1)[1]
+                if mark != "site-packages/"
+                else path.split(mark, 1)[1]
+            )
+    return path
+
+
+def _area(path: str, func: str) -> str:
+    """Which part of the stack a function belongs to."""
+    if "psycopg" in path or "sqlite3" in path or "_sqlite" in path:
+        return "database driver (waiting on the server included)"
+    if "django/db" in path:
+        return "Django ORM and SQL compiling"
+    if "/construction/" in path or "rapidfuzz" in path:
+        return "construction (extract, resolve, verify)"
+    if "/kgreview/" in path:
+        return "kgreview (agents, persist, services)"
+    if "django" in path or "pydantic" in path:
+        return "Django and pydantic (other)"
+    if path == "~" or path.startswith("<"):
+        return (
+            "builtins ("
+            + (
+                "socket and locks"
+                if "wait" in func or "recv" in func or "acquire" in func
+                else "other"
+            )
+            + ")"
+        )
+    return "other libraries"

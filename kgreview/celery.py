@@ -3,9 +3,20 @@
 import os
 
 from celery import Celery
+from celery.signals import worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kgreview.settings")
 
 app = Celery("kgreview")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_process_init.connect
+def warm_name_index(**_kwargs) -> None:
+    """KG_NAME_INDEX_WARM: a prefork worker builds the construction loop's name index as
+    it starts, not while its first source waits."""
+    from kgreview.agents.adapters import INDEX_CACHE
+    from kgreview.graph.name_index import warm_in_background
+
+    warm_in_background(INDEX_CACHE)

@@ -461,6 +461,9 @@ if KG_LLM_JSON_MODE not in {"auto", "json_schema", "json_object"}:
         f"KG_LLM_JSON_MODE={KG_LLM_JSON_MODE!r}: use auto, json_schema or json_object"
     )
 KG_FUZZY_THRESHOLD = env_float("KG_FUZZY_THRESHOLD", 90.0, low=50.0, high=100.0)
+# Build the in-memory name indexes when a process starts (web: search and ask; worker:
+# the construction loop's) instead of on the first request or source that needs them.
+KG_NAME_INDEX_WARM = env_bool("KG_NAME_INDEX_WARM", False)
 KG_TASK_RETRIES = env_int("KG_TASK_RETRIES", 2)
 KG_ITEM_LEASE_SECONDS = env_int("KG_ITEM_LEASE_SECONDS", 900, minimum=1)
 KG_DISCOVERY_MIN_SUPPORT = env_int("KG_DISCOVERY_MIN_SUPPORT", 3, minimum=1)

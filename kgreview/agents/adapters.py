@@ -7,7 +7,7 @@ here reads; nothing writes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from django.conf import settings
 from django.db import connection
@@ -21,7 +21,7 @@ from construction.text import name_keys
 from construction.types import ActiveEvidence, IndexEntry, Link, RelationSpec, SourceDoc
 from kgreview.core.llm import client_settings
 from kgreview.graph.models import Edge, SourceRevision
-from kgreview.graph.name_index import ActiveNameCache
+from kgreview.graph.name_index import ActiveNameCache, Touched, id_chunks
 from kgreview.graph.selectors import RelationRow, relation_table
 from kgreview.review.models import OPEN_STATUSES, Proposal
 
@@ -117,31 +117,39 @@ def _proposal_entries(rows) -> list[tuple[IndexEntry, list[str]]]:
 class IndexCache(ActiveNameCache):
     """One concept index per process for the construction loop: the active concepts'
     names (``graph.name_index``) and the open add_concept proposals, kept in step with
-    the database cheaply.
-
-    New aliases and new open add_concept proposals are appended; anything else (a merge,
-    a decided proposal, a removed row) rebuilds the index from scratch.
+    the name journal: a decision, a new alias or a queued concept proposal costs the
+    worker a re-read of that one endpoint's names, never a rebuild.
     """
 
-    def _signature_sql(self) -> str:
-        proposal = Proposal._meta.db_table
-        # The version, the newest alias, then the newest add_concept proposal.
-        return (
-            super()._signature_sql()
-            + f", (SELECT COALESCE(MAX(id), 0) FROM {proposal} WHERE kind = 'add_concept')"
-        )
+    def _build(self) -> InMemoryConceptIndex:
+        index = super()._build()
+        self._add_proposals(index, None)
+        return index
 
-    def _extend(self, index: InMemoryConceptIndex, old: tuple | None) -> None:
-        super()._extend(index, old)
-        proposals = (
-            Proposal.objects.filter(
-                kind="add_concept", status__in=OPEN_STATUSES, id__gt=old[2] if old else 0
-            )
-            .order_by("id")
-            .values_list("id", "payload")
+    def _discard(self, index: InMemoryConceptIndex, touched: Touched) -> None:
+        # Proposals first: a concept re-added afterwards is not handed a key a proposal
+        # held only because it was registered first.
+        for proposal_id in touched.proposals:
+            index.discard(proposal_id=proposal_id)
+        super()._discard(index, touched)
+
+    def _add(self, index: InMemoryConceptIndex, touched: Touched) -> None:
+        super()._add(index, touched)
+        if touched.proposals:
+            self._add_proposals(index, touched.proposals)
+
+    @staticmethod
+    def _add_proposals(index: InMemoryConceptIndex, ids: set[int] | None) -> None:
+        """The open add_concept proposals (of ``ids`` only, when given), in id order."""
+        base = Proposal.objects.filter(kind="add_concept", status__in=OPEN_STATUSES).order_by("id")
+        batches: list[Iterable] = (
+            [base.values_list("id", "payload").iterator(chunk_size=5000)]
+            if ids is None
+            else [base.filter(id__in=c).values_list("id", "payload") for c in id_chunks(ids)]
         )
-        for entry, found in _proposal_entries(proposals.iterator(chunk_size=5000)):
-            index.add(entry, keys=found)
+        for rows in batches:
+            for entry, found in _proposal_entries(rows):
+                index.add(entry, keys=found)
 
 
 INDEX_CACHE = IndexCache()
@@ -159,8 +167,9 @@ class DbGraphView:
 
     ``prepare`` loads every edge and open proposal touching the named endpoints, and the
     open and rejected proposals with the named dedup keys, in four queries; questions
-    about prepared keys are then answered from memory. Anything else (a cycle search
-    walking beyond them) falls back to a query.
+    about prepared keys are then answered from memory. A cycle search walking beyond them
+    costs one query a step (edges and proposals together), remembered for the rest of
+    the source, so the next candidate's walk over the same concepts costs none.
     """
 
     def __init__(self, relations: list[RelationRow] | None = None) -> None:
@@ -169,6 +178,8 @@ class DbGraphView:
         self._relation_keys = {v: k for k, v in self._relations.items()}
         self._nodes: set[str] = set()
         self._links: list[Link] = []
+        # What a walk beyond the prepared nodes found, per (relation, direction) and node.
+        self._walked: dict[tuple[str, bool], dict[str, list[Link]]] = {}
         self._dedups: set[str] = set()
         self._open: dict[str, int] = {}
         self._rejected: dict[str, set[str]] = {}
@@ -244,22 +255,58 @@ class DbGraphView:
         unknown = [k for k in node_keys if k not in self._nodes]
         if not unknown:
             return links
-        rel_id = self._relations.get(relation)
-        ids = _concept_ids(unknown)
-        if rel_id is not None and ids:
-            column = "source_id__in" if outgoing else "target_id__in"
-            rows = Edge.objects.filter(
-                status=Edge.Status.ACTIVE, relation_id=rel_id, **{column: ids}
-            ).values_list("pk", "source_id", "relation_id", "target_id")
-            links += self._edge_links(rows)
-        rows = Proposal.objects.filter(
-            kind="add_edge",
-            status__in=OPEN_STATUSES,
-            relation_key=relation,
-            **{f"{near}__in": unknown},
-        ).values_list("pk", "source_key", "relation_key", "target_key")
-        links += self._proposal_links(rows)
+        walked = self._walked.setdefault((relation, outgoing), {})
+        fetch = [k for k in dict.fromkeys(unknown) if k not in walked]
+        if fetch:
+            for k in fetch:
+                walked[k] = []
+            for link in self._fetch_neighbours(relation, fetch, outgoing=outgoing):
+                walked.setdefault(getattr(link, near), []).append(link)
+        for k in unknown:
+            links += walked.get(k, [])
         return links
+
+    def _fetch_neighbours(self, relation: str, node_keys: list[str], *, outgoing: bool):
+        """Active edges and open add_edge proposals of ``relation`` leaving (or entering)
+        the nodes, in one round trip: a cycle search widens a frontier per step."""
+        rel_id = self._relations.get(relation)
+        ids = _concept_ids(node_keys)
+        edge, proposal = Edge._meta.db_table, Proposal._meta.db_table
+        end_id, end_key = ("source_id", "source_key") if outgoing else ("target_id", "target_key")
+        key_marks = ", ".join(["%s"] * len(node_keys))
+        parts: list[str] = []
+        params: list[int | str] = []
+        if rel_id is not None and ids:
+            parts.append(
+                f"SELECT 'edge', id, CAST(source_id AS TEXT), CAST(relation_id AS TEXT),"
+                f" CAST(target_id AS TEXT) FROM {edge} WHERE status = 'active'"
+                f" AND relation_id = %s AND {end_id} IN ({', '.join(['%s'] * len(ids))})"
+            )
+            params += [rel_id, *ids]
+        parts.append(
+            f"SELECT 'proposal', id, source_key, relation_key, target_key FROM {proposal}"
+            " WHERE kind = 'add_edge' AND status IN ('pending', 'held') AND relation_key = %s"
+            f" AND {end_key} IN ({key_marks})"
+        )
+        params += [relation, *node_keys]
+        with connection.cursor() as cursor:
+            cursor.execute(" UNION ALL ".join(parts), params)
+            rows = cursor.fetchall()
+        out: list[Link] = []
+        for kind, pk, src, rel, dst in rows:
+            if kind == "edge":
+                out.append(
+                    Link(
+                        "edge",
+                        pk,
+                        keys.concept_key(int(src)),
+                        self._relation_keys[int(rel)],
+                        keys.concept_key(int(dst)),
+                    )
+                )
+            else:
+                out.append(Link("proposal", pk, src, rel, dst))
+        return out
 
     def between(self, a: str, b: str) -> list[Link]:
         if a in self._nodes or b in self._nodes:

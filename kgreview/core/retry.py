@@ -13,9 +13,9 @@ the same way at once (retrying would only wait again).
 Inside an enclosing transaction nothing is retried: PostgreSQL has aborted that whole
 transaction, so the error goes up to whoever opened it.
 
-``once_before_commit`` lets a service put off a write every transaction must make last
-(the name index's version, one row all naming decisions bump) to the end of the
-outermost retried transaction, still inside it, done once however many times asked.
+``once_before_commit`` lets a service put off a write to the end of the outermost retried
+transaction, still inside it, done once however many times asked (the name journal's
+rows: written last, so they commit right after their ids are drawn).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ import functools
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import ParamSpec, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, OperationalError, transaction
@@ -33,6 +34,7 @@ from .errors import Busy
 
 P = ParamSpec("P")
 R = TypeVar("R")
+C = TypeVar("C", bound=Callable[[], object])
 
 ATTEMPTS = 4
 BACKOFF = 0.05  # seconds; the pause before attempt n is up to BACKOFF * 2 ** (n - 1)
@@ -82,14 +84,33 @@ class _Deferred:
             fn()
 
 
-def once_before_commit(key: str, fn: Callable[[], object]) -> None:
+def once_before_commit(key: str, fn: C) -> C | None:
     """Call ``fn`` once at the end of the outermost retried transaction (inside it), however
-    often asked with ``key``; outside one, call it now."""
+    often asked with ``key``; outside one, call it now.
+
+    Returns the callable that will run for ``key`` (``fn``, or the one asked for first, so
+    a caller can add to what it writes), or ``None`` once ``fn`` has run."""
     deferred = getattr(_local, "deferred", None)
     if deferred is None:
         fn()
-    else:
-        deferred.calls.setdefault(key, fn)
+        return None
+    return deferred.calls.setdefault(key, fn)
+
+
+@contextmanager
+def writes_deferred(using: str = DEFAULT_DB_ALIAS) -> Iterator[None]:
+    """Inside a transaction that is not retried (a bulk decision), put off the
+    ``once_before_commit`` writes to the end of this block as a retried one does; use
+    it as the transaction's innermost block. Nested in another, it adds nothing."""
+    if getattr(_local, "deferred", None) is not None:
+        yield
+        return
+    _local.deferred = deferred = _Deferred()
+    try:
+        yield
+        deferred.run(using)
+    finally:
+        _local.deferred = None
 
 
 def pause(attempt: int) -> float:
@@ -112,13 +133,8 @@ def run_retried(
     attempts = attempts or ATTEMPTS
     for attempt in range(1, attempts + 1):
         try:
-            with transaction.atomic(using=using):
-                _local.deferred = deferred = _Deferred()
-                try:
-                    result = body()
-                    deferred.run(using)
-                finally:
-                    _local.deferred = None
+            with transaction.atomic(using=using), writes_deferred(using):
+                result = body()
             return result
         except OperationalError as exc:
             if not is_busy(exc):

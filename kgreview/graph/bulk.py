@@ -64,6 +64,7 @@ def concepts_create_many(specs: Sequence[tuple[str, str, Iterable[str]]]) -> lis
             )
     except IntegrityError as exc:
         raise NameTaken("A name was taken by another concept meanwhile.") from exc
+    name_index_changed(concepts=[c.pk for c in made])
     return made
 
 
@@ -148,7 +149,7 @@ def concepts_retire_many(ids: Iterable[int], *, at: datetime) -> None:
     Concept.objects.filter(pk__in=ids).update(
         status=Concept.Status.RETIRED, retired_at=at, updated_at=at
     )
-    name_index_changed()
+    name_index_changed(concepts=ids)
 
 
 def sources_ground(rows: dict[tuple[int, int], int]) -> None:

@@ -509,16 +509,41 @@ class ConceptOrder(models.Model):
         return f"{self.concept_id} at {self.position} in {self.relation_id}"
 
 
-class NameIndexVersion(models.Model):
-    """A counter bumped whenever a concept name stops meaning what it meant.
+class NameChange(models.Model):
+    """One concept, or one proposed concept, whose names changed: the name journal.
 
-    Workers keep an in-memory index of every name. New names only ever add rows, which
-    workers pick up by id; a merge, or a decided add_concept proposal, changes what
-    existing names point at, and bumping this single row tells every worker to rebuild.
+    Every service that changes what a name means (a concept created, renamed, merged,
+    retired or brought back, an alias added, removed or restored, an add_concept proposal
+    queued, decided, settled or reopened) writes a row here in the same transaction
+    (``services.name_index_changed``). Processes that hold names in memory
+    (``graph.name_index``, ``graph.search``) remember the last row they applied and, on
+    use, read the rows after it: each touched concept or proposal has its names read
+    again, never the whole index. A row naming neither asks every process to rebuild.
+
+    ``proposal_id`` is a review ``Proposal``'s id, kept as a plain number: the graph
+    layer does not import review. The names themselves keep their history in
+    ``ConceptAlias``; this journal only says where to look.
     """
 
-    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
-    version = models.PositiveBigIntegerField(default=0)
+    id = models.BigAutoField(primary_key=True)
+    concept_id = models.BigIntegerField(null=True, blank=True)
+    proposal_id = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.CheckConstraint(condition=Q(id=1), name="nameindexversion_singleton")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(concept_id__isnull=True) | Q(proposal_id__isnull=True),
+                name="namechange_one_endpoint",
+            )
+        ]
+
+    def __str__(self) -> str:
+        what = (
+            f"concept {self.concept_id}"
+            if self.concept_id is not None
+            else f"proposal {self.proposal_id}"
+            if self.proposal_id is not None
+            else "every name"
+        )
+        return f"#{self.pk}: {what}"

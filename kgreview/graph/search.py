@@ -1,24 +1,26 @@
 """Fuzzy concept search over canonical names and aliases, for people and agents.
 
-Every name (canonical, alias, merged-away) is held in a per-process list that is
-rebuilt only when names change: a new alias row, or a bump of ``NameIndexVersion``
-(merges and undone concepts). One cheap query checks that on each search.
+Every current name (canonical, alias, merged-away; any concept status) is held in a
+per-process ``NameSearchIndex`` (``construction.name_search``): exact and prefix matches
+from its sorted keys, fuzzy ones scored only among names sharing words with the query.
+It follows the name journal like the resolver's index (``graph.name_index``): a new
+alias, a rename or a merge re-reads the names of the concepts it touched, never all of
+them. One cheap query checks the journal on each search.
 """
 
 from __future__ import annotations
 
-import bisect
-import itertools
-import threading
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import connection
-from rapidfuzz import fuzz, process
+from construction.name_search import NameSearchIndex, search_key
 
-from .models import Concept, ConceptAlias, NameIndexVersion
+from .models import Concept, ConceptAlias
+from .name_index import JournalFollower, Touched, id_chunks
 
 MIN_SCORE = 60.0
+#: Names scored per fuzzy search (those sharing the most words with the query).
+FUZZY_POOL = 250
 
 
 @dataclass(frozen=True)
@@ -29,66 +31,26 @@ class SearchHit:
     score: float
 
 
-class _NameList:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._signature: tuple | None = None
-        self.keys: list[str] = []
-        self.names: list[str] = []
-        self.concepts: list[int] = []
-        self.by_key: dict[str, list[int]] = {}
-        self.sorted_keys: list[tuple[str, int]] = []
+class SearchNames(JournalFollower[NameSearchIndex]):
+    """The search index of every current name, one per process."""
 
-    @staticmethod
-    def _current_signature() -> tuple:
-        """One round trip: the newest alias row and the name-index version (bumped when
-        an existing name changes meaning: a merge, an undone concept)."""
-        alias = ConceptAlias._meta.db_table
-        version = NameIndexVersion._meta.db_table
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT (SELECT COALESCE(MAX(id), 0) FROM {alias}),"
-                f" (SELECT COALESCE(MAX(version), 0) FROM {version})"
-            )
-            return tuple(cursor.fetchone())
+    def _build(self) -> NameSearchIndex:
+        index = NameSearchIndex()
+        rows = ConceptAlias.objects.order_by("id").values_list("id", "name", "concept_id")
+        index.extend(rows.iterator(chunk_size=10_000))
+        return index
 
-    def refresh(self) -> None:
-        signature = self._current_signature()
-        if signature == self._signature:
-            return
-        with self._lock:
-            rows = list(ConceptAlias.objects.values_list("name", "concept_id").order_by("id"))
-            self.names = [n for n, _ in rows]
-            self.keys = [" ".join(n.lower().split()) for n in self.names]
-            self.concepts = [c for _, c in rows]
-            by_key: dict[str, list[int]] = {}
-            for i, k in enumerate(self.keys):
-                by_key.setdefault(k, []).append(i)
-            self.by_key = by_key
-            self.sorted_keys = sorted((k, i) for i, k in enumerate(self.keys))
-            self._signature = signature
+    def _discard(self, index: NameSearchIndex, touched: Touched) -> None:
+        for concept_id in touched.concepts:
+            index.discard(concept_id)
 
-    def clear(self) -> None:
-        """Forget the list; the next search reads the names again."""
-        with self._lock:
-            self._signature = None
-
-    def exact(self, key: str) -> list[int]:
-        return self.by_key.get(key, [])
-
-    def prefixed(self, key: str, cap: int) -> list[int]:
-        """Up to ``cap`` names that start with ``key`` (a range of the sorted keys)."""
-        out: list[int] = []
-        start = bisect.bisect_left(self.sorted_keys, (key, -1))
-        for k, i in itertools.islice(self.sorted_keys, start, None):
-            if not k.startswith(key) or len(out) >= cap:
-                break
-            out.append(i)
-        return out
+    def _add(self, index: NameSearchIndex, touched: Touched) -> None:
+        for chunk in id_chunks(touched.concepts):
+            rows = ConceptAlias.objects.filter(concept_id__in=chunk).order_by("id")
+            index.extend(rows.values_list("id", "name", "concept_id"))
 
 
-_NAMES = _NameList()
-NAME_CACHE = _NAMES
+NAME_CACHE = SearchNames()
 
 
 def concept_search(
@@ -100,10 +62,9 @@ def concept_search(
     Only concepts that were nodes of the graph at ``at`` (now when ``None``) are
     returned, unless ``include_inactive``.
     """
-    key = " ".join(str(q).lower().split())
+    key = search_key(q)
     if not key:
         return []
-    _NAMES.refresh()
     best: dict[int, tuple[float, int, str, str]] = {}
 
     def offer(concept_id: int, score: float, rank: int, name: str, how: str) -> None:
@@ -111,19 +72,26 @@ def concept_search(
         if old is None or (rank, -score) < (old[1], -old[0]):
             best[concept_id] = (score, rank, name, how)
 
-    for i in _NAMES.exact(key):
-        offer(_NAMES.concepts[i], 100.0, 0, _NAMES.names[i], "exact")
-    for i in _NAMES.prefixed(key, cap=limit * 20):
-        if _NAMES.keys[i] != key:
-            offer(_NAMES.concepts[i], 95.0, 1, _NAMES.names[i], "prefix")
-    for _k, score, i in process.extract(
-        key, _NAMES.keys, scorer=fuzz.WRatio, limit=limit * 4, score_cutoff=MIN_SCORE
-    ):
-        offer(_NAMES.concepts[i], round(float(score), 1), 2, _NAMES.names[i], "fuzzy")
+    wanted = limit * 4  # concepts considered before the status filter
+    with NAME_CACHE.lock:
+        names = NAME_CACHE.get()
+        for i in names.exact(key):
+            name, _key, owner = names.name(i)
+            offer(owner, 100.0, 0, name, "exact")
+        for i in names.prefixed(key, cap=limit * 20):
+            name, found, owner = names.name(i)
+            if found != key:
+                offer(owner, 95.0, 1, name, "prefix")
+        # Fuzzy hits rank after every exact and prefix one: with enough of those, none
+        # could make the cut below.
+        if len(best) < wanted:
+            for i, score in names.fuzzy(key, limit=wanted, cutoff=MIN_SCORE, pool=FUZZY_POOL):
+                name, _key, owner = names.name(i)
+                offer(owner, round(score, 1), 2, name, "fuzzy")
     from .history import concepts_as_of
 
     ranked = sorted(best.items(), key=lambda kv: (kv[1][1], -kv[1][0], len(kv[1][2]), kv[1][2]))
-    ids = [cid for cid, _ in ranked[: limit * 4]]
+    ids = [cid for cid, _ in ranked[:wanted]]
     qs = Concept.objects.filter(pk__in=ids) if include_inactive else concepts_as_of(at=at)
     concepts = qs.filter(pk__in=ids).in_bulk()
     hits = []

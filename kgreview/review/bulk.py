@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 
+from kgreview.core import retry
 from kgreview.core.errors import DomainError, NameTaken, ValidationFailed
 from kgreview.core.retry import retried
-from kgreview.graph import services as graph
 
 from .bulk_accept import Slow, bulk_accept, close_all
 from .bulk_check import screen
@@ -52,8 +52,6 @@ def bulk_reject(*, reviewer, proposal_ids, reason_code: str, note: str, batch, r
     )
     close_all(open_, Proposal.Status.REJECTED, reviewer)
     changes = GraphChanges(rejected={p.pk for p in open_ if kind_of(p).names_a_concept})
-    if changes.rejected:
-        graph.name_index_changed()
     settled = reconcile(
         changes,
         user=reviewer,
@@ -178,7 +176,7 @@ def proposals_bulk_decide(
         )
     result = BulkResult(batch=uuid.uuid4())
     try:
-        with transaction.atomic():
+        with transaction.atomic(), retry.writes_deferred():  # one name journal write
             if action == "accept":
                 slow = bulk_accept(
                     reviewer=reviewer,

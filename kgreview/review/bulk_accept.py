@@ -326,8 +326,6 @@ def _close(
     close_all(closed, Proposal.Status.ACCEPTED, reviewer)
     Proposal.objects.bulk_update([p for p in closed if p.kind == "add_concept"], ["concept"])
     _ground(closed, new_edges)
-    if any(p.kind == "add_concept" for p in closed):
-        graph.name_index_changed()
     return closed
 
 
@@ -395,3 +393,4 @@ def close_all(proposals: list[Proposal], status: str, reviewer) -> None:
         version=F("version") + 1,
         updated_at=stamp,
     )
+    graph.name_index_changed(proposals=[p.pk for p in proposals if p.kind == "add_concept"])

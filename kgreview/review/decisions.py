@@ -22,9 +22,10 @@ one order, so two decisions never wait on each other crosswise:
    reused as), both concepts of a merge, together;
 3. relation types, in id order (an acyclic one serialises its edges);
 4. edges, in id order;
-5. last, the name index's version, bumped once just before commit.
+Last, taking no lock, the name journal's rows (``close_proposal`` and the graph services
+ask for them; they are written once just before commit).
 
-Steps 2 to 5 are the graph services' rules (``kgreview.graph.services``). A decision
+Steps 2 to 4 are the graph services' rules (``kgreview.graph.services``). A decision
 that changes more than its own proposal's rows (keeping a proposal over what it
 contradicts, undoing a batch) locks them all up front (``Kind.lock_rows``,
 ``graph.lock_graph``); the services then lock them again without waiting. Every public
@@ -217,8 +218,6 @@ def _accept(
         raise
     except GRAPH_REFUSALS as exc:
         raise _stale(exc) from exc
-    if kind.names_a_concept:
-        graph.name_index_changed()
     return out
 
 
@@ -331,7 +330,6 @@ def proposal_reject(
     )
     out = Outcome(proposal=proposal, decision=decision, batch=batch, decisions=[decision])
     if kind_of(proposal).names_a_concept:
-        graph.name_index_changed()
         out.changes.rejected.add(proposal.pk)
     if cause is None:
         _settle(out, reviewer)

@@ -19,6 +19,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
 from kgreview.core.errors import DuplicateProposal, ValidationFailed
+from kgreview.graph import services as graph_services
 from kgreview.graph.models import Concept, Source
 from kgreview.graph.services import Evidence
 
@@ -177,7 +178,14 @@ def proposal_create(
             proposal.save(force_insert=True)
     except IntegrityError:
         raise _duplicate(proposal.dedup_key) from None
+    _journal_names([proposal])
     return proposal
+
+
+def _journal_names(proposals) -> None:
+    """New proposed concepts' names, for every process's name index (the name journal)."""
+    named = [p.pk for p in proposals if isinstance(p, Proposal) and kind_of(p).names_a_concept]
+    graph_services.name_index_changed(proposals=named)
 
 
 @transaction.atomic
@@ -203,6 +211,7 @@ def proposals_create_many(
             created = Proposal.objects.bulk_create(built)
         if any(p.pk is None for p in created):  # a backend that returns no ids
             raise IntegrityError("ids not returned")
+        _journal_names(created)
         return list(created)
     except IntegrityError:
         out: list[Proposal | DuplicateProposal] = []
@@ -215,6 +224,7 @@ def proposals_create_many(
                 out.append(proposal)
             except IntegrityError:
                 out.append(_duplicate(proposal.dedup_key))
+        _journal_names(out)
         return out
 
 

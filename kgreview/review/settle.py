@@ -10,6 +10,7 @@ import uuid
 from django.utils import timezone
 
 from kgreview.graph import selectors as graph_selectors
+from kgreview.graph import services as graph_services
 from kgreview.graph.models import Concept, Edge, RelationType
 
 from .kinds import kind_of, payload_validate
@@ -74,6 +75,8 @@ def close_proposal(
     proposal.decided_by = user
     proposal.version += 1
     proposal.save(update_fields=CLOSE_FIELDS)
+    if kind_of(proposal).names_a_concept:  # its name no longer stands for a proposed concept
+        graph_services.name_index_changed(proposals=[proposal.pk])
     return decision
 
 

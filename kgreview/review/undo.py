@@ -66,7 +66,7 @@ def _reopen(proposal: Proposal, *, restore: dict | None = None, strict: bool = T
             f"already waiting as proposal #{twin.pk if twin else '?'}."
         ) from None
     if kind_of(proposal).names_a_concept:
-        graph.name_index_changed()
+        graph.name_index_changed(proposals=[proposal.pk])
     return True
 
 
@@ -128,8 +128,6 @@ def _undo_one(
     kind = kind_of(proposal)
     if proposal.status == Proposal.Status.ACCEPTED:
         kind.undo(UndoStep(proposal, decision, reviewer, undo, changes))
-    if proposal.status == Proposal.Status.REJECTED and kind.names_a_concept:
-        graph.name_index_changed()
     if manual:
         # A change made by hand is withdrawn, not put in the queue for someone to decide.
         proposal.status = Proposal.Status.SUPERSEDED

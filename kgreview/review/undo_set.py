@@ -193,5 +193,4 @@ def _reopen(u: _Undoing, now) -> None:
                 Proposal.objects.filter(pk__in=twins).update(concept=None)
     except IntegrityError as exc:
         raise OneByOne("the same change is waiting again") from exc
-    if any(kind_of(p).names_a_concept for p in back):
-        graph.name_index_changed()
+    graph.name_index_changed(proposals=[p.pk for p in back if kind_of(p).names_a_concept])

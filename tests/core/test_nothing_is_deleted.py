@@ -51,12 +51,12 @@ DELETABLE = {
     "django_celery_beat.CrontabSchedule": "a schedule's timing, configuration",
     "django_celery_beat.SolarSchedule": "a schedule's timing, configuration",
     "django_celery_beat.ClockedSchedule": "a one-off schedule's timing, configuration",
-    "graph.NameIndexVersion": "a counter workers poll to know when to rebuild their "
-    "in-memory name index; it carries no history",
     "review.ProposalFlag": "the flags of each proposal as rows, derived from the proposals by "
     "triggers and rebuilt from them (review.queue_index); it carries no history",
     "review.QueueTally": "the queue's counts as +1/-1 rows that are folded together, derived "
     "from the proposals by triggers; it carries no history",
+    "graph.NameChange": "the name journal: which concepts' names changed, for the processes "
+    "that hold names in memory; the names keep their history in ConceptAlias",
     "graph.ConceptOrder": "positions of concepts in an acyclic relation's topological order, "
     "derived from the edges and rebuilt from them; it carries no history",
     "agents.WorkerHeartbeat": "liveness of worker processes, overwritten every minute",

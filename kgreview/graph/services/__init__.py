@@ -22,8 +22,9 @@ never wait on each other crosswise (PostgreSQL would end one with "deadlock dete
    edge's concepts and relation are locked in one statement, ``rows.lock_for_edge``,
    the relation only once both concepts are held);
 4. edges, in id order;
-5. last, the name index's version (``name_index_changed``), bumped once at the end of a
-   retried decision (``kgreview.core.retry.once_before_commit``).
+Then, last and taking no lock, the name journal's rows (``name_index_changed``): one per
+concept or proposed concept whose names changed, written once at the end of a retried
+decision (``kgreview.core.retry.once_before_commit``).
 
 A service that must read a row before it knows what to lock (an edge's ends) reads it
 unlocked, locks in order, then re-reads it locked. ``lock_graph`` takes steps 2 to 4 at

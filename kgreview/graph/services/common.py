@@ -1,4 +1,4 @@
-"""What every graph service shares: evidence, the name index's version, the words for
+"""What every graph service shares: evidence, the name journal, the words for
 an unusable concept, row locks, and how a change is attributed in the curation log.
 
 Attribution: each state-changing service takes ``acting_user`` (the person, or ``None``
@@ -14,13 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from django.db.models import F
-
 from kgreview.core import audit, retry
 from kgreview.core.errors import EvidenceMismatch
 
 from .. import selectors
-from ..models import Concept, Edge, NameIndexVersion, RelationType, SourceRevision
+from ..models import Concept, Edge, NameChange, RelationType, SourceRevision
 
 NAME_MAX = 200
 
@@ -123,20 +121,48 @@ class Evidence:
             )
 
 
-def name_index_changed() -> None:
-    """Tell every worker's name index that existing names changed meaning.
+class _Journal:
+    """The name journal's rows one transaction owes: touched concepts and proposals."""
 
-    The version is one row every naming decision bumps, so it is the last lock of the
-    lock order (see the package's "Locking rules"): inside a retried decision the bump is
-    put off to the end of the transaction and made once; elsewhere it is made now.
+    def __init__(self, concepts: Iterable[int], proposals: Iterable[int], everything: bool):
+        self.concepts = {int(c) for c in concepts}
+        self.proposals = {int(p) for p in proposals}
+        self.everything = everything
+
+    def merge(self, other: _Journal) -> None:
+        self.concepts |= other.concepts
+        self.proposals |= other.proposals
+        self.everything = self.everything or other.everything
+
+    def __call__(self) -> None:
+        rows = [NameChange(concept_id=c) for c in sorted(self.concepts)]
+        rows += [NameChange(proposal_id=p) for p in sorted(self.proposals)]
+        if self.everything:
+            rows.append(NameChange())
+        NameChange.objects.bulk_create(rows, batch_size=5000)
+
+
+def name_index_changed(
+    *, concepts: Iterable[int] | None = None, proposals: Iterable[int] | None = None
+) -> None:
+    """Tell every process's name index that the names of these concepts (ids) and proposed
+    concepts (add_concept proposal ids) changed: journal rows (``NameChange``) in the
+    caller's transaction. Empty lists write nothing; called with neither argument, every
+    index is rebuilt (a last resort for a change too wide to name).
+
+    Inside a retried transaction the rows are put off to its end and written once, with
+    every endpoint asked for on the way (``retry.once_before_commit``), so their ids are
+    drawn just before the commit: a reader that saw a later id soon sees these too
+    (``graph.name_index`` also re-reads ids it found missing, for a while). Elsewhere they
+    are written now.
     """
-    retry.once_before_commit("name-index", _bump_name_index)
-
-
-def _bump_name_index() -> None:
-    updated = NameIndexVersion.objects.filter(pk=1).update(version=F("version") + 1)
-    if not updated:
-        NameIndexVersion.objects.get_or_create(pk=1, defaults={"version": 1})
+    everything = concepts is None and proposals is None
+    mine = _Journal(concepts or (), proposals or (), everything=everything)
+    if not (everything or mine.concepts or mine.proposals):
+        return
+    kept = retry.once_before_commit("name-index", mine)
+    if kept is not None and kept is not mine:
+        kept.merge(mine)
 
 
 def inactive_words(concept: Concept) -> str:

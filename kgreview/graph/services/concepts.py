@@ -1,6 +1,7 @@
 """Concepts and their names: create, describe, rename, add and remove aliases, retire and
-reactivate. A name (canonical or alias) belongs to at most one concept; names that
-change meaning bump the name index's version in the same transaction.
+reactivate. A name (canonical or alias) belongs to at most one concept; every service
+that changes a concept's names, or whether they count, writes the name journal in the
+same transaction (``name_index_changed``).
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ def concept_create(
         seen.add(alias.lower())
         _claim_name(concept=concept, name=alias, kind=ConceptAlias.Kind.ALIAS)
         added.append(alias)
+    name_index_changed(concepts=[concept.pk])
     audited(
         acting_user=acting_user,
         decision=decision,
@@ -121,6 +123,7 @@ def concept_add_alias(*, concept: Concept, name: str, acting_user, decision=None
     """Register another name for an active concept."""
     concept = _lock_active(concept)
     alias = _claim_name(concept=concept, name=_checked_name(name), kind=ConceptAlias.Kind.ALIAS)
+    name_index_changed(concepts=[concept.pk])
     audited(
         acting_user=acting_user,
         decision=decision,
@@ -190,7 +193,7 @@ def concept_rename(
             concept.save(update_fields=["name", "updated_at"])
     except IntegrityError:
         raise NameTaken(f'A concept named "{new}" already exists.') from None
-    name_index_changed()
+    name_index_changed(concepts=[concept.pk])
     audited(
         acting_user=acting_user,
         decision=decision,
@@ -222,7 +225,7 @@ def concept_remove_alias(
         )
     alias.removed_at = timezone.now()
     alias.save(update_fields=["removed_at"])
-    name_index_changed()
+    name_index_changed(concepts=[concept.pk])
     audited(
         acting_user=acting_user,
         decision=decision,
@@ -256,7 +259,7 @@ def concept_restore_alias(*, alias_id: int, acting_user, decision=None) -> Conce
             alias.save(update_fields=["removed_at"])
     except IntegrityError:
         raise NameTaken(f'The name "{alias.name}" was just taken by another concept.') from None
-    name_index_changed()
+    name_index_changed(concepts=[alias.concept_id])
     audited(
         acting_user=acting_user,
         decision=decision,
@@ -286,7 +289,7 @@ def _set_status(concept: Concept, status: str, *, acting_user, decision) -> Conc
     concept.status = status
     concept.retired_at = timezone.now() if status == Concept.Status.RETIRED else None
     concept.save(update_fields=["status", "retired_at", "updated_at"])
-    name_index_changed()
+    name_index_changed(concepts=[concept.pk])
     retired = status == Concept.Status.RETIRED
     audited(
         acting_user=acting_user,

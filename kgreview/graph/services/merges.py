@@ -155,7 +155,7 @@ def concept_merge(
     loser.merged_into = survivor
     loser.merged_at = now
     loser.save(update_fields=["status", "merged_into", "merged_at", "updated_at"])
-    name_index_changed()
+    name_index_changed(concepts=[loser.pk, survivor.pk])
     audited(
         acting_user=acting_user,
         decision=decision,
@@ -273,7 +273,7 @@ def concept_unmerge(
         alias.merged_from = None
         alias.save(update_fields=["concept", "kind", "merged_from"])
         outcome.names.append(alias.name)
-    name_index_changed()
+    name_index_changed(concepts=[loser.pk, survivor.pk])
     audited(
         acting_user=acting_user,
         decision=decision,
