@@ -187,12 +187,17 @@ class InMemoryConceptIndex:
 
     @staticmethod
     def _winner(claims: list[IndexEntry]) -> IndexEntry:
-        # Canonical names win over aliases; otherwise the first registration stays,
-        # so the same graph always resolves the same way.
-        for claim in claims:
-            if claim.is_canonical:
-                return claim
-        return claims[0]
+        # Canonical names win over aliases, concepts over proposed concepts, then the
+        # oldest (lowest id): the same graph always resolves the same way, whatever order
+        # its names reached the index in (a full build, or changes applied one by one).
+        return min(
+            claims,
+            key=lambda c: (
+                not c.is_canonical,
+                c.concept_id is None,
+                c.concept_id if c.concept_id is not None else (c.proposal_id or 0),
+            ),
+        )
 
     def add(self, entry: IndexEntry, *, keys: Iterable[str]) -> None:
         endpoint = (entry.concept_id, entry.proposal_id)

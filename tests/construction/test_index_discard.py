@@ -85,3 +85,22 @@ def test_a_key_claimed_twice_by_one_concept_and_once_by_another_survives_the_fir
     index.add(_concept(2, "Loss Function", "Cost Function"), keys=["loss function"])
     assert index.discard(concept_id=1) == 1
     assert index.exact("loss function").concept_id == 2
+
+
+def _proposed(pid: int, name: str) -> IndexEntry:
+    return IndexEntry(name=name, canonical=name, key=f"p{pid}", proposal_id=pid)
+
+
+def test_a_shared_key_goes_to_the_concept_after_it_is_applied_again_as_a_rebuild_would_give():
+    index = _index(_concept(1, "Loss Function"), _proposed(7, "Loss Function"))
+    assert index.exact("loss function").concept_id == 1
+    index.discard(concept_id=1)
+    index.add_name(_concept(1, "Loss Function"))
+    assert index.exact("loss function").concept_id == 1
+
+
+def test_the_older_of_two_concepts_keeps_a_shared_key_whatever_order_they_came_in():
+    forwards = _index(_concept(1, "Loss Function"), _concept(2, "Loss Function"))
+    backwards = _index(_concept(2, "Loss Function"), _concept(1, "Loss Function"))
+    assert forwards.exact("loss function").concept_id == 1
+    assert backwards.exact("loss function").concept_id == 1
