@@ -26,7 +26,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext, override_settings
 from django.utils import timezone
 
-from kgreview.graph import traversal
+from kgreview.graph import learning, traversal
 from kgreview.graph.models import Edge, RelationType
 
 from .common import percentiles, scaled
@@ -115,20 +115,20 @@ def _learning_paths(targets: list[int], preds, prereq: int, week_ago) -> dict:
     ``KG_LEARNING_PATH_LIMIT`` are cut by the walk (the API refuses them in words), and
     each target's last three levels (``depth=3``) are timed too."""
     orders = {prereq: "source_first"}
-    limit = traversal.learning_path_limit()
+    limit = learning.learning_path_limit()
     buckets: dict[str, list[float]] = defaultdict(list)
     sizes, past, shallow = [], [], []
     for t in targets:
         size = ancestors(t, preds, cap=limit)
         sizes.append(size)
-        ms = _time(lambda t=t: traversal.learning_path(target_id=t, relations=orders))
+        ms = _time(lambda t=t: learning.learning_path(target_id=t, relations=orders))
         bucket = "up_to_500" if size <= 500 else ("over_limit" if size >= limit else "over_500")
         buckets[bucket].append(ms)
         past.append(
-            _time(lambda t=t: traversal.learning_path(target_id=t, relations=orders, at=week_ago))
+            _time(lambda t=t: learning.learning_path(target_id=t, relations=orders, at=week_ago))
         )
         shallow.append(
-            _time(lambda t=t: traversal.learning_path(target_id=t, relations=orders, depth=3))
+            _time(lambda t=t: learning.learning_path(target_id=t, relations=orders, depth=3))
         )
     every = [ms for values in buckets.values() for ms in values]
     return {

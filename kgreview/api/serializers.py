@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from kgreview.graph import traversal
+from kgreview.graph import learning, traversal
 from kgreview.graph.history import EDGE_RELATED, GraphDiff
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.search import SearchHit
@@ -40,7 +40,7 @@ def relation_out(relation: RelationType, *, at: datetime | None) -> dict:
         "symmetric": relation.symmetric,
         "acyclic": relation.acyclic,
         "active": relation.active if at is None else True,
-        "study_order": traversal.STUDY_ORDER.get(relation.key),
+        "study_order": learning.STUDY_ORDER.get(relation.key),
     }
 
 
@@ -248,7 +248,7 @@ def learning_path_out(
     target: Concept,
     via: list[str],
     at: datetime | None,
-    result: traversal.LearningPath,
+    result: learning.LearningPath,
     keys: dict[int, str],
     cycle_edges: dict[int, dict],
     offset: int = 0,

@@ -9,7 +9,7 @@ reads; nothing writes.
 Each read is one round trip: a hop (``expand``) is one query that also joins the
 evidence revision for the quote, its source's slug and the revision's number; a path is
 ``traversal.shortest_path`` (two walks and a trace) plus one query for the evidence; a
-study order is ``traversal.learning_path`` plus one query for names and one for evidence.
+study order is ``learning.learning_path`` plus one query for names and one for evidence.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from construction.types import RelationSpec
 from kgreview.core.errors import DomainError, ValidationFailed
 from kgreview.core.llm import client_settings
 
-from . import traversal
+from . import learning, traversal
 from .models import Concept, Edge, Source, SourceRevision
 from .name_index import QUESTION_INDEX
 from .selectors import RelationRow, relation_table
@@ -329,7 +329,7 @@ class DbGraphReader:
 
     def _study_from_memory(
         self, target_id: int, limit: int
-    ) -> tuple[list[traversal.StudyEdge], bool] | None:
+    ) -> tuple[list[learning.StudyEdge], bool] | None:
         """The ordering edges of the target's closure from what the walks already read
         (a prerequisites question has just walked it), or None when they did not."""
         reach = self._reach.get(self._groups(STUDY_WALKS))
@@ -345,9 +345,7 @@ class DbGraphReader:
                 continue
             for fact in reach.steps.get(node, ()):
                 before = fact.source_id if fact.target_id == node else fact.target_id
-                edges.append(
-                    traversal.StudyEdge(before, node, fact.edge_id, rel_ids[fact.relation])
-                )
+                edges.append(learning.StudyEdge(before, node, fact.edge_id, rel_ids[fact.relation]))
                 if before not in seen:
                     if len(seen) >= limit:
                         cut = True
@@ -362,7 +360,7 @@ class DbGraphReader:
         learning path (one recursive query, names and evidence)."""
         orders: dict[int, str] = {
             self._by_key[key].id: how
-            for key, how in traversal.STUDY_ORDER.items()
+            for key, how in learning.STUDY_ORDER.items()
             if key in self._by_key
         }
         facts: dict[int, ConceptFact] = {}
@@ -371,7 +369,7 @@ class DbGraphReader:
             facts.update(self.concepts(ids))
             return {k: v.name for k, v in facts.items()}
 
-        result = traversal.learning_path(
+        result = learning.learning_path(
             target_id=target_id,
             relations=orders,
             at=self.at,

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from kgreview.api import schemas as s
 from kgreview.api import serializers as out
-from kgreview.graph import history, search, traversal
+from kgreview.graph import history, learning, search, traversal
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.selectors import concept_names, edges_active
 from kgreview.graph.sources import RevisionPlaces
@@ -62,7 +62,7 @@ def test_relation_out_fits_its_schema_now_and_at_an_instant(rows):
         then = s.RelationOut.model_validate(out.relation_out(relation, at=timezone.now()))
         assert now.active == relation.active and then.active is True
     prerequisite = out.relation_out(RelationType.objects.get(key="prerequisite"), at=None)
-    assert prerequisite["study_order"] == traversal.STUDY_ORDER["prerequisite"]
+    assert prerequisite["study_order"] == learning.STUDY_ORDER["prerequisite"]
 
 
 def test_search_out_fits_its_schema_with_a_retired_hit_and_with_none(rows):
@@ -172,11 +172,11 @@ def test_learning_path_out_fits_its_schema_in_order_and_in_a_cycle(rows, f):
     a cycle of needs named with its edges."""
     via = ["prerequisite", "builds_on"]
     relations = {r.key: r.pk for r in RelationType.objects.filter(key__in=via)}
-    orders = {relations[k]: traversal.STUDY_ORDER[k] for k in via}
+    orders = {relations[k]: learning.STUDY_ORDER[k] for k in via}
     keys = {relations[k]: k for k in via}
 
-    def learning(target):
-        result = traversal.learning_path(
+    def path_of(target):
+        result = learning.learning_path(
             target_id=target.pk, relations=orders, at=None, name_lookup=concept_names
         )
         cycle_edges = out.edges_by_id(e.edge_id for e in result.cycle) if result.cycle else {}
@@ -186,13 +186,13 @@ def test_learning_path_out_fits_its_schema_in_order_and_in_a_cycle(rows, f):
             )
         )
 
-    ordered = learning(rows["ospf"])
+    ordered = path_of(rows["ospf"])
     assert ordered.ok and ordered.cycle is None
     assert [st.concept.id for st in ordered.steps] == [rows["ls"].pk, rows["ospf"].pk]
     assert ordered.steps[1].needs[0].relation == "prerequisite"
     # "OSPF builds on link-state routing" read backwards: OSPF first, yet OSPF needs it.
     f.edge(rows["ls"], rows["ospf"], "builds_on")
-    cyclic = learning(rows["ospf"])
+    cyclic = path_of(rows["ospf"])
     assert not cyclic.ok and len(cyclic.cycle.edges) == 2
     assert "cycle" in cyclic.cycle.message
 

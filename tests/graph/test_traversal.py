@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from kgreview.graph import services, traversal
+from kgreview.graph import learning, services, traversal
 from kgreview.graph.models import Edge, RelationType
 
 pytestmark = pytest.mark.django_db
@@ -182,7 +182,7 @@ def test_learning_path_puts_every_need_before_what_needs_it(f):
     f.edge(base, right)
     f.edge(left, top)
     f.edge(right, top)
-    lp = traversal.learning_path(target_id=top.pk, relations=orders())
+    lp = learning.learning_path(target_id=top.pk, relations=orders())
     assert lp.ok
     pos = {n: i for i, n in enumerate(lp.order)}
     assert pos[base.pk] < pos[left.pk] < pos[top.pk]
@@ -199,7 +199,7 @@ def test_learning_path_orders_ties_by_level_then_name(f):
     f.edge(alpha, top)
     f.edge(deep, alpha)
     names = {c.pk: c.name for c in (top, zed, alpha, deep)}
-    lp = traversal.learning_path(target_id=top.pk, relations=orders(), names=names)
+    lp = learning.learning_path(target_id=top.pk, relations=orders(), names=names)
     assert [names[n] for n in lp.order] == ["Deep", "Zed", "Alpha", "Top"]
 
 
@@ -207,7 +207,7 @@ def test_learning_path_reads_builds_on_as_target_first(f):
     """ "RAG builds on vector search": vector search is studied before RAG."""
     vs, rag = f.concept("Vector search"), f.concept("RAG")
     f.edge(rag, vs, "builds_on")
-    lp = traversal.learning_path(target_id=rag.pk, relations=orders())
+    lp = learning.learning_path(target_id=rag.pk, relations=orders())
     assert lp.order == [vs.pk, rag.pk]
 
 
@@ -215,7 +215,7 @@ def test_learning_path_ignores_relations_not_asked_for(f):
     """With prerequisite alone, builds_on edges do not add needs."""
     vs, rag = f.concept("Vector search"), f.concept("RAG")
     f.edge(rag, vs, "builds_on")
-    lp = traversal.learning_path(target_id=rag.pk, relations={rid("prerequisite"): "source_first"})
+    lp = learning.learning_path(target_id=rag.pk, relations={rid("prerequisite"): "source_first"})
     assert lp.order == [rag.pk]
 
 
@@ -228,7 +228,7 @@ def test_learning_path_names_a_cycle_in_legacy_rows_and_blocks_what_waits_on_it(
     bc = f.edge(b, c)
     ca = raw_edge(c, a)
     f.edge(c, top)
-    lp = traversal.learning_path(target_id=top.pk, relations=orders())
+    lp = learning.learning_path(target_id=top.pk, relations=orders())
     assert not lp.ok
     assert {e.edge_id for e in lp.cycle} == {ab.pk, bc.pk, ca.pk}
     # Read forwards: each edge's 'after' is the next edge's 'before'.
@@ -243,16 +243,16 @@ def test_learning_path_as_of_uses_the_needs_of_that_time(f):
     a, b = f.concept("A"), f.concept("B")
     then = timezone.now()
     f.edge(a, b)
-    assert traversal.learning_path(target_id=b.pk, relations=orders(), at=then).order == [b.pk]
-    assert traversal.learning_path(target_id=b.pk, relations=orders()).order == [a.pk, b.pk]
+    assert learning.learning_path(target_id=b.pk, relations=orders(), at=then).order == [b.pk]
+    assert learning.learning_path(target_id=b.pk, relations=orders()).order == [a.pk, b.pk]
 
 
 def test_study_edges_says_when_the_closure_was_capped(f):
     """A closure larger than the limit is flagged as truncated."""
     (n0, *rest), _ = chain(f, "N0", "N1", "N2", "N3", "N4")
-    edges, truncated = traversal.study_edges(target_id=rest[-1].pk, relations=orders(), limit=2)
+    edges, truncated = learning.study_edges(target_id=rest[-1].pk, relations=orders(), limit=2)
     assert truncated is True
-    _edges, truncated = traversal.study_edges(target_id=rest[-1].pk, relations=orders())
+    _edges, truncated = learning.study_edges(target_id=rest[-1].pk, relations=orders())
     assert truncated is False
 
 
@@ -262,9 +262,9 @@ def test_study_edges_says_when_the_closure_was_capped(f):
 def test_closure_lists_the_target_then_its_needs_nearest_first(f):
     """The nearest needs come first, so a cut keeps what is closest to the target."""
     (n0, n1, n2, n3), _ = chain(f, "N0", "N1", "N2", "N3")
-    nodes, truncated = traversal.closure(target_id=n3.pk, relations=orders())
+    nodes, truncated = learning.closure(target_id=n3.pk, relations=orders())
     assert nodes == [n3.pk, n2.pk, n1.pk, n0.pk] and truncated is False
-    nodes, truncated = traversal.closure(target_id=n3.pk, relations=orders(), limit=2)
+    nodes, truncated = learning.closure(target_id=n3.pk, relations=orders(), limit=2)
     assert nodes == [n3.pk, n2.pk] and truncated is True
 
 
@@ -274,7 +274,7 @@ def test_closure_with_a_depth_keeps_the_needs_that_many_steps_away(f):
     side = f.concept("Side")
     f.edge(side, n2)
     f.edge(n0, side)
-    nodes, truncated = traversal.closure(target_id=n3.pk, relations=orders(), depth=2)
+    nodes, truncated = learning.closure(target_id=n3.pk, relations=orders(), depth=2)
     assert set(nodes) == {n3.pk, n2.pk, n1.pk, side.pk} and truncated is False
     assert len(nodes) == len(set(nodes))
 
@@ -282,7 +282,7 @@ def test_closure_with_a_depth_keeps_the_needs_that_many_steps_away(f):
 def test_learning_path_within_a_depth_orders_only_those_needs(f):
     """A learning path of depth 1 holds the target and its direct needs, in order."""
     (n0, n1, n2), _ = chain(f, "N0", "N1", "N2")
-    lp = traversal.learning_path(target_id=n2.pk, relations=orders(), depth=1)
+    lp = learning.learning_path(target_id=n2.pk, relations=orders(), depth=1)
     assert lp.order == [n1.pk, n2.pk] and not lp.truncated
 
 
@@ -290,7 +290,7 @@ def test_learning_path_over_its_limit_says_it_was_cut_and_keeps_a_valid_order(f,
     """Cut at KG_LEARNING_PATH_LIMIT: truncated, the nearest concepts, still in order."""
     settings.KG_LEARNING_PATH_LIMIT = 3
     (n0, n1, n2, n3), _ = chain(f, "N0", "N1", "N2", "N3")
-    lp = traversal.learning_path(target_id=n3.pk, relations=orders())
+    lp = learning.learning_path(target_id=n3.pk, relations=orders())
     assert lp.truncated is True
     assert lp.order == [n1.pk, n2.pk, n3.pk]
 

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from ninja import Query
 
-from kgreview.graph import history, traversal
+from kgreview.graph import history, learning, traversal
 from kgreview.graph.selectors import concept_names
 
 from .. import schemas as s
@@ -168,18 +168,18 @@ def learning_path(
     at = instant(as_of)
     target = concept_or_404(concept_id)
     via = list(dict.fromkeys(via or ["prerequisite"]))
-    unknown = [v for v in via if v not in traversal.STUDY_ORDER]
+    unknown = [v for v in via if v not in learning.STUDY_ORDER]
     if unknown:
         raise ApiError(
             400,
             f"via {', '.join(unknown)} does not order study; use "
-            + " or ".join(traversal.STUDY_ORDER)
+            + " or ".join(learning.STUDY_ORDER)
             + ".",
         )
     rel_ids, _keys = relation_ids(via)
-    orders = {rid: traversal.STUDY_ORDER[key] for rid, key in zip(rel_ids, via, strict=True)}
-    limit_concepts = traversal.learning_path_limit()
-    result = traversal.learning_path(
+    orders = {rid: learning.STUDY_ORDER[key] for rid, key in zip(rel_ids, via, strict=True)}
+    limit_concepts = learning.learning_path_limit()
+    result = learning.learning_path(
         target_id=target.pk,
         relations=orders,
         at=at,
