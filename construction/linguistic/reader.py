@@ -1,0 +1,249 @@
+"""The linguistic offline reader: terms and the relations the sentences state between them.
+
+For one chunk:
+
+1. Its prose is cut into sentences and cleaned of markup (``markup``), keeping where
+   each word was and which words were code, strong, emphasised or a heading.
+2. Every sentence is tagged and lemmatised (``nlp``); those holding a cue word of the
+   vocabulary and two nouns are also parsed.
+3. Term candidates are collected from every sentence and scored for termhood over the
+   whole chunk (``terms``).
+4. Each parsed sentence's cues give relations between the heads of their subject and
+   object (``relations``); a side that is not a term drops the relation.
+5. The best ``max_edges`` distinct edges are kept, each quoting its sentence verbatim,
+   with a confidence from the cue, the two terms' scores and any hedge (``confidence``).
+
+Deterministic: the same chunk, vocabulary and known names give the same answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..protocols import Lexicon
+from ..text import name_key
+from ..types import Candidate, ConceptMention, Extraction, LLMUsage, RelationSpec, SourceDoc
+from .confidence import edge_confidence
+from .markup import Sentence, read_sentences
+from .nlp import ParseWhen, pipeline
+from .relations import (
+    BUILT_IN,
+    TOPIC,
+    Cue,
+    Found,
+    cue_table,
+    cue_words,
+    find_relations,
+    find_study_order,
+)
+from .terms import TERM_SCORE, TermTable
+from .terms import Candidate as Term
+
+READER_VERSION = "ling-1"
+SYMMETRIC_BUILT_IN = frozenset({"contrasts_with", "related", "alternative_to"})
+
+
+@dataclass(frozen=True)
+class Drafted:
+    """A relation between two terms, ready to rank."""
+
+    relation: str
+    source: Term
+    target: Term
+    confidence: float
+    sentence: int
+    cue: str
+
+
+class LinguisticExtractor:
+    """READ with an NLP pipeline: deterministic, offline, no network."""
+
+    name = "offline"
+    local = True
+
+    def __init__(self) -> None:
+        self._model: str | None = None
+        self._derived: dict[tuple, list[Cue]] = {}
+        self._when: tuple[tuple, ParseWhen] | None = None
+
+    @property
+    def model(self) -> str:
+        if self._model is None:
+            self._model = f"{READER_VERSION}+{pipeline().version}"
+        return self._model
+
+    def extract(
+        self,
+        doc: SourceDoc,
+        *,
+        vocabulary: Sequence[RelationSpec],
+        lexicon: Lexicon,
+        max_edges: int,
+    ) -> Extraction:
+        sentences = read_sentences(doc.text)
+        table = cue_table(vocabulary, self._derive)
+        keys = {s.key for s in vocabulary}
+        when = self._parse_when(table, keys)
+        nlp = pipeline()
+        docs = nlp.analyse([s.clean for s in sentences], parse_if=when)
+        terms = TermTable(lexicon)
+        for index, (sentence, parsed) in enumerate(zip(sentences, docs, strict=True)):
+            terms.read(index, parsed, sentence)
+        terms.collapse_generic_tails()
+        _mark_definitions(terms, docs)
+        terms.score()
+        topic = _topic(terms, doc)
+        drafted = []
+        for index, parsed in enumerate(docs):
+            if sentences[index].heading or not parsed.has_annotation("DEP"):
+                continue
+            found = list(
+                find_relations(
+                    parsed, table, contrast="contrasts_with" in keys, is_a="is_a" in keys
+                )
+            )
+            if "prerequisite" in keys:
+                found += find_study_order(parsed)
+            for item in found:
+                draft = _draft(terms, index, parsed, item, topic)
+                if draft is not None:
+                    drafted.append(draft)
+        candidates, used = _select(doc, sentences, drafted, vocabulary, max_edges)
+        concepts = tuple(
+            ConceptMention(name=t.name, description=_description(doc, sentences, docs, t))
+            for t in used
+        )
+        return Extraction(
+            concepts=concepts,
+            candidates=candidates,
+            usage=LLMUsage(),
+            extractor=self.name,
+            model=self.model,
+        )
+
+    def _parse_when(self, table: dict[str, list[Cue]], keys: set[str]) -> ParseWhen:
+        """Which sentences to parse for this vocabulary (kept per vocabulary)."""
+        signature = (tuple(sorted(keys)), tuple(sorted(table)))
+        if self._when is None or self._when[0] != signature:
+            self._when = (signature, ParseWhen(cue_words(table, keys), definitions="is_a" in keys))
+        return self._when[1]
+
+    def _derive(self, spec: RelationSpec) -> list[Cue]:
+        key = (spec.key, spec.verb)
+        if key not in self._derived:
+            from .verbs import cue_from_verb
+
+            self._derived[key] = cue_from_verb(spec)
+        return self._derived[key]
+
+
+def _mark_definitions(terms: TermTable, docs) -> None:
+    """A term that is the subject of "is a ..." in its own sentence is being defined."""
+    for (index, head), found in terms.heads.items():
+        tok = docs[index][head]
+        if _defines(tok):
+            for cand in found:
+                cand.defined = True
+
+
+def _topic(terms: TermTable, doc: SourceDoc) -> Term | None:
+    """The term the document is about: its title's, else its first heading's."""
+    for title in (doc.title, *doc.section[:1]):
+        cand = terms.candidates.get(name_key(title))
+        if cand is not None and cand.score >= TERM_SCORE:
+            return cand
+    for cand in terms.candidates.values():
+        if any("heading" in m.kinds for m in cand.mentions) and cand.score >= TERM_SCORE:
+            return cand
+    return None
+
+
+def _draft(terms: TermTable, index: int, doc, found: Found, topic: Term | None) -> Drafted | None:
+    source = topic if found.source == TOPIC else terms.at(index, found.source)
+    target = topic if found.target == TOPIC else terms.at(index, found.target)
+    if source is None or target is None or source is target:
+        return None
+    if source.score < TERM_SCORE or target.score < TERM_SCORE:
+        return None
+    confidence = edge_confidence(found.confidence, source.score, target.score)
+    return Drafted(found.relation, source, target, confidence, index, doc[found.cue].text)
+
+
+def _select(
+    doc: SourceDoc,
+    sentences: list[Sentence],
+    drafted: list[Drafted],
+    vocabulary: Sequence[RelationSpec],
+    max_edges: int,
+) -> tuple[tuple[Candidate, ...], list[Term]]:
+    """Best first, one candidate per edge, at most ``max_edges``; and the terms used."""
+    symmetric = {s.key for s in vocabulary if s.symmetric} | (
+        SYMMETRIC_BUILT_IN - {s.key for s in vocabulary}
+    )
+    seen: set[tuple[str, str, str]] = set()
+    out: list[Candidate] = []
+    used: list[Term] = []
+    for item in sorted(drafted, key=lambda d: (-d.confidence, d.sentence)):
+        if len(out) >= max(0, max_edges):
+            break
+        a, b = item.source.key, item.target.key
+        key = (
+            (min(a, b), item.relation, max(a, b))
+            if item.relation in symmetric
+            else (a, item.relation, b)
+        )
+        if a == b or key in seen:
+            continue
+        seen.add(key)
+        sentence = sentences[item.sentence]
+        quote = doc.text[sentence.start : sentence.end]
+        out.append(
+            Candidate(
+                source=item.source.name,
+                target=item.target.name,
+                relation=item.relation,
+                confidence=item.confidence,
+                reason=_reason(sentence, item),
+                evidence=quote,
+            )
+        )
+        used.extend(t for t in (item.source, item.target) if t not in used)
+    return tuple(out), used
+
+
+def _reason(sentence: Sentence, item: Drafted) -> str:
+    cue = " ".join(item.cue.split())
+    return (
+        f'The sentence links "{item.source.name}" and "{item.target.name}" by '
+        f'"{cue}" ({_why(item)}).'
+    )
+
+
+def _why(item: Drafted) -> str:
+    if item.relation in BUILT_IN:
+        return f"a cue of {item.relation}"
+    return f"the verb of {item.relation}"
+
+
+def _defines(tok) -> bool:
+    """Whether the token is the subject of "is a ..." (its sentence defines it)."""
+    return (
+        tok.dep_ == "nsubj"
+        and tok.head.lemma_ == "be"
+        and any(c.dep_ == "attr" for c in tok.head.children)
+    )
+
+
+def _description(doc: SourceDoc, sentences: list[Sentence], docs, term: Term) -> str:
+    """The first sentence defining the term ("X is a ..."), if the chunk has one."""
+    for mention in term.mentions:
+        tok = docs[mention.sentence][mention.last]
+        s = sentences[mention.sentence]
+        if not s.heading and _defines(tok):
+            return " ".join(doc.text[s.start : s.end].split())[:200]
+    return ""
+
+
+def known_key(name: str) -> str:
+    return name_key(name)

@@ -1,0 +1,568 @@
+"""Relations read from the dependency parse: a cue and the two terms it governs.
+
+A cue is a predicate of the vocabulary's words: a verb ("requires", "consists of", "is
+built on"), a noun after "be" ("is part of", "is a prerequisite for", "is a kind of") or
+an adjective after "be" ("is related to", "is based on"), plus a few constructions of
+their own ("unlike X, Y ...", "X is a Y" as a definition). Each relation key of the
+vocabulary has its cues here; a relation a curator added is read by the cue its own verb
+makes (``cue_from_verb``: "is caused by" is the verb "cause", passive, with "by").
+
+The two sides are the cue's grammatical subject and object (the agent of a passive,
+the object of its preposition), through coordination ("A and B require C"), relative
+clauses ("X, which requires Y") and participles ("the lock required by X"). Both must be
+terms (``terms.TermTable``), else the cue yields nothing. A cue that is negated ("does
+not require", "requires no"), sits in a conditional or temporal clause ("if the server
+requires password authentication ...", "when X runs ..."), or in a question, yields
+nothing; a modal ("can use", "may require") lowers the confidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from ..types import RelationSpec
+
+
+def _words(text: str) -> list[str]:
+    """A word list written as text, one space or line between words."""
+    return text.split()
+
+
+SUBJECTS = frozenset({"nsubj", "csubj"})
+PASSIVE_SUBJECTS = frozenset({"nsubjpass", "csubjpass"})
+CONDITIONAL_MARKS = frozenset(
+    {"if", "unless", "whether", "when", "whenever", "once", "until", "while", "before", "after"}
+)
+HEDGES = {"can": 0.05, "should": 0.05, "would": 0.1}
+# Modals of possibility: "the document may contain errors" states no composition.
+POSSIBILITY = frozenset({"may", "might", "could"})
+NEGATIONS = frozenset({"not", "n't", "never", "no", "neither", "nor", "without"})
+
+
+@dataclass(frozen=True)
+class Cue:
+    """A predicate that states a relation between its subject and its object.
+
+    ``kind``: "verb" (the lemma is the verb), "noun" (a noun after "be": "is part of"),
+    "adj" (an adjective or participle after "be": "is related to"). ``prep``: the
+    preposition that introduces the object, if any. ``inverse``: the subject is the
+    relation's target ("Y contains X" states "X is part of Y"). ``passive``: the verb
+    form only counts in the passive ("is based on").
+    """
+
+    relation: str
+    lemma: str
+    kind: str
+    prep: str | None = None
+    inverse: bool = False
+    passive: bool | None = None  # None: either voice
+    confidence: float = 0.75
+
+
+def _cues(relation: str, *specs: tuple) -> list[Cue]:
+    return [Cue(relation, *spec) for spec in specs]
+
+
+# Built-in cues per relation key; the keys are those of the two starting vocabularies
+# (curriculum, documentation). A vocabulary relation not listed is read by its verb.
+BUILT_IN: dict[str, list[Cue]] = {
+    "prerequisite": _cues(
+        "prerequisite",
+        ("prerequisite", "noun", "for", False, None, 0.9),
+        ("prerequisite", "noun", "to", False, None, 0.85),
+    ),
+    "builds_on": _cues(
+        "builds_on",
+        ("build", "verb", "on", False, None, 0.85),
+        ("build", "verb", "upon", False, None, 0.85),
+        ("extend", "verb", None, False, False, 0.8),
+        ("refinement", "noun", "of", False, None, 0.8),
+        ("extension", "noun", "of", False, None, 0.8),
+        ("generalization", "noun", "of", False, None, 0.75),
+        ("base", "adj", "on", False, True, 0.8),
+        ("base", "verb", "on", False, True, 0.8),
+    ),
+    "part_of": _cues(
+        "part_of",
+        ("part", "noun", "of", False, None, 0.85),
+        ("component", "noun", "of", False, None, 0.85),
+        ("member", "noun", "of", False, None, 0.75),
+        ("stage", "noun", "of", False, None, 0.75),
+        ("phase", "noun", "of", False, None, 0.75),
+        ("belong", "verb", "to", False, None, 0.75),
+        ("consist", "verb", "of", True, None, 0.85),
+        ("comprise", "verb", None, True, False, 0.8),
+        ("contain", "verb", None, True, False, 0.7),
+        ("include", "verb", None, True, False, 0.7),
+        ("compose", "verb", "of", True, True, 0.8),
+        ("make", "verb", "of", True, True, 0.7),
+    ),
+    "is_a": _cues(
+        "is_a",
+        ("kind", "noun", "of", False, None, 0.85),
+        ("type", "noun", "of", False, None, 0.85),
+        ("form", "noun", "of", False, None, 0.75),
+        ("variant", "noun", "of", False, None, 0.8),
+        ("subclass", "noun", "of", False, None, 0.85),
+        ("special case", "noun", "of", False, None, 0.8),
+    ),
+    "requires": _cues(
+        "requires",
+        ("require", "verb", None, False, None, 0.8),
+        ("need", "verb", None, False, False, 0.7),
+        ("depend", "verb", "on", False, None, 0.75),
+        ("rely", "verb", "on", False, None, 0.7),
+    ),
+    "uses": _cues(
+        "uses",
+        ("use", "verb", None, False, False, 0.7),
+        ("utilize", "verb", None, False, False, 0.7),
+        ("employ", "verb", None, False, False, 0.7),
+        ("invoke", "verb", None, False, False, 0.65),
+    ),
+    "produces": _cues(
+        "produces",
+        ("produce", "verb", None, False, None, 0.75),
+        ("generate", "verb", None, False, None, 0.75),
+        ("create", "verb", None, False, None, 0.7),
+        ("emit", "verb", None, False, None, 0.7),
+        ("output", "verb", None, False, None, 0.7),
+    ),
+    "configures": _cues(
+        "configures",
+        ("control", "verb", None, False, None, 0.7),
+        ("configure", "verb", None, False, None, 0.75),
+        ("determine", "verb", None, False, None, 0.65),
+        ("govern", "verb", None, False, None, 0.7),
+    ),
+    "alternative_to": _cues(
+        "alternative_to",
+        ("alternative", "noun", "to", False, None, 0.85),
+        ("substitute", "noun", "for", False, None, 0.75),
+    ),
+    "contrasts_with": _cues(
+        "contrasts_with",
+        ("contrast", "verb", "with", False, None, 0.8),
+        ("differ", "verb", "from", False, None, 0.75),
+        ("different", "adj", "from", False, None, 0.7),
+    ),
+    "applies_to": _cues(
+        "applies_to",
+        ("apply", "verb", "to", False, None, 0.8),
+        ("use", "verb", "for", False, True, 0.75),
+        ("use", "verb", "in", False, True, 0.6),
+        ("useful", "adj", "for", False, None, 0.7),
+        ("help", "verb", "with", False, False, 0.6),
+    ),
+    "related": _cues(
+        "related",
+        ("relate", "adj", "to", False, None, 0.75),
+        ("related", "adj", "to", False, None, 0.75),
+        ("associate", "adj", "with", False, None, 0.7),
+        ("associated", "adj", "with", False, None, 0.7),
+        ("connect", "adj", "to", False, None, 0.7),
+        ("connected", "adj", "to", False, None, 0.7),
+    ),
+}
+# Constructions that set two terms against each other: (relation, preposition).
+CONTRAST_PREPS = {"unlike": None, "contrast": "to", "compared": "with", "compare": "with"}
+CONTRAST_WORDS = {
+    "unlike": {"ADP", "SCONJ"},
+    "contrast": {"NOUN"},
+    "compare": {"VERB"},
+    "compared": {"VERB"},
+    "whereas": {"SCONJ"},
+}
+
+
+@dataclass(frozen=True)
+class Found:
+    """A relation stated in one sentence: the head tokens of both sides."""
+
+    relation: str
+    source: int
+    target: int
+    cue: int  # the cue's token
+    confidence: float
+
+
+def cue_table(vocabulary: Sequence[RelationSpec], derive) -> dict[str, list[Cue]]:
+    """Cues by predicate lemma for the relations of this vocabulary.
+
+    ``derive(spec)`` gives the cues a relation without built-in ones is read by.
+    """
+    table: dict[str, list[Cue]] = {}
+    for spec in vocabulary:
+        cues = BUILT_IN.get(spec.key)
+        if cues is None:
+            cues = derive(spec)
+        for cue in cues:
+            table.setdefault(cue.lemma.split()[-1], []).append(cue)
+    return table
+
+
+# The parts of speech a cue word is a cue in, by the kind of cue.
+CUE_POS = {"verb": {"VERB", "AUX"}, "noun": {"NOUN", "PROPN"}, "adj": {"ADJ", "VERB"}}
+
+
+def cue_words(table: dict[str, list[Cue]], keys: set[str]) -> dict[str, set[str]]:
+    """The words whose presence, in the right part of speech, makes a sentence worth
+    parsing for this vocabulary."""
+    found: dict[str, set[str]] = {}
+    for word, cues in table.items():
+        for cue in cues:
+            found.setdefault(word, set()).update(CUE_POS[cue.kind])
+    if "contrasts_with" in keys:
+        for word, tags in CONTRAST_WORDS.items():
+            found.setdefault(word, set()).update(tags)
+    if "prerequisite" in keys:
+        for word in (*KNOWING, "assume", "require"):
+            found.setdefault(word, set()).add("VERB")
+        for word in FAMILIAR:
+            found.setdefault(word, set()).add("ADJ")
+    return found
+
+
+def find_relations(
+    doc, table: dict[str, list[Cue]], *, contrast: bool, is_a: bool
+) -> Iterator[Found]:
+    """Every relation a parsed sentence states between two of its nouns."""
+    if doc.text.rstrip().endswith("?"):
+        return
+    for tok in doc:
+        for cue in table.get(tok.lemma_.lower(), ()):
+            yield from _match(tok, cue)
+    if contrast:
+        yield from _contrasts(doc)
+    if is_a:
+        yield from _definitions(doc)
+
+
+def _match(tok, cue: Cue) -> Iterator[Found]:
+    if cue.kind == "verb":
+        if tok.pos_ not in ("VERB", "AUX") and tok.tag_ not in ("VBN", "VBG"):
+            return
+        pairs = _verb_sides(tok, cue)
+        anchor = tok
+    else:
+        if cue.kind == "noun" and tok.pos_ not in ("NOUN", "PROPN"):
+            return
+        if cue.kind == "adj" and tok.pos_ not in ("ADJ", "VERB") and tok.tag_ != "VBN":
+            return
+        if cue.kind == "noun" and " " in cue.lemma:
+            before = cue.lemma.split()[:-1]
+            words = [t.lemma_.lower() for t in tok.lefts][-len(before) :]
+            if words != before:
+                return
+        pairs = _copula_sides(tok, cue)
+        anchor = tok.head if tok.dep_ in ("attr", "acomp") else tok
+    if pairs is None:
+        return
+    subjects, objects = pairs
+    if not subjects or not objects or _negated(tok, anchor, objects) or _conditional(anchor):
+        return
+    if any(c.dep_ == "aux" and c.lower_ in POSSIBILITY for c in anchor.children):
+        return
+    confidence = cue.confidence - _hedge(anchor)
+    for s in subjects:
+        for o in objects:
+            if s.i == o.i:
+                continue
+            source, target = (o, s) if cue.inverse else (s, o)
+            yield Found(cue.relation, source.i, target.i, tok.i, round(confidence, 3))
+
+
+def _verb_sides(verb, cue: Cue) -> tuple[list, list] | None:
+    passive = any(c.dep_ in PASSIVE_SUBJECTS | {"auxpass"} for c in verb.children)
+    if verb.dep_ == "acl" and verb.tag_ == "VBN":
+        passive = True  # "the lock required by VACUUM"
+    if cue.passive is not None and passive != cue.passive:
+        return None
+    if cue.prep and not passive:
+        objects = _prep_objects(verb, cue.prep)
+        subjects = _subjects(verb)
+    elif cue.prep and passive:
+        # "X is based on Y", "X is used for Y": the passive subject is the source.
+        objects = _prep_objects(verb, cue.prep)
+        subjects = _passive_subjects(verb)
+    elif passive:
+        # "Y is required by X": the agent is the source.
+        subjects = [o for p in verb.children if p.dep_ == "agent" for o in _conjoined(_pobj(p))]
+        objects = _passive_subjects(verb)
+    else:
+        objects = [o for c in verb.children if c.dep_ == "dobj" for o in _conjoined(c)]
+        subjects = _subjects(verb)
+    return subjects, objects
+
+
+def _copula_sides(word, cue: Cue) -> tuple[list, list] | None:
+    """ "X is (a) part of Y", "X is related to Y": the subject of "be" (or of the
+    participle, when the parser made it the verb), the object of the cue's preposition."""
+    objects = _prep_objects(word, cue.prep) if cue.prep else []
+    if word.dep_ in ("attr", "acomp"):
+        head = word.head
+        if head.lemma_ not in ("be", "become", "remain", "seem"):
+            return None
+        return _subjects(head), objects
+    if cue.kind == "adj" and any(c.dep_ in PASSIVE_SUBJECTS | {"auxpass"} for c in word.children):
+        return _passive_subjects(word), objects
+    if cue.kind == "adj" and word.dep_ in ("amod", "acl") and word.head.pos_ in ("NOUN", "PROPN"):
+        return _conjoined(word.head), objects  # "concepts related to X"
+    return None
+
+
+def _subjects(verb) -> list:
+    found = [s for c in verb.children if c.dep_ in SUBJECTS for s in _conjoined(c)]
+    if not found and verb.dep_ == "relcl":
+        found = _conjoined(verb.head)  # "X, which requires Y"
+    if not found and verb.dep_ == "conj":
+        return _subjects(verb.head)  # "X reads A and requires B"
+    if not found and verb.dep_ in ("xcomp",) and verb.head.pos_ in ("VERB", "AUX"):
+        return _subjects(verb.head)  # "X is designed to use Y"
+    return found
+
+
+def _passive_subjects(verb) -> list:
+    found = [s for c in verb.children if c.dep_ in PASSIVE_SUBJECTS for s in _conjoined(c)]
+    if not found and verb.dep_ in ("acl", "relcl"):
+        found = _conjoined(verb.head)
+    if not found and verb.dep_ == "conj":
+        return _passive_subjects(verb.head)
+    return found
+
+
+def _prep_objects(word, prep: str) -> list:
+    out = []
+    for child in word.children:
+        if child.dep_ in ("prep", "agent") and child.lower_ == prep:
+            pobj = _pobj(child)
+            if pobj is not None:
+                out += _conjoined(pobj)
+    return out
+
+
+def _pobj(prep):
+    return next((c for c in prep.children if c.dep_ == "pobj"), None)
+
+
+# A noun that only counts what follows it: "two phases, prefill and decode".
+LIST_HEADS = frozenset(
+    _words(
+        """
+        part phase stage component term step piece element kind type thing
+        """
+    )
+)
+
+
+def _conjoined(tok) -> list:
+    """The token and the tokens coordinated with it ("A, B and C"); a counting noun
+    stands for the list in apposition to it ("two phases, prefill and decode")."""
+    if tok is None:
+        return []
+    if tok.lemma_.lower() in LIST_HEADS:
+        listed = [c for c in tok.children if c.dep_ == "appos"]
+        if listed:
+            return [t for c in listed for t in _conjoined(c)]
+    out = [tok]
+    for child in tok.children:
+        if child.dep_ == "conj":
+            out += _conjoined(child)
+    return out
+
+
+def _negated(tok, anchor, objects: Iterable) -> bool:
+    for word in {tok, anchor}:
+        if any(c.dep_ == "neg" or c.lower_ in NEGATIONS for c in word.children):
+            return True
+    return any(
+        c.dep_ == "det" and c.lower_ in ("no", "neither") for o in objects for c in o.children
+    )
+
+
+def _conditional(tok) -> bool:
+    """Inside an if-, when- or whether-clause, or any clause that only sets a condition."""
+    node = tok
+    for _ in range(12):
+        if any(c.dep_ == "mark" and c.lower_ in CONDITIONAL_MARKS for c in node.children):
+            return True
+        clause = node.dep_ in ("advcl", "csubj") and node.head is not node
+        if clause and any(c.dep_ in ("mark", "advmod") for c in node.children):
+            return True
+        if node.head is node:
+            return False
+        node = node.head
+    return False
+
+
+def _hedge(verb) -> float:
+    return max((HEDGES.get(c.lower_, 0.0) for c in verb.children if c.dep_ == "aux"), default=0.0)
+
+
+def _contrasts(doc) -> Iterator[Found]:
+    """ "Unlike X, Y ...", "In contrast to X, Y ...", "Compared with X, Y ...": X and
+    the subject of the clause the phrase belongs to."""
+    for tok in doc:
+        low = tok.lower_
+        if low not in CONTRAST_PREPS:
+            continue
+        if low == "unlike" and tok.dep_ == "prep":
+            other = _pobj(tok)
+            clause = tok.head
+        elif low == "contrast" and tok.head.lower_ == "in":
+            inner = next((c for c in tok.children if c.lower_ == "to"), None)
+            other = _pobj(inner) if inner is not None else None
+            clause = tok.head.head
+        elif low in ("compared", "compare") and tok.tag_ == "VBN":
+            inner = next((c for c in tok.children if c.lower_ in ("with", "to")), None)
+            other = _pobj(inner) if inner is not None else None
+            clause = tok.head
+        else:
+            continue
+        if other is None or _conditional(clause):
+            continue
+        for subject in _subjects(clause) or _passive_subjects(clause):
+            for x in _conjoined(other):
+                yield Found("contrasts_with", subject.i, x.i, tok.i, 0.7)
+
+
+def _definitions(doc) -> Iterator[Found]:
+    """ "A B-tree is a balanced tree that ...": the subject is a kind of the predicate
+    noun, when the predicate is indefinite and nothing but "be" joins them."""
+    for tok in doc:
+        if tok.dep_ != "attr" or tok.head.lemma_ != "be" or tok.pos_ not in ("NOUN", "PROPN"):
+            continue
+        if not any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in tok.children):
+            continue
+        if any(c.dep_ == "prep" and c.lower_ == "of" for c in tok.children):
+            continue  # "a part of", "a kind of": the noun cues read those
+        head = tok.head
+        if _negated(head, head, [tok]) or _conditional(head) or _hedge(head):
+            continue
+        for subject in [c for c in head.children if c.dep_ == "nsubj"]:
+            yield Found("is_a", subject.i, tok.i, head.i, 0.6)
+
+
+# -- Study order: how teaching material says one concept must be learned first --------
+
+TOPIC = -1  # a side that is the document's own topic ("make sure you know X first")
+KNOWING = frozenset({"understand", "know", "learn", "study", "review", "master", "grasp"})
+FAMILIAR = frozenset({"comfortable", "familiar"})
+KNOWLEDGE = frozenset({"knowledge", "understanding", "familiarity", "grasp"})
+LEARNERS = frozenset({"you", "one", "reader", "readers", "learner", "learners", "we"})
+POINTERS = frozenset({"it", "this", "them", "these", "that", "one"})
+
+
+def find_study_order(doc) -> Iterator[Found]:
+    """ "X assumes you know Y", "X requires a working knowledge of Y", "Before studying
+    X, make sure you are comfortable with Y", "To understand X you need to know Y",
+    "You should understand Y first": Y is a prerequisite for X (for the document's
+    topic when X is not named)."""
+    if doc.text.rstrip().endswith("?"):
+        return
+    for tok in doc:
+        lemma = tok.lemma_.lower()
+        if lemma == "assume" and tok.pos_ == "VERB":
+            yield from _assumes(tok)
+        elif lemma == "require" and tok.pos_ == "VERB":
+            for obj in (c for c in tok.children if c.dep_ == "dobj"):
+                if obj.lemma_.lower() in KNOWLEDGE:
+                    for y in _prep_objects(obj, "of"):
+                        for x in _subjects(tok):
+                            yield Found("prerequisite", y.i, x.i, tok.i, 0.85)
+        elif lemma in KNOWING and tok.pos_ == "VERB":
+            yield from _learn_first(tok, _known_objects(tok))
+        elif lemma in FAMILIAR and tok.dep_ == "acomp":
+            yield from _learn_first(tok.head, _prep_objects(tok, "with"), word=tok)
+
+
+def _assumes(verb) -> Iterator[Found]:
+    subjects = [s for s in _subjects(verb) if s.lower_ not in POINTERS | LEARNERS]
+    for clause in (c for c in verb.children if c.dep_ in ("ccomp", "xcomp", "parataxis")):
+        if clause.lemma_.lower() not in KNOWING and clause.lemma_.lower() != "be":
+            continue
+        known = _known_objects(clause)
+        if clause.lemma_ == "be":
+            known = [
+                o for c in clause.children if c.lower_ in FAMILIAR for o in _prep_objects(c, "with")
+            ]
+        for y in known:
+            for x in subjects:
+                yield Found("prerequisite", y.i, x.i, verb.i, 0.85)
+
+
+def _known_objects(verb) -> list:
+    found = [o for c in verb.children if c.dep_ == "dobj" for o in _conjoined(c)]
+    for clause in (c for c in verb.children if c.dep_ == "ccomp"):
+        if any(w.lower_ in ("how", "what") for w in clause.children):
+            found += [s for c in clause.children if c.dep_ in SUBJECTS for s in _conjoined(c)]
+    return [o for o in found if o.lower_ not in POINTERS and o.pos_ in ("NOUN", "PROPN", "X")]
+
+
+def _learn_first(verb, known: list, *, word=None) -> Iterator[Found]:
+    """What ``known`` must come before: a "before ..." or "to understand ..." phrase
+    of the clause, or the topic when it says "first" or points back at it."""
+    if not known or _negated(verb, verb, known) or _conditional_strict(verb):
+        return
+    subjects = _subjects(verb)
+    if subjects and not all(s.lower_ in LEARNERS for s in subjects):
+        return
+    later = _later(verb)
+    if later is None:
+        return
+    for y in known:
+        for x in later:
+            yield Found("prerequisite", y.i, x, (word or verb).i, 0.8)
+
+
+def _later(verb) -> list[int] | None:
+    """The token indices (or TOPIC) that the thing learnt comes before."""
+    scope = [verb]
+    node = verb
+    for _ in range(3):  # "make sure you are comfortable with Y", "you need to know Y"
+        if node.dep_ in ("ccomp", "xcomp", "conj") and node.head is not node:
+            node = node.head
+            scope.append(node)
+    for node in scope:
+        for child in node.children:
+            low = child.lower_
+            if low == "before" and child.dep_ in ("prep", "mark", "advmod"):
+                target = _before_object(child)
+                if target is not None:
+                    return target
+            purpose = child.dep_ == "advcl" and child.lemma_.lower() in KNOWING | {"follow", "use"}
+            if purpose and any(c.lower_ == "to" for c in child.children):
+                objects = [o for c in child.children if c.dep_ == "dobj" for o in _conjoined(c)]
+                if objects:
+                    return [o.i if o.lower_ not in POINTERS else TOPIC for o in objects]
+            if low == "first" and child.dep_ == "advmod":
+                return [TOPIC]
+    return None
+
+
+def _before_object(before) -> list[int] | None:
+    pobj = _pobj(before)
+    if pobj is not None and pobj.pos_ in ("NOUN", "PROPN"):
+        return [o.i for o in _conjoined(pobj)]
+    gerund = next((c for c in before.children if c.dep_ in ("pcomp", "pobj")), None)
+    if gerund is None:
+        return None
+    objects = [o for c in gerund.children if c.dep_ == "dobj" for o in _conjoined(c)]
+    if not objects:
+        return [TOPIC] if gerund.lemma_.lower() in ("go", "move", "continue", "start") else None
+    return [o.i if o.lower_ in POINTERS else o.i for o in objects if o.lower_ not in POINTERS] or [
+        TOPIC
+    ]
+
+
+def _conditional_strict(tok) -> bool:
+    """Only if- and whether-clauses: "before ..." is what a study cue is made of."""
+    node = tok
+    for _ in range(12):
+        if any(c.dep_ == "mark" and c.lower_ in ("if", "unless", "whether") for c in node.children):
+            return True
+        if node.head is node:
+            return False
+        node = node.head
+    return False

@@ -1,0 +1,482 @@
+"""Terms: the noun phrases and identifiers a text uses as names of things, and how sure.
+
+A candidate is read off the tags of one sentence: a run of nouns, proper nouns and
+adjectives (words joined by a hyphen or slash count as one) that ends in a noun, with
+the determiners, numbers and non-classifying adjectives in front taken off ("the many
+other index types" gives "index type"), or a stretch of inline code, kept verbatim
+("min_wal_size", "VACUUM FULL"). Section numbers, pronouns and captions ("Table t1",
+"Section 11.5") are never candidates.
+
+Whether a candidate is a term is scored from how it is used, in the whole chunk:
+
+- how much rarer it is in general English than here (a packaged word-frequency list:
+  ``wordfreq``'s, for English);
+- where it stands: inline code, strong or emphasised words, headings, the subject of a
+  definition;
+- its shape: several words, an acronym, a capitalised name mid-sentence;
+- whether the graph, or an earlier chunk, knows it already (the lexicon).
+
+A common single word ("server", "file", "query") is a term only where the text sets it
+apart; an adjective, adverb or verb never is, whatever the tagger said of a neighbour.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..text import display_case, name_key
+from .markup import Sentence
+
+
+def _words(text: str) -> list[str]:
+    """A word list written as text, one space or line between words."""
+    return text.split()
+
+
+NOMINAL = frozenset({"NOUN", "PROPN"})
+MODIFIER = frozenset({"NOUN", "PROPN", "ADJ", "X"})
+# Adjectives that pick out some members of a class rather than naming a kind of thing:
+# "the other tables", "several indexes", "a new server". Taken off the front of a name.
+NON_CLASSIFYING = frozenset(
+    _words(
+        """
+        able additional all another any appropriate available bad best better big
+        certain common complete corresponding current different difficult due easy
+        entire enough every existing extra few fine first following further given good
+        great high important individual large last later least less little long low main
+        many more most much multiple necessary new next normal old only other own
+        particular possible previous proper real relevant respective same second
+        separate several short similar simple single small some special specific
+        standard such sufficient third total typical unique unknown usual various very
+        whole wrong useful actual current recent initial modern typical traditional
+        conventional ordinary auxiliary basic final original exact general whole
+        necessary optional certain
+        """
+    )
+)
+# Nouns that only point elsewhere in the text, never name a thing of the domain.
+CAPTIONS = frozenset(
+    _words(
+        """
+        table figure example section chapter listing step appendix page note tip warning
+        caution important equation footnote part item line column row
+        """
+    )
+)
+# Words that are nouns in form but say nothing on their own: a one-word candidate with
+# such a head is never a term ("way", "case", "number").
+EMPTY_HEADS = frozenset(
+    _words(
+        """
+        way thing things case cases example examples number numbers amount lot lots kind
+        kinds type types sort form forms end fact point points result results need needs
+        part parts use uses set order time times place idea ideas detail details reason
+        reasons issue issues problem problems question questions answer answers matter
+        something anything everything nothing someone anyone everyone one ones other
+        others instance instances means manner sense deal bit piece side hand term terms
+        aspect aspects feature features option options default defaults value values
+        information approach approaches method methods effect effects purpose purposes
+        situation situations level levels step steps section sections chapter chapters
+        rest variety range group groups list lists name names user users people person
+        course practice job task tasks work change changes addition behavior behaviour
+        """
+    )
+)
+# A head noun that only classifies the identifier in front of it: "the `wal_level`
+# parameter" names `wal_level`.
+CLASSIFIERS = frozenset(
+    _words(
+        """
+        parameter setting option command function variable field column file directory
+        key flag statement clause keyword mode method class module package type value
+        property attribute argument element directive tag view catalog program utility
+        tool operator macro hook extension library script server process procedure
+        routine
+        """
+    )
+)
+# The last word of a name that only says what sort of thing the rest is, when the rest
+# is a name of its own ("Transformer architecture" is the Transformer).
+GENERIC_TAILS = frozenset(
+    _words(
+        """
+        architecture model models system systems pipeline pipelines setup setups
+        approach technique method framework mechanism algorithm concept function
+        """
+    )
+)
+# Tails that make a name of their own after a common word ("teacher model").
+WEAK_TAILS = frozenset({"model", "models", "function", "system", "systems"})
+SECTION_NUMBER = re.compile(r"^\d+(\.\d+)*\.?$")
+ACRONYM = re.compile(r"^[A-Z][A-Z0-9]{1,9}s?$")
+INNER_CAPITAL = re.compile(r"^.+[A-Z]")
+MAX_WORDS = 5
+TERM_SCORE = 0.5  # the score from which a candidate counts as a term
+# Irregular plurals the lemmatiser reads as Latin: kept as they are in names.
+KEEP_PLURAL = frozenset({"data", "media", "metadata"})
+
+
+@functools.cache
+def _zipf(word: str) -> float:
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word, "en")
+
+
+def zipf(word: str) -> float:
+    """How common a word is in general English, on the Zipf scale (0 unknown, 7 "the")."""
+    return _zipf(word.lower())
+
+
+@dataclass
+class Mention:
+    """One place a candidate stands in one sentence (token indices, clean offsets)."""
+
+    sentence: int
+    first: int  # first token
+    last: int  # last token (inclusive), the head
+    kinds: frozenset[str]  # "code", "strong", "emphasis", "link", "heading"
+    capital: bool  # capitalised mid-sentence (a proper name or an acronym)
+
+
+@dataclass
+class Candidate:
+    """A candidate name and every mention of it in the chunk."""
+
+    key: str
+    name: str
+    words: int
+    rarity: float  # lowest Zipf frequency of its words
+    head_rarity: float
+    identifier: bool
+    mentions: list[Mention] = field(default_factory=list)
+    known: bool = False
+    defined: bool = False
+    of_phrase: bool = False
+    score: float = 0.0
+
+    @property
+    def count(self) -> int:
+        return len(self.mentions)
+
+    def kinds(self) -> set[str]:
+        return {k for m in self.mentions for k in m.kinds}
+
+
+def unit_spans(doc, sentence: Sentence) -> list[tuple[int, int]]:
+    """Token ranges that read as one word: hyphen or slash compounds ("write-ahead",
+    "I/O", "B-tree") and each stretch of inline code."""
+    codes = [m for m in sentence.marks if m.kind == "code"]
+    spans: list[tuple[int, int]] = []
+    i = 0
+    n = len(doc)
+    while i < n:
+        tok = doc[i]
+        code = next((m for m in codes if m.start <= tok.idx < m.end), None)
+        j = i
+        if code is not None:
+            while j + 1 < n and doc[j + 1].idx < code.end:
+                j += 1
+        else:
+            while (
+                j + 2 < n
+                and not doc[j].whitespace_
+                and doc[j + 1].text in ("-", "/")
+                and not doc[j + 1].whitespace_
+                and doc[j + 2].is_alpha | doc[j + 2].like_num
+            ):
+                j += 2
+        spans.append((i, j))
+        i = j + 1
+    return spans
+
+
+class TermTable:
+    """Every candidate of a chunk, by key; scored once all sentences are read."""
+
+    def __init__(self, lexicon=None) -> None:
+        self.lexicon = lexicon
+        self.candidates: dict[str, Candidate] = {}
+        # (sentence, head token) -> the candidates whose head it is (a name and the
+        # longer "X of Y" name it starts)
+        self.heads: dict[tuple[int, int], list[Candidate]] = {}
+        self.spans: dict[tuple[int, int], tuple[int, int]] = {}
+
+    def read(self, index: int, doc, sentence: Sentence) -> None:
+        """Collect the candidates of one tagged sentence."""
+        units = unit_spans(doc, sentence)
+        run: list[tuple[int, int]] = []
+        runs: list[list[tuple[int, int]]] = []
+        for unit in [*units, None]:
+            if unit is not None and _modifier(doc, sentence, unit):
+                run.append(unit)
+                continue
+            if run:
+                kept = self._run(index, doc, sentence, run)
+                if kept:
+                    runs.append(kept)
+            run = []
+        for first, second in zip(runs, runs[1:], strict=False):
+            # "mixture of experts", "point of failure": a name only where the text says
+            # it more than once or sets it apart (scored as such).
+            gap = second[0][0] - first[-1][1]
+            joined = gap == 2 and doc[first[-1][1] + 1].lower_ == "of"
+            if joined and len(first) + len(second) < MAX_WORDS:
+                self._add(index, doc, sentence, [*first, None, *second], head=first[-1][1])
+
+    def _run(self, index: int, doc, sentence: Sentence, run: list[tuple[int, int]]):
+        """Add the candidate a run of units makes; the units kept, or None."""
+        # The run ends at its last nominal unit; a code unit inside stands on its own too.
+        while run and not _nominal(doc, sentence, run[-1]):
+            run = run[:-1]
+        if not run:
+            return None
+        for k, unit in enumerate(run):
+            if "code" in _unit_kinds(doc, sentence, unit) and len(run) > 1:
+                after = run[k + 1 :]
+                if k == len(run) - 1 or (
+                    len(after) == 1 and doc[after[0][1]].lemma_.lower() in CLASSIFIERS
+                ):
+                    self._add(index, doc, sentence, [unit], head=run[-1][1])
+                    if after:
+                        return None
+        start = 0
+        while start < len(run) - 1 and _droppable(doc, run[start]):
+            start += 1
+        run = run[start:]
+        if len(run) > MAX_WORDS:
+            run = run[-MAX_WORDS:]
+        if doc[run[0][0]].lower_ in CAPTIONS and len(run) >= 2:
+            return None  # "Table t1", "Figure 3 shows"
+        self._add(index, doc, sentence, run, head=run[-1][1])
+        return run
+
+    def _add(self, index: int, doc, sentence: Sentence, run, *, head: int) -> None:
+        of_phrase = None in run
+        if of_phrase:
+            cut = run.index(None)
+            left, _ = _name(doc, sentence, run[:cut], plural=True)
+            right, _ = _name(doc, sentence, run[cut + 1 :], plural=True)
+            name, identifier = (f"{left} of {right[:1].lower() + right[1:]}" if left else ""), False
+            run = [r for r in run if r is not None]
+        else:
+            name, identifier = _name(doc, sentence, run)
+        if not name:
+            return
+        key = name_key(name)
+        if not key or SECTION_NUMBER.match(key.replace(" ", "")):
+            return
+        cand = self.candidates.get(key)
+        if cand is None:
+            words = [w for w in re.split(r"[\s\-/_.]+", name) if w]
+            rarities = [zipf(w) for w in words if any(c.isalpha() for c in w)] or [8.0]
+            head_word = words[-1] if words else name
+            cand = Candidate(
+                key=key,
+                name=name,
+                words=len(run),
+                rarity=min(rarities),
+                head_rarity=zipf(head_word),
+                identifier=identifier,
+                known=self._known(name),
+                of_phrase=of_phrase,
+            )
+            self.candidates[key] = cand
+        first, last = run[0][0], run[-1][1]
+        kinds = set(_unit_kinds(doc, sentence, (first, last), whole=True))
+        if sentence.heading:
+            kinds.add("heading")
+        capital = first > 0 and any(
+            doc[i].text[:1].isupper() and doc[i].pos_ == "PROPN" for i in range(first, last + 1)
+        )
+        cand.mentions.append(Mention(index, first, last, frozenset(kinds), capital))
+        found = self.heads.setdefault((index, head), [])
+        if cand not in found:
+            found.append(cand)
+
+    def _known(self, name: str) -> bool:
+        if self.lexicon is None:
+            return False
+        return self.lexicon.lookup(name_key(name)) is not None
+
+    def score(self) -> None:
+        """Each candidate's termhood, from all its mentions."""
+        for cand in self.candidates.values():
+            cand.score = termhood(cand)
+
+    def at(self, index: int, token: int) -> Candidate | None:
+        """The best-scored candidate whose head is this token of this sentence, if any
+        (the longer one of equal score)."""
+        found = self.heads.get((index, token))
+        if not found:
+            return None
+        return max(found, key=lambda c: (c.score, c.words))
+
+    def collapse_generic_tails(self) -> None:
+        """ "Transformer architecture", "softmax function", "MoE model" name what their
+        first words name, when those are a name of their own here: one candidate."""
+        for cand in list(self.candidates.values()):
+            words = cand.name.split()
+            if len(words) < 2 or words[-1].lower() not in GENERIC_TAILS or cand.of_phrase:
+                continue
+            rest = " ".join(words[:-1])
+            key = name_key(rest)
+            strong = (
+                self._known(rest)
+                or ACRONYM.match(rest)
+                or rest[:1].isupper()
+                and (
+                    rest[1:].islower()
+                    and not cand.name[:1].islower()
+                    and any(m.capital for m in cand.mentions)
+                )
+            )
+            if words[-1].lower() in WEAK_TAILS and not strong:
+                continue  # "teacher model" is not the teacher
+            target = self.candidates.get(key)
+            if target is None and strong:
+                target = self.candidates[key] = Candidate(
+                    key=key,
+                    name=rest,
+                    words=cand.words - 1,
+                    rarity=cand.rarity,
+                    head_rarity=zipf(words[-2]),
+                    identifier=cand.identifier,
+                    known=self._known(rest),
+                )
+            if target is None or target is cand:
+                continue
+            target.mentions += cand.mentions
+            for found in self.heads.values():
+                if cand in found:
+                    found[found.index(cand)] = target
+            del self.candidates[cand.key]
+
+
+# What each sign of termhood adds to a candidate's score (from 0.25), set by reading the
+# manuals' and lessons' candidates by hand.
+TERM_WEIGHTS = {
+    "code": 0.45,  # inline code: an identifier, a command, a setting
+    "set_apart": 0.35,  # strong or emphasised where it stands
+    "heading": 0.25,  # a heading names it
+    "defined": 0.3,  # the subject of "is a ..."
+    "several_words": 0.2,
+    "rare": 0.3,  # its rarest word is rare in general English (Zipf < 3)
+    "uncommon": 0.15,  # ... or uncommon (Zipf < 4)
+    "repeated": 0.1,  # said twice in the chunk
+    "frequent": 0.1,  # ... or four times
+    "proper": 0.2,  # an acronym, or capitalised mid-sentence
+    "common_word": -0.45,  # one common word of general English, nowhere set apart
+    "common_words": -0.2,  # every word of it common ("good way")
+    "of_phrase": -0.3,  # "X of Y": a name only where it is set apart or said again
+}
+
+
+def term_signs(cand: Candidate) -> dict[str, bool]:
+    """The signs of termhood a candidate shows (``TERM_WEIGHTS``' keys)."""
+    kinds = cand.kinds()
+    single = cand.words == 1
+    marked = bool(kinds & {"code", "strong", "emphasis"})
+    return {
+        "code": "code" in kinds,
+        "set_apart": bool(kinds & {"strong", "emphasis"}),
+        "heading": "heading" in kinds,
+        "defined": cand.defined,
+        "several_words": not single,
+        "rare": cand.rarity < 3.0,
+        "uncommon": 3.0 <= cand.rarity < 4.0,
+        "repeated": cand.count >= 2,
+        "frequent": cand.count >= 4,
+        "proper": any(m.capital for m in cand.mentions) or bool(ACRONYM.match(cand.name)),
+        "common_word": single and cand.rarity >= 4.5 and not marked,
+        "common_words": not single and cand.head_rarity >= 5.5 and cand.rarity >= 5.0,
+        "of_phrase": cand.of_phrase,
+    }
+
+
+def termhood(cand: Candidate) -> float:
+    """How sure we are that the candidate is a term of the text (0..1)."""
+    if cand.known:
+        return 1.0
+    if cand.words == 1 and cand.key in EMPTY_HEADS:
+        return 0.0
+    score = 0.25 + sum(TERM_WEIGHTS[k] for k, shown in term_signs(cand).items() if shown)
+    return max(0.0, min(1.0, score))
+
+
+def _unit_kinds(doc, sentence: Sentence, unit: tuple[int, int], *, whole: bool = False):
+    start = doc[unit[0]].idx
+    end = doc[unit[1]].idx + len(doc[unit[1]].text)
+    return sentence.marked(start, end)
+
+
+def _modifier(doc, sentence: Sentence, unit: tuple[int, int]) -> bool:
+    if "code" in _unit_kinds(doc, sentence, unit):
+        return True
+    last = doc[unit[1]]
+    if unit[0] != unit[1]:  # a compound: "write-ahead", "I/O", "B-tree"
+        return last.pos_ in MODIFIER or last.tag_ in ("VBN", "VBG", "RB", "NN", "JJ")
+    if last.pos_ in MODIFIER and last.tag_ not in ("PRP", "WP", "EX"):
+        return last.is_alpha or any(c.isalpha() for c in last.text)
+    return False
+
+
+def _nominal(doc, sentence: Sentence, unit: tuple[int, int]) -> bool:
+    if "code" in _unit_kinds(doc, sentence, unit):
+        return True
+    tok = doc[unit[1]]
+    return tok.pos_ in NOMINAL or (unit[0] != unit[1] and tok.pos_ in ("NOUN", "PROPN", "X"))
+
+
+def _droppable(doc, unit: tuple[int, int]) -> bool:
+    if unit[0] != unit[1]:
+        return False
+    tok = doc[unit[0]]
+    return tok.lower_ in NON_CLASSIFYING or tok.like_num or tok.pos_ == "NUM"
+
+
+def _name(doc, sentence: Sentence, run, *, plural: bool = False) -> tuple[str, bool]:
+    """The display name of a run of units, and whether it is an identifier (a plural
+    head stays plural when ``plural``, as in "mixture of experts")."""
+    parts: list[str] = []
+    identifier = False
+    for k, (i, j) in enumerate(run):
+        text = sentence.clean[doc[i].idx : doc[j].idx + len(doc[j].text)]
+        if "code" in _unit_kinds(doc, sentence, (i, j)):
+            identifier = True
+            parts.append(text)
+            continue
+        last = k == len(run) - 1
+        head = doc[j]
+        if last and not plural and head.tag_ in ("NNS", "NNPS") and head.lower_ not in KEEP_PLURAL:
+            lemma = head.lemma_
+            if lemma and lemma.lower() != head.lower_ and head.text[:1].islower():
+                text = text[: len(text) - len(head.text)] + lemma
+            elif lemma and head.text[:1].isupper() and head.text[1:].islower():
+                text = text[: len(text) - len(head.text)] + lemma.capitalize()
+        parts.append(_case(doc, sentence, i, j, text))
+    name = " ".join(parts).strip()
+    if identifier:
+        return name, True
+    return display_case(name[:1].lower() + name[1:]) if _lower_first(parts) else name, False
+
+
+def _case(doc, sentence: Sentence, i: int, j: int, text: str) -> str:
+    """A word as it would be written mid-sentence: a capital that only starts the
+    sentence or a title-case heading goes; a name's or an acronym's stays."""
+    tok = doc[i]
+    if not text[:1].isupper() or not text[1:2].islower() or INNER_CAPITAL.match(text[1:]):
+        return text
+    title = sentence.heading or i == 0
+    if tok.pos_ == "PROPN" and not title:
+        return text
+    if title and tok.pos_ == "PROPN" and zipf(text.lower()) < 2.5:
+        return text  # a rare capitalised word in a heading: a name ("Postgres")
+    return text[0].lower() + text[1:]
+
+
+def _lower_first(parts: Sequence[str]) -> bool:
+    return bool(parts) and bool(parts[0]) and parts[0][0].islower()
