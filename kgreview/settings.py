@@ -434,8 +434,8 @@ DJANGO_CELERY_BEAT_TZ_AWARE = True
 
 # --- kgreview -------------------------------------------------------------------------
 KG_LLM_PROVIDER = env_str("KG_LLM_PROVIDER", "offline")
-if KG_LLM_PROVIDER not in {"offline", "openai"}:
-    raise ImproperlyConfigured(f"KG_LLM_PROVIDER={KG_LLM_PROVIDER!r}: use offline or openai")
+if KG_LLM_PROVIDER not in {"offline", "rules", "openai"}:
+    raise ImproperlyConfigured(f"KG_LLM_PROVIDER={KG_LLM_PROVIDER!r}: use offline, rules or openai")
 OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
 OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
 KG_LLM_MODEL = env_str("KG_LLM_MODEL", "gpt-4o-mini")

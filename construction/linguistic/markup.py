@@ -36,6 +36,7 @@ _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|])")
 
 MAX_SENTENCE_CHARS = 600  # longer is a table or a list run together, not a sentence
 MIN_WORDS = 3
+MAX_LABEL_WORDS = 8
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,10 @@ class Sentence:
     clean: str
     offsets: list[int]  # clean index -> chunk index (one more entry: the end)
     marks: list[Mark] = field(default_factory=list)
+    # A short line standing alone (a definition-list term, "`wal_level` (enum)"): it
+    # names what the paragraph after it is about, and is read like a heading.
+    label: bool = False
+    block: int = 0  # paragraphs, headings and list items counted from the chunk's start
 
     def original(self, start: int, end: int) -> tuple[int, int]:
         """Chunk offsets of the clean stretch ``[start, end)``."""
@@ -79,13 +84,20 @@ def read_sentences(text: str, *, markdown: bool = True) -> list[Sentence]:
     """The prose sentences and headings of ``text``, each cleaned of its markup."""
     blocked = _blocked(text)
     out = []
+    block, previous_end = 0, 0
     for start, end, heading in sentences(text):
+        if heading or "\n" in text[previous_end:start]:
+            block += 1
+        previous_end = end
         if end - start > MAX_SENTENCE_CHARS and not heading:
             continue
         if any(lo < end and start < hi for lo, hi in blocked):
             continue
         sentence = _clean(text, start, end, heading, markdown=markdown)
         if sentence is not None:
+            sentence.block = block
+            if heading:
+                block += 1  # what follows a heading is a block of its own
             out.append(sentence)
     return out
 
@@ -119,12 +131,33 @@ def _clean(text: str, start: int, end: int, heading: bool, *, markdown: bool) ->
     offsets = offsets[lead:]
     if lead:
         marks = [Mark(m.start - lead, m.end - lead, m.kind) for m in marks]
-    if len(clean.split()) < (1 if heading else MIN_WORDS) or not any(c.isalpha() for c in clean):
+    if not any(c.isalpha() for c in clean):
+        return None
+    words = len(clean.split())
+    label = not heading and words <= MAX_LABEL_WORDS and _standalone(text, start, end, clean)
+    if words < (1 if heading or label else MIN_WORDS):
         return None
     offsets.append(offsets[-1] + 1)
     return Sentence(
-        start=start, end=end, heading=heading, clean=clean, offsets=offsets, marks=marks
+        start=start,
+        end=end,
+        heading=heading,
+        clean=clean,
+        offsets=offsets,
+        marks=marks,
+        label=label,
     )
+
+
+def _standalone(text: str, start: int, end: int, clean: str) -> bool:
+    """A line on its own, not a sentence: blank lines (or the text's ends) around it and
+    no full stop at its end."""
+    before = text[max(0, start - 2) : start]
+    after = text[end : end + 2]
+    alone = (start == 0 or before.endswith("\n\n") or before == "\n") and (
+        end == len(text) or after.startswith("\n\n") or after == "\n"
+    )
+    return alone and not clean.rstrip().endswith((".", ":", ";", ",", "!", "?"))
 
 
 def _inline(raw: str, base: int, emit, chars: list[str], marks: list[Mark]) -> None:

@@ -98,7 +98,14 @@ class ParseWhen:
     word in the part of speech it is a cue in (a verb cue as a verb, a noun cue as a
     noun), or "be" right before "a" or "an" (a definition), when ``definitions``."""
 
-    def __init__(self, cues: dict[str, set[str]], *, definitions: bool, min_nouns: int = 2):
+    def __init__(
+        self,
+        cues: dict[str, set[str]],
+        *,
+        definitions: bool,
+        min_nouns: int = 2,
+        alone: frozenset[str] = frozenset(),
+    ):
         from spacy.parts_of_speech import IDS
 
         strings = pipeline().strings
@@ -108,14 +115,20 @@ class ParseWhen:
         self.articles = {strings.add("a"), strings.add("an")}
         self.nouns = {IDS["NOUN"], IDS["PROPN"]}
         self.min_nouns = min_nouns
+        # Cue words that need one noun only: the other side is the document's topic.
+        self.alone = {strings.add(word) for word in alone}
 
     def __call__(self, columns) -> bool:
         rows = columns.tolist()
-        if sum(1 for pos, _, _ in rows if pos in self.nouns) < self.min_nouns:
+        nouns = sum(1 for pos, _, _ in rows if pos in self.nouns)
+        if nouns < min(1, self.min_nouns):
             return False
         for k, (pos, lemma, lower) in enumerate(rows):
-            if (pos, lemma) in self.pairs or (pos, lower) in self.pairs:
+            cue = (pos, lemma) in self.pairs or (pos, lower) in self.pairs
+            if cue and (nouns >= self.min_nouns or lemma in self.alone):
                 return True
+            if nouns < self.min_nouns:
+                continue
             definition = self.definitions and lemma == self.be and k + 1 < len(rows)
             if definition and rows[k + 1][2] in self.articles:
                 return True

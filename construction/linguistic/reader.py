@@ -29,6 +29,9 @@ from .markup import Sentence, read_sentences
 from .nlp import ParseWhen, pipeline
 from .relations import (
     BUILT_IN,
+    LABEL,
+    PREVIOUS,
+    STUDY_WORDS,
     TOPIC,
     Cue,
     Found,
@@ -94,6 +97,7 @@ class LinguisticExtractor:
         _mark_definitions(terms, docs)
         terms.score()
         topic = _topic(terms, doc)
+        places = _places(terms, sentences, docs)
         drafted = []
         for index, parsed in enumerate(docs):
             if sentences[index].heading or not parsed.has_annotation("DEP"):
@@ -106,7 +110,7 @@ class LinguisticExtractor:
             if "prerequisite" in keys:
                 found += find_study_order(parsed)
             for item in found:
-                draft = _draft(terms, index, parsed, item, topic)
+                draft = _draft(terms, index, parsed, item, {TOPIC: topic, **places[index]})
                 if draft is not None:
                     drafted.append(draft)
         candidates, used = _select(doc, sentences, drafted, vocabulary, max_edges)
@@ -126,7 +130,11 @@ class LinguisticExtractor:
         """Which sentences to parse for this vocabulary (kept per vocabulary)."""
         signature = (tuple(sorted(keys)), tuple(sorted(table)))
         if self._when is None or self._when[0] != signature:
-            self._when = (signature, ParseWhen(cue_words(table, keys), definitions="is_a" in keys))
+            alone = STUDY_WORDS if "prerequisite" in keys else frozenset()
+            self._when = (
+                signature,
+                ParseWhen(cue_words(table, keys), definitions="is_a" in keys, alone=alone),
+            )
         return self._when[1]
 
     def _derive(self, spec: RelationSpec) -> list[Cue]:
@@ -159,9 +167,50 @@ def _topic(terms: TermTable, doc: SourceDoc) -> Term | None:
     return None
 
 
-def _draft(terms: TermTable, index: int, doc, found: Found, topic: Term | None) -> Drafted | None:
-    source = topic if found.source == TOPIC else terms.at(index, found.source)
-    target = topic if found.target == TOPIC else terms.at(index, found.target)
+def _places(terms: TermTable, sentences: list[Sentence], docs) -> list[dict[int, Term | None]]:
+    """For each sentence, the terms its unnamed sides stand for: the label or heading
+    right above its paragraph (``LABEL``), and what the sentence before it in the same
+    paragraph was about (``PREVIOUS``; for a paragraph's first sentence, the label)."""
+    out: list[dict[int, Term | None]] = []
+    label: tuple[int, Term | None] | None = None  # (block, term)
+    for index, sentence in enumerate(sentences):
+        if sentence.heading or sentence.label:
+            label = (sentence.block, _label_term(terms, index, sentence))
+            out.append({})
+            continue
+        above = label[1] if label is not None and label[0] == sentence.block - 1 else None
+        previous = above
+        if index and sentences[index - 1].block == sentence.block:
+            previous = _subject_term(terms, index - 1, docs[index - 1])
+        out.append({LABEL: above, PREVIOUS: previous})
+    return out
+
+
+def _label_term(terms: TermTable, index: int, sentence: Sentence) -> Term | None:
+    found = [c for (i, _), cands in terms.heads.items() if i == index for c in cands]
+    found = [c for c in found if c.score >= TERM_SCORE]
+    if not found:
+        return None
+    coded = [c for c in found if c.identifier]
+    return (coded or found)[0] if coded else max(found, key=lambda c: c.score)
+
+
+def _subject_term(terms: TermTable, index: int, doc) -> Term | None:
+    if not doc.has_annotation("DEP"):
+        return None
+    for tok in doc:
+        if tok.dep_ in ("nsubj", "nsubjpass"):
+            cand = terms.at(index, tok.i)
+            if cand is not None and cand.score >= TERM_SCORE:
+                return cand
+    return None
+
+
+def _draft(
+    terms: TermTable, index: int, doc, found: Found, places: dict[int, Term | None]
+) -> Drafted | None:
+    source = places.get(found.source) if found.source < 0 else terms.at(index, found.source)
+    target = places.get(found.target) if found.target < 0 else terms.at(index, found.target)
     if source is None or target is None or source is target:
         return None
     if source.score < TERM_SCORE or target.score < TERM_SCORE:

@@ -35,8 +35,15 @@ CONDITIONAL_MARKS = frozenset(
     {"if", "unless", "whether", "when", "whenever", "once", "until", "while", "before", "after"}
 )
 HEDGES = {"can": 0.05, "should": 0.05, "would": 0.1}
-# Modals of possibility: "the document may contain errors" states no composition.
-POSSIBILITY = frozenset({"may", "might", "could"})
+# Modals and adverbs of possibility: "the document may contain errors", "will probably
+# contain whitespace" state no composition.
+POSSIBILITY = frozenset({"may", "might", "could", "probably", "possibly", "perhaps", "maybe"})
+# Adverbs of frequency: "is usually a comma" defines nothing.
+FREQUENCY = frozenset({"usually", "often", "typically", "normally", "generally", "sometimes"})
+# Verbs whose complement is not asserted: "attempts to determine", "allow an FDW to use".
+UNASSERTED = frozenset(
+    {"attempt", "try", "want", "wish", "allow", "let", "permit", "enable", "need", "have"}
+)
 NEGATIONS = frozenset({"not", "n't", "never", "no", "neither", "nor", "without"})
 
 
@@ -262,8 +269,12 @@ def _match(tok, cue: Cue) -> Iterator[Found]:
     subjects, objects = pairs
     if not subjects or not objects or _negated(tok, anchor, objects) or _conditional(anchor):
         return
-    if any(c.dep_ == "aux" and c.lower_ in POSSIBILITY for c in anchor.children):
+    if any(c.dep_ in ("aux", "advmod") and c.lower_ in POSSIBILITY for c in anchor.children):
         return
+    if anchor.dep_ == "xcomp" and anchor.head.lemma_.lower() in UNASSERTED:
+        return
+    if cue.inverse and cue.relation == "part_of" and _modal(anchor):
+        return  # "a query can contain window functions": possible parts, not the parts
     confidence = cue.confidence - _hedge(anchor)
     for s in subjects:
         for o in objects:
@@ -312,8 +323,39 @@ def _copula_sides(word, cue: Cue) -> tuple[list, list] | None:
     return None
 
 
+class Slot:
+    """A side the sentence does not name but its place does: the label or heading it
+    describes (``LABEL``), or what the sentence before was about (``PREVIOUS``)."""
+
+    children: tuple = ()
+    lower_ = ""
+    pos_ = "NOUN"
+
+    def __init__(self, i: int) -> None:
+        self.i = i
+
+
+LABEL = -2  # "`wal_level` (enum)" / "Controls how much ...": the label's term
+PREVIOUS = -3  # "It also controls ...": the previous sentence's subject
+PRONOUNS = frozenset({"it", "they", "this", "these"})
+THIS = frozenset({"this", "these"})
+# Nouns that, after "this", point at the thing a label or heading names.
+POINTING_HEADS = frozenset(
+    _words(
+        """
+    parameter setting option command function variable field column file directory
+    key flag statement clause keyword mode method class module package type view
+    catalog program utility tool operator macro extension library script process
+    procedure routine feature value index table
+    """
+    )
+)
+
+
 def _subjects(verb) -> list:
-    found = [s for c in verb.children if c.dep_ in SUBJECTS for s in _conjoined(c)]
+    found = [_resolve(s) for c in verb.children if c.dep_ in SUBJECTS for s in _conjoined(c)]
+    if not found and verb.dep_ == "ROOT" and verb.tag_ == "VBZ":
+        return [Slot(LABEL)]  # "Specifies how much ...", under a label naming the setting
     if not found and verb.dep_ == "relcl":
         found = _conjoined(verb.head)  # "X, which requires Y"
     if not found and verb.dep_ == "conj":
@@ -323,8 +365,23 @@ def _subjects(verb) -> list:
     return found
 
 
+def _resolve(tok):
+    """A subject that only points ("it", "this parameter"): the slot it points at."""
+    if tok.lower_ in PRONOUNS and tok.pos_ == "PRON":
+        # Only a sentence's main clause points back at the sentence before; "X is called
+        # Y, and it ..." points inside its own sentence.
+        return Slot(PREVIOUS) if tok.head.dep_ == "ROOT" else tok
+    if tok.lemma_.lower() in POINTING_HEADS and any(
+        c.dep_ == "det" and c.lower_ in THIS for c in tok.children
+    ):
+        return Slot(LABEL)
+    return tok
+
+
 def _passive_subjects(verb) -> list:
-    found = [s for c in verb.children if c.dep_ in PASSIVE_SUBJECTS for s in _conjoined(c)]
+    found = [
+        _resolve(s) for c in verb.children if c.dep_ in PASSIVE_SUBJECTS for s in _conjoined(c)
+    ]
     if not found and verb.dep_ in ("acl", "relcl"):
         found = _conjoined(verb.head)
     if not found and verb.dep_ == "conj":
@@ -381,12 +438,20 @@ def _negated(tok, anchor, objects: Iterable) -> bool:
     )
 
 
+def _modal(verb) -> bool:
+    return any(c.dep_ == "aux" and c.tag_ == "MD" for c in verb.children)
+
+
 def _conditional(tok) -> bool:
-    """Inside an if-, when- or whether-clause, or any clause that only sets a condition."""
+    """Inside an if-, when- or whether-clause, or any clause that only sets a condition,
+    or the main clause of a sentence that has one ("If no option is given, initdb ...")."""
     node = tok
     for _ in range(12):
         if any(c.dep_ == "mark" and c.lower_ in CONDITIONAL_MARKS for c in node.children):
             return True
+        for clause in (c for c in node.children if c.dep_ == "advcl"):
+            if any(m.dep_ == "mark" and m.lower_ in ("if", "unless") for m in clause.children):
+                return True
         clause = node.dep_ in ("advcl", "csubj") and node.head is not node
         if clause and any(c.dep_ in ("mark", "advmod") for c in node.children):
             return True
@@ -438,7 +503,9 @@ def _definitions(doc) -> Iterator[Found]:
         if any(c.dep_ == "prep" and c.lower_ == "of" for c in tok.children):
             continue  # "a part of", "a kind of": the noun cues read those
         head = tok.head
-        if _negated(head, head, [tok]) or _conditional(head) or _hedge(head):
+        if _negated(head, head, [tok]) or _conditional(head) or _modal(head):
+            continue
+        if any(c.lower_ in FREQUENCY | POSSIBILITY for c in head.children):
             continue
         for subject in [c for c in head.children if c.dep_ == "nsubj"]:
             yield Found("is_a", subject.i, tok.i, head.i, 0.6)
@@ -450,6 +517,7 @@ TOPIC = -1  # a side that is the document's own topic ("make sure you know X fir
 KNOWING = frozenset({"understand", "know", "learn", "study", "review", "master", "grasp"})
 FAMILIAR = frozenset({"comfortable", "familiar"})
 KNOWLEDGE = frozenset({"knowledge", "understanding", "familiarity", "grasp"})
+STUDY_WORDS = KNOWING | FAMILIAR | {"assume"}
 LEARNERS = frozenset({"you", "one", "reader", "readers", "learner", "learners", "we"})
 POINTERS = frozenset({"it", "this", "them", "these", "that", "one"})
 

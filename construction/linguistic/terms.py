@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..text import display_case, name_key
+from ..text import display_case, name_key, singular
 from .markup import Sentence
 
 
@@ -51,10 +51,12 @@ NON_CLASSIFYING = frozenset(
         particular possible previous proper real relevant respective same second
         separate several short similar simple single small some special specific
         standard such sufficient third total typical unique unknown usual various very
-        whole wrong useful actual current recent initial modern typical traditional
+        whole wrong useful actual current recent initial modern familiar typical traditional
         conventional ordinary auxiliary basic final original exact general whole
         necessary optional certain
-        """
+            slow fast quick expensive  efficient inefficient easy  costly   
+     significant serious severe excessive unnecessary desirable undesirable convenient
+    """
     )
 )
 # Nouns that only point elsewhere in the text, never name a thing of the domain.
@@ -110,6 +112,9 @@ GENERIC_TAILS = frozenset(
 )
 # Tails that make a name of their own after a common word ("teacher model").
 WEAK_TAILS = frozenset({"model", "models", "function", "system", "systems"})
+# A word shaped like an identifier: an underscore, a digit after letters, an inner capital
+# ("min_wal_size", "crosstab2", "pgBouncer"): kept exactly as written.
+IDENTIFIER = re.compile(r"_|[a-z][0-9]|^[a-z]+[A-Z]")
 SECTION_NUMBER = re.compile(r"^\d+(\.\d+)*\.?$")
 ACRONYM = re.compile(r"^[A-Z][A-Z0-9]{1,9}s?$")
 INNER_CAPITAL = re.compile(r"^.+[A-Z]")
@@ -156,6 +161,9 @@ class Candidate:
     known: bool = False
     defined: bool = False
     of_phrase: bool = False
+    adjective_first: bool = False
+    head_word: str = ""
+    head_count: int = 0  # mentions in the chunk of names with the same head word
     score: float = 0.0
 
     @property
@@ -168,7 +176,8 @@ class Candidate:
 
 def unit_spans(doc, sentence: Sentence) -> list[tuple[int, int]]:
     """Token ranges that read as one word: hyphen or slash compounds ("write-ahead",
-    "I/O", "B-tree") and each stretch of inline code."""
+    "I/O", "B-tree"), a proper name with its possessive, and each stretch of inline
+    code."""
     codes = [m for m in sentence.marks if m.kind == "code"]
     spans: list[tuple[int, int]] = []
     i = 0
@@ -181,6 +190,10 @@ def unit_spans(doc, sentence: Sentence) -> list[tuple[int, int]]:
             while j + 1 < n and doc[j + 1].idx < code.end:
                 j += 1
         else:
+            # Upper-case words run together are one name ("ACCESS EXCLUSIVE", "VACUUM
+            # FULL"): the tagger reads them badly, word by word.
+            while _caps(doc[j]) and j + 1 < n and _caps(doc[j + 1]) and doc[j].whitespace_:
+                j += 1
             while (
                 j + 2 < n
                 and not doc[j].whitespace_
@@ -189,9 +202,35 @@ def unit_spans(doc, sentence: Sentence) -> list[tuple[int, int]]:
                 and doc[j + 2].is_alpha | doc[j + 2].like_num
             ):
                 j += 2
+            if j + 1 < n and doc[j + 1].tag_ == "POS" and doc[j].pos_ == "PROPN":
+                j += 1  # a proper name's possessive: "Dijkstra's algorithm", "Bayes' rule"
         spans.append((i, j))
         i = j + 1
     return spans
+
+
+def _numbering(tok) -> bool:
+    """A caption's number: "3", "11.5", "t1", "A", "IV"."""
+    text = tok.text
+    return any(c.isdigit() for c in text) or len(text) <= 2 or text in ROMAN_NUMERALS
+
+
+ROMAN_NUMERALS = frozenset(_words("I II III IV V VI VII VIII IX X XI XII"))
+
+
+def _acronym(word: str) -> bool:
+    """ "WAL", "MoE", "IPv6": short, starting with a capital, with another inside."""
+    return (
+        " " not in word
+        and len(word) <= 8
+        and word[:1].isupper()
+        and sum(c.isupper() for c in word) >= 2
+    )
+
+
+def _caps(tok) -> bool:
+    text = tok.text
+    return len(text) >= 2 and text.isupper() and text.isalpha()
 
 
 class TermTable:
@@ -244,13 +283,16 @@ class TermTable:
                     if after:
                         return None
         start = 0
-        while start < len(run) - 1 and _droppable(doc, run[start]):
+        parsed = doc.has_annotation("DEP")
+        while start < len(run) - 1 and (
+            _droppable(doc, run[start]) or (parsed and _outside(doc, run[start], run[-1][1]))
+        ):
             start += 1
         run = run[start:]
         if len(run) > MAX_WORDS:
             run = run[-MAX_WORDS:]
-        if doc[run[0][0]].lower_ in CAPTIONS and len(run) >= 2:
-            return None  # "Table t1", "Figure 3 shows"
+        if doc[run[0][0]].lower_ in CAPTIONS and len(run) >= 2 and _numbering(doc[run[1][0]]):
+            return None  # "Table t1", "Section 11.5", "Figure 3"
         self._add(index, doc, sentence, run, head=run[-1][1])
         return run
 
@@ -277,17 +319,19 @@ class TermTable:
             cand = Candidate(
                 key=key,
                 name=name,
-                words=len(run),
+                words=len(name.split()),
                 rarity=min(rarities),
                 head_rarity=zipf(head_word),
                 identifier=identifier,
                 known=self._known(name),
                 of_phrase=of_phrase,
+                adjective_first=doc[run[0][1]].pos_ == "ADJ",
+                head_word=head_word.lower(),
             )
             self.candidates[key] = cand
         first, last = run[0][0], run[-1][1]
         kinds = set(_unit_kinds(doc, sentence, (first, last), whole=True))
-        if sentence.heading:
+        if sentence.heading or sentence.label:
             kinds.add("heading")
         capital = first > 0 and any(
             doc[i].text[:1].isupper() and doc[i].pos_ == "PROPN" for i in range(first, last + 1)
@@ -304,7 +348,11 @@ class TermTable:
 
     def score(self) -> None:
         """Each candidate's termhood, from all its mentions."""
+        heads: dict[str, int] = {}
         for cand in self.candidates.values():
+            heads[cand.head_word] = heads.get(cand.head_word, 0) + cand.count
+        for cand in self.candidates.values():
+            cand.head_count = heads.get(cand.head_word, 0)
             cand.score = termhood(cand)
 
     def at(self, index: int, token: int) -> Candidate | None:
@@ -322,11 +370,13 @@ class TermTable:
             words = cand.name.split()
             if len(words) < 2 or words[-1].lower() not in GENERIC_TAILS or cand.of_phrase:
                 continue
+            if words[-2].endswith(("'s", "'", "\u2019s")):
+                continue  # "Dijkstra's algorithm" is not Dijkstra
             rest = " ".join(words[:-1])
             key = name_key(rest)
             strong = (
                 self._known(rest)
-                or ACRONYM.match(rest)
+                or _acronym(rest)
                 or rest[:1].isupper()
                 and (
                     rest[1:].islower()
@@ -364,14 +414,18 @@ TERM_WEIGHTS = {
     "heading": 0.25,  # a heading names it
     "defined": 0.3,  # the subject of "is a ..."
     "several_words": 0.2,
+    "compound": 0.1,  # nouns in a row, not an adjective and a noun
     "rare": 0.3,  # its rarest word is rare in general English (Zipf < 3)
     "uncommon": 0.15,  # ... or uncommon (Zipf < 4)
     "repeated": 0.1,  # said twice in the chunk
     "frequent": 0.1,  # ... or four times
     "proper": 0.2,  # an acronym, or capitalised mid-sentence
+    "upper_case": 0.25,  # written in capitals: a command, a keyword, a mode
     "common_word": -0.45,  # one common word of general English, nowhere set apart
     "common_words": -0.2,  # every word of it common ("good way")
     "of_phrase": -0.3,  # "X of Y": a name only where it is set apart or said again
+    "adjective_once": -0.2,  # "explicit use", "inverse operation": said once, unmarked
+    "empty_head": -0.25,  # its head says nothing on its own ("query type", "field value")
 }
 
 
@@ -386,14 +440,22 @@ def term_signs(cand: Candidate) -> dict[str, bool]:
         "heading": "heading" in kinds,
         "defined": cand.defined,
         "several_words": not single,
+        "compound": not single and not cand.adjective_first,
         "rare": cand.rarity < 3.0,
         "uncommon": 3.0 <= cand.rarity < 4.0,
         "repeated": cand.count >= 2,
         "frequent": cand.count >= 4,
         "proper": any(m.capital for m in cand.mentions) or bool(ACRONYM.match(cand.name)),
+        "upper_case": any(len(w) > 2 and w.isupper() and w.isalpha() for w in cand.name.split()),
         "common_word": single and cand.rarity >= 4.5 and not marked,
         "common_words": not single and cand.head_rarity >= 5.5 and cand.rarity >= 5.0,
         "of_phrase": cand.of_phrase,
+        "adjective_once": not single
+        and cand.adjective_first
+        and cand.count == 1
+        and not marked
+        and cand.head_count < 2,
+        "empty_head": not single and cand.head_word in EMPTY_HEADS,
     }
 
 
@@ -414,18 +476,18 @@ def _unit_kinds(doc, sentence: Sentence, unit: tuple[int, int], *, whole: bool =
 
 
 def _modifier(doc, sentence: Sentence, unit: tuple[int, int]) -> bool:
-    if "code" in _unit_kinds(doc, sentence, unit):
+    if "code" in _unit_kinds(doc, sentence, unit) or _caps(doc[unit[1]]):
         return True
     last = doc[unit[1]]
     if unit[0] != unit[1]:  # a compound: "write-ahead", "I/O", "B-tree"
-        return last.pos_ in MODIFIER or last.tag_ in ("VBN", "VBG", "RB", "NN", "JJ")
+        return last.pos_ in MODIFIER or last.tag_ in ("VBN", "VBG", "RB", "NN", "JJ", "POS")
     if last.pos_ in MODIFIER and last.tag_ not in ("PRP", "WP", "EX"):
         return last.is_alpha or any(c.isalpha() for c in last.text)
     return False
 
 
 def _nominal(doc, sentence: Sentence, unit: tuple[int, int]) -> bool:
-    if "code" in _unit_kinds(doc, sentence, unit):
+    if "code" in _unit_kinds(doc, sentence, unit) or _caps(doc[unit[1]]):
         return True
     tok = doc[unit[1]]
     return tok.pos_ in NOMINAL or (unit[0] != unit[1] and tok.pos_ in ("NOUN", "PROPN", "X"))
@@ -435,7 +497,18 @@ def _droppable(doc, unit: tuple[int, int]) -> bool:
     if unit[0] != unit[1]:
         return False
     tok = doc[unit[0]]
-    return tok.lower_ in NON_CLASSIFYING or tok.like_num or tok.pos_ == "NUM"
+    return (
+        tok.lower_ in NON_CLASSIFYING
+        or tok.like_num
+        or tok.pos_ == "NUM"
+        or tok.tag_ in ("JJS", "JJR", "RBS", "RBR")  # "the simplest way", "larger tables"
+    )
+
+
+def _outside(doc, unit: tuple[int, int], end: int) -> bool:
+    """Whether the parse hangs this unit on something outside the phrase ending at
+    ``end`` ("By default PostgreSQL uses ...": "default" belongs to "By")."""
+    return not any(unit[1] < doc[i].head.i <= end for i in range(unit[0], unit[1] + 1))
 
 
 def _name(doc, sentence: Sentence, run, *, plural: bool = False) -> tuple[str, bool]:
@@ -445,14 +518,14 @@ def _name(doc, sentence: Sentence, run, *, plural: bool = False) -> tuple[str, b
     identifier = False
     for k, (i, j) in enumerate(run):
         text = sentence.clean[doc[i].idx : doc[j].idx + len(doc[j].text)]
-        if "code" in _unit_kinds(doc, sentence, (i, j)):
+        if "code" in _unit_kinds(doc, sentence, (i, j)) or IDENTIFIER.search(text):
             identifier = True
             parts.append(text)
             continue
         last = k == len(run) - 1
         head = doc[j]
         if last and not plural and head.tag_ in ("NNS", "NNPS") and head.lower_ not in KEEP_PLURAL:
-            lemma = head.lemma_
+            lemma = _singular(head)
             if lemma and lemma.lower() != head.lower_ and head.text[:1].islower():
                 text = text[: len(text) - len(head.text)] + lemma
             elif lemma and head.text[:1].isupper() and head.text[1:].islower():
@@ -476,6 +549,17 @@ def _case(doc, sentence: Sentence, i: int, j: int, text: str) -> str:
     if title and tok.pos_ == "PROPN" and zipf(text.lower()) < 2.5:
         return text  # a rare capitalised word in a heading: a name ("Postgres")
     return text[0].lower() + text[1:]
+
+
+def _singular(head) -> str:
+    """The head noun in the singular: the lemmatiser's, unless it made a word English
+    does not have of one it does not know ("backslashes" is not "backslashe")."""
+    lemma = head.lemma_
+    if lemma and zipf(lemma) == 0.0:
+        plain = singular(head.lower_)
+        if zipf(plain) > 0.0:
+            return plain if head.text[:1].islower() else plain.capitalize()
+    return lemma
 
 
 def _lower_first(parts: Sequence[str]) -> bool:

@@ -59,7 +59,7 @@ class Raw:
 class OfflineExtractor:
     """Rule-based READ: deterministic, fast, no network."""
 
-    name = "offline"
+    name = "rules"
     model = "rules-v2"
     # Cheap and local: callers may run it inside a transaction and need not cache it.
     local = True

@@ -75,15 +75,19 @@ def extractor_for(provider: str | None = None) -> Extractor:
     """The extractor a run uses, and the key under which its output is cached."""
     provider = provider or settings.KG_LLM_PROVIDER
     if provider == "offline":
+        from construction.linguistic import LinguisticExtractor
+
+        extractor: Extractor = LinguisticExtractor()
+    elif provider == "rules":
         from construction.offline import OfflineExtractor
 
-        extractor: Extractor = OfflineExtractor()
+        extractor = OfflineExtractor()
     elif provider == "openai":
         from construction.llm import OpenAIExtractor
 
         extractor = OpenAIExtractor(**client_settings())
     else:
-        raise ValueError(f"unknown provider {provider!r}: use offline or openai")
+        raise ValueError(f"unknown provider {provider!r}: use offline, rules or openai")
     return extractor
 
 

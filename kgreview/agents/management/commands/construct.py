@@ -24,7 +24,7 @@ class Command(BaseCommand):
         which = parser.add_mutually_exclusive_group()
         which.add_argument("--source", action="append", metavar="SLUG", dest="slugs")
         which.add_argument("--all", action="store_true", help="every active source (default)")
-        parser.add_argument("--provider", choices=["offline", "openai"], default=None)
+        parser.add_argument("--provider", choices=["offline", "rules", "openai"], default=None)
         parser.add_argument(
             "--json", action="store_true", dest="as_json", help="print one JSON document"
         )

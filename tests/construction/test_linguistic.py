@@ -1,0 +1,270 @@
+"""The linguistic offline reader: terms a colleague would keep, relations the sentence
+states, nothing when in doubt. Sentences from the issue that reported the rule reader on
+a database manual are here as regressions."""
+
+from __future__ import annotations
+
+import pytest
+
+from construction.linguistic import LinguisticExtractor
+from construction.linguistic.markup import read_sentences
+from construction.linguistic.nlp import pipeline
+from construction.linguistic.terms import TERM_SCORE, TermTable
+from construction.types import IndexEntry, RelationSpec, SourceDoc
+
+
+def spec(key, verb, symmetric=False, acyclic=False):
+    return RelationSpec(key, key, verb, "", symmetric, acyclic)
+
+
+CURRICULUM = [
+    spec("prerequisite", "is a prerequisite for", acyclic=True),
+    spec("builds_on", "builds on", acyclic=True),
+    spec("part_of", "is part of", acyclic=True),
+    spec("contrasts_with", "contrasts with", symmetric=True),
+    spec("applies_to", "applies to"),
+    spec("related", "is related to", symmetric=True),
+]
+DOCUMENTATION = [
+    spec("is_a", "is a kind of", acyclic=True),
+    spec("part_of", "is part of", acyclic=True),
+    spec("requires", "requires"),
+    spec("uses", "uses"),
+    spec("produces", "produces"),
+    spec("configures", "configures"),
+    spec("alternative_to", "is an alternative to", symmetric=True),
+    spec("contrasts_with", "contrasts with", symmetric=True),
+    spec("related", "is related to", symmetric=True),
+]
+
+
+class Known:
+    """A lexicon of names the graph already has."""
+
+    max_words = 6
+
+    def __init__(self, *names: str) -> None:
+        from construction.text import name_key
+
+        self.names = {name_key(n): n for n in names}
+
+    def lookup(self, key):
+        name = self.names.get(key)
+        return IndexEntry(name=name, canonical=name, key=f"c:{key}") if name else None
+
+
+def read(text, vocabulary=DOCUMENTATION, *, known=(), title="Manual", max_edges=20):
+    doc = SourceDoc(slug="manual", revision_id=1, revision_number=1, title=title, text=text)
+    return LinguisticExtractor().extract(
+        doc, vocabulary=vocabulary, lexicon=Known(*known), max_edges=max_edges
+    )
+
+
+def edges(text, vocabulary=DOCUMENTATION, **kwargs):
+    return {(c.source, c.relation, c.target) for c in read(text, vocabulary, **kwargs).candidates}
+
+
+def terms_of(text):
+    sentences = read_sentences(text)
+    docs = pipeline().analyse([s.clean for s in sentences])
+    table = TermTable()
+    for index, (sentence, doc) in enumerate(zip(sentences, docs, strict=True)):
+        table.read(index, doc, sentence)
+    table.collapse_generic_tails()
+    table.score()
+    return {c.name: c.score for c in table.candidates.values()}
+
+
+# --- Relations from the sentence, not a word window ----------------------------------
+
+
+def test_a_requirement_between_two_terms_is_read_from_the_parse():
+    """ "VACUUM FULL requires an ACCESS EXCLUSIVE lock" states what VACUUM FULL needs."""
+    assert edges("VACUUM FULL requires an ACCESS EXCLUSIVE lock on the table.") == {
+        ("VACUUM FULL", "requires", "ACCESS EXCLUSIVE")
+    }
+
+
+def test_a_cue_whose_subject_is_no_term_yields_nothing():
+    """ "This form is much slower and requires ..." never becomes "LOCK ... Slower"."""
+    found = edges("This form is much slower and requires an ACCESS EXCLUSIVE lock.")
+    assert found == set()
+
+
+def test_a_cue_inside_a_conditional_yields_nothing():
+    """ "if the server requires password authentication" states nothing about the server."""
+    text = "If the server requires password authentication, the client sends a password."
+    assert edges(text) == set()
+
+
+def test_the_main_clause_of_a_conditional_yields_nothing():
+    """What holds only under a condition is not stated as a fact."""
+    text = "If no option is given, initdb uses the locale of the environment."
+    assert edges(text) == set()
+
+
+def test_a_negated_cue_yields_nothing():
+    """ "does not require", "requires no" and "is not part of" state the opposite."""
+    text = (
+        "The autovacuum daemon does not require the superuser privilege. "
+        "A temporary table requires no write-ahead log. "
+        "A temporary table is not part of any tablespace backup."
+    )
+    assert edges(text) == set()
+
+
+def test_a_possibility_states_no_composition():
+    """ "may contain" and "will probably contain" say what could be, not what is."""
+    text = (
+        "The hypothetical document may contain factual errors. "
+        "The prompt string will probably contain whitespace."
+    )
+    assert edges(text) == set()
+
+
+def test_distinct_from_is_no_contrast():
+    """ "must be distinct from" is a constraint, not a contrast between two concepts."""
+    text = "The name of the new table must be distinct from the name of any other table."
+    assert edges(text) == set()
+
+
+def test_operational_requirements_are_not_learning_prerequisites():
+    """A privilege a command requires is not something to learn before it: with the
+    curriculum's vocabulary the sentence yields no prerequisite."""
+    text = "CREATE SUBSCRIPTION requires the REPLICATION privilege."
+    assert edges(text, CURRICULUM) == set()
+    assert edges(text) == {("CREATE SUBSCRIPTION", "requires", "REPLICATION privilege")}
+
+
+def test_a_passive_reads_the_agent_as_the_source():
+    """ "Y is controlled by X" states that X configures Y."""
+    text = "The wraparound failsafe mechanism is controlled by `vacuum_failsafe_age`."
+    assert edges(text) == {("vacuum_failsafe_age", "configures", "Wraparound failsafe mechanism")}
+
+
+def test_coordinated_objects_each_become_an_edge():
+    """ "includes A, B and C" names three parts."""
+    text = "The `tablefunc` module includes `crosstab2`, `crosstab3` and `crosstab4`."
+    assert edges(text) == {
+        ("crosstab2", "part_of", "tablefunc"),
+        ("crosstab3", "part_of", "tablefunc"),
+        ("crosstab4", "part_of", "tablefunc"),
+    }
+
+
+def test_a_proper_names_possessive_stays_in_the_name():
+    """ "Dijkstra's algorithm" is a name of its own, not Dijkstra."""
+    found = edges("OSPF builds on Dijkstra's algorithm.", CURRICULUM)
+    assert found == {("OSPF", "builds_on", "Dijkstra's algorithm")}
+
+
+def test_a_label_names_the_subject_of_the_paragraph_under_it():
+    """Under "`wal_level` (enum)", "Controls how much information is written to the WAL"
+    is said of wal_level; the verb's object must still be a term."""
+    text = "`wal_level` (`enum`)\n\nControls the `archive_mode` of the server.\n"
+    assert edges(text) == {("wal_level", "configures", "archive_mode")}
+
+
+def test_teaching_material_says_what_to_learn_first():
+    """ "X assumes you know Y", "Before studying X, make sure you are comfortable with Y"
+    and "make sure you know Y first" (the lesson's topic) are prerequisites."""
+    text = (
+        "# Knowledge distillation\n\n"
+        "Knowledge distillation assumes you know the **softmax** function. "
+        "Before studying **speculative decoding**, make sure you are comfortable with "
+        "**autoregressive decoding**. Make sure you are comfortable with **gradient "
+        "descent** first."
+    )
+    found = edges(text, CURRICULUM, title="Knowledge distillation")
+    assert ("Softmax function", "prerequisite", "Knowledge distillation") in found
+    assert ("Autoregressive decoding", "prerequisite", "Speculative decoding") in found
+    assert ("Gradient descent", "prerequisite", "Knowledge distillation") in found
+
+
+def test_a_curators_relation_is_read_by_its_own_verb():
+    """A relation the vocabulary adds ("is caused by") is read in both voices."""
+    vocabulary = [spec("caused_by", "is caused by")]
+    text = (
+        "Transaction ID wraparound is caused by a long-running transaction. "
+        "Table bloat causes slow **sequential scans**."
+    )
+    assert edges(text, vocabulary) == {
+        ("Transaction ID wraparound", "caused_by", "Long-running transaction"),
+        ("Sequential scan", "caused_by", "Table bloat"),
+    }
+
+
+def test_each_edge_quotes_its_sentence_verbatim_with_its_markup():
+    """The evidence is the stored sentence, backticks and all, so it is found again."""
+    text = "Intro line here.\n\nThe `tablefunc` module includes `crosstab2`.\n"
+    (candidate,) = read(text).candidates
+    assert candidate.evidence == "The `tablefunc` module includes `crosstab2`."
+    assert candidate.evidence in text
+
+
+def test_reading_is_deterministic():
+    """The same chunk gives the same candidates, in the same order, twice."""
+    text = "SSL uses certificate verification. Tablespaces are part of the database cluster."
+    first, second = read(text).candidates, read(text).candidates
+    assert first == second and len(first) == 2
+
+
+def test_the_best_edges_are_kept_up_to_the_budget():
+    """At most ``max_edges`` candidates, highest confidence first."""
+    text = (
+        "The `tablefunc` module includes `crosstab2`, `crosstab3` and `crosstab4`. "
+        "SSL uses encryption."
+    )
+    found = read(text, max_edges=2).candidates
+    assert len(found) == 2
+    assert found[0].confidence >= found[1].confidence
+
+
+# --- Names ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, junk",
+    [
+        ("This form is much slower and is able to run twice.", {"Able", "Slower", "Twice"}),
+        ("The value is available back then, and ready.", {"Available", "Back", "Ready"}),
+        ("Savepoints allow you to discard parts of the transaction.", {"Savepoints allow"}),
+        ("See Section 11.5 and Table t1 for details.", {"Section 11.5", "Table t1"}),
+        ("11.3. Multicolumn Indexes", {"11.3. multicolumn", "11.3"}),
+        ("The server holds a lock and specifies a mode.", {"Holds", "Specifies"}),
+    ],
+)
+def test_adjectives_verbs_fragments_and_captions_are_never_names(text, junk):
+    """No candidate name is an adjective, adverb, verb, clause fragment, section number
+    or caption."""
+    assert not junk & set(terms_of(text))
+
+
+def test_identifiers_keep_their_case():
+    """ "min_wal_size" stays as written; a sentence's first capital goes from a noun."""
+    names = terms_of("`min_wal_size` sets the size. Checkpoints write dirty pages.")
+    assert "min_wal_size" in names
+    assert "Min_wal_size" not in names
+    assert "Checkpoint" in names
+
+
+def test_common_single_words_are_terms_only_where_the_text_sets_them_apart():
+    """ "server" or "file" said in passing is no term; "tablespace" (rare in English), a
+    multi-word name and a bold word are."""
+    names = terms_of("The server reads the file. A **tablespace** holds the write-ahead log files.")
+    assert names["Server"] < TERM_SCORE and names["File"] < TERM_SCORE
+    assert names["Tablespace"] >= TERM_SCORE
+    assert names["Write-ahead log file"] >= TERM_SCORE
+
+
+def test_a_generic_tail_after_a_proper_name_names_that_name():
+    """ "the Transformer architecture" is the Transformer; "MoE model" is MoE."""
+    names = terms_of("MoE models replace the Transformer architecture. The Transformer is old.")
+    assert "MoE" in names and "Transformer" in names
+    assert "MoE model" not in names and "Transformer architecture" not in names
+
+
+def test_a_known_name_is_a_term_whatever_its_shape():
+    """A name the graph knows is always a term, even a common word."""
+    found = edges("The server uses the file.", known=("Server", "File"))
+    assert found == {("Server", "uses", "File")}
