@@ -93,6 +93,7 @@ class LinguisticExtractor:
         terms = TermTable(lexicon)
         for index, (sentence, parsed) in enumerate(zip(sentences, docs, strict=True)):
             terms.read(index, parsed, sentence)
+        terms.score()
         terms.collapse_generic_tails()
         _mark_definitions(terms, docs)
         terms.score()

@@ -200,13 +200,25 @@ def cue_table(vocabulary: Sequence[RelationSpec], derive) -> dict[str, list[Cue]
     ``derive(spec)`` gives the cues a relation without built-in ones is read by.
     """
     table: dict[str, list[Cue]] = {}
+    keys = {spec.key for spec in vocabulary}
     for spec in vocabulary:
         cues = BUILT_IN.get(spec.key)
         if cues is None:
             cues = derive(spec)
+        if spec.key == "prerequisite" and "requires" not in keys:
+            cues = [*cues, *NEEDS_AS_PREREQUISITE]
         for cue in cues:
             table.setdefault(cue.lemma.split()[-1], []).append(cue)
     return table
+
+
+# With a teaching vocabulary and no relation for needs, "X requires Y" and "X depends on
+# Y" are read as Y coming first, but weakly: in a manual they mean a privilege, a
+# setting or a lock, not something to learn (the confidence puts them below the gate).
+NEEDS_AS_PREREQUISITE = [
+    Cue("prerequisite", "require", "verb", None, True, False, 0.45),
+    Cue("prerequisite", "depend", "verb", "on", True, None, 0.45),
+]
 
 
 # The parts of speech a cue word is a cue in, by the kind of cue.
@@ -390,12 +402,16 @@ def _passive_subjects(verb) -> list:
 
 
 def _prep_objects(word, prep: str) -> list:
+    """The objects of the word's preposition ``prep``; through a gerund, its objects
+    ("useful for serving large models")."""
     out = []
     for child in word.children:
         if child.dep_ in ("prep", "agent") and child.lower_ == prep:
             pobj = _pobj(child)
             if pobj is not None:
                 out += _conjoined(pobj)
+            for gerund in (c for c in child.children if c.dep_ == "pcomp" and c.tag_ == "VBG"):
+                out += [o for c in gerund.children if c.dep_ == "dobj" for o in _conjoined(c)]
     return out
 
 
@@ -420,6 +436,8 @@ def _conjoined(tok) -> list:
         return []
     if tok.lemma_.lower() in LIST_HEADS:
         listed = [c for c in tok.children if c.dep_ == "appos"]
+        if not listed and any(c.dep_ == "nummod" for c in tok.children):
+            listed = [c for c in tok.children if c.dep_ == "conj"]  # "two phases, A and B"
         if listed:
             return [t for c in listed for t in _conjoined(c)]
     out = [tok]
@@ -470,7 +488,7 @@ def _contrasts(doc) -> Iterator[Found]:
     the subject of the clause the phrase belongs to."""
     for tok in doc:
         low = tok.lower_
-        if low not in CONTRAST_PREPS:
+        if low not in CONTRAST_WORDS:
             continue
         if low == "unlike" and tok.dep_ == "prep":
             other = _pobj(tok)
@@ -479,6 +497,17 @@ def _contrasts(doc) -> Iterator[Found]:
             inner = next((c for c in tok.children if c.lower_ == "to"), None)
             other = _pobj(inner) if inner is not None else None
             clause = tok.head.head
+        elif low == "whereas" and tok.dep_ == "mark":
+            # "Whereas A matches terms, B compares meaning": A against B.
+            inner = tok.head
+            other = next(iter(_subjects(inner)), None)
+            clause = inner.head if inner.dep_ == "advcl" else None
+            if clause is None or other is None or isinstance(other, Slot):
+                continue
+            for subject in _subjects(clause):
+                if not isinstance(subject, Slot):
+                    yield Found("contrasts_with", subject.i, other.i, tok.i, 0.7)
+            continue
         elif low in ("compared", "compare") and tok.tag_ == "VBN":
             inner = next((c for c in tok.children if c.lower_ in ("with", "to")), None)
             other = _pobj(inner) if inner is not None else None

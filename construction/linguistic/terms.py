@@ -111,7 +111,7 @@ GENERIC_TAILS = frozenset(
     )
 )
 # Tails that make a name of their own after a common word ("teacher model").
-WEAK_TAILS = frozenset({"model", "models", "function", "system", "systems"})
+WEAK_TAILS = frozenset({"model", "models"})
 # A word shaped like an identifier: an underscore, a digit after letters, an inner capital
 # ("min_wal_size", "crosstab2", "pgBouncer"): kept exactly as written.
 IDENTIFIER = re.compile(r"_|[a-z][0-9]|^[a-z]+[A-Z]")
@@ -365,7 +365,8 @@ class TermTable:
 
     def collapse_generic_tails(self) -> None:
         """ "Transformer architecture", "softmax function", "MoE model" name what their
-        first words name, when those are a name of their own here: one candidate."""
+        first words name, when those are a name of their own here: one candidate. Reads
+        the scores, so it runs between two scorings."""
         for cand in list(self.candidates.values()):
             words = cand.name.split()
             if len(words) < 2 or words[-1].lower() not in GENERIC_TAILS or cand.of_phrase:
@@ -384,8 +385,12 @@ class TermTable:
                     and any(m.capital for m in cand.mentions)
                 )
             )
-            if words[-1].lower() in WEAK_TAILS and not strong:
-                continue  # "teacher model" is not the teacher
+            alone = self.candidates.get(key)
+            weak = words[-1].lower() in WEAK_TAILS or alone is None or alone.score < TERM_SCORE
+            if not strong and weak:
+                # "teacher model" is not the teacher, "attention mechanism" is more than
+                # the common word "attention"; "softmax function" is softmax.
+                continue
             target = self.candidates.get(key)
             if target is None and strong:
                 target = self.candidates[key] = Candidate(
