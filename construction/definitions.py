@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from .sentences import sentences
 from .text import clean_display, is_acronym, name_key
+from .types import ConceptMention
 
 # A word in general English at least this often (wordfreq's Zipf scale: 3 is once per
 # million words) is a plain common word when written alone in lower case.
@@ -67,16 +68,106 @@ FOR_SHORT = re.compile(r",\s+or\s+(?P<y>[^,;:()]{1,60}?)\s+for\s+short\b", re.IG
 OUTER_THAT_IS = re.compile(r",?\s+(?:i\.\s?e\.|ie\.?)\s*,?\s+", re.IGNORECASE)
 
 DETERMINERS = frozenset(
-    "a an the this that these those each every any its their our your his her some all "
-    "both either neither another such".split()
+    [
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "each",
+        "every",
+        "any",
+        "its",
+        "their",
+        "our",
+        "your",
+        "his",
+        "her",
+        "some",
+        "all",
+        "both",
+        "either",
+        "neither",
+        "another",
+        "such",
+    ]
 )
 # Words that end a name walked over: verbs that glue clauses, pronouns, connectives and
 # prepositions ("of", "for", "to" and "and" may sit inside a name between capitals).
 STOPS = frozenset(
-    "is are was were be been being has have had do does did can could may might will would "
-    "shall should must it they we you he she which who whom whose that when where while "
-    "because since if then than but or nor so yet also not no as at by from in into on onto "
-    "over under with within without about after before between through per via".split()
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "has",
+        "have",
+        "had",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "may",
+        "might",
+        "will",
+        "would",
+        "shall",
+        "should",
+        "must",
+        "it",
+        "they",
+        "we",
+        "you",
+        "he",
+        "she",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "that",
+        "when",
+        "where",
+        "while",
+        "because",
+        "since",
+        "if",
+        "then",
+        "than",
+        "but",
+        "or",
+        "nor",
+        "so",
+        "yet",
+        "also",
+        "not",
+        "no",
+        "as",
+        "at",
+        "by",
+        "from",
+        "in",
+        "into",
+        "on",
+        "onto",
+        "over",
+        "under",
+        "with",
+        "within",
+        "without",
+        "about",
+        "after",
+        "before",
+        "between",
+        "through",
+        "per",
+        "via",
+    ]
 )
 INSIDE = frozenset({"of", "for", "to", "and", "de", "la", "du"})
 
@@ -200,9 +291,7 @@ def best_long_form(short: str, candidate: str) -> int | None:
     at = len(low) - 1
     for position in range(len(wanted) - 1, -1, -1):
         char = wanted[position]
-        while at >= 0 and (
-            low[at] != char or (position == 0 and at > 0 and low[at - 1].isalnum())
-        ):
+        while at >= 0 and (low[at] != char or (position == 0 and at > 0 and low[at - 1].isalnum())):
             at -= 1
         if at < 0:
             return None
@@ -268,7 +357,7 @@ def _long_form(short: str, window: str, first: int) -> tuple[str, int] | None:
 
 
 def _long_before(sentence: str, match: re.Match) -> tuple[tuple[str, int], tuple[str, int]] | None:
-    """"Long Form (SF)": the long form ending just before the parenthesis."""
+    """ "Long Form (SF)": the long form ending just before the parenthesis."""
     inner = match.group(1)
     short = inner.strip()
     if not _short_form(short):
@@ -282,7 +371,7 @@ def _long_before(sentence: str, match: re.Match) -> tuple[tuple[str, int], tuple
 
 
 def _long_inside(sentence: str, match: re.Match) -> tuple[tuple[str, int], tuple[str, int]] | None:
-    """"SF (Long Form)": an abbreviation just before a parenthesis that spells it out,
+    """ "SF (Long Form)": an abbreviation just before a parenthesis that spells it out,
     from its first word."""
     before = sentence[: match.start()].rstrip()
     token = WORD.findall(before)[-1:] if before else []
@@ -307,7 +396,9 @@ def _long_inside(sentence: str, match: re.Match) -> tuple[tuple[str, int], tuple
     return (long, long_at), (short, short_at)
 
 
-def _parenthesis(sentence: str, match: re.Match) -> tuple[tuple[str, int], tuple[str, int], str] | None:
+def _parenthesis(
+    sentence: str, match: re.Match
+) -> tuple[tuple[str, int], tuple[str, int], str] | None:
     inner = match.group(1).strip()
     if not inner or ASIDE.match(inner):
         return None
@@ -327,7 +418,7 @@ def _parenthesis(sentence: str, match: re.Match) -> tuple[tuple[str, int], tuple
 def _inner_cue(
     sentence: str, match: re.Match, cue: re.Match
 ) -> tuple[tuple[str, int], tuple[str, int], str] | None:
-    """"X (also called Y)", "X (aka Y)", "X (hereafter Y)", "X (or Y for short)"."""
+    """ "X (also called Y)", "X (aka Y)", "X (hereafter Y)", "X (or Y for short)"."""
     said = cue.group("y") or cue.group("short") or ""
     alias = _name_after(said, 0)
     if alias is None or alias[1] + len(alias[0]) < len(said.rstrip(" .\"'”*_`")):
@@ -354,7 +445,6 @@ def _how(cue: str) -> str:
     return "also called"
 
 
-
 def _cues(sentence: str) -> Iterator[tuple[tuple[str, int], tuple[str, int], str]]:
     for cue in OUTER_CUE.finditer(sentence):
         if "(" in sentence[max(0, cue.start() - 1) : cue.start() + 1]:
@@ -375,7 +465,7 @@ def _cues(sentence: str) -> Iterator[tuple[tuple[str, int], tuple[str, int], str
 
 
 def _that_is(sentence: str, cue: re.Match) -> tuple[tuple[str, int], tuple[str, int]] | None:
-    """"Long Form, i.e. SF" or "SF, i.e. Long Form": only where one spells the other out."""
+    """ "Long Form, i.e. SF" or "SF, i.e. Long Form": only where one spells the other out."""
     after = _name_after(sentence, cue.end())
     if after is not None and is_acronym(after[0]) and _short_form(after[0]):
         window, first = _window(sentence, cue.start(), after[0])
@@ -470,10 +560,49 @@ def _name_after(text: str, begin: int) -> tuple[str, int] | None:
     return name, begin + first
 
 
-def pairs(found: Iterable[Definition]) -> list[tuple[str, str]]:
-    """The (name, alias) pairs of some definitions, each once."""
-    out: list[tuple[str, str]] = []
+# --- Attaching definitions to what an extractor read ------------------------------------
+
+
+def with_definitions(
+    mentions: Sequence[ConceptMention], found: Sequence[Definition]
+) -> tuple[ConceptMention, ...]:
+    """The extractor's concept mentions with the names the document defines for them
+    added as aliases; a defined pair no mention names becomes a mention of its own (used
+    only if an edge names it). Names join by key: a name that is an alias of one mention
+    and a defined name of another makes them one."""
+    groups: list[list[str]] = []  # display names, the first one the mention's name
+    descriptions: list[str] = []
+    by_key: dict[str, int] = {}
+
+    def join(names: Sequence[str], description: str = "") -> None:
+        keys = [k for k in (name_key(n) for n in names) if k]
+        hits = sorted({by_key[k] for k in keys if k in by_key})
+        if not hits:
+            groups.append([])
+            descriptions.append("")
+            hits = [len(groups) - 1]
+        into = hits[0]
+        for other in hits[1:]:  # two mentions one definition joins: the first keeps them
+            groups[into] += groups[other]
+            descriptions[into] = descriptions[into] or descriptions[other]
+            groups[other] = []
+            for key, index in list(by_key.items()):
+                if index == other:
+                    by_key[key] = into
+        for name in names:
+            key = name_key(name)
+            if key and all(name_key(n) != key for n in groups[into]):
+                groups[into].append(name)
+            if key:
+                by_key[key] = into
+        descriptions[into] = descriptions[into] or description
+
+    for mention in mentions:
+        join([mention.name, *mention.aliases], mention.description)
     for item in found:
-        if item.names() not in out:
-            out.append(item.names())
-    return out
+        join(item.names())
+    return tuple(
+        ConceptMention(name=names[0], aliases=tuple(names[1:]), description=description)
+        for names, description in zip(groups, descriptions, strict=True)
+        if names
+    )

@@ -8,8 +8,9 @@ vocabulary of words (the same word; for the last, still being typed, words start
 with it; a misspelt one, the alike words of its block), and the postings of those words
 are intersected, smallest first, so a keystroke compares a few hundred names rather than
 every name there is. A fuzzy match never takes one acronym for another ("HTTP" is not
-"HTTPS"; ``construction.text.acronym_clash``); prefix matches still offer both. ``add`` and ``discard`` cost time proportional to one owner's
-names, so the index follows changes without being rebuilt. Pure Python.
+"HTTPS"; ``construction.text.acronym_clash``); prefix matches still offer both. ``add``
+and ``discard`` cost time proportional to one owner's names, so the index follows
+changes without being rebuilt. Pure Python.
 """
 
 from __future__ import annotations

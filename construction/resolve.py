@@ -313,6 +313,7 @@ class InMemoryConceptIndex:
 
         def acronym(word: str) -> bool:
             return word in extra or word in self._acronyms
+
         best: tuple[float, float, str] | None = None
         for variant, corrected in self._variants(words, known):
             found = self._forms.get(" ".join(sorted(variant)))

@@ -253,8 +253,7 @@ def acronym_clash(
     if any(acronym(word) for word in only_mine):
         return True
     return any(
-        acronym(word) and any(_alike(word, other) for other in only_mine)
-        for word in theirs - mine
+        acronym(word) and any(_alike(word, other) for other in only_mine) for word in theirs - mine
     )
 
 

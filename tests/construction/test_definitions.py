@@ -14,30 +14,125 @@ from construction.definitions import (
 )
 
 FOUND = [
-    ("The Transmission Control Protocol (TCP) provides reliable delivery.", "Transmission Control Protocol", "TCP", "long (short)"),
-    ("TCP (Transmission Control Protocol) provides reliable delivery.", "Transmission Control Protocol", "TCP", "short (long)"),
-    ("Hosts find each other through the Domain Name System (DNS).", "Domain Name System", "DNS", "long (short)"),
-    ("Hypertext Transfer Protocol Secure (HTTPS) encrypts every request.", "Hypertext Transfer Protocol Secure", "HTTPS", "long (short)"),
-    ("Internet Protocol version 4 (IPv4) uses 32-bit addresses.", "Internet Protocol version 4", "IPv4", "long (short)"),
-    ("Quality of Service (QoS) ranks traffic by class.", "Quality of Service", "QoS", "long (short)"),
-    ("The round-trip time (RTT) is measured by the sender.", "round-trip time", "RTT", "long (short)"),
+    (
+        "The Transmission Control Protocol (TCP) provides reliable delivery.",
+        "Transmission Control Protocol",
+        "TCP",
+        "long (short)",
+    ),
+    (
+        "TCP (Transmission Control Protocol) provides reliable delivery.",
+        "Transmission Control Protocol",
+        "TCP",
+        "short (long)",
+    ),
+    (
+        "Hosts find each other through the Domain Name System (DNS).",
+        "Domain Name System",
+        "DNS",
+        "long (short)",
+    ),
+    (
+        "Hypertext Transfer Protocol Secure (HTTPS) encrypts every request.",
+        "Hypertext Transfer Protocol Secure",
+        "HTTPS",
+        "long (short)",
+    ),
+    (
+        "Internet Protocol version 4 (IPv4) uses 32-bit addresses.",
+        "Internet Protocol version 4",
+        "IPv4",
+        "long (short)",
+    ),
+    (
+        "Quality of Service (QoS) ranks traffic by class.",
+        "Quality of Service",
+        "QoS",
+        "long (short)",
+    ),
+    (
+        "The round-trip time (RTT) is measured by the sender.",
+        "round-trip time",
+        "RTT",
+        "long (short)",
+    ),
     ("Secure Sockets Layer (SSL) came before TLS.", "Secure Sockets Layer", "SSL", "long (short)"),
-    ("Throughput is given in megabits per second (Mbps) here.", "megabits per second", "Mbps", "long (short)"),
+    (
+        "Throughput is given in megabits per second (Mbps) here.",
+        "megabits per second",
+        "Mbps",
+        "long (short)",
+    ),
     ("## Address Resolution Protocol (ARP)", "Address Resolution Protocol", "ARP", "long (short)"),
-    ("To send data, the User Datagram Protocol (UDP) needs no connection.", "User Datagram Protocol", "UDP", "long (short)"),
-    ("ARP (the Address Resolution Protocol) maps addresses.", "Address Resolution Protocol", "ARP", "short (long)"),
-    ("The Domain Name System, also called DNS, maps names to addresses.", "Domain Name System", "DNS", "also called"),
-    ("Ethernet, also known as IEEE 802.3, carries frames.", "Ethernet", "IEEE 802.3", "also known as"),
-    ("The Border Gateway Protocol (hereafter BGP) connects networks.", "Border Gateway Protocol", "BGP", "hereafter"),
-    ("The Border Gateway Protocol, hereafter BGP, connects networks.", "Border Gateway Protocol", "BGP", "hereafter"),
-    ("The Transmission Control Protocol, or TCP for short, is reliable.", "Transmission Control Protocol", "TCP", "for short"),
+    (
+        "To send data, the User Datagram Protocol (UDP) needs no connection.",
+        "User Datagram Protocol",
+        "UDP",
+        "long (short)",
+    ),
+    (
+        "ARP (the Address Resolution Protocol) maps addresses.",
+        "Address Resolution Protocol",
+        "ARP",
+        "short (long)",
+    ),
+    (
+        "The Domain Name System, also called DNS, maps names to addresses.",
+        "Domain Name System",
+        "DNS",
+        "also called",
+    ),
+    (
+        "Ethernet, also known as IEEE 802.3, carries frames.",
+        "Ethernet",
+        "IEEE 802.3",
+        "also known as",
+    ),
+    (
+        "The Border Gateway Protocol (hereafter BGP) connects networks.",
+        "Border Gateway Protocol",
+        "BGP",
+        "hereafter",
+    ),
+    (
+        "The Border Gateway Protocol, hereafter BGP, connects networks.",
+        "Border Gateway Protocol",
+        "BGP",
+        "hereafter",
+    ),
+    (
+        "The Transmission Control Protocol, or TCP for short, is reliable.",
+        "Transmission Control Protocol",
+        "TCP",
+        "for short",
+    ),
     ("Each host runs a resolver (aka stub resolver).", "resolver", "stub resolver", "aka"),
-    ("Each host runs a resolver, also called a stub resolver, that asks servers.", "resolver", "stub resolver", "also called"),
-    ("A Network Address Translator (also called a NAT box) rewrites addresses.", "Network Address Translator", "NAT box", "also called"),
+    (
+        "Each host runs a resolver, also called a stub resolver, that asks servers.",
+        "resolver",
+        "stub resolver",
+        "also called",
+    ),
+    (
+        "A Network Address Translator (also called a NAT box) rewrites addresses.",
+        "Network Address Translator",
+        "NAT box",
+        "also called",
+    ),
     ("The time to live, i.e. TTL, limits the hops of a packet.", "time to live", "TTL", "i.e."),
     ("Each packet carries a TTL, i.e. time to live, in its header.", "time to live", "TTL", "i.e."),
-    ("The Dynamic Host Configuration Protocol (DHCP) hands out addresses.", "Dynamic Host Configuration Protocol", "DHCP", "long (short)"),
-    ("A virtual private network, a.k.a. VPN, tunnels traffic.", "virtual private network", "VPN", "aka"),
+    (
+        "The Dynamic Host Configuration Protocol (DHCP) hands out addresses.",
+        "Dynamic Host Configuration Protocol",
+        "DHCP",
+        "long (short)",
+    ),
+    (
+        "A virtual private network, a.k.a. VPN, tunnels traffic.",
+        "virtual private network",
+        "VPN",
+        "aka",
+    ),
 ]
 
 NOTHING = [
@@ -68,7 +163,9 @@ NOTHING = [
 
 
 @pytest.mark.parametrize(("text", "name", "alias", "how"), FOUND)
-def test_a_definition_is_found_with_both_names_their_offsets_and_the_sentence(text, name, alias, how):
+def test_a_definition_is_found_with_both_names_their_offsets_and_the_sentence(
+    text, name, alias, how
+):
     """Each real phrasing gives the pair, where each name stands, and its sentence."""
     found = definitions(text)
     assert [(d.name, d.alias, d.how) for d in found] == [(name, alias, how)]
@@ -124,7 +221,7 @@ def test_letters_in_order_right_to_left_with_the_first_starting_a_word():
 
 
 def test_a_plain_common_word_is_one_lowercase_word_english_uses_often():
-    """"packet" is common; "datagram", "TCP", "Ethernet" and two words are not."""
+    """ "packet" is common; "datagram", "TCP", "Ethernet" and two words are not."""
     assert common_word("packet")
     assert not common_word("datagram")
     assert not common_word("TCP")
