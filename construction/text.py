@@ -244,16 +244,22 @@ def acronym_clash(
 ) -> bool:
     """Whether a name (its words ``candidate``) cannot be what the words ``query`` mean
     because of an acronym: the query has an acronym the name lacks ("ssl handshake" /
-    "tls handshake"), or the name has an acronym the query writes otherwise ("http
-    request" / "https request", "ipv4" / "ipv6"). ``acronym(word)`` says which words are
+    "tls handshake"), or the name has an acronym the query lacks and the query has a
+    word in its place, one that is no misspelling of the name's other words ("http
+    request" / "https request", "tls" / "SSL"). ``acronym(word)`` says which words are
     acronyms (some name writes them so). An acronym is a name of its own: it never
     stands for another by likeness, however close the letters."""
     mine, theirs = set(query), set(candidate)
     only_mine = mine - theirs
     if any(acronym(word) for word in only_mine):
         return True
+    missing = [word for word in theirs - mine if acronym(word)]
+    if not missing:
+        return False
+    plain = [word for word in theirs if not acronym(word)]
     return any(
-        acronym(word) and any(_alike(word, other) for other in only_mine) for word in theirs - mine
+        any(_alike(word, m) for m in missing) or not any(_alike(word, p) for p in plain)
+        for word in only_mine
     )
 
 
