@@ -482,10 +482,10 @@ def _that_is(sentence: str, cue: re.Match) -> tuple[tuple[str, int], tuple[str, 
         words = words[1:]
     if not 2 <= len(words) <= len(short) + 5:
         return None
-    long = clean_display(clause[words[0].start() : words[-1].end()])
-    if _expand(short, long) != 0:
+    spelled = clean_display(clause[words[0].start() : words[-1].end()])
+    if _expand(short, spelled) != 0:
         return None
-    return (long, cue.end() + words[0].start()), (short, sentence.rfind(short, 0, cue.start()))
+    return (spelled, cue.end() + words[0].start()), (short, sentence.rfind(short, 0, cue.start()))
 
 
 def _words(text: str) -> list[tuple[str, int]]:
