@@ -5,13 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from construction.definitions import (
-    best_long_form,
-    common_word,
-    defined_before,
-    definitions,
-    initials_start,
-)
+from construction.definition_rules import best_long_form, initials_start
+from construction.definitions import common_word, defined_before, definitions
 
 FOUND = [
     (
