@@ -129,9 +129,9 @@ def _create_concepts(
             kind="add_concept",
             payload={
                 "name": draft.name,
-                "aliases": list(draft.aliases),
+                "aliases": list(draft.aliases)[:50],
                 "description": draft.description,
-                "defined": [origin.defined(d.alias, d.span) for d in draft.defined],
+                "defined": [origin.defined(d.alias, d.span) for d in draft.defined[:50]],
             },
             confidence=draft.confidence,
             reason=draft.reason,

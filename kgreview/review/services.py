@@ -257,6 +257,10 @@ def proposal_flag_conflict(*, proposal_id: int, other: dict) -> Proposal | None:
     return proposal
 
 
+#: The most aliases (and defined names) a concept proposal's payload holds.
+NAMES_MAX = 50
+
+
 @transaction.atomic
 def proposal_add_names(*, proposal_id: int, defined: list[dict]) -> Proposal | None:
     """Give an open proposal of a concept the names a document defines for it: each
@@ -275,6 +279,8 @@ def proposal_add_names(*, proposal_id: int, defined: list[dict]) -> Proposal | N
     kept = list(payload.get("defined") or [])
     for item in defined:
         key = name_key(item["alias"])
+        if len(aliases) >= NAMES_MAX or len(kept) >= NAMES_MAX:
+            break  # a payload holds so many names at most
         if key and key not in known:
             known.add(key)
             aliases.append(item["alias"])
