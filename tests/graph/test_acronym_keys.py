@@ -16,7 +16,7 @@ rekey = importlib.import_module("kgreview.graph.migrations.0014_acronym_keys").r
 
 
 def test_an_acronym_keyed_as_a_plural_is_keyed_again_and_the_journal_says_so(f):
-    """"HTTPS" stored under "http" (the old key) moves to "https"; others stay."""
+    """ "HTTPS" stored under "http" (the old key) moves to "https"; others stay."""
     f.concept("HTTPS")
     f.concept("Vector databases")
     ConceptAlias.objects.filter(name="HTTPS").update(key="http")
