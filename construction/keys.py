@@ -34,6 +34,11 @@ def concept_dedup_key(name: str) -> str:
     return f"add_concept:{name_key(name)}"
 
 
+def alias_dedup_key(concept_id: int, alias: str) -> str:
+    """Giving one concept one more name, however the name is spelt."""
+    return f"add_alias:{concept_id}|{name_key(alias)}"
+
+
 def invalidation_dedup_key(edge_id: int) -> str:
     return f"invalidate_edge:{edge_id}"
 

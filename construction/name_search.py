@@ -7,8 +7,10 @@ against names that share words with the query: each query word is matched agains
 vocabulary of words (the same word; for the last, still being typed, words starting
 with it; a misspelt one, the alike words of its block), and the postings of those words
 are intersected, smallest first, so a keystroke compares a few hundred names rather than
-every name there is. ``add`` and ``discard`` cost time proportional to one owner's
-names, so the index follows changes without being rebuilt. Pure Python.
+every name there is. A fuzzy match never takes one acronym for another ("HTTP" is not
+"HTTPS"; ``construction.text.acronym_clash``); prefix matches still offer both. ``add``
+and ``discard`` cost time proportional to one owner's names, so the index follows
+changes without being rebuilt. Pure Python.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from collections.abc import Iterable
 
 from rapidfuzz import fuzz, process
 from sortedcontainers import SortedList
+
+from .text import acronym_clash, acronym_words
 
 __all__ = ["NameSearchIndex", "search_key"]
 
@@ -67,6 +71,9 @@ class NameSearchIndex:
         self._postings: dict[str, list[int] | set[int]] = {}
         self._vocabulary: list[str] = []  # every word ever posted, sorted
         self._word_blocks: dict[str, list[str]] = {}
+        # Words some name writes as an acronym (never taken out: that only makes fuzzy
+        # matching stricter).
+        self._acronyms: set[str] = set()
 
     def __len__(self) -> int:
         return len(self._names)
@@ -79,6 +86,7 @@ class NameSearchIndex:
             self._remove(name_id)
         key = search_key(name)
         self._names[name_id] = (name, key, owner)
+        self._acronyms |= acronym_words(name)
         mine = self._by_owner.get(owner)
         self._by_owner[owner] = name_id if mine is None else (*_ids(mine), name_id)
         self._sorted.add((key, name_id))
@@ -147,14 +155,31 @@ class NameSearchIndex:
         return out
 
     def fuzzy(
-        self, key: str, *, limit: int, cutoff: float = 60.0, pool: int = 200
+        self,
+        key: str,
+        *,
+        limit: int,
+        cutoff: float = 60.0,
+        pool: int = 200,
+        acronyms: Iterable[str] = (),
     ) -> list[tuple[int, float]]:
         """Up to ``limit`` (id, WRatio score) pairs at or above ``cutoff``, best first,
-        scored among at most ``pool`` names sharing the most words with ``key``."""
+        scored among at most ``pool`` names sharing the most words with ``key``; none
+        that clashes with it by an acronym (``acronyms``: words the query wrote so)."""
         candidates = self._candidates(key, pool)
         if not candidates:
             return []
-        choices = {i: self._names[i][1] for i in candidates}
+        extra = frozenset(acronyms)
+
+        def acronym(word: str) -> bool:
+            return word in extra or word in self._acronyms
+
+        wanted = _words(key)
+        choices = {
+            i: self._names[i][1]
+            for i in candidates
+            if not acronym_clash(wanted, _words(self._names[i][1]), acronym)
+        }
         found = process.extract(key, choices, scorer=fuzz.WRatio, limit=limit, score_cutoff=cutoff)
         return [(name_id, float(score)) for _k, score, name_id in found]
 

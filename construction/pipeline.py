@@ -11,7 +11,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .drafts import NewConcept, concept_draft, invalidation_drafts, vanished_evidence
+from .definitions import Definition, definitions, with_definitions
+from .drafts import (
+    NewConcept,
+    alias_drafts,
+    concept_draft,
+    invalidation_drafts,
+    vanished_evidence,
+)
 from .keys import invalidation_dedup_key, relation_key
 from .protocols import ConceptIndex, GraphView
 from .quotes import QuoteFinder, quote_key
@@ -106,6 +113,7 @@ class _Drafting:
     gate: float
     mentions: dict[str, ConceptMention]
     overlay: OverlayIndex
+    defined: tuple[Definition, ...] = ()
     state: SourceState = field(default_factory=SourceState)
     dropped: list[Dropped] = field(default_factory=list)
     pending: list[_Pending] = field(default_factory=list)
@@ -128,10 +136,11 @@ class _Drafting:
             entry = IndexEntry(
                 name=resolution.canonical, canonical=resolution.canonical, key=resolution.key
             )
+            names = (resolution.canonical, *resolution.aliases)
             keys: list[str] = []
-            for item in (resolution.canonical, *resolution.aliases):
+            for item in names:
                 keys += [key for key in name_keys(item) if key not in keys]
-            self.overlay.add(entry, keys=keys)
+            self.overlay.add(entry, keys=keys, names=names)
         return resolution
 
 
@@ -147,19 +156,25 @@ def process_source(
 ) -> SourceResult:
     """Turn one extraction into proposal drafts and dropped candidates.
 
-    In stages: SEARCH checks each candidate on its own (relation, confidence, quote) and
-    resolves its ends (``_search``, giving a ``_Found``); the graph view is then told
-    every question to come; VERIFY weighs each found candidate against this source, the
-    queue and the graph (``_repeated``, ``_verify``); CONSTRUCT drafts it (``_construct``);
-    and the drafts become the source's result (``_result``), with the invalidations of
-    edges whose evidence this revision no longer has.
+    First DEFINE (``construction.definitions``): the names the document defines join
+    the extractor's concept mentions, whatever extractor read it, so an end named by
+    either name resolves to one concept. In stages: SEARCH checks each candidate on its
+    own (relation, confidence, quote) and resolves its ends (``_search``, giving a
+    ``_Found``); the graph view is then told every question to come; VERIFY weighs each
+    found candidate against this source, the queue and the graph (``_repeated``,
+    ``_verify``); CONSTRUCT drafts it (``_construct``); and the drafts become the
+    source's result (``_result``, with the names the document defines for concepts
+    already known), with the invalidations of edges whose evidence this revision no
+    longer has.
     """
+    defined = definitions(doc.text)
     work = _Drafting(
         doc=doc,
         graph=graph,
         gate=gate,
-        mentions=_mention_table(extraction.concepts),
+        mentions=_mention_table(with_definitions(extraction.concepts, defined)),
         overlay=OverlayIndex(index),
+        defined=defined,
     )
     for rejected in extraction.rejected:
         work.drop(rejected.raw, "invalid", rejected.error)
@@ -339,7 +354,9 @@ def _result(work: _Drafting, vanished: Sequence[ActiveEvidence]) -> SourceResult
     edges, invalidations, drops, flags on open proposals and the concepts it grounds."""
     doc = work.doc
     spans = sentences(doc.text) if work.new_concepts else []
-    concepts = tuple(concept_draft(doc, spans, record) for record in work.new_concepts.values())
+    concepts = tuple(
+        concept_draft(doc, spans, record, work.defined) for record in work.new_concepts.values()
+    )
     edges = tuple(
         EdgeDraft(
             source=p.source,
@@ -364,4 +381,5 @@ def _result(work: _Drafting, vanished: Sequence[ActiveEvidence]) -> SourceResult
         dropped=tuple(work.dropped),
         flag_existing=tuple(work.flag_existing),
         grounded_concepts=tuple(sorted(work.grounded)),
+        aliases=tuple(alias_drafts(work.defined, work.overlay.base, work.graph)),
     )

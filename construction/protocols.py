@@ -22,12 +22,14 @@ class ConceptIndex(Protocol):
     def exact(self, key: str) -> IndexEntry | None:
         """The entry whose normalised name key is ``key``."""
 
-    def fuzzy(self, key: str) -> tuple[IndexEntry, float] | None:
+    def fuzzy(self, key: str, *, acronyms: Iterable[str] = ()) -> tuple[IndexEntry, float] | None:
         """The entry ``key`` stands for by another order, plural, spelling or a misspelt
-        word (above the index's threshold), with its score (0..100)."""
+        word (above the index's threshold), with its score (0..100). ``acronyms``: words
+        of the key the name wrote as acronyms; two names whose acronyms differ never match."""
 
-    def add(self, entry: IndexEntry, *, keys: Iterable[str]) -> None:
-        """Make a concept proposed earlier in this run findable by later sources."""
+    def add(self, entry: IndexEntry, *, keys: Iterable[str], names: Iterable[str] = ()) -> None:
+        """Make a concept proposed earlier in this run findable by later sources (by
+        ``keys``, made from ``names``)."""
 
 
 class Lexicon(Protocol):

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from .chunks import Chunk, chunk_document
+from .definitions import defined_before, definitions, with_definitions
 from .keys import new_concept_key
 from .resolve import OverlayIndex
 from .text import name_key, name_keys
@@ -49,9 +50,11 @@ class ChunkPlan:
 
 
 def cache_key(doc: SourceDoc, extractor_key: str) -> str:
-    """Everything a chunk's answer depends on: the text, its context, the extractor."""
+    """Everything a chunk's answer depends on: the text, its context (title, heading
+    path, the names the document defined so far), the extractor."""
     digest = hashlib.sha256()
-    for part in (extractor_key, doc.title, "\x1f".join(doc.section), doc.text):
+    defined = "\x1e".join(f"{name}\x1f{alias}" for name, alias in doc.defined)
+    for part in (extractor_key, doc.title, "\x1f".join(doc.section), defined, doc.text):
         digest.update(part.encode("utf-8"))
         digest.update(b"\x00")
     return digest.hexdigest()
@@ -65,12 +68,15 @@ def plan_chunks(
     overlap_tokens: int,
     extractor_key: str,
 ) -> list[ChunkPlan]:
-    """The chunks of one revision, each ready to be read (or found in the cache)."""
+    """The chunks of one revision, each ready to be read (or found in the cache), each
+    knowing the names the document defines up to its end."""
     plans = []
+    found = definitions(doc.text)
     for chunk in chunk_document(
         doc.text, sections=sections, max_tokens=max_tokens, overlap_tokens=overlap_tokens
     ):
-        part = replace(doc, text=chunk.text, section=chunk.section)
+        defined = tuple(defined_before(found, chunk.end))
+        part = replace(doc, text=chunk.text, section=chunk.section, defined=defined)
         plans.append(ChunkPlan(chunk=chunk, doc=part, key=cache_key(part, extractor_key)))
     return plans
 
@@ -84,20 +90,24 @@ def read_in_order(
 
     A concept a handbook defines in chapter 3 ("Reinforcement learning from human
     feedback (RLHF)") is then found by that name in chapter 9, where it is only "RLHF",
-    just as a separate lesson finds it in the graph. ``extract(doc, lexicon)`` reads one.
+    just as a separate lesson finds it in the graph: by the names the extractor gave it
+    and those the chunk defines (``construction.definitions``), whatever the extractor.
+    ``extract(doc, lexicon)`` reads one.
     """
     known = OverlayIndex(lexicon)
     readings = []
     for plan in plans:
         reading = extract(plan.doc, known)
-        for mention in reading.concepts:
+        mentions = with_definitions(reading.concepts, definitions(plan.doc.text))
+        for mention in mentions:
             entry = IndexEntry(
                 name=mention.name, canonical=mention.name, key=new_concept_key(mention.name)
             )
+            names = (mention.name, *mention.aliases)
             keys: list[str] = []
-            for name in (mention.name, *mention.aliases):
+            for name in names:
                 keys += [k for k in name_keys(name) if k not in keys]
-            known.add(entry, keys=keys)
+            known.add(entry, keys=keys, names=names)
         readings.append(reading)
     return readings
 

@@ -6,8 +6,8 @@ words joined or split ("multi head" / "multihead"), or a word the graph does not
 misspelling one it does ("vectr search"). Each is a dict lookup on the query's words,
 so a lookup costs the same against 500,000 concepts as against 50. A name with a known
 word where a known name has another known word is another concept ("heap sort" / "heap
-port"), and names that differ in a number or identifier ("GPT-3", "GPT-4") never
-fuzzy-match.
+port"), and names that differ in a number or identifier ("GPT-3", "GPT-4"), or in an
+acronym ("HTTP" / "HTTPS", "SSL handshake" / "TLS handshake"), never fuzzy-match.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from rapidfuzz.distance import OSA
 
 from .keys import new_concept_key
 from .text import (
+    acronym_clash,
+    acronym_words,
     clean_display,
     display_case,
     identifiers,
@@ -177,6 +179,9 @@ class InMemoryConceptIndex:
         self._words: dict[str, int] = {}
         self._blocks: dict[str, dict[str, None]] = {}
         self._max_words = 1
+        # Words some registered name writes as an acronym. Never taken out again: a word
+        # once seen as an acronym stays one, which only makes fuzzy matching stricter.
+        self._acronyms: set[str] = set()
 
     def __len__(self) -> int:
         return len(self._exact)
@@ -199,8 +204,12 @@ class InMemoryConceptIndex:
             ),
         )
 
-    def add(self, entry: IndexEntry, *, keys: Iterable[str]) -> None:
+    def add(self, entry: IndexEntry, *, keys: Iterable[str], names: Iterable[str] = ()) -> None:
+        """Register ``entry`` under ``keys``; ``names`` are the names the keys were made
+        from, beside the entry's own (their acronyms are remembered as such)."""
         endpoint = (entry.concept_id, entry.proposal_id)
+        for name in {entry.name, entry.canonical, *names}:
+            self._acronyms |= acronym_words(name)
         for key in keys:
             if not key:
                 continue
@@ -277,19 +286,34 @@ class InMemoryConceptIndex:
         """Whether some name in the index has this word (in any of its spellings)."""
         return spelling(word) in self._words
 
+    def is_acronym_word(self, word: str) -> bool:
+        """Whether some registered name writes this key word as an acronym."""
+        return word in self._acronyms
+
     def fuzzy(
-        self, key: str, *, known: Callable[[str], bool] | None = None
+        self,
+        key: str,
+        *,
+        known: Callable[[str], bool] | None = None,
+        acronyms: Iterable[str] = (),
     ) -> tuple[IndexEntry, float] | None:
         """The best known name that ``key`` reorders, respells, joins or splits, or
         misspells (scored at least ``threshold``), with its score; None if there is none.
 
         ``known`` says which other words count as known (another index's vocabulary):
-        such a word is never corrected either.
+        such a word is never corrected either. ``acronyms`` are key words the query wrote
+        as acronyms; with those the index knows, no name clashing with the query by an
+        acronym is offered (``construction.text.acronym_clash``).
         """
         if len(key) < MIN_FUZZY_LENGTH:
             return None
         words = key.split()
         wanted_ids = identifiers(key)
+        extra = frozenset(acronyms)
+
+        def acronym(word: str) -> bool:
+            return word in extra or word in self._acronyms
+
         best: tuple[float, float, str] | None = None
         for variant, corrected in self._variants(words, known):
             found = self._forms.get(" ".join(sorted(variant)))
@@ -302,7 +326,11 @@ class InMemoryConceptIndex:
             else:
                 aligned = _sorted_words(key)
             for candidate in found[:MAX_TWINS]:
-                if len(candidate) < MIN_FUZZY_LENGTH or identifiers(candidate) != wanted_ids:
+                if (
+                    len(candidate) < MIN_FUZZY_LENGTH
+                    or identifiers(candidate) != wanted_ids
+                    or acronym_clash(words, candidate.split(), acronym)
+                ):
                     continue
                 as_written = fuzz.ratio(key, candidate)
                 in_form = fuzz.ratio(aligned, _spelling_order(candidate))
@@ -432,8 +460,9 @@ def resolve_name(
                 proposal_id=entry.proposal_id,
                 matched_name=entry.name,
             )
+    acronyms = frozenset().union(*(acronym_words(item) for item in names))
     for key in keys:
-        found = index.fuzzy(key)
+        found = index.fuzzy(key, acronyms=acronyms)
         if found is not None:
             entry, score = found
             return Resolution(
@@ -499,11 +528,17 @@ class OverlayIndex:
 
     lookup = exact
 
-    def fuzzy(self, key: str) -> tuple[IndexEntry, float] | None:
-        # A word the shared index knows is not a misspelling of a local name either.
-        local = self.local.fuzzy(key, known=getattr(self.base, "knows", None))
-        found = [f for f in (local, self.base.fuzzy(key)) if f is not None]
+    def is_acronym_word(self, word: str) -> bool:
+        base = getattr(self.base, "is_acronym_word", None)
+        return self.local.is_acronym_word(word) or (base is not None and base(word))
+
+    def fuzzy(self, key: str, *, acronyms: Iterable[str] = ()) -> tuple[IndexEntry, float] | None:
+        # A word the shared index knows is not a misspelling of a local name either, and
+        # a word either side writes as an acronym is an acronym on both.
+        written = {*acronyms, *(w for w in key.split() if self.is_acronym_word(w))}
+        local = self.local.fuzzy(key, known=getattr(self.base, "knows", None), acronyms=written)
+        found = [f for f in (local, self.base.fuzzy(key, acronyms=written)) if f is not None]
         return max(found, key=lambda f: f[1]) if found else None
 
-    def add(self, entry: IndexEntry, *, keys: Iterable[str]) -> None:
-        self.local.add(entry, keys=keys)
+    def add(self, entry: IndexEntry, *, keys: Iterable[str], names: Iterable[str] = ()) -> None:
+        self.local.add(entry, keys=keys, names=names)

@@ -18,6 +18,7 @@ EVIDENCE_MAX = 2000
 REASON_MAX = 1000
 DESCRIPTION_MAX = 1000
 RELATION_MAX = 64
+ALIASES_MAX = 20
 
 
 def _none_as(empty: Any):
@@ -54,7 +55,7 @@ class ConceptAnswer(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     name: Name
-    aliases: Annotated[tuple[Name, ...], _none_as(())] = ()
+    aliases: Annotated[tuple[Name, ...], _none_as(()), Field(max_length=ALIASES_MAX)] = ()
     description: Annotated[
         str,
         _none_as(""),
@@ -101,7 +102,10 @@ def answer_json_schema() -> dict:
             "aliases": {
                 "type": ["array", "null"],
                 "items": {"type": "string"},
-                "description": "Other names or abbreviations the text uses for it, or null.",
+                "description": (
+                    "Other names or abbreviations the text gives it (at most "
+                    f"{ALIASES_MAX}), or null; never one the text does not use."
+                ),
             },
             "description": {
                 "type": ["string", "null"],

@@ -9,6 +9,7 @@ ABBREVIATIONS = frozenset(
     {
         "e.g",
         "i.e",
+        "a.k.a",
         "vs",
         "etc",
         "cf",

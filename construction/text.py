@@ -9,6 +9,9 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Callable, Iterable
+
+from rapidfuzz import fuzz
 
 ARTICLES = frozenset({"the", "a", "an"})
 TYPOGRAPHIC = str.maketrans(
@@ -183,18 +186,86 @@ def singular(word: str) -> str:
 def name_key(name: str) -> str:
     """The key two spellings of one concept share: case, spacing, punctuation, plural, article.
 
-    An empty key means the name has nothing to match on.
+    An empty key means the name has nothing to match on. A last word written as an
+    acronym keeps its final capital S: "HTTPS" is not the plural of "HTTP", nor "QoS" of
+    "Qo"; the plural of an acronym is written with a small s ("APIs", "CPUs").
     """
-    text = visible(unicodedata.normalize("NFKC", str(name))).translate(TYPOGRAPHIC).casefold()
+    text = visible(unicodedata.normalize("NFKC", str(name))).translate(TYPOGRAPHIC)
     text = re.sub(r"[-_/]+", " ", text)
     text = NAME_PUNCT.sub(" ", text)
     text = re.sub(r"(?<!\w)\.|\.(?!\w)", " ", text)  # keep dots inside tokens (node.js)
-    words = text.split()
+    written = text.split()
+    words = [word.casefold() for word in written]
     while len(words) > 1 and words[0] in ARTICLES:
         words = words[1:]
     if words:
-        words[-1] = singular(words[-1])
+        last = written[-1]
+        if not is_acronym(last):
+            words[-1] = singular(words[-1])
+        elif last.endswith("s") and is_acronym(last[:-1]):
+            words[-1] = words[-1][:-1]  # "APIs", "CPUs": the plural of an acronym
     return " ".join(words)
+
+
+def is_acronym(token: str) -> bool:
+    """Whether a word is written as an abbreviation: 2 to 12 characters, at least two
+    capitals, and capitals at least half of its letters ("TCP", "HTTPS", "IPv4", "QoS",
+    "I/O"; not "Ethernet", "macOS" or "802.11")."""
+    if not 2 <= len(token) <= 12 or not token[0].isalnum():
+        return False
+    if not all(c.isalnum() or c in ".-+&/" for c in token):
+        return False
+    letters = [c for c in token if c.isalpha()]
+    upper = sum(c.isupper() for c in letters)
+    return upper >= 2 and upper * 2 >= len(letters)
+
+
+# Two capitals in one word: a cheap first look before ``acronym_words`` splits a name.
+_TWO_CAPITALS = re.compile(r"[A-Z][A-Za-z0-9.+&]*[A-Z]")
+
+
+def acronym_words(name: str) -> frozenset[str]:
+    """The words of a name written as acronyms, as they appear in its key ("HTTP/2
+    server" -> {"http"}; "HTTPS" -> {"https"}; "APIs" -> {"apis", "api"})."""
+    found: set[str] = set()
+    if not _TWO_CAPITALS.search(name):
+        return frozenset()
+    text = visible(unicodedata.normalize("NFKC", str(name))).translate(TYPOGRAPHIC)
+    for token in re.split(r"[\s\-_/()\[\],;:]+", text):
+        token = token.strip(".'\"")
+        if is_acronym(token):
+            found.update(name_key(token).split())
+            found.add(token.casefold())
+    return frozenset(found)
+
+
+def acronym_clash(
+    query: Iterable[str], candidate: Iterable[str], acronym: Callable[[str], bool]
+) -> bool:
+    """Whether a name (its words ``candidate``) cannot be what the words ``query`` mean
+    because of an acronym: the query has an acronym the name lacks ("ssl handshake" /
+    "tls handshake"), or the name has an acronym the query lacks and the query has a
+    word in its place, one that is no misspelling of the name's other words ("http
+    request" / "https request", "tls" / "SSL"). ``acronym(word)`` says which words are
+    acronyms (some name writes them so). An acronym is a name of its own: it never
+    stands for another by likeness, however close the letters."""
+    mine, theirs = set(query), set(candidate)
+    only_mine = mine - theirs
+    if any(acronym(word) for word in only_mine):
+        return True
+    missing = [word for word in theirs - mine if acronym(word)]
+    if not missing:
+        return False
+    plain = [word for word in theirs if not acronym(word)]
+    return any(
+        any(_alike(word, m) for m in missing) or not any(_alike(word, p) for p in plain)
+        for word in only_mine
+    )
+
+
+def _alike(a: str, b: str) -> bool:
+    """Two words close enough that a fuzzy match could take one for the other."""
+    return a.startswith(b) or b.startswith(a) or fuzz.ratio(a, b) >= 60
 
 
 def split_abbreviation(name: str) -> tuple[str, str | None]:

@@ -49,6 +49,9 @@ class SourceDoc:
     title: str
     text: str
     section: tuple[str, ...] = ()
+    # For a chunk: the (name, other name) pairs the document defines up to the chunk's
+    # end (``construction.definitions``), so a model names things the document's way.
+    defined: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -308,6 +311,14 @@ class Dropped:
 
 
 @dataclass(frozen=True)
+class DefinedName:
+    """A name the document defines for a concept, with the sentence that defines it."""
+
+    alias: str
+    span: Span
+
+
+@dataclass(frozen=True)
 class ConceptDraft:
     """An ``add_concept`` proposal to be written."""
 
@@ -319,6 +330,23 @@ class ConceptDraft:
     reason: str
     evidence: Span | None
     dedup_key: str
+    # The aliases the document defines, each with its sentence (they are in ``aliases``).
+    defined: tuple[DefinedName, ...] = ()
+
+
+@dataclass(frozen=True)
+class AliasDraft:
+    """A name the document defines for a concept the graph has (an ``add_alias``
+    proposal) or the queue proposes (added to that open proposal), which lacks it."""
+
+    name: str  # the concept's name
+    alias: str
+    evidence: Span
+    confidence: float
+    reason: str
+    dedup_key: str
+    concept_id: int | None = None
+    proposal_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -373,3 +401,5 @@ class SourceResult:
     flag_existing: tuple[tuple[int, str, str], ...] = ()
     # Existing concepts the source grounds (resolved endpoints).
     grounded_concepts: tuple[int, ...] = ()
+    # Names the source defines for concepts the graph or the queue already has.
+    aliases: tuple[AliasDraft, ...] = ()

@@ -4,7 +4,8 @@ Exact keys first (``construction.text.name_key``, so "the Transformers" finds
 "Transformer" and "RAG" finds the concept whose alias or abbreviation it is), longest
 match first and never overlapping; what is left over is tried whole against
 ``index.fuzzy``; words that resolve to nothing are reported as unknown names, never
-turned into concepts.
+turned into concepts. An acronym is found only by its own letters: "HTTP" never finds
+"HTTPS" (``construction.text.acronym_clash``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from ..resolve import STOPWORDS
-from ..text import TYPOGRAPHIC, name_key
+from ..text import TYPOGRAPHIC, acronym_words, name_key
 from ..types import IndexEntry
 from .protocols import NameIndex
 from .types import Found
@@ -146,7 +147,7 @@ def find_concepts(text: str, index: NameIndex) -> tuple[list[tuple[int, Found]],
     unknown: list[str] = []
     for first, end in _leftover_runs(words, taken):
         said = text[words[first].start : words[end - 1].end]
-        hit = index.fuzzy(name_key(said))
+        hit = index.fuzzy(name_key(said), acronyms=acronym_words(said))
         fuzzy = _found(said, hit[0], "fuzzy", hit[1]) if hit else None
         if fuzzy is None:
             unknown.append(said.strip(" '\"-."))

@@ -25,7 +25,8 @@ from kgreview.graph.name_index import ActiveNameCache, Touched, id_chunks
 from kgreview.graph.selectors import RelationRow, relation_table
 from kgreview.review.models import OPEN_STATUSES, Proposal
 
-PROMPT_VERSION = "p2"
+# Part of every model reading's cache key: a new prompt never reuses an old answer.
+PROMPT_VERSION = "p3"
 
 
 def vocabulary(relations: list[RelationRow] | None = None) -> list[RelationSpec]:

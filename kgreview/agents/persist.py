@@ -1,5 +1,6 @@
 """CONSTRUCT's writes for one source: what the pure loop returned becomes proposals
-(concepts first, so edges can name the proposals they wait for), dropped candidates with
+(concepts first, so edges can name the proposals they wait for; then the names the
+revision defines for concepts already known), dropped candidates with
 their reasons, contradiction links between proposals, and the concepts the source grounds.
 Called inside the caller's transaction, which holds the ``construct`` mutex.
 """
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 
 from construction import keys
 from construction.types import (
+    AliasDraft,
     ConceptDraft,
     Dropped,
     EdgeDraft,
@@ -25,6 +27,7 @@ from kgreview.graph.services import Evidence
 from kgreview.review.models import Proposal
 from kgreview.review.services import (
     ProposalSpec,
+    proposal_add_names,
     proposal_flag_conflict,
     proposals_create_many,
 )
@@ -43,6 +46,16 @@ class _Origin:
         if span is None:
             return None
         return Evidence(revision=self.revision, start=span.start, end=span.end, quote=span.quote)
+
+    def defined(self, alias: str, span: Span) -> dict:
+        """A name the revision defines, with its sentence, as a concept proposal keeps it."""
+        return {
+            "alias": alias,
+            "quote": span.quote,
+            "start": span.start,
+            "end": span.end,
+            "revision_id": self.revision.pk,
+        }
 
 
 def _endpoint(res: Resolution, created: dict[str, Proposal]) -> dict:
@@ -97,6 +110,7 @@ def persist_result(*, run: AgentRun, revision: SourceRevision, result: SourceRes
     origin = _Origin(run, revision)
     stats: dict = {"proposals": {}, "dropped": {}, "flagged_existing": 0}
     created = _create_concepts(origin, result.concepts, stats)
+    _create_aliases(origin, result.aliases, stats)
     edge_proposals = _create_edges(origin, result, created, stats)
     _link_drafts(edge_proposals)
     stats["flagged_existing"] = _flag_existing(result.flag_existing, edge_proposals)
@@ -115,8 +129,9 @@ def _create_concepts(
             kind="add_concept",
             payload={
                 "name": draft.name,
-                "aliases": list(draft.aliases),
+                "aliases": list(draft.aliases)[:50],
                 "description": draft.description,
+                "defined": [origin.defined(d.alias, d.span) for d in draft.defined[:50]],
             },
             confidence=draft.confidence,
             reason=draft.reason,
@@ -142,6 +157,36 @@ def _create_concepts(
             _tally(stats, outcome)
         created[draft.key] = outcome
     return created
+
+
+def _create_aliases(origin: _Origin, drafts: Sequence[AliasDraft], stats: dict) -> None:
+    """Names the revision defines for known concepts: an ``add_alias`` proposal for a
+    concept of the graph (a twin of an open one stands for it), the name added to an
+    open concept proposal."""
+    specs = [
+        ProposalSpec(
+            kind="add_alias",
+            payload={"concept_id": d.concept_id, "alias": d.alias, "name": d.name},
+            confidence=d.confidence,
+            reason=d.reason,
+            evidence=origin.evidence(d.evidence),
+            dedup_key=d.dedup_key,
+            priority=_priority(d.confidence, ()),
+            agent_run=origin.run,
+            document=origin.revision.source,
+        )
+        for d in drafts
+        if d.concept_id is not None
+    ]
+    for outcome in proposals_create_many(specs):
+        if not isinstance(outcome, DuplicateProposal):
+            _tally(stats, outcome)
+    for draft in drafts:
+        if draft.proposal_id is not None:
+            proposal_add_names(
+                proposal_id=draft.proposal_id,
+                defined=[origin.defined(draft.alias, draft.evidence)],
+            )
 
 
 def _edge_spec(origin: _Origin, draft: EdgeDraft, created: dict[str, Proposal]) -> ProposalSpec:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from construction.name_search import NameSearchIndex, search_key
+from construction.text import acronym_words
 
 from .models import Concept, ConceptAlias
 from .name_index import JournalFollower, Touched, id_chunks
@@ -85,7 +86,9 @@ def concept_search(
         # Fuzzy hits rank after every exact and prefix one: with enough of those, none
         # could make the cut below.
         if len(best) < wanted:
-            for i, score in names.fuzzy(key, limit=wanted, cutoff=MIN_SCORE, pool=FUZZY_POOL):
+            for i, score in names.fuzzy(
+                key, limit=wanted, cutoff=MIN_SCORE, pool=FUZZY_POOL, acronyms=acronym_words(q)
+            ):
                 name, _key, owner = names.name(i)
                 offer(owner, round(score, 1), 2, name, "fuzzy")
     from .history import concepts_as_of

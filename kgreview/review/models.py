@@ -27,6 +27,7 @@ class Proposal(NoDeleteModel):
         MERGE_CONCEPTS = "merge_concepts", "Merge concepts"
         ADD_RELATION_TYPE = "add_relation_type", "Add relation type"
         UPDATE_CONCEPT = "update_concept", "Rename concept or change its aliases"
+        ADD_ALIAS = "add_alias", "Add a name a document defines"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"

@@ -18,6 +18,7 @@ from django.db.models import IntegerField
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
+from construction.text import name_key
 from kgreview.core.errors import DuplicateProposal, ValidationFailed
 from kgreview.graph import services as graph_services
 from kgreview.graph.models import Concept, Source
@@ -253,6 +254,46 @@ def proposal_flag_conflict(*, proposal_id: int, other: dict) -> Proposal | None:
     proposal.flags_text = flags_text(flags)
     proposal.version += 1
     proposal.save(update_fields=["payload", "flags", "flags_text", "version", "updated_at"])
+    return proposal
+
+
+#: The most aliases (and defined names) a concept proposal's payload holds.
+NAMES_MAX = 50
+
+
+@transaction.atomic
+def proposal_add_names(*, proposal_id: int, defined: list[dict]) -> Proposal | None:
+    """Give an open proposal of a concept the names a document defines for it: each
+    ``{"alias", "quote", "start", "end", "revision_id"}`` not yet among its names is added
+    to its aliases, with its sentence. The agents' own work (no audit row: the proposal
+    is not decided yet). Locks the proposal; a decided one is left alone (an accepted
+    concept gets an ``add_alias`` proposal instead). The version is bumped so a reviewer
+    looking at the old card is told it changed; the name index re-reads its names.
+    """
+    proposal = Proposal.objects.select_for_update(no_key=True).filter(pk=proposal_id).first()
+    if proposal is None or not proposal.is_open or not kind_of(proposal).names_a_concept:
+        return None
+    payload = dict(proposal.payload)
+    aliases = list(payload.get("aliases") or [])
+    known = {name_key(n) for n in [payload["name"], *aliases]}
+    kept = list(payload.get("defined") or [])
+    for item in defined:
+        key = name_key(item["alias"])
+        if len(aliases) >= NAMES_MAX or len(kept) >= NAMES_MAX:
+            break  # a payload holds so many names at most
+        if key and key not in known:
+            known.add(key)
+            aliases.append(item["alias"])
+            kept.append(item)
+    if len(aliases) == len(payload.get("aliases") or []):
+        return proposal
+    payload = payload_validate(
+        kind=proposal.kind, payload={**payload, "aliases": aliases, "defined": kept}
+    )
+    proposal.payload = payload
+    proposal.version += 1
+    proposal.save(update_fields=["payload", "version", "updated_at"])
+    graph_services.name_index_changed(proposals=[proposal.pk])
     return proposal
 
 

@@ -113,14 +113,20 @@ def handbook_lessons() -> list[tuple[str, str]]:
 
 
 def queued_edges() -> set[tuple[str, str, str]]:
-    return {
-        (
-            name_key(p.payload["source"]["name"]),
-            p.payload["relation"],
-            name_key(p.payload["target"]["name"]),
-        )
-        for p in Proposal.objects.filter(kind="add_edge")
-    }
+    """The queued edges by every name of their ends: a concept proposal's aliases too
+    (the handbook defines "Low-Rank Adaptation (LoRA)", so "LoRA" is queued by its long
+    form with the abbreviation as an alias)."""
+    names: dict[str, set[str]] = {}
+    for p in Proposal.objects.filter(kind="add_concept"):
+        keys = {name_key(n) for n in [p.payload["name"], *p.payload.get("aliases", [])]}
+        names[name_key(p.payload["name"])] = keys
+    out = set()
+    for p in Proposal.objects.filter(kind="add_edge"):
+        source, target = (name_key(p.payload[end]["name"]) for end in ("source", "target"))
+        for a in names.get(source, {source}):
+            for b in names.get(target, {target}):
+                out.add((a, p.payload["relation"], b))
+    return out
 
 
 def key_of(edge: dict, symmetric=("related", "contrasts_with")) -> set[tuple[str, str, str]]:

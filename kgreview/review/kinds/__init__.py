@@ -10,6 +10,7 @@ from __future__ import annotations
 from kgreview.core.errors import ValidationFailed
 
 from ..models import Proposal
+from .add_alias import AddAliasKind
 from .add_concept import AddConceptKind
 from .add_edge import AddEdgeKind
 from .add_relation_type import AddRelationTypeKind
@@ -29,6 +30,7 @@ KINDS: dict[str, Kind] = {
         MergeConceptsKind(),
         AddRelationTypeKind(),
         UpdateConceptKind(),
+        AddAliasKind(),
     )
 }
 CURATOR_KINDS = frozenset(key for key, kind in KINDS.items() if kind.curator_only)

@@ -17,14 +17,30 @@ from kgreview.graph.search import concept_search
 
 from ..ends import concept_for_name, retired_name_words
 from ..outcome import ProposalStale
-from ..payloads import Name, Strict
+from ..payloads import Name, Offset, RowId, Strict
 from .base import BlockerReads, Kind, Step, UndoStep, ground
+
+
+class Defined(Strict):
+    """An alias the document defines, with the sentence defining it (offsets into the
+    revision named, or the proposal's own evidence revision when none is)."""
+
+    alias: Name
+    quote: str = Field(min_length=1, max_length=5000)
+    start: Offset | None = None
+    end: Offset | None = None
+    revision_id: RowId | None = None
 
 
 class AddConcept(Strict):
     name: Name
     aliases: list[Name] = Field(default_factory=list, max_length=50)
     description: str = Field(default="", max_length=5000)
+    defined: list[Defined] = Field(
+        default_factory=list,
+        max_length=50,
+        description="The aliases its documents define, each with the defining sentence.",
+    )
 
 
 class AddConceptKind(Kind):
@@ -97,7 +113,11 @@ class AddConceptKind(Kind):
 
     def view(self, proposal) -> dict:
         payload = proposal.payload
-        return {"name": payload["name"], "aliases": payload.get("aliases", [])}
+        return {
+            "name": payload["name"],
+            "aliases": payload.get("aliases", []),
+            "defined": payload.get("defined", []),
+        }
 
     def card(self, card) -> None:
         """The name, and existing concepts with a similar name, to spot a duplicate."""
