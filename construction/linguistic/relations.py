@@ -283,7 +283,7 @@ def _match(tok, cue: Cue) -> Iterator[Found]:
         return
     if any(c.dep_ in ("aux", "advmod") and c.lower_ in POSSIBILITY for c in anchor.children):
         return
-    if anchor.dep_ == "xcomp" and anchor.head.lemma_.lower() in UNASSERTED:
+    if _unasserted(anchor):
         return
     if cue.inverse and cue.relation == "part_of" and _modal(anchor):
         return  # "a query can contain window functions": possible parts, not the parts
@@ -298,6 +298,8 @@ def _match(tok, cue: Cue) -> Iterator[Found]:
 
 def _verb_sides(verb, cue: Cue) -> tuple[list, list] | None:
     passive = any(c.dep_ in PASSIVE_SUBJECTS | {"auxpass"} for c in verb.children)
+    if verb.tag_ == "VBG" and not any(c.dep_ in SUBJECTS for c in verb.children):
+        return None  # "can be read using this module": whose use is not said
     if verb.dep_ == "acl" and verb.tag_ == "VBN":
         passive = True  # "the lock required by VACUUM"
     if cue.passive is not None and passive != cue.passive:
@@ -456,6 +458,19 @@ def _negated(tok, anchor, objects: Iterable) -> bool:
     )
 
 
+# Verbs whose clause is imagined or reported, not stated: "pretend that X is a Y".
+SUPPOSING = frozenset({"pretend", "suppose", "imagine", "say", "think", "guess", "assume"})
+
+
+def _unasserted(verb) -> bool:
+    """A clause the sentence does not assert: the complement of "attempt to", "allow X
+    to", "pretend that"."""
+    governor = verb.head.lemma_.lower()
+    if verb.dep_ == "xcomp" and governor in UNASSERTED:
+        return True
+    return verb.dep_ in ("ccomp", "xcomp") and governor in SUPPOSING
+
+
 def _modal(verb) -> bool:
     return any(c.dep_ == "aux" and c.tag_ == "MD" for c in verb.children)
 
@@ -536,7 +551,11 @@ def _definitions(doc) -> Iterator[Found]:
             continue
         if any(c.lower_ in FREQUENCY | POSSIBILITY for c in head.children):
             continue
-        for subject in [c for c in head.children if c.dep_ == "nsubj"]:
+        if _unasserted(head):
+            continue
+        for subject in [_resolve(c) for c in head.children if c.dep_ == "nsubj"]:
+            if any(c.dep_ == "prep" and c.lower_ == "of" for c in subject.children):
+                continue  # "the central component of X is a Y" says what Y is in X
             yield Found("is_a", subject.i, tok.i, head.i, 0.6)
 
 

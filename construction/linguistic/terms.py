@@ -110,6 +110,15 @@ GENERIC_TAILS = frozenset(
         """
     )
 )
+# Nouns named after a person with a possessive: "Dijkstra's algorithm", "Amdahl's law".
+EPONYMOUS = frozenset(
+    _words(
+        """
+        algorithm law theorem rule method principle lemma distribution test constant
+        equation inequality conjecture paradox effect formula problem hypothesis
+        """
+    )
+)
 # Tails that make a name of their own after a common word ("teacher model").
 WEAK_TAILS = frozenset({"model", "models"})
 # A word shaped like an identifier: an underscore, a digit after letters, an inner capital
@@ -202,8 +211,9 @@ def unit_spans(doc, sentence: Sentence) -> list[tuple[int, int]]:
                 and doc[j + 2].is_alpha | doc[j + 2].like_num
             ):
                 j += 2
-            if j + 1 < n and doc[j + 1].tag_ == "POS" and doc[j].pos_ == "PROPN":
-                j += 1  # a proper name's possessive: "Dijkstra's algorithm", "Bayes' rule"
+            eponym = j + 2 < n and doc[j + 2].lemma_.lower() in EPONYMOUS
+            if eponym and doc[j + 1].tag_ == "POS" and doc[j].pos_ == "PROPN":
+                j += 1  # a name's possessive in a name: "Dijkstra's algorithm", "Bayes' rule"
         spans.append((i, j))
         i = j + 1
     return spans
@@ -523,7 +533,12 @@ def _name(doc, sentence: Sentence, run, *, plural: bool = False) -> tuple[str, b
     identifier = False
     for k, (i, j) in enumerate(run):
         text = sentence.clean[doc[i].idx : doc[j].idx + len(doc[j].text)]
-        if "code" in _unit_kinds(doc, sentence, (i, j)) or IDENTIFIER.search(text):
+        code = next(
+            (m for m in sentence.marks if m.kind == "code" and m.start <= doc[i].idx < m.end), None
+        )
+        if code is not None:  # the mark's own stretch: a token may run past it ("()–may")
+            text = sentence.clean[max(code.start, doc[i].idx) : code.end]
+        if code is not None or IDENTIFIER.search(text):
             identifier = True
             parts.append(text)
             continue
