@@ -134,7 +134,7 @@ def prune(root) -> None:
     for element in list(root.iter()):
         if element.getparent() is None or _tag(element) is None:
             continue
-        if _ADMONITION(element):
+        if _ADMONITION(element) or _tag(element) == "blockquote":
             _unlabel(element)
     _drop_bars(root)
 
