@@ -72,10 +72,15 @@ def read_html(raw: bytes, *, filename: str) -> Document:
     except (etree.ParserError, ValueError):
         raise BadDocument("file has no text") from None
     title = _title(root)  # before the body is pruned: the first <h1> may be in a <header>
+    visible = _has_words(root)
     try:
         text = finish_text(clean_text(html_markdown(source, root)))
     except RecursionError:  # lxml stops at 256 levels, so only a hostile page gets here
         raise BadDocument("web page is nested too deeply to read") from None
+    except BadDocument:
+        if visible:
+            raise BadDocument(NAVIGATION_ONLY) from None
+        raise
     sections = markdown_sections(text)
     return Document(
         title=title or next((s.path[-1] for s in sections), "") or stem_title(filename),
@@ -86,6 +91,21 @@ def read_html(raw: bytes, *, filename: str) -> Document:
         pages=(),
         notes=notes,
     )
+
+
+NAVIGATION_ONLY = (
+    "web page has no text of its own: only navigation, menus and other page furniture"
+)
+
+
+def _has_words(root) -> bool:
+    body = root.find("body")
+    if body is None:
+        return False
+    skipped = {"script", "style", "noscript", "template"}
+    return any(
+        (node.text or "").strip() and _tag(node) not in skipped for node in body.iter()
+    ) or any((node.tail or "").strip() for node in body.iter())
 
 
 def html_markdown(source: str, root) -> str:
