@@ -93,9 +93,7 @@ def read_html(raw: bytes, *, filename: str) -> Document:
     )
 
 
-NAVIGATION_ONLY = (
-    "web page has no text of its own: only navigation, menus and other page furniture"
-)
+NAVIGATION_ONLY = "web page has no text of its own: only navigation, menus and other page furniture"
 
 
 def _has_words(root) -> bool:

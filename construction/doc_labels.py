@@ -12,6 +12,7 @@ import re
 
 __all__ = [
     "ADMONITION_LABELS",
+    "BARE_LABELS",
     "EDIT_LINK",
     "NAV_WORDS",
     "is_admonition_label",
@@ -30,6 +31,10 @@ ADMONITION_LABELS = frozenset(
         *("quote", "cite", "admonition", "remark", "remarks"),
     }
 )
+
+# Labels that stand for a note even outside a box that says so (a PDF has no boxes):
+# never a section's own title, unlike "Example" or "See Also".
+BARE_LABELS = frozenset({"note", "tip", "hint", "important", "caution", "warning", "danger"})
 
 # Words of navigation bars: a line of two or more of these (and arrows), one of them
 # "prev" or "next", is a bar, not text.

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from construction.doc_labels import ADMONITION_LABELS, navigation_lines
+from construction.doc_labels import BARE_LABELS, navigation_lines
 
 __all__ = ["Block", "Line", "lay_out", "page_lines"]
 
@@ -44,7 +44,8 @@ SAME_SIZE = 0.9  # smaller than this is a footnote or a caption, not a heading
 APART = 1.3  # a line with a gap this many line pitches wide is set apart
 PARAGRAPH_GAP = 1.45  # a gap wider than this many line pitches ends a paragraph
 MAX_HEADING_WORDS = 24
-MAX_HEADING_SHARE = 0.15  # a style holding more of the text than this is not headings
+MAX_HEADING_SHARE = 0.15  # a style holding more of the text than this is not headings...
+FEW_HEADINGS = 3  # ... unless it is only a few lines (a short page has a large title)
 MAX_LEVEL = 6
 
 
@@ -288,15 +289,22 @@ def _candidates(lines: Sequence[Line], kept: Sequence[int], m: _Measure) -> set[
 
 def _levels(pages, kept, candidates, m: _Measure) -> dict[tuple[float, bool], int]:
     """A level for each heading style, from its rank (largest first, bold before plain);
-    a style holding too much of the text is left out: it is body text set apart."""
+    a style of many lines holding much of the text is left out: it is body text set
+    apart, not headings."""
     share: Counter[tuple[float, bool]] = Counter()
+    count: Counter[tuple[float, bool]] = Counter()
     total = 0
     for lines, keep, found in zip(pages, kept, candidates, strict=True):
         for i in keep:
             total += len(lines[i].text)
             if i in found:
                 share[_style(lines[i])] += len(lines[i].text)
-    styles = [s for s, n in share.items() if n <= MAX_HEADING_SHARE * max(total, 1)]
+                count[_style(lines[i])] += 1
+    styles = [
+        s
+        for s, n in share.items()
+        if n <= MAX_HEADING_SHARE * max(total, 1) or count[s] <= FEW_HEADINGS
+    ]
     styles.sort(key=lambda s: (-s[0], not s[1]))
     return {style: min(rank + 1, MAX_LEVEL) for rank, style in enumerate(styles)}
 
@@ -325,9 +333,11 @@ def _page_blocks(lines, keep, found, levels, m: _Measure) -> list[Block]:
     for i in keep:
         line = lines[i]
         level = levels.get(_style(line), 0) if i in found else 0
-        if level and line.text.strip().rstrip(":").casefold() in ADMONITION_LABELS:
+        if level and line.text.strip().rstrip(":").casefold() in BARE_LABELS:
+            # "Note" set as a heading labels the paragraph below: not text, but a break
             previous = line
-            continue  # "Note" set as a heading labels the paragraph below; it is not text
+            blocks.append(([], 0, line))
+            continue
         step = m.pitch * max(line.size, previous.size if previous else 0) / m.body
         gap = line.y - previous.y if previous is not None else 0.0
         last = blocks[-1] if blocks else None
@@ -351,7 +361,7 @@ def _page_blocks(lines, keep, found, levels, m: _Measure) -> list[Block]:
         else:
             blocks.append(([line.text], level, line))
         previous = line
-    out = [Block(lines=tuple(texts), level=level) for texts, level, _ in blocks]
+    out = [Block(lines=tuple(texts), level=level) for texts, level, _ in blocks if texts]
     return [
         block
         for n, block in enumerate(out)
