@@ -80,25 +80,39 @@ def _title_like(words: list[str]) -> bool:
     return len(lower) <= 1
 
 
-_BAR_TAIL = 3  # lines of page titles a bar's second row may wrap onto
+_BAR_LINES = 3  # a bar set in large type wraps onto this many lines
+_BAR_TAIL = 8  # lines of page titles a bar's second row may wrap onto
+_TITLE_WORDS = 8
 
 
 def navigation_lines(lines: list[str]) -> set[int]:
-    """Indices of the lines that are a navigation bar: each bar line, and the titles a
-    bar's second row names after it ("Chapter 25. Maintenance Tasks Home 25.2. Reindexing",
-    DocBook's footer), when one of them is "Home"."""
+    """Indices of the lines that are a navigation bar, even wrapped over a few lines;
+    and the page titles that follow a bar as its second row ("Chapter 25. Maintenance
+    Tasks Home 25.2. Reindexing", DocBook's footer), when one of them is "Home"."""
     found: set[int] = set()
-    for index, line in enumerate(lines):
-        if not is_navigation_line(line):
+    index = 0
+    while index < len(lines):
+        span = next(
+            (
+                n
+                for n in range(1, _BAR_LINES + 1)
+                if index + n <= len(lines)
+                and is_navigation_line(" ".join(lines[index : index + n]))
+            ),
+            0,
+        )
+        if not span:
+            index += 1
             continue
-        found.add(index)
+        found.update(range(index, index + span))
+        index += span
         tail = []
-        for after in range(index + 1, min(index + 1 + _BAR_TAIL, len(lines))):
+        for after in range(index, min(index + _BAR_TAIL, len(lines))):
             words = lines[after].split()
-            if not words or len(words) > _MAX_BAR_WORDS or not _title_like(words):
+            if not words or len(words) > _TITLE_WORDS or not _title_like(words):
                 break
             tail.append(after)
-            if "Home" in words:
-                found.update(tail)
-                break
+        if any("Home" in lines[after].split() for after in tail):
+            found.update(tail)
+            index = tail[-1] + 1
     return found

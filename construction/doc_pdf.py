@@ -45,6 +45,7 @@ _LOAD_ERRORS = {  # PDFium's FPDF_ERR_* codes, in words
     6: "a page is missing or damaged",
 }
 _BLANK_RUN = re.compile(r"\n{3,}")
+_ANCHOR_GLYPH = re.compile(r"\s*[¶#\uf0c1]$")
 _NUMBERED_LINE = r"^[ \t]*(?:(?:\d+|[A-Z])(?:\.\d+)*\.?[ \t]+)?"
 _PLACEHOLDER_TITLES = frozenset({"untitled", "anonymous", "(unspecified)", "unspecified"})
 
@@ -140,8 +141,8 @@ def _page_texts(laid: list[list[Block]]) -> tuple[list[str], list[tuple[int, int
         at = 0
         for block in blocks:
             body = clean_page("\n".join(block.lines))
-            if block.level:
-                body = " ".join(body.split())
+            if block.level:  # a web page's heading anchor ("¶", "#") is printed after it
+                body = _ANCHOR_GLYPH.sub("", " ".join(body.split()))
             if not body:
                 continue
             if parts:
