@@ -54,6 +54,7 @@ _PREV_NEXT = re.compile(
     r"^\W*(?:prev(?:ious)?|«|‹|←)\b.*(?:\bnext|»|›|→)\W*$", re.IGNORECASE | re.DOTALL
 )
 _MAX_BAR_WORDS = 16
+_STEP = re.compile(r"\b(?:prev|previous|next)\b|[«»‹›←→]", re.IGNORECASE)
 
 
 def is_admonition_label(text: str) -> bool:
@@ -90,6 +91,9 @@ def navigation_lines(lines: list[str]) -> set[int]:
     and the page titles that follow a bar as its second row ("Chapter 25. Maintenance
     Tasks Home 25.2. Reindexing", DocBook's footer), when one of them is "Home"."""
     found: set[int] = set()
+    steps = {i for i, line in enumerate(lines) if _STEP.search(line)}
+    if not steps:
+        return found  # no "prev", "next" or arrow, no bar: the common case, made cheap
     index = 0
     while index < len(lines):
         span = next(
@@ -97,6 +101,7 @@ def navigation_lines(lines: list[str]) -> set[int]:
                 n
                 for n in range(1, _BAR_LINES + 1)
                 if index + n <= len(lines)
+                and not steps.isdisjoint(range(index, index + n))
                 and is_navigation_line(" ".join(lines[index : index + n]))
             ),
             0,

@@ -32,7 +32,6 @@ from construction.doc_labels import BARE_LABELS, navigation_lines
 __all__ = ["Block", "Line", "lay_out", "page_lines"]
 
 _LINE = re.compile(r"[^\r\n]+")
-_NON_SPACE = re.compile(r"\S")
 _BOLD_FONT = re.compile(r"bold|black|heavy|demi|semibold|cmbx|,b$", re.IGNORECASE)
 _MONO_FONT = re.compile(r"mono|courier|consol|menlo|cmtt|typewriter|code|fixed", re.IGNORECASE)
 FIXED_PITCH = 1  # bit 1 of a PDF font descriptor's flags
@@ -55,7 +54,6 @@ class Line:
 
     text: str
     y: float  # baseline, in points down from the top of the page
-    x: float
     size: float  # font size in points (the median of the characters asked about)
     bold: bool
     mono: bool  # set in a fixed-pitch font: code, never a heading
@@ -90,10 +88,9 @@ def page_lines(page, textpage) -> list[Line]:
     probe = _Probe(pdfium_c, handle)
     lines: list[Line] = []
     for match in _LINE.finditer(text):
-        marks = [m.start() for m in _NON_SPACE.finditer(match.group())]
-        if not marks:
+        picks = _picks(match.group())
+        if not picks:
             continue
-        picks = sorted({marks[0], marks[len(marks) // 2], marks[-1]})
         sizes, ys, bolds, monos = [], [], 0, 0
         for mark in picks:
             size, y, bold, mono = probe.char(match.start() + mark)
@@ -101,12 +98,10 @@ def page_lines(page, textpage) -> list[Line]:
             ys.append(y)
             bolds += bold
             monos += mono
-        first_x = probe.x_of(match.start() + marks[0])
         lines.append(
             Line(
                 text=match.group(),
                 y=height - sorted(ys)[len(ys) // 2],
-                x=first_x,
                 size=sorted(sizes)[len(sizes) // 2],
                 bold=2 * bolds > len(picks),
                 mono=2 * monos > len(picks),
@@ -116,37 +111,51 @@ def page_lines(page, textpage) -> list[Line]:
     return lines
 
 
+def _picks(line: str) -> list[int]:
+    """The first, a middle and the last character of a line that are not spaces."""
+    first = len(line) - len(line.lstrip())
+    if first == len(line):
+        return []
+    last = len(line.rstrip()) - 1
+    middle = (first + last) // 2
+    while line[middle].isspace():
+        middle += 1
+    return sorted({first, middle, last})
+
+
 def _char(code: int) -> str:
     return "\ufffd" if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF else chr(code)
 
 
 class _Probe:
-    """PDFium's answers about one character, through buffers reused for the whole page."""
+    """PDFium's answers about one character, through buffers reused for the whole page;
+    what a font's name and weight say is worked out once per font."""
 
     def __init__(self, pdfium_c, handle) -> None:
         self.c, self.handle = pdfium_c, handle
         self.x, self.y = ctypes.c_double(), ctypes.c_double()
+        self.x_ref, self.y_ref = ctypes.byref(self.x), ctypes.byref(self.y)
         self.flags = ctypes.c_int()
+        self.flags_ref = ctypes.byref(self.flags)
         self.name = ctypes.create_string_buffer(128)
+        self.fonts: dict[tuple[bytes, int], tuple[bool, bool]] = {}
 
     def char(self, index: int) -> tuple[float, float, bool, bool]:
+        """Font size, baseline, and whether the font is bold and fixed-pitch."""
         c, handle = self.c, self.handle
         size = float(c.FPDFText_GetFontSize(handle, index))
-        c.FPDFText_GetCharOrigin(handle, index, ctypes.byref(self.x), ctypes.byref(self.y))
+        c.FPDFText_GetCharOrigin(handle, index, self.x_ref, self.y_ref)
         self.name.value = b""
-        c.FPDFText_GetFontInfo(handle, index, self.name, len(self.name), ctypes.byref(self.flags))
-        name = self.name.value.decode("latin-1")
-        bold = bool(_BOLD_FONT.search(name))
-        if not bold:
-            bold = c.FPDFText_GetFontWeight(handle, index) >= BOLD_WEIGHT
-        mono = bool(self.flags.value & FIXED_PITCH or _MONO_FONT.search(name))
-        return size, self.y.value, bold, mono
-
-    def x_of(self, index: int) -> float:
-        self.c.FPDFText_GetCharOrigin(
-            self.handle, index, ctypes.byref(self.x), ctypes.byref(self.y)
-        )
-        return self.x.value
+        c.FPDFText_GetFontInfo(handle, index, self.name, len(self.name), self.flags_ref)
+        key = (self.name.value, self.flags.value)
+        style = self.fonts.get(key)
+        if style is None:
+            name = key[0].decode("latin-1")
+            bold = bool(_BOLD_FONT.search(name))
+            if not bold:
+                bold = c.FPDFText_GetFontWeight(handle, index) >= BOLD_WEIGHT
+            style = self.fonts[key] = (bold, bool(key[1] & FIXED_PITCH or _MONO_FONT.search(name)))
+        return size, self.y.value, style[0], style[1]
 
 
 # --- Furniture --------------------------------------------------------------------------
