@@ -100,7 +100,7 @@ def read_pdf(raw: bytes, *, filename: str) -> Document:
         pdf.close()
     if meta_title.lower() in _PLACEHOLDER_TITLES:
         meta_title = ""
-    laid, _ = lay_out(lines, title=meta_title)
+    laid = lay_out(lines, title=meta_title)
     texts, headings = _page_texts(laid)
     if not any(texts):
         raise BadDocument(NO_TEXT)

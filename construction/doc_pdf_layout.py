@@ -318,9 +318,9 @@ def _levels(pages, kept, candidates, m: _Measure) -> dict[tuple[float, bool], in
     return {style: min(rank + 1, MAX_LEVEL) for rank, style in enumerate(styles)}
 
 
-def lay_out(pages: Sequence[Sequence[Line]], *, title: str) -> tuple[list[list[Block]], bool]:
-    """Each page as paragraphs and headings, furniture left out; and whether any heading
-    was found from the typography."""
+def lay_out(pages: Sequence[Sequence[Line]], *, title: str) -> list[list[Block]]:
+    """Each page as paragraphs and headings, furniture left out (``title`` is the
+    document's own, which a browser prints in its running header)."""
     dropped = furniture(pages, title)
     kept = [
         [i for i in range(len(lines)) if i not in out]
@@ -329,11 +329,10 @@ def lay_out(pages: Sequence[Sequence[Line]], *, title: str) -> tuple[list[list[B
     m = _measure([[lines[i] for i in keep] for lines, keep in zip(pages, kept, strict=True)])
     candidates = [_candidates(lines, keep, m) for lines, keep in zip(pages, kept, strict=True)]
     levels = _levels(pages, kept, candidates, m)
-    laid = [
+    return [
         _page_blocks(lines, keep, found, levels, m)
         for lines, keep, found in zip(pages, kept, candidates, strict=True)
     ]
-    return laid, any(block.level for blocks in laid for block in blocks)
 
 
 def _page_blocks(lines, keep, found, levels, m: _Measure) -> list[Block]:
