@@ -1,18 +1,27 @@
 """Reading web pages: the main text without the page around it, as light Markdown.
 
-trafilatura finds the article and drops navigation, footers, adverts, scripts and
-styles; its XML keeps headings, lists and tables, which are written out as Markdown
-(``#`` headings, ``- `` items, table rows as cells joined by " | ") so that sections come
-from the same ``markdown_sections`` as for Markdown files. On a short page trafilatura
-may find nothing to keep, or flatten the page into one paragraph; then the page's own
-``<body>`` is read, with scripts, styles, navigation, headers, footers and forms removed.
-Nothing on the page is ever run, and no markup reaches the text.
+``doc_html_clean`` first takes away what documentation generators put around the text
+(navigation bars, breadcrumbs, sidebars, prev/next tables, "edit this page" and heading
+anchor links, the labels of notes and warnings). When the page says where its text is
+(``role="main"``, ``<main>``, a generator's own container, or a DocBook, Javadoc or
+docutils page's body), that part is read as it is; otherwise trafilatura finds the
+article and drops what is left of the page around it. On a short page trafilatura may
+find nothing to keep, or flatten the page into one paragraph; then the pruned ``<body>``
+is read.
+
+The text is written out as light Markdown: ``#`` headings (so sections come from the
+same ``markdown_sections`` as for Markdown files), ``- `` items, definition terms on a
+line of their own, table rows as cells joined by " | ", code blocks fenced, and the
+inline markup that tells a term apart: code (``<code>``, ``<tt>``, ``<kbd>``, ``<samp>``)
+in backticks, emphasis (``<em>``, ``<i>``, ``<dfn>``) as ``*x*`` and strong text as
+``**x**``. Nothing on the page is ever run, and no other markup reaches the text.
 """
 
 from __future__ import annotations
 
 import re
 
+from construction.doc_html_clean import generator, main_part, prune
 from construction.documents import (
     HTML,
     BadDocument,
@@ -30,16 +39,13 @@ __all__ = ["html_markdown", "read_html"]
 _CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([-\w.:]+)""", re.IGNORECASE)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 
-# Never text: code, presentation, page furniture and form controls.
-_DROP = frozenset(
-    {
-        *("script", "style", "noscript", "template", "head", "nav", "header", "footer"),
-        *("aside", "form", "iframe", "object", "embed", "svg", "math", "canvas", "button"),
-        *("select", "option", "textarea", "input", "label", "dialog", "menu"),
-    }
-)
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
-_ITEMS = frozenset({"li", "item", "dt", "dd"})
+_ITEMS = frozenset({"li", "item"})
+_TERMS = frozenset({"dt"})
+_CODE = frozenset({"code", "tt", "kbd", "samp"})
+_EMPHASIS = {"em": "*", "i": "*", "dfn": "*", "var": "*", "strong": "**", "b": "**"}
+_CODE_SPANS = re.compile(r"(`+)[^`]*\1")
+_RENDITION = {"#i": "*", "#b": "**", "#t": "`"}  # trafilatura's <hi rend="...">
 _ROWS = frozenset({"tr", "row"})
 _CELLS = frozenset({"td", "th", "cell"})
 _BREAKS = frozenset({"br", "lb"})
@@ -47,7 +53,8 @@ _BLOCKS = frozenset(
     {
         *("p", "div", "section", "article", "main", "blockquote", "quote", "figure"),
         *("figcaption", "address", "details", "summary", "ul", "ol", "dl", "list", "table"),
-        *("thead", "tbody", "tfoot", "caption", "center", "body", "hr"),
+        *("thead", "tbody", "tfoot", "caption", "center", "body", "hr", "dd", "dl"),
+        *("header", "main"),
     }
 )
 
@@ -65,10 +72,15 @@ def read_html(raw: bytes, *, filename: str) -> Document:
     except (etree.ParserError, ValueError):
         raise BadDocument("file has no text") from None
     title = _title(root)  # before the body is pruned: the first <h1> may be in a <header>
+    visible = _has_words(root)
     try:
         text = finish_text(clean_text(html_markdown(source, root)))
     except RecursionError:  # lxml stops at 256 levels, so only a hostile page gets here
         raise BadDocument("web page is nested too deeply to read") from None
+    except BadDocument:
+        if visible:
+            raise BadDocument(NAVIGATION_ONLY) from None
+        raise
     sections = markdown_sections(text)
     return Document(
         title=title or next((s.path[-1] for s in sections), "") or stem_title(filename),
@@ -81,21 +93,43 @@ def read_html(raw: bytes, *, filename: str) -> Document:
     )
 
 
+NAVIGATION_ONLY = "web page has no text of its own: only navigation, menus and other page furniture"
+
+
+def _has_words(root) -> bool:
+    body = root.find("body")
+    if body is None:
+        return False
+    skipped = {"script", "style", "noscript", "template"}
+    return any(
+        (node.text or "").strip() and _tag(node) not in skipped for node in body.iter()
+    ) or any((node.tail or "").strip() for node in body.iter())
+
+
 def html_markdown(source: str, root) -> str:
-    """The main text of a page as light Markdown (``root`` is ``source`` parsed by lxml)."""
-    main = _trafilatura(source)
-    plain = _render(_plain_body(root))
-    if not main.strip():
+    """The main text of a page as light Markdown (``root`` is ``source`` parsed by lxml;
+    it is pruned in place)."""
+    from lxml import html
+
+    made_by = generator(root)
+    prune(root)
+    main = main_part(root, made_by)
+    if main is not None:
+        return _render(main)
+    body = root.find("body")
+    plain = _render(body if body is not None else root)
+    found = _trafilatura(html.tostring(root, encoding="unicode"))
+    if not found.strip():
         return plain
     # trafilatura kept (nearly) everything but lost the headings: the plain reading is
     # as clean and keeps the structure.
     if (
-        not re.search(r"^#", main, re.MULTILINE)
+        not re.search(r"^#", found, re.MULTILINE)
         and re.search(r"^#", plain, re.MULTILINE)
-        and len(plain) <= 1.5 * len(main) + 200
+        and len(plain) <= 1.5 * len(found) + 200
     ):
         return plain
-    return main
+    return found
 
 
 def _trafilatura(source: str) -> str:
@@ -118,19 +152,6 @@ def _trafilatura(source: str) -> str:
     return _render(body) if body is not None else ""
 
 
-def _plain_body(root):
-    """The page's ``<body>`` with everything that is never text taken out."""
-    body = root.find("body")
-    if body is None:
-        body = root
-    for element in list(body.iter()):
-        tag = _tag(element)
-        dropped = tag is None or tag in _DROP or element.get("hidden") is not None
-        if dropped and element.getparent() is not None:
-            element.drop_tree()  # keeps the tail, which belongs to the parent
-    return body
-
-
 def _tag(element) -> str | None:
     tag = element.tag
     if not isinstance(tag, str):
@@ -145,6 +166,13 @@ class _Writer:
         self.blocks: list[tuple[str, str]] = []  # (kind, markdown line or lines)
         self.inline: list[str | None] = []  # None marks a hard line break
         self.kind = "para"
+        self.open_item = False  # a list item whose "- " is still to be written
+        self.in_cell = False  # a table cell is one line: its code is inline too
+
+    @property
+    def plain(self) -> bool:
+        """Headings carry no inline markup: their words are a section's path."""
+        return self.kind.startswith("h")
 
     def flush(self) -> None:
         lines: list[str] = []
@@ -161,6 +189,7 @@ class _Writer:
             return
         if self.kind == "item":
             text = "- " + text.replace("\n", " ")
+            self.open_item = False
         elif self.kind.startswith("h"):
             text = "#" * int(self.kind[1]) + " " + text.replace("\n", " ")
         self.blocks.append((self.kind, text))
@@ -189,32 +218,56 @@ def _render(root) -> str:
 
 
 def _walk(element, writer: _Writer) -> None:
-    tag = _tag(element)  # the tree is already pruned (trafilatura's, or _plain_body's)
+    tag = _tag(element)  # the tree is already pruned (trafilatura's, or doc_html_clean's)
     if tag is None:
         pass
     elif tag in _BREAKS:
         writer.inline.append(None)
     elif tag in _ROWS:
-        cells = [" ".join(" ".join(c.itertext()).split()) for c in element if _tag(c) in _CELLS]
+        cells = [_cell(c) for c in element if _tag(c) in _CELLS]
         writer.add("row", " | ".join(cells))
-    elif tag == "pre" or (tag == "code" and "\n" in "".join(element.itertext()).strip("\n")):
+    elif not writer.in_cell and (
+        tag == "pre" or (tag == "code" and "\n" in "".join(element.itertext()).strip("\n"))
+    ):
         code = "".join(element.itertext()).strip("\n")
         writer.add("code", "```\n" + code.replace("```", "'''") + "\n```")
-    else:
-        level = _HEADINGS.get(tag)
-        if tag == "head":  # trafilatura's heading: <head rend="h2">
-            level = _HEADINGS.get(element.get("rend", ""), 2)
-        kind = f"h{level}" if level else "item" if tag in _ITEMS else None
-        if kind or tag in _BLOCKS:
-            writer.flush()
-            outer, writer.kind = writer.kind, kind or "para"
-            _children(element, writer)
-            writer.flush()
-            writer.kind = outer
+    elif (marker := _marker(element, tag)) and not writer.plain:
+        if marker == "`":
+            writer.inline.append(_code_span("".join(element.itertext())))
         else:
-            _children(element, writer)
+            _emphasis(element, writer, marker)
+    else:
+        _block_or_inline(element, tag, writer)
     if element.tail:
         writer.inline.append(element.tail)
+
+
+def _marker(element, tag: str) -> str:
+    if tag in _CODE or tag == "pre":
+        return "`"
+    if tag == "hi":
+        return _RENDITION.get(element.get("rend", ""), "")
+    return _EMPHASIS.get(tag, "")
+
+
+def _block_or_inline(element, tag: str, writer: _Writer) -> None:
+    level = _HEADINGS.get(tag)
+    if tag == "head":  # trafilatura's heading: <head rend="h2">
+        level = _HEADINGS.get(element.get("rend", ""), 2)
+    kind = f"h{level}" if level else "item" if tag in _ITEMS else "term" if tag in _TERMS else None
+    if not kind and tag not in _BLOCKS:
+        _children(element, writer)
+        return
+    writer.flush()
+    outer, opened = writer.kind, writer.open_item
+    if kind is None and outer == "item" and writer.open_item:
+        kind = "item"  # an item's first paragraph carries its "- "
+    writer.kind = kind or "para"
+    writer.open_item = kind == "item"
+    _children(element, writer)
+    writer.flush()
+    writer.kind = outer
+    writer.open_item = opened and writer.open_item
 
 
 def _children(element, writer: _Writer) -> None:
@@ -222,6 +275,43 @@ def _children(element, writer: _Writer) -> None:
         writer.inline.append(element.text)
     for child in element:
         _walk(child, writer)
+
+
+def _code_span(text: str) -> str:
+    """Inline code in backticks; a code holding a backtick is fenced with two."""
+    text = " ".join(text.split())
+    if not text:
+        return ""
+    if "`" not in text:
+        return f"`{text}`"
+    return f"`` {text} ``"
+
+
+def _emphasis(element, writer: _Writer, marker: str) -> None:
+    """``*x*`` or ``**x**`` around what the element holds, its outer spaces outside.
+
+    Emphasis across a line break or a block, or around a ``*`` of its own, would not
+    read back as emphasis: those are left as plain words.
+    """
+    mark, blocks = len(writer.inline), len(writer.blocks)
+    _children(element, writer)
+    pieces = writer.inline[mark:]
+    if len(writer.blocks) != blocks or None in pieces:
+        return
+    inner = "".join(p for p in pieces if p is not None)
+    core = " ".join(inner.split())
+    if not core or "*" in _CODE_SPANS.sub("", core):
+        return
+    lead = " " if inner[:1].isspace() else ""
+    trail = " " if inner[-1:].isspace() else ""
+    writer.inline[mark:] = [f"{lead}{marker}{core}{marker}{trail}"]
+
+
+def _cell(element) -> str:
+    writer = _Writer()
+    writer.in_cell = True
+    _children(element, writer)
+    return " ".join(writer.markdown().split())
 
 
 def _title(root) -> str:

@@ -1,18 +1,22 @@
-"""Reading PDFs with PDFium (pypdfium2): the text layer page by page, bookmarks as sections.
+"""Reading PDFs with PDFium (pypdfium2): the text layer page by page, laid out again.
 
-A PDF has no paragraphs or headings in its text layer, only lines, so the text is stored
-as plain text: each page's lines, pages separated by a blank line, with the start offset
-of every page kept so evidence can cite "page 12". Headings come from the outline
-(bookmarks), which is the only structure a PDF states on purpose.
+A PDF states lines, not paragraphs or headings, so the stored text is plain text: each
+page's paragraphs (blank lines between), pages separated by a blank line, with the start
+offset of every page kept so evidence can cite "page 12". ``doc_pdf_layout`` reads each
+line's typography to leave out running headers and footers, to end paragraphs where the
+page leaves a gap, and to set headings apart (a heading never runs into the sentence
+below it). Sections come from the outline (bookmarks), the structure a PDF states on
+purpose; without one, from the headings found in the typography.
 
 Pages are opened, read and closed one at a time: a thousand-page PDF never holds more
-than one page's objects.
+than one page's objects, only the lines read from them.
 """
 
 from __future__ import annotations
 
 import re
 
+from construction.doc_pdf_layout import Block, Line, lay_out, page_lines
 from construction.documents import (
     PDF,
     BadDocument,
@@ -23,7 +27,7 @@ from construction.documents import (
     stem_title,
 )
 
-__all__ = ["page_texts", "read_pdf"]
+__all__ = ["read_pdf"]
 
 ENCRYPTED = "PDF is encrypted: remove the password and import it again"
 NO_TEXT = "no text layer: OCR is not supported"
@@ -41,25 +45,25 @@ _LOAD_ERRORS = {  # PDFium's FPDF_ERR_* codes, in words
     6: "a page is missing or damaged",
 }
 _BLANK_RUN = re.compile(r"\n{3,}")
+_ANCHOR_GLYPH = re.compile(r"\s*[¶#\uf0c1]$")
 _NUMBERED_LINE = r"^[ \t]*(?:(?:\d+|[A-Z])(?:\.\d+)*\.?[ \t]+)?"
 _PLACEHOLDER_TITLES = frozenset({"untitled", "anonymous", "(unspecified)", "unspecified"})
 
 
-def page_texts(pdf) -> list[str]:
-    """The cleaned text of every page of an open ``PdfDocument``, one page at a time."""
-    texts: list[str] = []
+def _read_lines(pdf) -> list[list[Line]]:
+    """The lines of every page of an open ``PdfDocument``, one page at a time."""
+    pages: list[list[Line]] = []
     for index in range(len(pdf)):
         page = pdf.get_page(index)
         try:
             textpage = page.get_textpage()
             try:
-                raw = textpage.get_text_bounded()
+                pages.append(page_lines(page, textpage))
             finally:
                 textpage.close()
         finally:
             page.close()
-        texts.append(clean_page(raw))
-    return texts
+    return pages
 
 
 def clean_page(raw: str) -> str:
@@ -87,33 +91,68 @@ def read_pdf(raw: bytes, *, filename: str) -> Document:
         raise BadDocument(f"not a readable PDF ({exc.__class__.__name__})") from None
     try:
         try:
-            texts = page_texts(pdf)
+            lines = _read_lines(pdf)
             outline = _outline(pdf)
             meta_title = (pdf.get_metadata_value("Title") or "").strip()
         except Exception as exc:
             raise BadDocument(f"not a readable PDF ({_reason(exc)})") from None
     finally:
         pdf.close()
+    if meta_title.lower() in _PLACEHOLDER_TITLES:
+        meta_title = ""
+    laid = lay_out(lines, title=meta_title)
+    texts, headings = _page_texts(laid)
     if not any(texts):
         raise BadDocument(NO_TEXT)
-    texts = _headings_apart(outline, texts)
-
+    if outline:
+        texts = _headings_apart(outline, texts)
     pages: list[int] = []
     at = 0
     for page_text in texts:
         pages.append(at)
         at += len(page_text) + 2
     text = "\n\n".join(texts) + "\n"
-    if meta_title.lower() in _PLACEHOLDER_TITLES:
-        meta_title = ""
+    if outline:
+        sections = _sections(outline, texts, pages, len(text))
+    else:
+        found = [(pages[index] + offset, level, title) for index, offset, level, title in headings]
+        sections = nest_sections(found, len(text))
+    first_heading = next((s.path[-1] for s in sections if s.level == 1), "")
     return Document(
-        title=" ".join(meta_title.split()) or short_line(text) or stem_title(filename),
+        title=" ".join(meta_title.split())
+        or first_heading
+        or short_line(text)
+        or stem_title(filename),
         text=text,
         media_type=PDF,
         text_format="plain",
-        sections=_sections(outline, texts, pages, len(text)),
+        sections=sections,
         pages=tuple(pages),
     )
+
+
+def _page_texts(laid: list[list[Block]]) -> tuple[list[str], list[tuple[int, int, int, str]]]:
+    """Each page's text, its blocks a blank line apart, and (page index, offset in the
+    page, level, title) of each heading."""
+    texts: list[str] = []
+    headings: list[tuple[int, int, int, str]] = []
+    for index, blocks in enumerate(laid):
+        parts: list[str] = []
+        at = 0
+        for block in blocks:
+            body = clean_page("\n".join(block.lines))
+            if block.level:  # a web page's heading anchor ("¶", "#") is printed after it
+                body = _ANCHOR_GLYPH.sub("", " ".join(body.split()))
+            if not body:
+                continue
+            if parts:
+                at += 2
+            if block.level:
+                headings.append((index, at, block.level, body))
+            parts.append(body)
+            at += len(body)
+        texts.append("\n\n".join(parts))
+    return texts, headings
 
 
 def _reason(exc: Exception) -> str:

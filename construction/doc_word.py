@@ -5,7 +5,10 @@ The body is walked in document order, paragraphs and tables interleaved (python-
 become ``#`` lines, so sections come from the same ``markdown_sections`` as for Markdown
 files; list paragraphs become ``- `` items and table rows cells joined by " | ".
 Paragraph text is read from the XML directly: tracked insertions, hyperlinks, fields and
-content controls hold text that ``Paragraph.text`` skips.
+content controls hold text that ``Paragraph.text`` skips. In paragraphs and list items,
+runs that tell a term apart keep it as light Markdown: code (a code character style or a
+fixed-pitch font) in backticks, bold (or "Strong") as ``**x**``, italic (or "Emphasis")
+as ``*x*``; headings and table cells stay plain.
 """
 
 from __future__ import annotations
@@ -120,10 +123,10 @@ class _Reader:
             self.items = []
 
     def paragraph(self, p) -> None:
-        text = _text(p).strip()
+        kind, level = self.kind(p)
+        text = (_text(p) if kind == "heading" else _marked_text(p)).strip()
         if not text:
             return
-        kind, level = self.kind(p)
         if kind == "item":
             self.items.append("- " + " ".join(text.split()))
             return
@@ -207,3 +210,66 @@ def _text(element) -> str:
 
     visit(element)
     return "".join(parts)
+
+
+_OFF = frozenset({"0", "false", "off", "none"})
+_MONO = ("courier", "consolas", "mono", "menlo", "source code", "lucida console", "fira code")
+
+
+def _toggled(rpr, name: str) -> bool:
+    found = rpr.find(W + name)
+    return found is not None and (found.get(W + "val") or "true").lower() not in _OFF
+
+
+def _marker(run) -> str:
+    """The Markdown a run's formatting stands for: "`", "**", "*" or ""."""
+    rpr = run.find(W + "rPr")
+    if rpr is None:
+        return ""
+    style = rpr.find(W + "rStyle")
+    style_id = (style.get(W + "val") or "").lower() if style is not None else ""
+    fonts = rpr.find(W + "rFonts")
+    font = (fonts.get(W + "ascii") or fonts.get(W + "hAnsi") or "") if fonts is not None else ""
+    if "code" in style_id or "verbatim" in style_id or any(m in font.lower() for m in _MONO):
+        return "`"
+    if _toggled(rpr, "b") or style_id == "strong":
+        return "**"
+    if _toggled(rpr, "i") or style_id == "emphasis":
+        return "*"
+    return ""
+
+
+_RUN_HOLDERS = frozenset(
+    {W + name for name in ("hyperlink", "ins", "moveTo", "smartTag", "sdt", "sdtContent")}
+    | {W + "fldSimple", W + "customXml"}
+)
+
+
+def _marked_text(p) -> str:
+    """A paragraph's text with its runs' code, bold and italic as light Markdown."""
+    pieces: list[tuple[str, str]] = []  # (marker, text), adjacent runs alike merged
+    for child in p.iterchildren():
+        if child.tag in _SKIP:
+            continue
+        if child.tag == W + "r":
+            marker, text = _marker(child), _text(child)
+        elif child.tag in _RUN_HOLDERS:
+            marker, text = "", _marked_text(child)
+        else:
+            marker, text = "", _text(child)
+        if pieces and pieces[-1][0] == marker:
+            pieces[-1] = (marker, pieces[-1][1] + text)
+        else:
+            pieces.append((marker, text))
+    return "".join(_wrap(marker, text) for marker, text in pieces)
+
+
+def _wrap(marker: str, text: str) -> str:
+    core = " ".join(text.split())
+    if not marker or not core or "\n" in text.strip() or (marker != "`" and "*" in core):
+        return text
+    lead = " " if text[:1].isspace() else ""
+    trail = " " if text[-1:].isspace() else ""
+    if marker == "`" and "`" in core:
+        return f"{lead}`` {core} ``{trail}"
+    return f"{lead}{marker}{core}{marker}{trail}"

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Case, Q, When
 
+from construction.excerpt import ELLIPSIS, excerpt_bounds
 from kgreview.graph.models import (
     Concept,
     ConceptAlias,
@@ -46,27 +47,27 @@ class Context:
         )
 
 
+CONTEXT_LIMIT = 420  # characters of context either side: the quote stays near the top
+
+
 def evidence_context(
-    revision: SourceRevision | None, start: int | None, end: int | None, *, limit: int = 900
+    revision: SourceRevision | None,
+    start: int | None,
+    end: int | None,
+    *,
+    limit: int = CONTEXT_LIMIT,
 ) -> Context | None:
+    """The quote in its paragraph, or in as many whole sentences around it as fit in
+    ``limit`` characters either side (``construction.excerpt``): never from mid-word."""
     if revision is None or start is None or end is None:
         return None
     text = revision.text
-    para_start = text.rfind("\n\n", 0, start)
-    para_start = 0 if para_start == -1 else para_start + 2
-    para_end = text.find("\n\n", end)
-    para_end = len(text) if para_end == -1 else para_end
-    para_start = max(para_start, start - limit)
-    para_end = min(para_end, end + limit)
-    before = ("…" if para_start > 0 and text[para_start - 1] != "\n" else "") + text[
-        para_start:start
-    ]
-    after = text[end:para_end] + ("…" if para_end < len(text) and text[para_end] != "\n" else "")
+    begin, finish, cut_before, cut_after = excerpt_bounds(text, start, end, limit=limit)
     source = revision.source
     return Context(
-        before=before,
+        before=(ELLIPSIS if cut_before else "") + text[begin:start],
         quote=text[start:end],
-        after=after,
+        after=text[end:finish] + (ELLIPSIS if cut_after else ""),
         source=source,
         revision=revision,
         is_current=source.current_revision_id == revision.pk,

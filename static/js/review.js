@@ -374,6 +374,43 @@
     if (press(key)) event.preventDefault();
   });
 
+  // The quote is what a reviewer decides on: when a card opens, its highlighted quote is
+  // scrolled into the evidence box (which grows to hold a long quote whole), and the page
+  // just enough to show it between the top bar and the sticky decision bar.
+  function revealQuote(card) {
+    var box = card && card.querySelector("#evidence-text");
+    var marks = box ? box.querySelectorAll("mark") : [];
+    if (!marks.length) return;
+    var first = marks[0];
+    var last = marks[marks.length - 1];
+    var line = parseFloat(getComputedStyle(box).lineHeight) || 24;
+    var height = last.getBoundingClientRect().bottom - first.getBoundingClientRect().top;
+    if (box.scrollHeight > box.clientHeight) {
+      if (height + 2 * line > box.clientHeight) {
+        box.style.maxHeight = Math.ceil(height + 3 * line) + "px";
+      }
+      var above = first.getBoundingClientRect().top - box.getBoundingClientRect().top;
+      var room = box.clientHeight - height;
+      box.scrollTop = Math.max(0, box.scrollTop + above - Math.max(line, room / 2));
+    }
+    var bar = card.querySelector(".actions");
+    var topbar = document.querySelector(".topbar");
+    var upper = topbar ? topbar.getBoundingClientRect().bottom : 0;
+    var lower = Math.min(window.innerHeight, bar ? bar.getBoundingClientRect().top : Infinity);
+    var top = first.getBoundingClientRect().top;
+    var bottom = last.getBoundingClientRect().bottom;
+    if (bottom > lower - 4) window.scrollBy(0, Math.min(bottom - lower + 8, top - upper - 8));
+    else if (top < upper) window.scrollBy(0, top - upper - 8);
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", function () {
+      revealQuote(document.getElementById("card"));
+    });
+  } else {
+    revealQuote(document.getElementById("card"));
+  }
+
   // After a new card arrives, put the reviewer's eyes (and focus) on it.
   document.addEventListener("htmx:afterSwap", function (event) {
     var target = event.detail.target;
@@ -381,6 +418,7 @@
     var card = document.getElementById("card");
     if (!card) return;
     card.scrollIntoView({ block: "start" });
+    revealQuote(card);
     var first = card.querySelector('.edit-form [role="combobox"]');
     var failed = card.querySelector(".card-messages .flash.bad");
     if (first && failed) {

@@ -335,7 +335,8 @@ def test_short_html_page_falls_back_to_its_body_without_scripts():
     document = read(page, "tiny.htm")
     assert document.title == "Tiny"
     assert document.text == (
-        "# Tiny page\n\nA short note about OSPF areas.\n\n- one\n- two lines\n\nSecond bold line.\n"
+        "# Tiny page\n\nA short note about OSPF areas.\n\n- one\n- two lines\n\n"
+        "Second **bold** line.\n"
     )
     assert [s.path for s in document.sections] == [("Tiny page",)]
 

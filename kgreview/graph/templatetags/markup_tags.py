@@ -12,7 +12,7 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from kgreview.core.clip import clip_end, clip_start
+from construction.excerpt import head_of, tail_of
 from kgreview.core.markup import Span, render_markdown
 
 register = template.Library()
@@ -34,7 +34,8 @@ def markdown_html(text, spans: Sequence[Span] = (), heading_offset: int = 0) -> 
 @register.simple_tag
 def evidence_html(context, clip: int = 0, heading_offset: int = 4) -> SafeString:
     """``{% evidence_html card.context %}``: the paragraph around a quote, as Markdown, the
-    quote in a ``<mark>``. ``clip=80`` keeps only about 80 characters either side; a
+    quote in a ``<mark>``. ``clip=80`` keeps only about 80 characters either side, whole
+    sentences where they fit (``construction.excerpt``); a
     heading in the excerpt becomes an ``<h5>`` (``heading_offset``) inside the card.
 
     ``context`` is a ``kgreview.review.card.Context`` (``before``, ``quote``,
@@ -45,7 +46,7 @@ def evidence_html(context, clip: int = 0, heading_offset: int = 4) -> SafeString
     offset = int(heading_offset)
     before, quote, after = context.before or "", context.quote or "", context.after or ""
     if clip:
-        before, after = clip_start(before, clip), clip_end(after, clip)
+        before, after = tail_of(before, int(clip)), head_of(after, int(clip))
     if getattr(context, "plain", False):
         # Text from a PDF or a .txt file is not Markdown: "*" and "#" are just characters.
         return format_html('<p class="plain">{}<mark>{}</mark>{}</p>', before, quote, after)
