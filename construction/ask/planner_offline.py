@@ -71,9 +71,10 @@ EXAMPLES: tuple[tuple[str, frozenset[str] | None], ...] = (
 )
 
 
-def no_family_words(vocabulary: Sequence[RelationSpec]) -> str:
-    """What to ask instead, for this vocabulary: the phrasebook's examples whose
-    relations it holds, then one question in the words of each other relation."""
+def example_questions(vocabulary: Sequence[RelationSpec]) -> list[str]:
+    """Question shapes this vocabulary answers: the phrasebook's examples whose relations
+    it holds, then one question in the words of each other relation (but ``related``,
+    which connection questions cover), the connection question last."""
     keys = {spec.key for spec in vocabulary}
     shown = [q for q, needs in EXAMPLES if needs is None or needs & keys]
     covered = set().union(*(needs for _, needs in EXAMPLES if needs and needs & keys))
@@ -81,7 +82,12 @@ def no_family_words(vocabulary: Sequence[RelationSpec]) -> str:
         phrasing = phrasing_for(spec)
         if spec.key not in covered and spec.key != "related" and phrasing is not None:
             shown.insert(-1, phrasing.outgoing("X"))
-    quoted = [f"'{q}'" for q in shown]
+    return shown
+
+
+def no_family_words(vocabulary: Sequence[RelationSpec]) -> str:
+    """What to ask instead, for this vocabulary (``example_questions``)."""
+    quoted = [f"'{q}'" for q in example_questions(vocabulary)]
     listed = ", ".join(quoted[:-1]) + f" or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
     return f"I could not tell what the question asks. Ask, for example, {listed}."
 
