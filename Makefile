@@ -16,7 +16,7 @@ MYPY_PATHS := construction/ kgreview/core/audit.py kgreview/core/retry.py kgrevi
 	kgreview/questions/judge.py \
 	kgreview/agents/broker.py kgreview/api/services.py
 
-.PHONY: setup run test lint format migrate corpus accounts serve clean evaluate bench
+.PHONY: setup run graph test lint format migrate corpus accounts serve clean evaluate bench
 
 setup: $(STAMP)
 
@@ -25,23 +25,34 @@ $(STAMP): requirements.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	@touch $(STAMP)
 
+# The demo lives in its own folder (database, broker, secret key), apart from every
+# team's graph (var/graphs/NAME/); `manage.py graph` refuses to mix them.
+DEMO := KG_VAR_DIR=var/demo $(BIN)/python
+
 migrate: setup
-	$(BIN)/python manage.py migrate --noinput
+	$(DEMO) manage.py migrate --noinput
 
 corpus: migrate
-	$(BIN)/python manage.py import_sources corpus
+	$(DEMO) manage.py import_sources corpus
 
 accounts: migrate
-	$(BIN)/python manage.py demo_accounts
+	$(DEMO) manage.py demo_accounts
 
 ## The embedded default: SQLite, the filesystem broker, the sample curriculum, web + worker + beat.
-run: migrate
-	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	$(BIN)/python manage.py import_sources corpus
-	$(BIN)/python manage.py construct --all
-	$(BIN)/python manage.py demo_accounts
-	@echo "Open http://127.0.0.1:$(PORT)/ and log in as one of the accounts above."
-	$(BIN)/python manage.py serve --port $(PORT)
+run: setup
+	$(DEMO) manage.py graph --demo --port $(PORT)
+
+## A team's own graph, empty, beside the demo: make graph NAME=acme [DOCS=path ...]
+## [VOCABULARY=documentation|curriculum|file.yaml] [CURATOR=you] [PORT=8001] [SERVE=no].
+## Again on the same NAME: the same graph (new or changed documents only).
+graph: setup
+	@echo "$(NAME)" | grep -Eq '^[a-z0-9][a-z0-9_-]{0,62}$$' || { echo "make graph needs NAME=..., lowercase letters, digits, - and _ (e.g. make graph NAME=acme DOCS=~/manuals)"; exit 2; }
+	KG_VAR_DIR=var/graphs/$(NAME) $(BIN)/python manage.py graph $(NAME) --port $(PORT) \
+		$(if $(DOCS),--docs $(DOCS)) $(if $(VOCABULARY),--vocabulary $(VOCABULARY)) \
+		$(if $(CURATOR),--curator $(CURATOR)) $(if $(filter no,$(SERVE)),--no-serve)
+
+# The vocabulary files' reader and installer are typed like the services.
+MYPY_PATHS += kgreview/graph/vocabulary_files.py kgreview/review/vocabulary.py kgreview/agents/own_graph.py
 
 ## The whole suite: lint, then every test (PostgreSQL when DATABASE_URL points at it).
 test: setup lint
@@ -56,8 +67,10 @@ format: setup
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# Teams' graphs (var/graphs/) are their work, never cleaned away.
 clean:
-	rm -rf $(VENV) var staticfiles test-results .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) staticfiles test-results .pytest_cache .ruff_cache .mypy_cache
+	@test ! -d var || find var -mindepth 1 -maxdepth 1 ! -name graphs -exec rm -rf {} +
 
 ## Extractor quality on the gold sets, in a scratch database (the README's figures).
 evaluate: setup

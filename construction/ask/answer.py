@@ -35,6 +35,16 @@ SET_NONE = {
     "contrasts": "{x} contrasts with nothing {when}.",
     "uses": "{x} applies to nothing {when}.",
 }
+# A relation of the graph's own, asked in its verb's words: {verb} is the relation's verb
+# ("requires", "is a kind of"), {not_verb} the same said the other way.
+VERB_FOUND = {
+    "outgoing": "{x} {verb}: {items}.",
+    "incoming": "Each of these {verb} {x}: {items}.",
+}
+VERB_NONE = {
+    "outgoing": "{x} {not_verb} anything {when}.",
+    "incoming": "Nothing {verb} {x} {when}.",
+}
 CUT = " (the walk was cut at the concept limit; there may be more)"
 
 
@@ -104,12 +114,13 @@ def answer(
     at: str | None = None,
     vocabulary: Sequence[RelationSpec] = (),
 ) -> Answer:
-    """The answer in words; ``vocabulary`` gives the relations' verbs for yes/no answers."""
+    """The answer in words; ``vocabulary`` gives the relations' verbs (yes/no, outgoing
+    and incoming answers)."""
     critique = tuple(reason for verdict in verdicts for reason in verdict.reasons)
+    verbs = {spec.key: spec.verb for spec in vocabulary}
     if plan.family in PAIR_FAMILIES:
-        verbs = {spec.key: spec.verb for spec in vocabulary}
         return _pair_answer(plan, retrieval, critique, iterations, at, verbs)
-    return _set_answer(plan, retrieval, critique, iterations, at)
+    return _set_answer(plan, retrieval, critique, iterations, at, verbs)
 
 
 def _names(retrieval: Retrieval, paths: Sequence[Sequence[Step]]) -> tuple[tuple[int, str], ...]:
@@ -128,8 +139,26 @@ def _set_order(plan: Plan, retrieval: Retrieval, routes: dict[int, tuple[Step, .
     return ordered + [c for c in rest if c not in placed]
 
 
+def _set_message(plan: Plan, name: str, items: str, at: str | None, verbs: dict) -> str:
+    family = plan.family or "prerequisites"
+    if family in VERB_FOUND:
+        said = verb(plan.relation, verbs)
+        if items:
+            return VERB_FOUND[family].format(x=name, verb=said, items=items)
+        not_said = verb(plan.relation, verbs, negative=True)
+        return VERB_NONE[family].format(x=name, verb=said, not_verb=not_said, when=when(at))
+    if items:
+        return SET_FOUND[family].format(x=name, items=items)
+    return SET_NONE[family].format(x=name, when=when(at))
+
+
 def _set_answer(
-    plan: Plan, retrieval: Retrieval, critique: tuple[str, ...], iterations: int, at: str | None
+    plan: Plan,
+    retrieval: Retrieval,
+    critique: tuple[str, ...],
+    iterations: int,
+    at: str | None,
+    verbs: dict[str, str],
 ) -> Answer:
     start = plan.concepts[0]
     facts = facts_of(retrieval)
@@ -143,14 +172,10 @@ def _set_answer(
     order = _set_order(plan, retrieval, routes)
     concepts = tuple(facts[c] for c in order)
     paths = tuple(routes[c] for c in order)
-    family = plan.family or "prerequisites"
     status: Status = "answered" if concepts else "no_path"
-    if concepts:
-        items = ", ".join(c.name for c in concepts)
-        message = SET_FOUND[family].format(x=start.name, items=items)
-    else:
-        message = SET_NONE[family].format(x=start.name, when=when(at))
-    if family == "prerequisites":
+    items = ", ".join(c.name for c in concepts)
+    message = _set_message(plan, start.name, items, at, verbs)
+    if plan.family == "prerequisites":
         message = _through_wholes(retrieval, start.name, message, [c.name for c in concepts])
     if retrieval.truncated:
         message = message[:-1] + CUT + "."

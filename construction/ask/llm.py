@@ -33,7 +33,7 @@ from ..text import name_key, name_keys, singular, words
 from ..types import LLMUsage, RelationSpec
 from .critic import OfflineCritic
 from .names import find_concepts
-from .planner_offline import NO_FAMILY, build_plan
+from .planner_offline import build_plan, no_family_words
 from .prompts import (
     CRITIC_SYSTEM,
     CRITIQUE_SCHEMA,
@@ -45,7 +45,7 @@ from .prompts import (
     plan_user,
 )
 from .protocols import Critic, NameIndex
-from .types import FAMILIES, PAIR_FAMILIES, Found, Plan, Retrieval, Verdict
+from .types import FAMILIES, PAIR_FAMILIES, RELATION_FAMILIES, Found, Plan, Retrieval, Verdict
 
 PLAN_SCHEMA_NAME = "question_plan"
 CRITIQUE_SCHEMA_NAME = "chain_critique"
@@ -131,14 +131,14 @@ class OpenAIPlanner(ChatClient):
     ) -> Plan:
         read = f"Read by the model {self.model} in {tries}."
         if answer.family is None:
-            return self._unread(question, f"{NO_FAMILY} ({read})")
+            return self._unread(question, f"{no_family_words(vocabulary)} ({read})")
         found: list[Found] = []
         unknown: list[str] = []
         for said in answer.concepts:
             hits, missing = find_concepts(said, index)
             found.extend(f for _, f in hits if all(f.concept_id != g.concept_id for g in found))
             unknown.extend(missing if hits or missing else [said])
-        relation = _relation_key(answer.relation) if answer.family == "yes_no" else None
+        relation = _relation_key(answer.relation) if answer.family in RELATION_FAMILIES else None
         plan = build_plan(
             question,
             answer.family,
@@ -187,7 +187,7 @@ def _plan_problems(answer: PlanAnswer, question: str, relations: set[str]) -> li
                 f"concepts.{i}: {name!r} is not written in the question; "
                 "copy each name as the question writes it"
             )
-    if family == "yes_no":
+    if family in RELATION_FAMILIES:
         key = _relation_key(answer.relation)
         if key not in relations:
             known = ", ".join(sorted(relations)) or "none"

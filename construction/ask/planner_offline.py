@@ -8,11 +8,20 @@ The walks of each family (an edge ``(s, r, t)`` reads "s r t"):
 - contrasts: (contrasts_with, both); uses: (applies_to, out); one hop.
 - connection: every relation of the vocabulary, both ways; a shortest path within
   ``CONNECTION_HOPS``, refined one hop per round.
+- outgoing / incoming: one relation of the graph's own, asked in its verb's words
+  (``verbs``: "What does X require?", "What is a kind of X?"): out / in; transitive when
+  the relation is acyclic, else one hop.
 - yes_no: the asked relation out (prerequisite also (builds_on, in), builds_on also
   (prerequisite, in)); transitive, within ``CONNECTION_HOPS`` and refined, only when the
   relation is acyclic; otherwise one hop. "Is X related to Y?" asks for any chain.
 A relation missing from the vocabulary is left out of the walks and said in the plan's
 note; a plan with no walk left is answered in words, never walked.
+
+The phrasebook's reading comes first, unless the question uses the verb of one of the
+graph's relations that the phrasebook's reading does not walk: then the verb's reading
+wins ("Is X an alternative to Y?" asks about ``alternative_to`` in a graph that has it,
+not about ``contrasts_with``; "What does X require?" asks about ``requires`` in a graph
+without ``prerequisite``).
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from .names import find_concepts
 from .phrases import Reading, by_cues, read
 from .protocols import NameIndex
 from .types import PAIR_FAMILIES, Family, Found, Plan, Walk
+from .verbs import phrasing_for, read_by_verbs
 
 CONNECTION_HOPS = 3
 SET_HOPS = 64  # transitive set questions walk until nothing new (or the concept limit)
@@ -48,6 +58,38 @@ NO_FAMILY = (
     "'What does X contrast with?', 'What is X used for?', 'How is X connected to Y?' or "
     "'Is X a prerequisite for Y?'."
 )
+# The examples of NO_FAMILY, each with the relations it needs (None: any vocabulary).
+EXAMPLES: tuple[tuple[str, frozenset[str] | None], ...] = (
+    ("What should I learn before X?", frozenset({"prerequisite", "builds_on"})),
+    ("What depends on X?", frozenset({"prerequisite", "builds_on"})),
+    ("What is part of X?", frozenset({"part_of"})),
+    ("What is X part of?", frozenset({"part_of"})),
+    ("What does X contrast with?", frozenset({"contrasts_with"})),
+    ("What is X used for?", frozenset({"applies_to"})),
+    ("How is X connected to Y?", None),
+    ("Is X a prerequisite for Y?", frozenset({"prerequisite"})),
+)
+
+
+def example_questions(vocabulary: Sequence[RelationSpec]) -> list[str]:
+    """Question shapes this vocabulary answers: the phrasebook's examples whose relations
+    it holds, then one question in the words of each other relation (but ``related``,
+    which connection questions cover), the connection question last."""
+    keys = {spec.key for spec in vocabulary}
+    shown = [q for q, needs in EXAMPLES if needs is None or needs & keys]
+    covered = set().union(*(needs for _, needs in EXAMPLES if needs and needs & keys))
+    for spec in vocabulary:
+        phrasing = phrasing_for(spec)
+        if spec.key not in covered and spec.key != "related" and phrasing is not None:
+            shown.insert(-1, phrasing.outgoing("X"))
+    return shown
+
+
+def no_family_words(vocabulary: Sequence[RelationSpec]) -> str:
+    """What to ask instead, for this vocabulary (``example_questions``)."""
+    quoted = [f"'{q}'" for q in example_questions(vocabulary)]
+    listed = ", ".join(quoted[:-1]) + f" or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
+    return f"I could not tell what the question asks. Ask, for example, {listed}."
 
 
 def _in_vocabulary(
@@ -75,6 +117,13 @@ def walks_for(
         walks = tuple(Walk(spec.key, "both") for spec in sorted(vocabulary, key=lambda s: s.key))
         note = "" if walks else "The graph has no relation types to walk."
         return walks, CONNECTION_HOPS, True, note
+    if family in ("outgoing", "incoming"):
+        spec = next((s for s in vocabulary if s.key == relation), None)
+        if spec is None:
+            return (), 1, False, f"The graph holds no relation '{relation}'."
+        walk = Walk(spec.key, "out" if family == "outgoing" else "in")
+        kept, _ = _in_vocabulary((walk,), vocabulary)
+        return kept, SET_HOPS if spec.acyclic else 1, spec.acyclic, ""
     if family == "yes_no" and relation is not None:
         specs = {spec.key: spec for spec in vocabulary}
         if relation not in specs:
@@ -118,10 +167,23 @@ class OfflinePlanner:
         return plan_question(question, index=index, vocabulary=vocabulary), LLMUsage()
 
 
+def _reading(question: str, vocabulary: Sequence[RelationSpec]) -> Reading | None:
+    """The phrasebook's reading, or the verbs' when it names a relation of the graph
+    that the phrasebook's reading does not walk (see the module's words)."""
+    reading = read(question)
+    own = read_by_verbs(question, vocabulary)
+    if own is None:
+        return reading
+    if reading is None:
+        return own
+    walks, *_ = walks_for(reading.family, reading.relation, vocabulary)
+    return reading if any(w.relation == own.relation for w in walks) else own
+
+
 def plan_question(
     question: str, *, index: NameIndex, vocabulary: Sequence[RelationSpec], planner: str = "offline"
 ) -> Plan:
-    reading = read(question)
+    reading = _reading(question, vocabulary)
     if reading is None:
         hits, _unknown = find_concepts(question, index)
         found = [f for _, f in hits]
@@ -139,7 +201,7 @@ def plan_question(
             family=None,
             concepts=tuple(found),
             planner=planner,
-            note=NO_FAMILY,
+            note=no_family_words(vocabulary),
         )
     return build_plan(
         question,

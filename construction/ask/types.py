@@ -18,6 +18,8 @@ Family = Literal[
     "wholes",  # what X is part of
     "contrasts",  # what X contrasts with
     "uses",  # what X is used for / applied to
+    "outgoing",  # what X <verb> (one relation of the graph's own, in its verb's words)
+    "incoming",  # what <verb> X
     "connection",  # how X is connected to Y (a path)
     "yes_no",  # is X <relation> Y
 ]
@@ -28,13 +30,17 @@ FAMILIES: tuple[str, ...] = (
     "wholes",
     "contrasts",
     "uses",
+    "outgoing",
+    "incoming",
     "connection",
     "yes_no",
 )
 SET_FAMILIES: frozenset[str] = frozenset(
-    {"prerequisites", "dependents", "parts", "wholes", "contrasts", "uses"}
+    {"prerequisites", "dependents", "parts", "wholes", "contrasts", "uses", "outgoing", "incoming"}
 )
 PAIR_FAMILIES: frozenset[str] = frozenset({"connection", "yes_no"})
+# Families that ask about one relation, named in the plan's ``relation``.
+RELATION_FAMILIES: frozenset[str] = frozenset({"yes_no", "outgoing", "incoming"})
 
 Status = Literal["answered", "no_path", "not_understood"]
 Direction = Literal["out", "in", "both"]
@@ -81,9 +87,9 @@ class Plan:
     Set families name one concept (``concepts[0]``); connection and yes/no name two, in
     the question's order (start, goal). ``unknown`` holds names the question uses that
     the graph does not know; a plan with unknown names, or with no family, is answered
-    ``not_understood`` without walking. ``relation`` is the relation a yes/no question
-    asks about. ``hops`` bounds the first walk; refinement may go further, one hop per
-    round.
+    ``not_understood`` without walking. ``relation`` is the relation a yes/no, outgoing
+    or incoming question asks about. ``hops`` bounds the first walk; refinement may go
+    further, one hop per round.
     """
 
     question: str

@@ -299,8 +299,8 @@ class AskWalkOut(Schema):
 
 class AskPlanOut(Schema):
     family: str | None = Field(
-        description="prerequisites, dependents, parts, wholes, contrasts, uses, connection "
-        "or yes_no; null when the question was not understood."
+        description="prerequisites, dependents, parts, wholes, contrasts, uses, outgoing, "
+        "incoming, connection or yes_no; null when the question was not understood."
     )
     concepts: list[AskFoundOut]
     unknown: list[str]

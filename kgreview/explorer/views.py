@@ -21,18 +21,7 @@ from kgreview.graph.models import Concept
 
 from . import selectors
 from .forms import AskForm, ChangesForm
-
-#: Questions the Ask page offers to start from, one per family.
-ASK_EXAMPLES = (
-    "What should I learn before LoRA?",
-    "Which topics are affected if my understanding of tokenization is wrong?",
-    "How is RAG connected to embeddings?",
-    "What is part of the transformer?",
-    "What is attention part of?",
-    "What does fine-tuning contrast with?",
-    "What is RLHF used for?",
-    "Is attention a prerequisite for positional encoding?",
-)
+from .suggestions import Suggestions, ask_suggestions, question_shapes
 
 # How many concepts one drawing asks the API for; more would not read as a picture.
 NODE_LIMIT = 150
@@ -126,7 +115,8 @@ def changes(request: HttpRequest) -> HttpResponse:
 @view_required
 def ask(request: HttpRequest) -> HttpResponse:
     """Ask the graph a question; the answer cites every hop's edge and evidence, with the
-    plan and the critique that found it. Works with and without htmx."""
+    plan and the critique that found it. Before a question, suggestions built from the
+    graph's own concepts and relations. Works with and without htmx."""
     form = AskForm(request.GET)
     answer, error = None, ""
     asked = bool(request.GET.get("q", "").strip())
@@ -138,7 +128,10 @@ def ask(request: HttpRequest) -> HttpResponse:
         except DomainError as exc:
             error = exc.message
     elif "q" in request.GET:
-        error = "Write a question first, for example: “What should I learn before LoRA?”"
+        error = "Write a question first."
+    # Suggestions show where no answer and no error does (and name the empty box's example).
+    suggestions = ask_suggestions() if answer is None and not error else Suggestions()
+    shapes = () if request.htmx else question_shapes()
     data = answer.as_json() if answer is not None else None
     found = data["answer"] if data else {"concept_ids": [], "concepts": []}
     context = {
@@ -148,7 +141,9 @@ def ask(request: HttpRequest) -> HttpResponse:
         "answer": data,
         "concepts": list(zip(found["concept_ids"], found["concepts"], strict=True)),
         "error": error,
-        "examples": ASK_EXAMPLES,
+        "suggestions": suggestions,
+        "shapes": shapes,
+        "placeholder": (suggestions.questions or shapes or ("",))[0],
         "question_max": question_max(),
         "tz_name": timezone.get_current_timezone_name(),
     }

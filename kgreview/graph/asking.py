@@ -430,7 +430,8 @@ def clean_question(question: str) -> str:
     text = normal_name(without_controls(str(question or "")))
     if not text:
         raise ValidationFailed(
-            "Ask a question: the question is empty. For example: “What should I learn before LoRA?”"
+            "Ask a question: the question is empty. For example: “How is X connected to Y?”, "
+            "with the names of two concepts of the graph."
         )
     most = question_max()
     if len(text) > most:

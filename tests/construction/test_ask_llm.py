@@ -101,6 +101,21 @@ def test_a_yes_no_plan_normalises_the_relation_and_adds_builds_on_for_prerequisi
     assert [c.concept_id for c in result.concepts] == [5, 6]
 
 
+def test_an_outgoing_plan_walks_its_relation_and_needs_one(fake_llm):
+    """ "What does fine-tuning apply to?" in the relation's own words: the model names the
+    relation, the plan walks it out; without a relation the plan is retried in words."""
+    fake_llm.push(
+        reply(plan_answer("outgoing", "fine-tuning")),
+        reply(plan_answer("outgoing", "fine-tuning", relation="applies_to")),
+    )
+
+    result, _ = plan(planner(fake_llm), "What does fine-tuning apply to?")
+
+    assert (result.family, result.relation) == ("outgoing", "applies_to")
+    assert result.walks == (Walk("applies_to", "out"),) and result.hops == 1
+    assert "relation: None is not one of the graph's relations" in last_message(fake_llm, 1)
+
+
 def test_the_models_hop_bound_can_only_narrow_the_tables(fake_llm):
     """ "Directly" (hops 1) narrows the connection bound; a wider one is cut to the table's."""
     fake_llm.push(

@@ -31,11 +31,12 @@ def _client(f, role: str | None = "viewer") -> Client:
     return c
 
 
-def test_the_page_offers_a_form_and_examples_before_a_question(f):
-    html = _client(f).get(URL).content.decode()
+def test_the_page_offers_a_form_and_examples_before_a_question(f, world):
+    """The form, and questions about this graph's own concepts to start from."""
+    html = unescape(_client(f).get(URL).content.decode())
     assert reverse("explorer:ask") == URL
     assert 'id="ask-form"' in html and 'name="q"' in html and 'name="as_of"' in html
-    assert "What should I learn before LoRA?" in html
+    assert "Try one of these" in html and "What should I learn before Attention?" in html
     assert 'aria-current="page">Ask</a>' in html
 
 

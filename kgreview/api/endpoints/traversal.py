@@ -7,6 +7,7 @@ from datetime import datetime
 from ninja import Query
 
 from kgreview.graph import history, learning, traversal
+from kgreview.graph.models import RelationType
 from kgreview.graph.selectors import concept_names
 
 from .. import schemas as s
@@ -177,6 +178,18 @@ def learning_path(
             + ".",
         )
     rel_ids, _keys = relation_ids(via)
+    retired = set(
+        RelationType.objects.filter(pk__in=rel_ids, active=False).values_list("key", flat=True)
+    )
+    if at is None and retired == set(via):
+        # A graph whose vocabulary has no ordering relation (a team's documentation
+        # graph): an empty path would read as "nothing to learn first", which is not known.
+        raise ApiError(
+            400,
+            f"{' and '.join(via)} {'is' if len(via) == 1 else 'are'} retired in this graph, "
+            "so nothing orders study now; ask with as_of for the graph as it was, or see "
+            "its relations at /api/v1/relations.",
+        )
     orders = {rid: learning.STUDY_ORDER[key] for rid, key in zip(rel_ids, via, strict=True)}
     limit_concepts = learning.learning_path_limit()
     result = learning.learning_path(
