@@ -271,10 +271,16 @@ def _num(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
+COLUMNS = ("quote supports", "names are terms", "relation right", "fully right")
+
+
 def _judged_line(title: str, row: dict) -> str:
-    cells = [f"{row[j]:>3} ({_share(row[f'{j}_share']):>4})" for j in EDGE_JUDGEMENTS]
-    right = f"{row['fully_right']:>3} ({_share(row['precision']):>4})"
-    return f"  {title:<11}{row['judged']:>7}   " + "   ".join(cells) + f"   {right}"
+    counts = [(row[j], row[f"{j}_share"]) for j in EDGE_JUDGEMENTS]
+    counts.append((row["fully_right"], row["precision"]))
+    cells = [
+        f"{f'{n} ({_share(share)})':>{len(head)}}" for (n, share), head in zip(counts, COLUMNS)
+    ]
+    return f"  {title:<11}{row['judged']:>6}  " + "  ".join(cells)
 
 
 def report_lines(report: dict) -> list[str]:
@@ -308,7 +314,7 @@ def report_lines(report: dict) -> list[str]:
         f"{_num(yields['fully_right_above_gate_per_page'])}), estimated from the labels",
         f"Labelled edges: {edges['labelled']} of {edges['proposals']} proposals "
         f"({edges['labels_matching_no_proposal']} labels match no current proposal)",
-        "               judged   quote supports   names are terms   relation right   fully right",
+        f"  {'':<11}{'judged':>6}  " + "  ".join(COLUMNS),
         _judged_line("above gate", edges["above_gate"]),
         _judged_line("below gate", edges["below_gate"]),
         _judged_line("all", edges["all"]),
