@@ -278,7 +278,8 @@ def _judged_line(title: str, row: dict) -> str:
     counts = [(row[j], row[f"{j}_share"]) for j in EDGE_JUDGEMENTS]
     counts.append((row["fully_right"], row["precision"]))
     cells = [
-        f"{f'{n} ({_share(share)})':>{len(head)}}" for (n, share), head in zip(counts, COLUMNS)
+        f"{f'{n} ({_share(share)})':>{len(head)}}"
+        for (n, share), head in zip(counts, COLUMNS, strict=True)
     ]
     return f"  {title:<11}{row['judged']:>6}  " + "  ".join(cells)
 
