@@ -200,8 +200,9 @@ def source_md(profile: Profile, version: str, pool: int, pages: list[str], words
         f"`{profile.exclude}`: {pool} pages; {len(pages)} taken at random with seed "
         f"{profile.seed} (Python's `random.Random(seed).sample` over the sorted list"
         f"{strata}).",
-        f"- {len(pages)} pages, {words:,} words. A page in a folder is copied as "
-        "`folder-page.html`.",
+        f"- {len(pages)} pages, {words:,} words in their bodies as lxml reads them "
+        "(navigation included; the figures after import are in evaluation/README.md). A "
+        "page in a folder is copied as `folder-page.html`.",
         *(f"- {note}" for note in profile.notes),
         f"- Rebuild: `.venv/bin/python -m evaluation.tools.manual {profile.name}`",
         "",
