@@ -205,7 +205,9 @@ class Command(BaseCommand):
                 f"{row['proposals']})  recall {fmt(row['recall'])} ({row['found']}/{row['gold']})"
             )
 
-    def handle_manual(self, folder: Path, *, as_json: bool, sample, names, seed, out, labels, **o):
+    def handle_manual(
+        self, folder: Path, *, as_json: bool, sample, names, seed, out, labels, **opts
+    ):
         try:
             manual = load_manual(folder, labels_path=labels)
         except DomainError as exc:
