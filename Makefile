@@ -81,6 +81,22 @@ evaluate: setup
 	KG_VAR_DIR=var/eval $(BIN)/python manage.py evaluate --gold corpus/gold.jsonl
 	KG_VAR_DIR=var/eval $(BIN)/python manage.py evaluate --gold evaluation/heldout/gold.jsonl
 
+## The Debian manuals of evaluation/manuals (evaluation/README.md), each in a scratch SQLite
+## database under var/eval-NAME: the documentation vocabulary, its pages, the offline reader,
+## then the figures against its index and its hand labels. zsh is held out of all tuning.
+.PHONY: evaluate-manuals
+MANUALS ?= postgresql python zsh
+EVAL_VOCABULARY ?= $(BIN)/python manage.py vocabulary --preset documentation
+evaluate-manuals: setup
+	@set -e; for m in $(MANUALS); do \
+	  export DATABASE_URL= KG_VAR_DIR=$(CURDIR)/var/eval-$$m; rm -rf $$KG_VAR_DIR; \
+	  $(BIN)/python manage.py migrate --noinput -v 0; \
+	  $(EVAL_VOCABULARY) >/dev/null; \
+	  $(BIN)/python manage.py import_sources evaluation/manuals/$$m/pages >/dev/null; \
+	  $(BIN)/python manage.py construct --all --provider offline | tail -n 1; \
+	  $(BIN)/python manage.py evaluate --manual evaluation/manuals/$$m; echo; \
+	done
+
 ## Benchmarks; set DATABASE_URL to PostgreSQL for the published figures, SCALE=5 or 10 for
 ## five or ten times the base graph (the documents and render benches have one size).
 SCALE ?= 1

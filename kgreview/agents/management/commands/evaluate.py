@@ -1,5 +1,7 @@
 """manage.py evaluate --gold FILE — precision and recall of proposals against gold edges;
-manage.py evaluate --questions FILE — the ask loop against labelled questions."""
+manage.py evaluate --questions FILE — the ask loop against labelled questions;
+manage.py evaluate --manual DIR — the proposals drafted from a manual, against its index
+and its hand labels (``--sample N --out FILE`` writes a sample to label)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,14 @@ from django.core.management.base import BaseCommand, CommandError
 
 from construction.ask.evaluate import Outcome, evaluate_answers, parse_questions
 from construction.evaluate import GoldEdge, ProposedEdge, evaluate
+from construction.manual_eval import NameProposal, draw_sample, measure, report_lines
 from construction.text import name_key
+from kgreview.agents.manual_evaluation import (
+    concept_proposals,
+    edge_proposals,
+    imported_pages,
+    load_manual,
+)
 from kgreview.agents.selectors import concept_names_for_evaluation
 from kgreview.core.errors import DomainError
 from kgreview.core.instants import parse_instant
@@ -95,13 +104,17 @@ class Command(BaseCommand):
         "Precision and recall of proposed edges against hand-labelled gold edges (--gold "
         "FILE, JSONL), or the ask loop against labelled questions (--questions FILE, JSONL: "
         "answer-set recall and precision, path recall, yes/no accuracy, refiner rounds, "
-        "determinism over two runs, latency)."
+        "determinism over two runs, latency), or the proposals drafted from a manual of "
+        "evaluation/manuals/ (--manual DIR: term precision and recall against its index, "
+        "edge ends, yield per page, precision on its hand labels above and below the gate; "
+        "with --sample N --out FILE, a random sample of the proposals to label by hand)."
     )
 
     def add_arguments(self, parser):
         what = parser.add_mutually_exclusive_group(required=True)
         what.add_argument("--gold", type=Path)
         what.add_argument("--questions", type=Path)
+        what.add_argument("--manual", type=Path, help="a folder of evaluation/manuals/")
         parser.add_argument("--run", type=int, action="append", help="only these agent runs")
         parser.add_argument("--json", action="store_true", dest="as_json")
         parser.add_argument(
@@ -111,8 +124,26 @@ class Command(BaseCommand):
             "--provider", choices=PROVIDERS, default="offline", help="questions: the planner"
         )
         parser.add_argument("--as-of", default=None, help="questions: the graph at this instant")
+        parser.add_argument(
+            "--sample", type=int, default=None, help="manual: edge proposals to sample"
+        )
+        parser.add_argument(
+            "--names",
+            type=int,
+            default=None,
+            help="manual: concept names to sample (default: one and a half times --sample)",
+        )
+        parser.add_argument("--seed", type=int, default=24, help="manual: the sample's seed")
+        parser.add_argument(
+            "--out", type=Path, default=None, help="manual: where the sample's labels go"
+        )
+        parser.add_argument(
+            "--labels", type=Path, default=None, help="manual: labels (default DIR/labels.jsonl)"
+        )
 
-    def handle(self, *args, gold: Path | None, questions: Path | None, **opts):
+    def handle(self, *args, gold: Path | None, questions: Path | None, manual=None, **opts):
+        if manual is not None:
+            return self.handle_manual(manual, **opts)
         if questions is not None:
             return self.handle_questions(questions, **opts)
         return self.handle_gold(gold, **opts)
@@ -173,6 +204,67 @@ class Command(BaseCommand):
                 f"  {rel:<16} precision {fmt(row['precision'])} ({row['correct']}/"
                 f"{row['proposals']})  recall {fmt(row['recall'])} ({row['found']}/{row['gold']})"
             )
+
+    def handle_manual(
+        self, folder: Path, *, as_json: bool, sample, names, seed, out, labels, **opts
+    ):
+        try:
+            manual = load_manual(folder, labels_path=labels)
+        except DomainError as exc:
+            raise CommandError(exc.message) from None
+        edges = edge_proposals(manual)
+        concepts = concept_proposals(manual)
+        if sample is not None or out is not None:
+            return self.write_sample(manual, edges, concepts, sample, names, seed, out)
+        pages = imported_pages(manual)
+        if not pages:
+            raise CommandError(
+                f"None of the pages of {folder} is imported in this database: run "
+                f"`manage.py import_sources {folder / 'pages'}` and `construct` first."
+            )
+        report = measure(
+            manual.gold,
+            pages,
+            edges,
+            [c.name for c in concepts],
+            manual.labels,
+            symmetric=manual.symmetric,
+        )
+        report = {"manual": str(folder), **report}
+        if as_json:
+            self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
+            return
+        self.stdout.write("\n".join(report_lines(report)))
+
+    def write_sample(self, manual, edges, concepts, sample, names, seed, out):
+        if sample is None or out is None:
+            raise CommandError("--sample N and --out FILE go together.")
+        if sample < 0 or (names is not None and names < 0):
+            raise CommandError("--sample and --names cannot be negative.")
+        ends = [
+            NameProposal(name=n, page=e.page, quote=e.quote)
+            for e in edges
+            for n in (e.source, e.target)
+        ]
+        merged, blanks = draw_sample(
+            edges,
+            [*concepts, *ends],
+            manual.labels,
+            edge_count=sample,
+            name_count=names if names is not None else sample * 3 // 2,
+            seed=seed,
+            symmetric=manual.symmetric,
+        )
+        try:
+            with open(out, "w", encoding="utf-8") as fh:
+                for row in merged.rows():
+                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        except OSError as exc:
+            raise CommandError(f"Cannot write {out}: {exc.strerror}") from None
+        self.stdout.write(
+            f"Wrote {out}: {len(merged.edges)} edge and {len(merged.names)} name labels, "
+            f"{blanks} of them new and waiting for a judgement (see evaluation/LABELLING.md)."
+        )
 
 
 def question_lines(report: dict) -> list[str]:
