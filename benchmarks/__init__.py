@@ -18,6 +18,8 @@ from .common import scratch_database
 BENCHMARKS: dict[str, str] = {
     "documents": "documents:bench_documents",
     "document-memory": "documents:bench_document_memory",
+    "reading": "reading:bench_reading",
+    "reading-memory": "reading:bench_reading_memory",
     "resolve": "agents:bench_resolve",
     "search": "search:bench_search",
     "construct": "agents:bench_construct",

@@ -38,12 +38,11 @@ def _documents(limit: int | None = None) -> list:
 
 def _vocabulary():
     from construction.types import RelationSpec
-
-    from kgreview.graph.vocabularies import preset
+    from kgreview.graph.vocabulary_files import load_preset
 
     return [
         RelationSpec(r.key, r.label, r.verb, r.description, r.symmetric, r.acyclic)
-        for r in preset("documentation")
+        for r in load_preset("documentation").relations
     ]
 
 
@@ -127,8 +126,13 @@ def bench_reading_memory(*, pages: int = 1000, **_: object) -> dict:
     total = pages * WORDS_PER_PAGE
     text = " ".join((words * (total // max(1, len(words)) + 1))[:total])
     document = Document(
-        title="Manual", text=text, media_type="text/plain", text_format="plain",
-        sections=(), pages=(), notes=(),
+        title="Manual",
+        text=text,
+        media_type="text/plain",
+        text_format="plain",
+        sections=(),
+        pages=(),
+        notes=(),
     )
     started = time.perf_counter()
     read = _read([document], _vocabulary())

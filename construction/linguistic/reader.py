@@ -26,7 +26,7 @@ from ..text import name_key
 from ..types import Candidate, ConceptMention, Extraction, LLMUsage, RelationSpec, SourceDoc
 from .confidence import edge_confidence
 from .markup import Sentence, read_sentences
-from .nlp import ParseWhen, pipeline
+from .nlp import MODEL_PACKAGE, MODEL_VERSION, ParseWhen, pipeline
 from .relations import (
     BUILT_IN,
     LABEL,
@@ -63,18 +63,12 @@ class LinguisticExtractor:
     """READ with an NLP pipeline: deterministic, offline, no network."""
 
     name = "offline"
+    model = f"{READER_VERSION}+{MODEL_PACKAGE}-{MODEL_VERSION}"
     local = True
 
     def __init__(self) -> None:
-        self._model: str | None = None
         self._derived: dict[tuple, list[Cue]] = {}
         self._when: tuple[tuple, ParseWhen] | None = None
-
-    @property
-    def model(self) -> str:
-        if self._model is None:
-            self._model = f"{READER_VERSION}+{pipeline().version}"
-        return self._model
 
     def extract(
         self,

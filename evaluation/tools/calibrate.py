@@ -69,7 +69,9 @@ def examples(folder: Path) -> list[tuple[list[float], int]]:
                 doc, vocabulary=CURRICULUM, lexicon=NoNames(), max_edges=100
             )
             for cue, draft in seen:
-                edge = ProposedEdge(0, slug, (draft.source.name,), draft.relation, (draft.target.name,))
+                edge = ProposedEdge(
+                    0, slug, (draft.source.name,), draft.relation, (draft.target.name,)
+                )
                 right = any(g["lesson"] == slug and matches(GoldEdge(**g), edge) for g in gold)
                 low, high = sorted((draft.source.score, draft.target.score))
                 rows.append(([1.0, cue, low, high], int(right)))
