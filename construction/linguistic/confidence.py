@@ -1,23 +1,35 @@
-"""How sure the offline reader is of an edge, calibrated on labelled material.
+"""How sure the offline reader is of an edge: a logistic model of what reviewers judged.
 
-The cue says how directly the sentence states the relation; the two sides' termhood
-says whether they name things a reviewer would keep. The combination is a logistic
-function whose weights were fitted on hand-labelled proposals (the curriculum's gold
-edges and the manuals' labelled samples in ``evaluation/``), so that a proposal at
-confidence c is right about c of the time; ``evaluation/tools/calibrate.py`` refits them.
+The signs are what the reader knows when it drafts an edge: how directly the cue states
+the relation (its strength), how term-like the weaker and the stronger side are, whether
+a side was not named in the sentence but stood for (a label, a pronoun, the topic), and
+whether the sentence is long (the parse of a long sentence is less sure). The weights are
+fitted by ``evaluation/tools/calibrate.py`` on hand-labelled proposals of the tuning
+material (the curriculum lessons in ``corpus/`` against their gold, and the labelled
+samples of the tuning manuals in ``evaluation/manuals``; never the held-out ones), so
+that a proposal's confidence reads as the share of such proposals reviewers found right.
 """
 
 from __future__ import annotations
 
 import math
 
-# Fitted weights (intercept, cue, weaker side's termhood, stronger side's termhood).
-WEIGHTS = (-3.2, 3.4, 2.2, 0.6)
+SIGNS = ("cue", "weaker_side", "stronger_side", "stood_for", "long_sentence")
+LONG_SENTENCE = 35  # tokens
+
+# Fitted weights: the intercept, then one per sign, in the order of ``SIGNS``.
+WEIGHTS = (-3.2, 3.4, 2.2, 0.6, -0.4, -0.3)
 
 
-def edge_confidence(cue: float, a: float, b: float) -> float:
-    """The probability that an edge with this cue strength and these two sides is right."""
-    low, high = min(a, b), max(a, b)
-    w0, w_cue, w_low, w_high = WEIGHTS
-    z = w0 + w_cue * cue + w_low * low + w_high * high
+def signs(
+    *, cue: float, sides: tuple[float, float], stood_for: bool, tokens: int
+) -> tuple[float, ...]:
+    """The signs of one drafted edge, in the order of ``SIGNS``."""
+    low, high = min(sides), max(sides)
+    return (cue, low, high, float(stood_for), float(tokens > LONG_SENTENCE))
+
+
+def edge_confidence(values: tuple[float, ...], weights: tuple[float, ...] = WEIGHTS) -> float:
+    """The probability that an edge with these signs is right."""
+    z = weights[0] + sum(w * v for w, v in zip(weights[1:], values, strict=True))
     return round(1.0 / (1.0 + math.exp(-z)), 3)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from ..protocols import Lexicon
 from ..text import name_key
 from ..types import Candidate, ConceptMention, Extraction, LLMUsage, RelationSpec, SourceDoc
-from .confidence import edge_confidence
+from .confidence import edge_confidence, signs
 from .markup import Sentence, read_sentences
 from .nlp import MODEL_PACKAGE, MODEL_VERSION, ParseWhen, pipeline
 from .relations import (
@@ -57,6 +57,7 @@ class Drafted:
     confidence: float
     sentence: int
     cue: str
+    signs: tuple[float, ...] = ()  # what the confidence was computed from
 
 
 class LinguisticExtractor:
@@ -210,8 +211,15 @@ def _draft(
         return None
     if source.score < TERM_SCORE or target.score < TERM_SCORE:
         return None
-    confidence = edge_confidence(found.confidence, source.score, target.score)
-    return Drafted(found.relation, source, target, confidence, index, doc[found.cue].text)
+    values = signs(
+        cue=found.confidence,
+        sides=(source.score, target.score),
+        stood_for=found.source < 0 or found.target < 0,
+        tokens=len(doc),
+    )
+    return Drafted(
+        found.relation, source, target, edge_confidence(values), index, doc[found.cue].text, values
+    )
 
 
 def _select(

@@ -1,38 +1,36 @@
 """Refit the offline reader's confidence (``construction/linguistic/confidence.py``).
 
-Reads the curriculum lessons in ``corpus/`` (the tuning set; the held-out lessons in
-``evaluation/heldout`` are never read here) with the curriculum vocabulary, labels each
-candidate right when the lesson's gold holds the same edge, and fits a logistic model of
-rightness on the cue's strength and the two sides' termhood, with a little L2 shrinkage
-(few examples). Prints the weights to paste into ``WEIGHTS`` and a reliability table.
+Labelled edges come from the tuning material only: the curriculum lessons in ``corpus/``
+(read with the curriculum vocabulary; an edge is right when the lesson's gold holds it)
+and the hand labels of the tuning manuals (``evaluation/manuals/{postgresql,python}``,
+read with the documentation vocabulary; right when judged fully right). The held-out
+lessons and the held-out manual are never read here. Each edge the reader drafts is
+matched to its label; the signs it was drafted with (``confidence.SIGNS``) and the label
+fit a logistic model, shrunk a little towards no effect. Prints the weights to paste into
+``WEIGHTS`` and how right each confidence band was.
 
-    .venv/bin/python evaluation/tools/calibrate.py
+    .venv/bin/python -m evaluation.tools.calibrate
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+TUNING_MANUALS = ("postgresql", "python")
 
-from construction.documents import parse_front_matter  # noqa: E402
-from construction.evaluate import GoldEdge, ProposedEdge, matches  # noqa: E402
-from construction.linguistic import reader as reading  # noqa: E402
-from construction.types import RelationSpec, SourceDoc  # noqa: E402
 
-CURRICULUM = [
-    RelationSpec("prerequisite", "prerequisite", "is a prerequisite for", "", False, True),
-    RelationSpec("builds_on", "builds on", "builds on", "", False, True),
-    RelationSpec("part_of", "part of", "is part of", "", False, True),
-    RelationSpec("contrasts_with", "contrasts with", "contrasts with", "", True, False),
-    RelationSpec("applies_to", "applies to", "applies to", "", False, False),
-    RelationSpec("related", "related to", "is related to", "", True, False),
-]
+def _setup() -> None:
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kgreview.settings")
+    import django
+
+    django.setup()
 
 
 class NoNames:
@@ -42,50 +40,105 @@ class NoNames:
         return None
 
 
-def examples(folder: Path) -> list[tuple[list[float], int]]:
-    """(features, right) for every edge the reader drafts from the gold's lessons."""
-    gold = [json.loads(line) for line in (folder / "gold.jsonl").read_text().splitlines() if line]
-    lessons = {g["lesson"] for g in gold}
-    rows: list[tuple[list[float], int]] = []
-    seen: list = []
+def _specs(preset: str):
+    from construction.types import RelationSpec
+    from kgreview.graph.vocabulary_files import load_preset
 
-    def keep(terms, index, doc, found, places):
-        draft = original(terms, index, doc, found, places)
-        if draft is not None:
-            seen.append((found.confidence, draft))
-        return draft
+    return [
+        RelationSpec(r.key, r.label, r.verb, r.description, r.symmetric, r.acyclic)
+        for r in load_preset(preset).relations
+    ]
 
-    original = reading._draft
-    reading._draft = keep
+
+def _drafted(doc, vocabulary, sections=()) -> list:
+    """(candidate, signs) for every edge the reader keeps from one document."""
+    from construction.linguistic import reader
+    from construction.reading import plan_chunks, read_in_order
+    from construction.resolve import InMemoryConceptIndex
+
+    kept: list = []
+    original = reader._select
+
+    def select(doc, sentences, drafted, vocabulary, max_edges):
+        candidates, used = original(doc, sentences, drafted, vocabulary, max_edges)
+        by_edge = {(d.source.name, d.relation, d.target.name): d.signs for d in drafted}
+        kept.extend((c, by_edge.get((c.source, c.relation, c.target))) for c in candidates)
+        return candidates, used
+
+    reader._select = select
     try:
-        for path in sorted(folder.glob("*.md")):
-            meta, body = parse_front_matter(path.read_text())
-            slug = meta.get("slug") or path.stem
-            if slug not in lessons:
-                continue
-            seen.clear()
-            doc = SourceDoc(slug, 1, 1, meta.get("title", slug), body)
-            reading.LinguisticExtractor().extract(
-                doc, vocabulary=CURRICULUM, lexicon=NoNames(), max_edges=100
-            )
-            for cue, draft in seen:
-                edge = ProposedEdge(
-                    0, slug, (draft.source.name,), draft.relation, (draft.target.name,)
-                )
-                right = any(g["lesson"] == slug and matches(GoldEdge(**g), edge) for g in gold)
-                low, high = sorted((draft.source.score, draft.target.score))
-                rows.append(([1.0, cue, low, high], int(right)))
+        extractor = reader.LinguisticExtractor()
+        plans = plan_chunks(
+            doc, sections=sections, max_tokens=1200, overlap_tokens=60, extractor_key="calibrate"
+        )
+        read_in_order(
+            plans,
+            lambda part, known: extractor.extract(
+                part, vocabulary=vocabulary, lexicon=known, max_edges=8
+            ),
+            InMemoryConceptIndex(),
+        )
     finally:
-        reading._draft = original
+        reader._select = original
+    return [(c, s) for c, s in kept if s is not None]
+
+
+def curriculum_rows() -> list[tuple[tuple[float, ...], int]]:
+    from construction.documents import parse_front_matter
+    from construction.evaluate import GoldEdge, ProposedEdge, matches
+    from construction.types import SourceDoc
+
+    folder = ROOT / "corpus"
+    gold = [json.loads(x) for x in (folder / "gold.jsonl").read_text().splitlines() if x]
+    lessons = {g["lesson"] for g in gold}
+    rows = []
+    for path in sorted(folder.glob("*.md")):
+        meta, body = parse_front_matter(path.read_text())
+        slug = meta.get("slug") or path.stem
+        if slug not in lessons:
+            continue
+        doc = SourceDoc(slug, 1, 1, meta.get("title", slug), body)
+        for c, values in _drafted(doc, _specs("curriculum")):
+            edge = ProposedEdge(0, slug, (c.source,), c.relation, (c.target,))
+            right = any(g["lesson"] == slug and matches(GoldEdge(**g), edge) for g in gold)
+            rows.append((values, int(right)))
+    return rows
+
+
+def manual_rows(name: str) -> list[tuple[tuple[float, ...], int]]:
+    from construction.documents import read_document
+    from construction.manual_gold import edge_key, parse_labels
+    from construction.types import SourceDoc
+
+    vocabulary = _specs("documentation")
+    symmetric = frozenset(s.key for s in vocabulary if s.symmetric)
+    folder = ROOT / "evaluation" / "manuals" / name
+    labels = parse_labels((folder / "labels.jsonl").read_text().splitlines(), symmetric=symmetric)
+    judged = {e.key(symmetric): e for e in labels.edges if e.judged}
+    rows = []
+    for path in sorted((folder / "pages").iterdir()):
+        document = read_document(path.read_bytes(), filename=path.name, max_bytes=10**8)
+        doc = SourceDoc(path.stem, 1, 1, document.title, document.text)
+        for c, values in _drafted(doc, vocabulary, document.sections):
+            key = edge_key(
+                path.stem,
+                c.evidence,
+                c.source,
+                c.relation,
+                c.target,
+                symmetric=c.relation in symmetric,
+            )
+            if key in judged:
+                rows.append((values, int(judged[key].fully_right)))
     return rows
 
 
 def fit(rows, shrink: float = 1.0) -> np.ndarray:
-    x = np.array([r[0] for r in rows])
+    x = np.array([[1.0, *r[0]] for r in rows])
     y = np.array([r[1] for r in rows], dtype=float)
     w = np.zeros(x.shape[1])
     penalty = np.diag([0.0] + [shrink] * (x.shape[1] - 1))
-    for _ in range(50):
+    for _ in range(100):
         p = 1 / (1 + np.exp(-x @ w))
         gradient = x.T @ (p - y) + penalty @ w
         hessian = x.T @ (x * (p * (1 - p))[:, None]) + penalty
@@ -94,17 +147,25 @@ def fit(rows, shrink: float = 1.0) -> np.ndarray:
 
 
 def main() -> None:
-    rows = examples(ROOT / "corpus")
+    _setup()
+    from construction.linguistic.confidence import SIGNS, edge_confidence
+
+    rows = curriculum_rows()
+    print(f"curriculum: {len(rows)} labelled edges, {sum(r[1] for r in rows)} right")
+    for name in TUNING_MANUALS:
+        found = manual_rows(name)
+        print(f"{name}: {len(found)} labelled edges, {sum(r[1] for r in found)} right")
+        rows += found
     w = fit(rows)
-    print(f"{len(rows)} drafted edges, {sum(r[1] for r in rows)} right")
+    print("SIGNS =", SIGNS)
     print("WEIGHTS =", tuple(round(float(v), 2) for v in w))
-    x = np.array([r[0] for r in rows])
-    p = 1 / (1 + np.exp(-x @ w))
-    for lo, hi in ((0, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 1.01)):
-        inside = [(pi, r[1]) for pi, r in zip(p, rows, strict=True) if lo <= pi < hi]
+    weights = tuple(float(v) for v in w)
+    for lo, hi in ((0.0, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 1.01)):
+        inside = [r[1] for r in rows if lo <= edge_confidence(r[0], weights) < hi]
         if inside:
-            right = sum(y for _, y in inside) / len(inside)
-            print(f"  confidence {lo:.1f}-{hi:.1f}: {len(inside)} edges, {right:.2f} right")
+            print(
+                f"  {lo:.1f}-{hi:.1f}: {len(inside)} edges, {sum(inside) / len(inside):.2f} right"
+            )
 
 
 if __name__ == "__main__":
