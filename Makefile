@@ -27,7 +27,7 @@ $(STAMP): requirements.txt
 
 # The demo lives in its own folder (database, broker, secret key), apart from every
 # team's graph (var/graphs/NAME/); `manage.py graph` refuses to mix them.
-DEMO := KG_VAR_DIR=var/demo $(BIN)/python
+DEMO := KG_VAR_DIR=$(CURDIR)/var/demo $(BIN)/python
 
 migrate: setup
 	$(DEMO) manage.py migrate --noinput
@@ -47,7 +47,7 @@ run: setup
 ## Again on the same NAME: the same graph (new or changed documents only).
 graph: setup
 	@echo "$(NAME)" | grep -Eq '^[a-z0-9][a-z0-9_-]{0,62}$$' || { echo "make graph needs NAME=..., lowercase letters, digits, - and _ (e.g. make graph NAME=acme DOCS=~/manuals)"; exit 2; }
-	KG_VAR_DIR=var/graphs/$(NAME) $(BIN)/python manage.py graph $(NAME) --port $(PORT) \
+	KG_VAR_DIR=$(CURDIR)/var/graphs/$(NAME) $(BIN)/python manage.py graph $(NAME) --port $(PORT) \
 		$(if $(DOCS),--docs $(DOCS)) $(if $(VOCABULARY),--vocabulary $(VOCABULARY)) \
 		$(if $(CURATOR),--curator $(CURATOR)) $(if $(filter no,$(SERVE)),--no-serve)
 

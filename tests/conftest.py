@@ -66,12 +66,14 @@ def _fresh_name_caches():
     """Process-wide name caches follow row ids, and a rolled-back test hands the same ids
     to the next one: start every test with empty caches."""
     from kgreview.agents.adapters import INDEX_CACHE
+    from kgreview.explorer import suggestions
     from kgreview.graph.name_index import QUESTION_INDEX
     from kgreview.graph.search import NAME_CACHE
 
     INDEX_CACHE.clear()
     NAME_CACHE.clear()
     QUESTION_INDEX.clear()
+    suggestions.forget()
     yield
 
 

@@ -109,6 +109,27 @@ def test_a_question_the_planner_would_misread_is_left_out(f):
     )
 
 
+def test_suggestions_are_kept_while_the_graph_stands_and_rebuilt_when_it_changes(f):
+    """A second look costs the three reads of the graph's version; retiring an edge (a
+    service's curation log row) rebuilds them, and its question goes."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from kgreview.graph import services
+    from kgreview.graph.models import Edge
+
+    doc_world.build()
+    first = ask_suggestions()
+    assert "What is a kind of Index?" in first.questions
+    with CaptureQueriesContext(connection) as reads:
+        assert ask_suggestions() is first
+    assert len(reads.captured_queries) == 3
+    for edge in Edge.objects.filter(relation__key="is_a", target__name="Index"):
+        services.edge_invalidate(edge=edge, reason="Not in this release.", acting_user=None)
+    again = ask_suggestions()
+    assert "What is a kind of Index?" not in again.questions
+
+
 # --- the page, with and without htmx --------------------------------------------------------
 
 
