@@ -216,8 +216,8 @@ def cue_table(vocabulary: Sequence[RelationSpec], derive) -> dict[str, list[Cue]
 # Y" are read as Y coming first, but weakly: in a manual they mean a privilege, a
 # setting or a lock, not something to learn (the confidence puts them below the gate).
 NEEDS_AS_PREREQUISITE = [
-    Cue("prerequisite", "require", "verb", None, True, False, 0.45),
-    Cue("prerequisite", "depend", "verb", "on", True, None, 0.45),
+    Cue("prerequisite", "require", "verb", None, True, False, 0.3),
+    Cue("prerequisite", "depend", "verb", "on", True, None, 0.3),
 ]
 
 

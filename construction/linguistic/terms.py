@@ -498,7 +498,24 @@ def _modifier(doc, sentence: Sentence, unit: tuple[int, int]) -> bool:
         return last.pos_ in MODIFIER or last.tag_ in ("VBN", "VBG", "RB", "NN", "JJ", "POS")
     if last.pos_ in MODIFIER and last.tag_ not in ("PRP", "WP", "EX"):
         return last.is_alpha or any(c.isalpha() for c in last.text)
-    return False
+    return _participle_modifier(doc, unit[1])
+
+
+def _participle_modifier(doc, i: int) -> bool:
+    """ "Routing tables", "streaming replication", "embedding fine-tuning": a gerund or
+    participle before a noun, naming a kind of it rather than saying what it does."""
+    tok = doc[i]
+    if tok.tag_ not in ("VBG", "VBN") or i + 1 >= len(doc):
+        return False
+    after = doc[i + 1]
+    if after.pos_ not in ("NOUN", "PROPN") and after.tag_ not in ("VBG",) and after.text != "-":
+        return False
+    if doc.has_annotation("DEP"):
+        return tok.dep_ in ("amod", "compound") or (
+            tok.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj") and tok.head.i > i
+        )
+    before = doc[i - 1] if i else None
+    return before is None or before.pos_ in ("DET", "ADJ", "ADP", "PUNCT", "CCONJ", "SCONJ")
 
 
 def _nominal(doc, sentence: Sentence, unit: tuple[int, int]) -> bool:

@@ -17,10 +17,10 @@ pytestmark = pytest.mark.django_db
 TEXT = (
     "# Networks\n\n"
     "## Routing\n\n"
-    "Routing tables require addresses. Routers forward packets hop by hop across the "
+    "The routing table is part of every IP router. Routers forward packets hop by hop across the "
     "network, one link at a time, and each hop looks the destination up again.\n\n"
     "## Forwarding\n\n"
-    "Forwarding is fast. As said before, routing tables require addresses, whatever "
+    "Forwarding is fast. As said before, the routing table is part of every IP router, whatever "
     "the router model, and a table without them cannot forward anything at all.\n"
 )
 
@@ -44,7 +44,7 @@ def stated_twice(settings):
 def test_the_same_edge_in_two_chunks_is_one_proposal_with_further_support(stated_twice):
     """Both sections state it: one proposal; the second place is its support."""
     (support,) = stated_twice.payload["support"]
-    assert "routing tables require addresses" in support["quote"].lower()
+    assert "the routing table is part of every ip router" in support["quote"].lower()
     assert support["start"] > stated_twice.evidence_end
 
 
