@@ -74,7 +74,7 @@ def read_html(raw: bytes, *, filename: str) -> Document:
     title = _title(root)  # before the body is pruned: the first <h1> may be in a <header>
     visible = _has_words(root)
     try:
-        text = finish_text(clean_text(html_markdown(source, root)))
+        text = finish_text(clean_text(html_markdown(root)))
     except RecursionError:  # lxml stops at 256 levels, so only a hostile page gets here
         raise BadDocument("web page is nested too deeply to read") from None
     except BadDocument:
@@ -106,9 +106,9 @@ def _has_words(root) -> bool:
     ) or any((node.tail or "").strip() for node in body.iter())
 
 
-def html_markdown(source: str, root) -> str:
-    """The main text of a page as light Markdown (``root`` is ``source`` parsed by lxml;
-    it is pruned in place)."""
+def html_markdown(root) -> str:
+    """The main text of a page parsed by lxml, as light Markdown (``root`` is pruned in
+    place)."""
     from lxml import html
 
     made_by = generator(root)
