@@ -312,7 +312,11 @@ class TermTable:
             cut = run.index(None)
             left, _ = _name(doc, sentence, run[:cut], plural=True)
             right, _ = _name(doc, sentence, run[cut + 1 :], plural=True)
-            name, identifier = (f"{left} of {right[:1].lower() + right[1:]}" if left else ""), False
+            if right[1:2].islower():  # "Mixture of Experts" reads "mixture of experts"
+                right = right[:1].lower() + right[1:]
+            left_head = doc[run[cut - 1][1]].lemma_.lower()
+            empty = left_head in EMPTY_HEADS or left_head in ("build", "form", "kind", "way")
+            name, identifier = ("" if empty or not left else f"{left} of {right}"), False
             run = [r for r in run if r is not None]
         else:
             name, identifier = _name(doc, sentence, run)
@@ -425,7 +429,9 @@ class TermTable:
 # manuals' and lessons' candidates by hand.
 TERM_WEIGHTS = {
     "code": 0.45,  # inline code: an identifier, a command, a setting
+    "code_word": 0.2,  # ... an everyday word in code ("`count`", "`string`")
     "set_apart": 0.35,  # strong or emphasised where it stands
+    "set_apart_word": 0.1,  # ... an everyday word emphasised (a parameter: "*size*")
     "heading": 0.25,  # a heading names it
     "defined": 0.3,  # the subject of "is a ..."
     "several_words": 0.2,
@@ -438,7 +444,9 @@ TERM_WEIGHTS = {
     "upper_case": 0.25,  # written in capitals: a command, a keyword, a mode
     "common_word": -0.45,  # one common word of general English, nowhere set apart
     "common_words": -0.2,  # every word of it common ("good way")
-    "of_phrase": -0.3,  # "X of Y": a name only where it is set apart or said again
+    "of_phrase": -0.5,  # "X of Y": a name only where it is set apart or said again
+    "plain_words": -0.15,  # several everyday words, nowhere set apart ("output row")
+    "hyphenated": 0.15,  # words made one with a hyphen ("write-ahead", "point-in-time")
     "adjective_once": -0.2,  # "explicit use", "inverse operation": said once, unmarked
     "empty_head": -0.25,  # its head says nothing on its own ("query type", "field value")
 }
@@ -449,9 +457,13 @@ def term_signs(cand: Candidate) -> dict[str, bool]:
     kinds = cand.kinds()
     single = cand.words == 1
     marked = bool(kinds & {"code", "strong", "emphasis"})
+    everyday = single and cand.rarity >= 4.0  # a common English word on its own
+    emphasised = bool(kinds & {"strong", "emphasis"})
     return {
-        "code": "code" in kinds,
-        "set_apart": bool(kinds & {"strong", "emphasis"}),
+        "code": "code" in kinds and not everyday,
+        "code_word": "code" in kinds and everyday,
+        "set_apart": emphasised and not everyday,
+        "set_apart_word": emphasised and everyday,
         "heading": "heading" in kinds,
         "defined": cand.defined,
         "several_words": not single,
@@ -465,6 +477,12 @@ def term_signs(cand: Candidate) -> dict[str, bool]:
         "common_word": single and cand.rarity >= 4.5 and not marked,
         "common_words": not single and cand.head_rarity >= 5.5 and cand.rarity >= 5.0,
         "of_phrase": cand.of_phrase,
+        "hyphenated": "-" in cand.name.strip("-"),
+        "plain_words": not single
+        and cand.rarity >= 4.3
+        and not marked
+        and not any(m.capital for m in cand.mentions)
+        and not any(w.isupper() for w in cand.name.split()),
         "adjective_once": not single
         and cand.adjective_first
         and cand.count == 1

@@ -118,7 +118,9 @@ def manual_rows(name: str) -> list[tuple[tuple[float, ...], int]]:
     rows = []
     for path in sorted((folder / "pages").iterdir()):
         document = read_document(path.read_bytes(), filename=path.name, max_bytes=10**8)
-        doc = SourceDoc(path.stem, 1, 1, document.title, document.text)
+        from kgreview.graph.importing import slug_for
+
+        doc = SourceDoc(slug_for(document, path.name), 1, 1, document.title, document.text)
         for c, values in _drafted(doc, vocabulary, document.sections):
             key = edge_key(
                 path.stem,
