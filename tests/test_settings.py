@@ -62,7 +62,7 @@ def test_postgres_url_selects_psycopg(tmp_path):
         ({"KG_CONFIDENCE_GATE": "1.5"}, "must lie between 0.0 and 1.0"),
         ({"KG_CONFIDENCE_GATE": "high"}, "is not a number"),
         ({"KG_MAX_EDGES_PER_CHUNK": "0"}, "must be at least 1"),
-        ({"KG_LLM_PROVIDER": "magic"}, "use offline or openai"),
+        ({"KG_LLM_PROVIDER": "magic"}, "use offline, rules or openai"),
         ({"DATABASE_URL": "mysql://u@h/db"}, "must point at SQLite or PostgreSQL"),
         ({"DJANGO_DEBUG": "maybe"}, "is not a boolean"),
     ],

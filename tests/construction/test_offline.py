@@ -19,8 +19,8 @@ from tests.construction.offline_helpers import (
 def test_extractor_names_itself_and_uses_no_model_calls():
     """The extraction says which extractor made it and reports zero usage."""
     result = extract("Linear algebra is a prerequisite for machine learning.\n")
-    assert (result.extractor, result.model) == ("offline", "rules-v2")
-    assert OfflineExtractor.name == "offline" and OfflineExtractor.model == "rules-v2"
+    assert (result.extractor, result.model) == ("rules", "rules-v2")
+    assert OfflineExtractor.name == "rules" and OfflineExtractor.model == "rules-v2"
     assert result.usage == LLMUsage()
     assert result.rejected == ()
 
