@@ -74,12 +74,12 @@ clean:
 
 ## Extractor quality on the gold sets, in a scratch database (the README's figures).
 evaluate: setup
-	rm -rf var/eval
-	KG_VAR_DIR=var/eval $(BIN)/python manage.py migrate --noinput -v 0
-	KG_VAR_DIR=var/eval $(BIN)/python manage.py import_sources corpus evaluation/heldout
-	KG_VAR_DIR=var/eval $(BIN)/python manage.py construct --all --provider offline
-	KG_VAR_DIR=var/eval $(BIN)/python manage.py evaluate --gold corpus/gold.jsonl
-	KG_VAR_DIR=var/eval $(BIN)/python manage.py evaluate --gold evaluation/heldout/gold.jsonl
+	rm -rf $(CURDIR)/var/eval
+	KG_VAR_DIR=$(CURDIR)/var/eval $(BIN)/python manage.py migrate --noinput -v 0
+	KG_VAR_DIR=$(CURDIR)/var/eval $(BIN)/python manage.py import_sources corpus evaluation/heldout
+	KG_VAR_DIR=$(CURDIR)/var/eval $(BIN)/python manage.py construct --all --provider offline
+	KG_VAR_DIR=$(CURDIR)/var/eval $(BIN)/python manage.py evaluate --gold corpus/gold.jsonl
+	KG_VAR_DIR=$(CURDIR)/var/eval $(BIN)/python manage.py evaluate --gold evaluation/heldout/gold.jsonl
 
 ## The Debian manuals of evaluation/manuals (evaluation/README.md), each in a scratch SQLite
 ## database under var/eval-NAME: the documentation vocabulary, its pages, the offline reader,
