@@ -15,6 +15,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -147,14 +148,20 @@ def bench_reading_memory(*, pages: int = 1000, **_: object) -> dict:
 
 
 def _peak_memory_in_fresh_process(pages: int) -> dict:
-    done = subprocess.run(
-        [sys.executable, "manage.py", "bench", "reading-memory", "--json"],
-        cwd=Path(settings.BASE_DIR),
-        env=dict(os.environ),
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
+    env = dict(os.environ)
+    with tempfile.TemporaryDirectory() as scratch:
+        env["KG_VAR_DIR"] = scratch  # its own scratch database beside this one
+        url = os.environ.get("DATABASE_URL", "")
+        if url:
+            env["DATABASE_URL"] = url.rsplit("/", 1)[0] + "/kgreview_reading_memory"
+        done = subprocess.run(
+            [sys.executable, "manage.py", "bench", "reading-memory", "--json"],
+            cwd=Path(settings.BASE_DIR),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
     if done.returncode != 0:
         return {"error": done.stderr[-2000:], "peak_mb": None}
     return json.loads(done.stdout)
