@@ -43,20 +43,20 @@ MODIFIER = frozenset({"NOUN", "PROPN", "ADJ", "X"})
 NON_CLASSIFYING = frozenset(
     _words(
         """
-        able additional all another any appropriate available bad best better big
-        certain common complete corresponding current different difficult due easy
-        entire enough every existing extra few fine first following further given good
-        great high important individual large last later least less little long low main
-        many more most much multiple necessary new next normal old only other own
-        particular possible previous proper real relevant respective same second
-        separate several short similar simple single small some special specific
-        standard such sufficient third total typical unique unknown usual various very
-        whole wrong useful actual current recent initial modern familiar typical traditional
-        conventional ordinary auxiliary basic final original exact general whole
-        necessary optional certain
-            slow fast quick expensive  efficient inefficient easy  costly   
-     significant serious severe excessive unnecessary desirable undesirable convenient
-    """
+        able additional all another any appropriate available bad best better
+        big certain common complete corresponding current different difficult
+        due easy entire enough every existing extra few fine first following
+        further given good great high important individual large last later
+        least less little long low main many more most much multiple necessary
+        new next normal old only other own particular possible previous proper
+        real relevant respective same second separate several short similar
+        simple single small some special specific standard such sufficient third
+        total typical unique unknown usual various very whole wrong useful
+        actual recent initial modern familiar traditional conventional ordinary
+        auxiliary basic final original exact general optional slow fast quick
+        expensive efficient inefficient costly significant serious severe
+        excessive unnecessary desirable undesirable convenient
+        """
     )
 )
 # Nouns that only point elsewhere in the text, never name a thing of the domain.
