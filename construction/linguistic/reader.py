@@ -31,15 +31,13 @@ from .relations import (
     BUILT_IN,
     LABEL,
     PREVIOUS,
-    STUDY_WORDS,
-    TOPIC,
     Cue,
     Found,
     cue_table,
     cue_words,
     find_relations,
-    find_study_order,
 )
+from .study import STUDY_WORDS, TOPIC, find_study_order
 from .terms import TERM_SCORE, TermTable
 from .terms import Candidate as Term
 

@@ -29,98 +29,19 @@ from dataclasses import dataclass, field
 
 from ..text import display_case, name_key, singular
 from .markup import Sentence
-
-
-def _words(text: str) -> list[str]:
-    """A word list written as text, one space or line between words."""
-    return text.split()
-
+from .words import (
+    CAPTIONS,
+    CLASSIFIERS,
+    EMPTY_HEADS,
+    EPONYMOUS,
+    GENERIC_TAILS,
+    NON_CLASSIFYING,
+    WEAK_TAILS,
+    words_of,
+)
 
 NOMINAL = frozenset({"NOUN", "PROPN"})
 MODIFIER = frozenset({"NOUN", "PROPN", "ADJ", "X"})
-# Adjectives that pick out some members of a class rather than naming a kind of thing:
-# "the other tables", "several indexes", "a new server". Taken off the front of a name.
-NON_CLASSIFYING = frozenset(
-    _words(
-        """
-        able additional all another any appropriate available bad best better
-        big certain common complete corresponding current different difficult
-        due easy entire enough every existing extra few fine first following
-        further given good great high important individual large last later
-        least less little long low main many more most much multiple necessary
-        new next normal old only other own particular possible previous proper
-        real relevant respective same second separate several short similar
-        simple single small some special specific standard such sufficient third
-        total typical unique unknown usual various very whole wrong useful
-        actual recent initial modern familiar traditional conventional ordinary
-        auxiliary basic final original exact general optional slow fast quick
-        expensive efficient inefficient costly significant serious severe
-        excessive unnecessary desirable undesirable convenient
-        """
-    )
-)
-# Nouns that only point elsewhere in the text, never name a thing of the domain.
-CAPTIONS = frozenset(
-    _words(
-        """
-        table figure example section chapter listing step appendix page note tip warning
-        caution important equation footnote part item line column row
-        """
-    )
-)
-# Words that are nouns in form but say nothing on their own: a one-word candidate with
-# such a head is never a term ("way", "case", "number").
-EMPTY_HEADS = frozenset(
-    _words(
-        """
-        way thing things case cases example examples number numbers amount lot lots kind
-        kinds type types sort form forms end fact point points result results need needs
-        part parts use uses set order time times place idea ideas detail details reason
-        reasons issue issues problem problems question questions answer answers matter
-        something anything everything nothing someone anyone everyone one ones other
-        others instance instances means manner sense deal bit piece side hand term terms
-        aspect aspects feature features option options default defaults value values
-        information approach approaches method methods effect effects purpose purposes
-        situation situations level levels step steps section sections chapter chapters
-        rest variety range group groups list lists name names user users people person
-        course practice job task tasks work change changes addition behavior behaviour
-        """
-    )
-)
-# A head noun that only classifies the identifier in front of it: "the `wal_level`
-# parameter" names `wal_level`.
-CLASSIFIERS = frozenset(
-    _words(
-        """
-        parameter setting option command function variable field column file directory
-        key flag statement clause keyword mode method class module package type value
-        property attribute argument element directive tag view catalog program utility
-        tool operator macro hook extension library script server process procedure
-        routine
-        """
-    )
-)
-# The last word of a name that only says what sort of thing the rest is, when the rest
-# is a name of its own ("Transformer architecture" is the Transformer).
-GENERIC_TAILS = frozenset(
-    _words(
-        """
-        architecture model models system systems pipeline pipelines setup setups
-        approach technique method framework mechanism algorithm concept function
-        """
-    )
-)
-# Nouns named after a person with a possessive: "Dijkstra's algorithm", "Amdahl's law".
-EPONYMOUS = frozenset(
-    _words(
-        """
-        algorithm law theorem rule method principle lemma distribution test constant
-        equation inequality conjecture paradox effect formula problem hypothesis
-        """
-    )
-)
-# Tails that make a name of their own after a common word ("teacher model").
-WEAK_TAILS = frozenset({"model", "models"})
 # A word shaped like an identifier: an underscore, a digit after letters, an inner capital
 # ("min_wal_size", "crosstab2", "pgBouncer"): kept exactly as written.
 IDENTIFIER = re.compile(r"_|[a-z][0-9]|^[a-z]+[A-Z]")
@@ -225,7 +146,7 @@ def _numbering(tok) -> bool:
     return any(c.isdigit() for c in text) or len(text) <= 2 or text in ROMAN_NUMERALS
 
 
-ROMAN_NUMERALS = frozenset(_words("I II III IV V VI VII VIII IX X XI XII"))
+ROMAN_NUMERALS = frozenset(words_of("I II III IV V VI VII VIII IX X XI XII"))
 
 
 def _acronym(word: str) -> bool:
