@@ -42,7 +42,6 @@ from .terms import TERM_SCORE, TermTable
 from .terms import Candidate as Term
 
 READER_VERSION = "ling-1"
-SYMMETRIC_BUILT_IN = frozenset({"contrasts_with", "related", "alternative_to"})
 
 
 @dataclass(frozen=True)
@@ -228,9 +227,7 @@ def _select(
     max_edges: int,
 ) -> tuple[tuple[Candidate, ...], list[Term]]:
     """Best first, one candidate per edge, at most ``max_edges``; and the terms used."""
-    symmetric = {s.key for s in vocabulary if s.symmetric} | (
-        SYMMETRIC_BUILT_IN - {s.key for s in vocabulary}
-    )
+    symmetric = {s.key for s in vocabulary if s.symmetric}  # cues come from it alone
     seen: set[tuple[str, str, str]] = set()
     out: list[Candidate] = []
     used: list[Term] = []
@@ -293,7 +290,3 @@ def _description(doc: SourceDoc, sentences: list[Sentence], docs, term: Term) ->
         if not s.heading and _defines(tok):
             return " ".join(doc.text[s.start : s.end].split())[:200]
     return ""
-
-
-def known_key(name: str) -> str:
-    return name_key(name)
