@@ -190,11 +190,7 @@ def name_key(name: str) -> str:
     acronym keeps its final capital S: "HTTPS" is not the plural of "HTTP", nor "QoS" of
     "Qo"; the plural of an acronym is written with a small s ("APIs", "CPUs").
     """
-    text = visible(unicodedata.normalize("NFKC", str(name))).translate(TYPOGRAPHIC)
-    text = re.sub(r"[-_/]+", " ", text)
-    text = NAME_PUNCT.sub(" ", text)
-    text = re.sub(r"(?<!\w)\.|\.(?!\w)", " ", text)  # keep dots inside tokens (node.js)
-    written = text.split()
+    written = written_words(name)
     words = [word.casefold() for word in written]
     while len(words) > 1 and words[0] in ARTICLES:
         words = words[1:]
@@ -205,6 +201,16 @@ def name_key(name: str) -> str:
         elif last.endswith("s") and is_acronym(last[:-1]):
             words[-1] = words[-1][:-1]  # "APIs", "CPUs": the plural of an acronym
     return " ".join(words)
+
+
+def written_words(name: str) -> list[str]:
+    """The words of a name as written, split the way its key is: at spaces, dashes,
+    underscores, slashes and punctuation, keeping dots inside a word ("node.js")."""
+    text = visible(unicodedata.normalize("NFKC", str(name))).translate(TYPOGRAPHIC)
+    text = re.sub(r"[-_/]+", " ", text)
+    text = NAME_PUNCT.sub(" ", text)
+    text = re.sub(r"(?<!\w)\.|\.(?!\w)", " ", text)
+    return text.split()
 
 
 def is_acronym(token: str) -> bool:
@@ -220,19 +226,13 @@ def is_acronym(token: str) -> bool:
     return upper >= 2 and upper * 2 >= len(letters)
 
 
-# Two capitals in one word: a cheap first look before ``acronym_words`` splits a name.
-_TWO_CAPITALS = re.compile(r"[A-Z][A-Za-z0-9.+&]*[A-Z]")
-
-
 def acronym_words(name: str) -> frozenset[str]:
     """The words of a name written as acronyms, as they appear in its key ("HTTP/2
     server" -> {"http"}; "HTTPS" -> {"https"}; "APIs" -> {"apis", "api"})."""
     found: set[str] = set()
-    if not _TWO_CAPITALS.search(name):
+    if sum(c.isupper() for c in name) < 2:  # a cheap first look, in any script
         return frozenset()
-    text = visible(unicodedata.normalize("NFKC", str(name))).translate(TYPOGRAPHIC)
-    for token in re.split(r"[\s\-_/()\[\],;:]+", text):
-        token = token.strip(".'\"")
+    for token in written_words(name):
         if is_acronym(token):
             found.update(name_key(token).split())
             found.add(token.casefold())
