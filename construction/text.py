@@ -142,11 +142,19 @@ def normal_name(name: str) -> str:
     return " ".join(visible(unicodedata.normalize("NFC", str(name))).split())
 
 
+# An identifier whose underscores are part of it ("__doc__", "_thread", "__init__()"):
+# not Markdown's strong emphasis.
+UNDERSCORED = re.compile(r"_+[^\W_][\w.]*(?:\(\))?|[^\W_][\w.]*_+")
+
+
 def clean_display(name: str) -> str:
-    """A name as people should read it: trimmed, one space between words, no Markdown."""
+    """A name as people should read it: trimmed, one space between words, no Markdown
+    (an identifier written with underscores keeps them: "__doc__", "_thread")."""
     text = visible(unicodedata.normalize("NFKC", str(name))).translate(TYPOGRAPHIC)
-    text = text.replace("**", "").replace("__", "").replace("`", "")
-    text = " ".join(text.split())
+    text = " ".join(text.replace("`", "").split())
+    if UNDERSCORED.fullmatch(text):
+        return text
+    text = text.replace("**", "").replace("__", "")
     return text.strip(" \t\"'.,;:!?*_-")
 
 

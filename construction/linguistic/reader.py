@@ -208,6 +208,9 @@ def _draft(
         return None
     if source.score < TERM_SCORE or target.score < TERM_SCORE:
         return None
+    for side, term in ((found.source, source), (found.target, target)):
+        if side >= 0 and _particular(doc, term, index, side):
+            return None
     values = signs(
         cue=found.confidence,
         sides=(source.score, target.score),
@@ -257,6 +260,23 @@ def _select(
         )
         used.extend(t for t in (item.source, item.target) if t not in used)
     return tuple(out), used
+
+
+# Words that make a plain noun point at one particular thing of the text.
+POINTING = frozenset({"the", "this", "that", "these", "those", "such"})
+
+
+def _particular(doc, term: Term, index: int, head: int) -> bool:
+    """Whether one plain everyday word stands here for a particular thing rather than
+    the concept: "the generator produces 5-tuples" speaks of one generator (the one the
+    page describes), "the query can depend on ..." of the example's query. Code,
+    capitals and emphasis make it a name; several words make it specific enough."""
+    if term.words != 1 or term.identifier or term.known:
+        return False
+    mention = next((m for m in term.mentions if m.sentence == index and m.last == head), None)
+    if mention is None or mention.kinds or mention.capital or term.name.isupper():
+        return False
+    return mention.first > 0 and doc[mention.first - 1].lower_ in POINTING
 
 
 def _reason(sentence: Sentence, item: Drafted) -> str:

@@ -75,6 +75,7 @@ class Mention:
     last: int  # last token (inclusive), the head
     kinds: frozenset[str]  # "code", "strong", "emphasis", "link", "heading"
     capital: bool  # capitalised mid-sentence (a proper name or an acronym)
+    placeholder: bool = False  # a parameter's name standing for a value ("*size* is ...")
 
 
 @dataclass
@@ -99,6 +100,13 @@ class Candidate:
     @property
     def count(self) -> int:
         return len(self.mentions)
+
+    @property
+    def placeholder(self) -> bool:
+        """Whether the text uses it as a placeholder: a parameter or a variable of a
+        signature ("*size* is an optional numeric argument", "*`count`* rows"), which
+        names a value of one call, not a thing of the manual."""
+        return any(m.placeholder for m in self.mentions)
 
     def kinds(self) -> set[str]:
         return {k for m in self.mentions for k in m.kinds}
@@ -271,7 +279,8 @@ class TermTable:
         capital = first > 0 and any(
             doc[i].text[:1].isupper() and doc[i].pos_ == "PROPN" for i in range(first, last + 1)
         )
-        cand.mentions.append(Mention(index, first, last, frozenset(kinds), capital))
+        placeholder = not of_phrase and len(run) == 1 and _placeholder(doc, run[0], kinds)
+        cand.mentions.append(Mention(index, first, last, frozenset(kinds), capital, placeholder))
         found = self.heads.setdefault((index, head), [])
         if cand not in found:
             found.append(cand)
@@ -415,12 +424,35 @@ def term_signs(cand: Candidate) -> dict[str, bool]:
 
 def termhood(cand: Candidate) -> float:
     """How sure we are that the candidate is a term of the text (0..1)."""
+    if cand.placeholder:
+        return 0.0
     if cand.known:
         return 1.0
     if cand.words == 1 and cand.key in EMPTY_HEADS:
         return 0.0
     score = 0.25 + sum(TERM_WEIGHTS[k] for k, shown in term_signs(cand).items() if shown)
     return max(0.0, min(1.0, score))
+
+
+# What may stand before a noun naming a thing rather than a parameter.
+DETERMINER_TAGS = frozenset({"DT", "PRP$", "WP$", "CD", "JJ", "JJR", "JJS", "POS"})
+
+
+def _placeholder(doc, unit: tuple[int, int], kinds: set[str]) -> bool:
+    """A placeholder: emphasised code (DocBook's replaceable: "*`table_name`*"), or an
+    emphasised lower-case word standing alone where English would want a determiner
+    ("*size* is optional", "*fd* is a file descriptor"; Sphinx's parameters). A term
+    introduced in italics comes with its article ("a *namespace* is ...") or in the
+    plural."""
+    if "emphasis" not in kinds or "heading" in kinds or "strong" in kinds:
+        return False
+    if "code" in kinds:
+        return True
+    first, last = doc[unit[0]], doc[unit[1]]
+    if not first.text[:1].islower() or last.tag_ in ("NNS", "NNPS"):
+        return False
+    before = doc[unit[0] - 1] if unit[0] else None
+    return before is None or before.tag_ not in DETERMINER_TAGS
 
 
 def _unit_kinds(doc, sentence: Sentence, unit: tuple[int, int], *, whole: bool = False):

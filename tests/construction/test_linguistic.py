@@ -278,3 +278,47 @@ def test_a_known_name_is_a_term_whatever_its_shape():
     """A name the graph knows is always a term, even a common word."""
     found = edges("The server uses the file.", known=("Server", "File"))
     assert found == {("Server", "uses", "File")}
+
+
+@pytest.mark.parametrize(
+    "text, placeholder",
+    [
+        ("*args* is a tuple holding the call's arguments.", "args"),
+        ("*fd* is a file descriptor connected to the terminal.", "fd"),
+        ("*`count`* is a possibly-signed integer constant.", "count"),
+        ("The *`sql`* parameter is an SQL statement that produces the rows.", "sql"),
+    ],
+)
+def test_a_parameters_placeholder_is_no_term_and_ends_no_edge(text, placeholder):
+    """A parameter's name in a signature's description (Sphinx's italics, DocBook's
+    emphasised code) names one call's value, not a thing of the manual."""
+    scores = {name.lower(): score for name, score in terms_of(text).items()}
+    assert scores[placeholder] < TERM_SCORE
+    assert not any(placeholder in (s.lower(), t.lower()) for s, _, t in edges(text))
+
+
+def test_a_term_introduced_in_italics_with_its_article_stays_a_term():
+    """ "A *tablespace* is ...": the italics introduce a term, they do not stand for a
+    value."""
+    names = terms_of("A *tablespace* is a directory where the database stores its files.")
+    assert names["Tablespace"] >= TERM_SCORE
+
+
+def test_a_plain_word_pointing_at_one_thing_ends_no_edge():
+    """ "The generator produces 5-tuples" speaks of the page's generator, not of
+    generators; code, a capital or more words make it a name."""
+    rest = " Each generator yields tokens. A generator is lazy."
+    assert not edges("The generator produces 5-tuples." + rest)
+    assert edges("A generator produces 5-tuples." + rest) == {("Generator", "produces", "5-tuple")}
+    assert ("pg_dump", "produces", "Archive file") in edges(
+        "The `pg_dump` program produces an **archive file**."
+    )
+
+
+def test_an_identifier_keeps_its_underscores_as_a_display_name():
+    """ "__doc__" is not Markdown's strong "doc"."""
+    from construction.text import clean_display
+
+    assert clean_display("__doc__") == "__doc__"
+    assert clean_display("_thread") == "_thread"
+    assert clean_display("**bold** words") == "bold words"
