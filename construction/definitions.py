@@ -163,8 +163,14 @@ def with_definitions(
         join([mention.name, *mention.aliases], mention.description)
     for item in found:
         join(item.names())
+    verbatim = {name_key(m.name) for m in mentions if m.verbatim}
     return tuple(
-        ConceptMention(name=names[0], aliases=tuple(names[1:]), description=description)
+        ConceptMention(
+            name=names[0],
+            aliases=tuple(names[1:]),
+            description=description,
+            verbatim=name_key(names[0]) in verbatim,
+        )
         for names, description in zip(groups, descriptions, strict=True)
         if names
     )

@@ -152,6 +152,7 @@ def merge_extractions(
                 name=known.name,
                 aliases=tuple(aliases),
                 description=known.description or mention.description,
+                verbatim=known.verbatim or mention.verbatim,
             )
         candidates += [replace(c, window=plan.window) for c in reading.candidates]
         rejected += reading.rejected

@@ -476,13 +476,14 @@ def resolve_name(
                 matched_name=entry.name,
             )
 
-    canonical = display_case(long)
+    verbatim = mention is not None and mention.verbatim
+    canonical = long if verbatim else display_case(long)
     aliases: list[str] = []
     description = ""
     if mention is not None:
         m_long, m_short = split_abbreviation(clean_display(mention.name))
         if _usable(name_key(m_long)):
-            canonical = display_case(m_long)
+            canonical = m_long if verbatim else display_case(m_long)
         extra = [m_short] if m_short else []
         extra += [clean_display(a) for a in mention.aliases]
         aliases += [a for a in extra if a]

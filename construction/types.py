@@ -76,6 +76,9 @@ class ConceptMention:
     name: str
     aliases: tuple[str, ...] = ()
     description: str = ""
+    # The name is written exactly as the text writes it (an identifier, a command):
+    # a new concept keeps its case ("setval", not "Setval").
+    verbatim: bool = False
 
 
 @dataclass(frozen=True)
@@ -144,7 +147,12 @@ class Extraction:
     def as_json(self) -> dict:
         return {
             "concepts": [
-                {"name": c.name, "aliases": list(c.aliases), "description": c.description}
+                {
+                    "name": c.name,
+                    "aliases": list(c.aliases),
+                    "description": c.description,
+                    **({"verbatim": True} if c.verbatim else {}),
+                }
                 for c in self.concepts
             ],
             "edges": [c.as_json() for c in self.candidates],
@@ -162,6 +170,7 @@ class Extraction:
                     name=c["name"],
                     aliases=tuple(c.get("aliases") or ()),
                     description=c.get("description") or "",
+                    verbatim=c.get("verbatim") is True,
                 )
                 for c in data.get("concepts", ())
             ),

@@ -108,7 +108,11 @@ class LinguisticExtractor:
                     drafted.append(draft)
         candidates, used = _select(doc, sentences, drafted, vocabulary, max_edges)
         concepts = tuple(
-            ConceptMention(name=t.name, description=_description(doc, sentences, docs, t))
+            ConceptMention(
+                name=t.name,
+                description=_description(doc, sentences, docs, t),
+                verbatim=t.identifier,
+            )
             for t in used
         )
         return Extraction(

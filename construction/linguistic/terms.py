@@ -148,6 +148,12 @@ def unit_spans(doc, sentence: Sentence) -> list[tuple[int, int]]:
     return spans
 
 
+def _identifier(doc, unit: tuple[int, int]) -> bool:
+    """A word shaped like an identifier though not marked as code ("the
+    log_recovery_conflict_waits parameter")."""
+    return unit[0] == unit[1] and bool(IDENTIFIER.search(doc[unit[0]].text))
+
+
 def _numbering(tok) -> bool:
     """A caption's number: "3", "11.5", "t1", "A", "IV"."""
     text = tok.text
@@ -213,7 +219,8 @@ class TermTable:
         if not run:
             return None
         for k, unit in enumerate(run):
-            if "code" in _unit_kinds(doc, sentence, unit) and len(run) > 1:
+            named = "code" in _unit_kinds(doc, sentence, unit) or _identifier(doc, unit)
+            if named and len(run) > 1:
                 after = run[k + 1 :]
                 if k == len(run) - 1 or (
                     len(after) == 1 and doc[after[0][1]].lemma_.lower() in CLASSIFIERS

@@ -66,7 +66,7 @@ CLASSIFIERS = frozenset(
         key flag statement clause keyword mode method class module package type value
         property attribute argument element directive tag view catalog program utility
         tool operator macro hook extension library script server process procedure
-        routine
+        routine call
         """
     )
 )

@@ -322,3 +322,38 @@ def test_an_identifier_keeps_its_underscores_as_a_display_name():
     assert clean_display("__doc__") == "__doc__"
     assert clean_display("_thread") == "_thread"
     assert clean_display("**bold** words") == "bold words"
+
+
+def test_an_identifier_keeps_its_case_as_a_new_concept_through_the_pipeline():
+    """The reader marks a code name as verbatim, so the concept drafted for it is
+    "setval", not "Setval"; a prose name still starts with a capital, and the mark
+    survives the extraction's JSON."""
+    from construction.pipeline import process_source
+    from construction.types import Extraction
+    from tests.construction.memory import MemoryGraph, index_of
+
+    text = "In contrast to a `setval` call, a **RESTART** operation is transactional."
+    doc = SourceDoc(slug="manual", revision_id=1, revision_number=1, title="Manual", text=text)
+    extraction = read(text)
+    assert Extraction.from_json(extraction.as_json()) == extraction
+    result = process_source(
+        doc=doc,
+        extraction=extraction,
+        vocabulary=DOCUMENTATION,
+        index=index_of(),
+        graph=MemoryGraph(),
+        gate=0.6,
+    )
+    names = {c.name for c in result.concepts}
+    assert "setval" in names and "Setval" not in names
+    assert "RESTART operation" in names
+
+
+def test_an_unmarked_identifier_before_its_kind_names_the_identifier():
+    """ "the log_recovery_conflict_waits parameter" and "a `setval` call" name the setting
+    and the function, as "the `wal_level` parameter" does."""
+    names = terms_of(
+        "Turn on the log_recovery_conflict_waits parameter. A `setval` call is fast."
+    )
+    assert "log_recovery_conflict_waits" in names and "setval" in names
+    assert not {"log_recovery_conflict_waits parameter", "setval call"} & set(names)
