@@ -352,8 +352,6 @@ def test_an_identifier_keeps_its_case_as_a_new_concept_through_the_pipeline():
 def test_an_unmarked_identifier_before_its_kind_names_the_identifier():
     """ "the log_recovery_conflict_waits parameter" and "a `setval` call" name the setting
     and the function, as "the `wal_level` parameter" does."""
-    names = terms_of(
-        "Turn on the log_recovery_conflict_waits parameter. A `setval` call is fast."
-    )
+    names = terms_of("Turn on the log_recovery_conflict_waits parameter. A `setval` call is fast.")
     assert "log_recovery_conflict_waits" in names and "setval" in names
     assert not {"log_recovery_conflict_waits parameter", "setval call"} & set(names)
