@@ -424,7 +424,7 @@ def term_signs(cand: Candidate) -> dict[str, bool]:
         and cand.adjective_first
         and cand.count == 1
         and not marked
-        and cand.head_count < 2,
+        and (cand.head_count < 2 or cand.head_word in CLASSIFIERS),
         "empty_head": not single and cand.head_word in EMPTY_HEADS,
     }
 
