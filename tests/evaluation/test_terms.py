@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from evaluation.tools.indexes import Entry
 from evaluation.tools.manual import PROFILES, copy_name, is_prose, select
 from evaluation.tools.terms import compounds_for, names_for, term_rows
@@ -63,10 +65,23 @@ def test_prose_is_paragraphs_not_tables():
 def test_selection_is_seeded_by_strata_and_names_are_flat():
     """The same pool and seed choose the same pages; each stratum gives its count; a page
     in a folder is copied under a flat name."""
-    profile = PROFILES["python"]
+    profile = replace(PROFILES["python"], extra=())
     pool = [f"library/m{i}.html" for i in range(60)] + [f"tutorial/t{i}.html" for i in range(60)]
     chosen = select(profile, pool)
     assert chosen == select(profile, list(pool))
     assert sum(p.startswith("library/") for p in chosen) == 20
     assert sum(p.startswith("tutorial/") for p in chosen) == 20
     assert copy_name("library/os.path.html") == "library-os.path.html"
+
+
+def test_a_second_draw_adds_pages_and_keeps_the_first_draws():
+    """The extra draw comes from the pages the first left, with the next seed: the first
+    draw's pages (and their labels) stay, each extra stratum gives its count."""
+    first = replace(PROFILES["python"], extra=())
+    both = replace(PROFILES["python"], extra=((r"^library/", 15), (r".*", 5)))
+    pool = [f"library/m{i}.html" for i in range(60)] + [f"tutorial/t{i}.html" for i in range(60)]
+    before, after = select(first, pool), select(both, pool)
+    assert set(before) < set(after)
+    added = set(after) - set(before)
+    assert sum(p.startswith("library/") for p in added) == 15
+    assert sum(p.startswith("tutorial/") for p in added) == 5
