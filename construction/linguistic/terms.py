@@ -35,6 +35,7 @@ from .words import (
     EMPTY_HEADS,
     EPONYMOUS,
     GENERIC_TAILS,
+    GENERIC_WORDS,
     NON_CLASSIFYING,
     WEAK_TAILS,
     words_of,
@@ -424,7 +425,7 @@ def term_signs(cand: Candidate) -> dict[str, bool]:
         and cand.adjective_first
         and cand.count == 1
         and not marked
-        and (cand.head_count < 2 or cand.head_word in CLASSIFIERS),
+        and (cand.head_count < 2 or cand.head_word in GENERIC_WORDS),
         "empty_head": not single and cand.head_word in EMPTY_HEADS,
     }
 
@@ -436,6 +437,8 @@ def termhood(cand: Candidate) -> float:
     if cand.known:
         return 1.0
     if cand.words == 1 and cand.key in EMPTY_HEADS:
+        return 0.0
+    if _generic_word(cand):
         return 0.0
     score = 0.25 + sum(TERM_WEIGHTS[k] for k, shown in term_signs(cand).items() if shown)
     return max(0.0, min(1.0, score))
@@ -460,6 +463,14 @@ def _placeholder(doc, unit: tuple[int, int], kinds: set[str]) -> bool:
         return False
     before = doc[unit[0] - 1] if unit[0] else None
     return before is None or before.tag_ not in DETERMINER_TAGS
+
+
+def _generic_word(cand: Candidate) -> bool:
+    """One everyday word of documentation on its own, in prose ("Function", "Pointers"):
+    no concept of the manual, however often it is said or emphasised."""
+    if cand.words != 1 or cand.identifier or cand.key not in GENERIC_WORDS:
+        return False
+    return "code" not in cand.kinds() and not (cand.name.isupper() and len(cand.name) > 1)
 
 
 def _unit_kinds(doc, sentence: Sentence, unit: tuple[int, int], *, whole: bool = False):

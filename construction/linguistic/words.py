@@ -70,6 +70,23 @@ CLASSIFIERS = frozenset(
         """
     )
 )
+# Everyday words of software documentation: alone, each names no concept of a manual
+# ("Function", "Module", "File", "Pointer"); with a name in front it can ("window
+# function", "the `tablefunc` module"). Written in code, a word names the thing itself.
+GENERIC_WORDS = CLASSIFIERS | frozenset(
+    words_of(
+        """
+        pointer archive cluster encoding implementation api interface widget
+        subdirectory password digit alias synonym data object structure array string
+        integer character byte word text entry item output input error message system
+        application version platform format record buffer request response client
+        service resource operation action event limit size location address
+        count length width template aggregate expression condition query row table
+        dialog window menu button code document convention mechanism support
+        subtraction installer container
+        """
+    )
+)
 # The last word of a name that only says what sort of thing the rest is, when the rest
 # is a name of its own ("Transformer architecture" is the Transformer).
 GENERIC_TAILS = frozenset(

@@ -355,3 +355,13 @@ def test_an_unmarked_identifier_before_its_kind_names_the_identifier():
     names = terms_of("Turn on the log_recovery_conflict_waits parameter. A `setval` call is fast.")
     assert "log_recovery_conflict_waits" in names and "setval" in names
     assert not {"log_recovery_conflict_waits parameter", "setval call"} & set(names)
+
+
+@pytest.mark.parametrize("word", ["function", "pointer", "module", "subdirectory", "archive"])
+def test_an_everyday_word_of_documentation_alone_is_no_term(word):
+    """ "Function" or "Subdirectory" alone names no concept of a manual, however rare in
+    general English, repeated or emphasised; written in code, or with a name in front,
+    it can."""
+    text = f"The *{word}* is described below. Each {word} is checked. A {word} is used again."
+    assert terms_of(text)[word.capitalize()] < TERM_SCORE
+    assert terms_of(f"`{word}` is checked. Use `{word}` again.")[word] >= TERM_SCORE
