@@ -43,9 +43,10 @@ from .words import (
 
 NOMINAL = frozenset({"NOUN", "PROPN"})
 MODIFIER = frozenset({"NOUN", "PROPN", "ADJ", "X"})
-# A word shaped like an identifier: an underscore, a digit after letters, an inner capital
-# ("min_wal_size", "crosstab2", "pgBouncer"): kept exactly as written.
-IDENTIFIER = re.compile(r"_|[a-z][0-9]|^[a-z]+[A-Z]")
+# A word shaped like an identifier: an underscore, a digit after letters, an inner capital,
+# a dotted name ("min_wal_size", "crosstab2", "pgBouncer", "shlex.wordchars"): kept
+# exactly as written.
+IDENTIFIER = re.compile(r"_|[a-z][0-9]|^[a-z]+[A-Z]|\w\.\w{2,}")
 SECTION_NUMBER = re.compile(r"^\d+(\.\d+)*\.?$")
 ACRONYM = re.compile(r"^[A-Z][A-Z0-9]{1,9}s?$")
 INNER_CAPITAL = re.compile(r"^.+[A-Z]")
@@ -496,6 +497,8 @@ def _participle_modifier(doc, i: int) -> bool:
     tok = doc[i]
     if tok.tag_ not in ("VBG", "VBN") or i + 1 >= len(doc):
         return False
+    if i == 0 and tok.lemma_.lower() == tok.lower_:
+        return False  # "Set shlex.wordchars to ...": an imperative, not "set" as a participle
     after = doc[i + 1]
     if after.pos_ not in ("NOUN", "PROPN") and after.tag_ not in ("VBG",) and after.text != "-":
         return False
@@ -579,12 +582,15 @@ def _case(doc, sentence: Sentence, i: int, j: int, text: str) -> str:
 
 def _singular(head) -> str:
     """The head noun in the singular: the lemmatiser's, unless it made a word English
-    does not have of one it does not know ("backslashes" is not "backslashe")."""
+    does not have of one it does not know ("backslashes" is not "backslashe"); a word
+    English knows only as written, ending in s, stays so ("ncurses" is no plural)."""
     lemma = head.lemma_
     if lemma and zipf(lemma) == 0.0:
         plain = singular(head.lower_)
         if zipf(plain) > 0.0:
             return plain if head.text[:1].islower() else plain.capitalize()
+        if zipf(head.lower_) > 0.0:
+            return head.text
     return lemma
 
 

@@ -365,3 +365,12 @@ def test_an_everyday_word_of_documentation_alone_is_no_term(word):
     text = f"The *{word}* is described below. Each {word} is checked. A {word} is used again."
     assert terms_of(text)[word.capitalize()] < TERM_SCORE
     assert terms_of(f"`{word}` is checked. Use `{word}` again.")[word] >= TERM_SCORE
+
+
+def test_dotted_names_plural_looking_names_and_imperatives_stay_as_written():
+    """ "shlex.wordchars" is an identifier (not "Shlex.wordchar"), "ncurses" no plural,
+    and a sentence's imperative "Set" is not part of the name after it."""
+    names = terms_of("Set shlex.wordchars to letters. The ncurses library draws menus.")
+    assert "shlex.wordchars" in names and "set shlex.wordchars" not in names
+    assert "Ncurses library" in names
+    assert "Compiled code" in terms_of("Compiled code runs faster than text.")
