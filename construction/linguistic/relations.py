@@ -454,7 +454,21 @@ def _negated(tok, anchor, objects: Iterable) -> bool:
 
 
 # Verbs whose clause is imagined or reported, not stated: "pretend that X is a Y".
-SUPPOSING = frozenset({"pretend", "suppose", "imagine", "say", "think", "guess", "assume"})
+SUPPOSING = frozenset(
+    {"pretend", "suppose", "imagine", "say", "think", "guess", "assume", "seem", "appear"}
+)
+# What a phrase in front of the clause may restrict it to: "On other platforms, ...",
+# "In this case, ...", "In other contexts, ..." state the relation only there.
+RESTRICTING = frozenset(
+    words_of(
+        """
+        platform platforms system systems case cases context contexts situation
+        situations circumstance circumstances mode modes configuration configurations
+        environment environments setup setups installation installations machine
+        machines architecture architectures version versions
+        """
+    )
+)
 
 
 def _unasserted(verb) -> bool:
@@ -477,6 +491,8 @@ def _conditional(tok) -> bool:
     for _ in range(12):
         if any(c.dep_ == "mark" and c.lower_ in CONDITIONAL_MARKS for c in node.children):
             return True
+        if any(_restricts(c) for c in node.children if c.i < node.i):
+            return True
         for clause in (c for c in node.children if c.dep_ == "advcl"):
             if any(m.dep_ == "mark" and m.lower_ in ("if", "unless") for m in clause.children):
                 return True
@@ -486,6 +502,21 @@ def _conditional(tok) -> bool:
         if node.head is node:
             return False
         node = node.head
+    return False
+
+
+def _restricts(prep) -> bool:
+    """A phrase in front of a clause that restricts it: "On other platforms", "In this
+    case", "On Emscripten" (a platform's name after "on")."""
+    if prep.dep_ != "prep" or prep.lower_ not in ("on", "in", "under"):
+        return False
+    for obj in prep.children:
+        if obj.dep_ != "pobj":
+            continue
+        if obj.lemma_.lower() in RESTRICTING or obj.lower_ in RESTRICTING:
+            return True
+        if prep.lower_ == "on" and obj.pos_ == "PROPN":
+            return True
     return False
 
 

@@ -97,6 +97,20 @@ def test_a_cue_inside_a_conditional_yields_nothing():
     assert edges(text) == set()
 
 
+@pytest.mark.parametrize(
+    "opening",
+    ["On Emscripten, ", "On other platforms, ", "In this case, ", "It would seem that "],
+)
+def test_a_clause_restricted_or_only_supposed_yields_nothing(opening):
+    """ "On Emscripten, the `socket` module requires ..." states the requirement only
+    there; "it would seem that" does not state it at all. The same clause alone, or
+    after "In PostgreSQL," does."""
+    clause = "the `socket` module requires **JavaScript glue**."
+    assert edges(clause[0].upper() + clause[1:]) == {("socket", "requires", "JavaScript glue")}
+    assert edges("In PostgreSQL, " + clause) == {("socket", "requires", "JavaScript glue")}
+    assert edges(opening + clause) == set()
+
+
 def test_the_main_clause_of_a_conditional_yields_nothing():
     """What holds only under a condition is not stated as a fact."""
     text = "If no option is given, initdb uses the locale of the environment."
