@@ -142,9 +142,9 @@ def normal_name(name: str) -> str:
     return " ".join(visible(unicodedata.normalize("NFC", str(name))).split())
 
 
-# An identifier whose underscores are part of it ("__doc__", "_thread", "__init__()"):
-# not Markdown's strong emphasis.
-UNDERSCORED = re.compile(r"_+[^\W_][\w.]*(?:\(\))?|[^\W_][\w.]*_+")
+# An identifier whose underscores are part of it ("__doc__", "_thread", "__init__()"), or a
+# command-line option ("--source-pgdata", "-v"): not Markdown's strong emphasis or a dash.
+UNDERSCORED = re.compile(r"_+[^\W_][\w.]*(?:\(\))?|[^\W_][\w.]*_+|--?[^\W\d_][\w-]*")
 
 
 def clean_display(name: str) -> str:

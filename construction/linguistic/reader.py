@@ -18,6 +18,7 @@ Deterministic: the same chunk, vocabulary and known names give the same answer.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -55,6 +56,9 @@ class Drafted:
     sentence: int
     cue: str
     signs: tuple[float, ...] = ()  # what the confidence was computed from
+    # The sentence or label the quote starts at: one before ``sentence`` when a side the
+    # sentence does not name ("Creates ...", "This parameter ...") was named there.
+    first: int = -1
 
 
 class LinguisticExtractor:
@@ -103,7 +107,7 @@ class LinguisticExtractor:
             if "prerequisite" in keys:
                 found += find_study_order(parsed)
             for item in found:
-                draft = _draft(terms, index, parsed, item, {TOPIC: topic, **places[index]})
+                draft = _draft(terms, index, parsed, item, {TOPIC: (topic, index), **places[index]})
                 if draft is not None:
                     drafted.append(draft)
         candidates, used = _select(doc, sentences, drafted, vocabulary, max_edges)
@@ -164,26 +168,63 @@ def _topic(terms: TermTable, doc: SourceDoc) -> Term | None:
     return None
 
 
-def _places(terms: TermTable, sentences: list[Sentence], docs) -> list[dict[int, Term | None]]:
-    """For each sentence, the terms its unnamed sides stand for: the label or heading
-    right above its paragraph (``LABEL``), and what the sentence before it in the same
-    paragraph was about (``PREVIOUS``; for a paragraph's first sentence, the label)."""
-    out: list[dict[int, Term | None]] = []
-    label: tuple[int, Term | None] | None = None  # (block, term)
+Place = tuple["Term | None", int]  # a term, and the sentence (or label) that names it
+
+
+def _places(terms: TermTable, sentences: list[Sentence], docs) -> list[dict[int, Place]]:
+    """For each sentence, the terms its unnamed sides stand for, each with where it is
+    named: the label or heading right above its paragraph (``LABEL``), and what the
+    sentence before it in the same paragraph was about (``PREVIOUS``; for a paragraph's
+    first sentence, the label)."""
+    out: list[dict[int, Place]] = []
+    label: tuple[int, Term | None, int] | None = None  # (block, term, sentence)
     for index, sentence in enumerate(sentences):
         if sentence.heading or sentence.label:
-            label = (sentence.block, _label_term(terms, index, sentence))
+            label = (sentence.block, _label_term(terms, index, sentence), index)
             out.append({})
             continue
-        above = label[1] if label is not None and label[0] == sentence.block - 1 else None
+        above: Place = (None, index)
+        if label is not None and label[0] == sentence.block - 1:
+            above = (label[1], label[2])
         previous = above
         if index and sentences[index - 1].block == sentence.block:
-            previous = _subject_term(terms, index - 1, docs[index - 1])
+            previous = (_subject_term(terms, index - 1, docs[index - 1]), index - 1)
         out.append({LABEL: above, PREVIOUS: previous})
     return out
 
 
+# A reference entry's label: a signature ("*class* poplib.POP3_SSL(host, port=...)",
+# "tempfile.mkstemp(suffix=None)") or a command-line option ("--source-pgdata=directory").
+SIGNATURE = re.compile(
+    r"^(?P<kind>(?:(?:abstract|async|class|exception|classmethod|staticmethod|method"
+    r"|function|attribute|data|property|coroutine|awaitable)\s+)*)"
+    r"(?P<name>[A-Za-z_][\w.]*\w)\s*(?P<call>\()?"
+)
+# A field line ("Source code: Lib/tempfile.py", "Module: email.mime"): says where the
+# entry lives, names no subject for the sentences under it.
+FIELD = re.compile(r"^[A-Z][\w ]{0,30}:\s+\S")
+OPTION = re.compile(r"^(?P<name>--?[A-Za-z][\w-]*)(?:[= \[].*)?$")
+
+
 def _label_term(terms: TermTable, index: int, sentence: Sentence) -> Term | None:
+    """What a label or heading names: the callable of a signature, the option of an
+    option's line, else its best term (an identifier first)."""
+    text = sentence.clean.strip()
+    if sentence.label and FIELD.match(text):
+        return None
+    signature = SIGNATURE.match(text) or OPTION.match(text)
+    if (
+        signature is not None
+        and not (signature.groupdict().get("kind") or "")
+        and not (signature.groupdict().get("call") or signature.re is OPTION)
+    ):
+        signature = None  # a plain word or name: the terms below choose
+    if sentence.label and signature is not None:
+        name = signature["name"]
+        kind = signature.groupdict().get("kind") or ""
+        if signature.groupdict().get("call") and not {"class", "exception"} & set(kind.split()):
+            name += "()"
+        return terms.named(name, index)
     found = [c for (i, _), cands in terms.heads.items() if i == index for c in cands]
     found = [c for c in found if c.score >= TERM_SCORE]
     if not found:
@@ -204,10 +245,18 @@ def _subject_term(terms: TermTable, index: int, doc) -> Term | None:
 
 
 def _draft(
-    terms: TermTable, index: int, doc, found: Found, places: dict[int, Term | None]
+    terms: TermTable, index: int, doc, found: Found, places: dict[int, Place]
 ) -> Drafted | None:
-    source = places.get(found.source) if found.source < 0 else terms.at(index, found.source)
-    target = places.get(found.target) if found.target < 0 else terms.at(index, found.target)
+    first = index
+    sides = []
+    for side in (found.source, found.target):
+        if side >= 0:
+            sides.append(terms.at(index, side))
+            continue
+        term, named = places.get(side, (None, index))
+        sides.append(term)
+        first = min(first, named)
+    source, target = sides
     if source is None or target is None or source is target:
         return None
     if source.score < TERM_SCORE or target.score < TERM_SCORE:
@@ -222,7 +271,14 @@ def _draft(
         tokens=len(doc),
     )
     return Drafted(
-        found.relation, source, target, edge_confidence(values), index, doc[found.cue].text, values
+        found.relation,
+        source,
+        target,
+        edge_confidence(values),
+        index,
+        doc[found.cue].text,
+        values,
+        first,
     )
 
 
@@ -251,7 +307,10 @@ def _select(
             continue
         seen.add(key)
         sentence = sentences[item.sentence]
-        quote = doc.text[sentence.start : sentence.end]
+        # The quote names both sides: from the label or sentence naming a side the
+        # sentence leaves unnamed ("Creates ..." under its entry's label).
+        start = sentences[item.first].start if 0 <= item.first < item.sentence else sentence.start
+        quote = doc.text[start : sentence.end]
         out.append(
             Candidate(
                 source=item.source.name,

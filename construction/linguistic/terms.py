@@ -294,6 +294,25 @@ class TermTable:
         if cand not in found:
             found.append(cand)
 
+    def named(self, name: str, index: int) -> Candidate:
+        """The candidate for a name a label gives verbatim (a signature's callable, an
+        option), made a term there: what the entry under the label describes."""
+        key = name_key(name)
+        cand = self.candidates.get(key)
+        if cand is None:
+            cand = self.candidates[key] = Candidate(
+                key=key,
+                name=name,
+                words=1,
+                rarity=0.0,
+                head_rarity=0.0,
+                identifier=True,
+                known=self._known(name),
+            )
+            cand.mentions.append(Mention(index, 0, 0, frozenset({"code", "heading"}), False))
+        cand.score = max(cand.score, 1.0)
+        return cand
+
     def _known(self, name: str) -> bool:
         if self.lexicon is None:
             return False

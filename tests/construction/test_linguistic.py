@@ -189,6 +189,38 @@ def test_a_label_names_the_subject_of_the_paragraph_under_it():
     assert edges(text) == {("wal_level", "configures", "archive_mode")}
 
 
+def test_the_quote_of_a_side_named_above_starts_where_it_is_named():
+    """The reviewer sees both sides in the quote: from the label that names the subject
+    of "Controls ...", and from the sentence "this parameter" points back to."""
+    text = "`wal_level` (`enum`)\n\nControls the `archive_mode` of the server.\n"
+    (edge,) = read(text).candidates
+    assert edge.evidence == "`wal_level` (`enum`)\n\nControls the `archive_mode` of the server."
+    assert text.startswith(edge.evidence)
+
+
+@pytest.mark.parametrize(
+    "label, name",
+    [
+        ("tempfile.mkstemp(*suffix=None*, *prefix=None*)", "tempfile.mkstemp()"),
+        ("*class* poplib.POP3_SSL(*host*, *port=POP3_SSL_PORT*)", "poplib.POP3_SSL"),
+        ("*class* asyncio.DefaultEventLoopPolicy", "asyncio.DefaultEventLoopPolicy"),
+        ("`--source-pgdata=directory`", "--source-pgdata"),
+    ],
+)
+def test_a_reference_entrys_label_names_its_callable_or_option(label, name):
+    """Under a signature the subject is the callable (not a parameter, not "Class"),
+    under an option's line the option with its dashes."""
+    found = edges(f"{label}\n\nCreates a **temporary file** in the most secure manner.\n")
+    assert found == {(name, "produces", "Temporary file")}
+
+
+def test_a_field_line_names_no_subject():
+    """ "Source code: Lib/tempfile.py" says where the module lives; "This module creates
+    ..." under it is not said of "Source code"."""
+    text = "**Source code:** Lib/tempfile.py\n\nThis module creates **temporary files**.\n"
+    assert not any(s == "Source code" for s, _, _ in edges(text))
+
+
 def test_teaching_material_says_what_to_learn_first():
     """ "X assumes you know Y", "Before studying X, make sure you are comfortable with Y"
     and "make sure you know Y first" (the lesson's topic) are prerequisites."""
