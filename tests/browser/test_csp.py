@@ -142,6 +142,27 @@ def test_a_keyboard_decision_works_under_the_policy(watched, live_server, world)
     assert_clean(page, "focus card after a keyboard decision")
 
 
+def test_a_decision_after_a_long_quote_trips_no_policy(watched, live_server, f):
+    """A long quote makes the card's evidence box grow (a style set by script); the next
+    card's arrival must not copy that style back as an attribute, which the policy
+    refuses (htmx settles only class, width and height)."""
+    long = " ".join(f"Sentence {i} of the long quote says more about embeddings." for i in range(40))
+    doc = f.lesson("long", text=f"# Long\n\nIntro line.\n\n{long}\n\nA short closing line.\n")
+    later = f.edge_proposal(f.concept("Chunking"), f.concept("Retrieval"), doc=doc,
+                            quote="A short closing line.")
+    first = f.edge_proposal(f.concept("Embeddings"), f.concept("RAG"), doc=doc, quote=long)
+    f.user("curator", role="curator", password="browser-pass-1")
+    page, url = watched, live_server.url
+    sign_in(page, url)
+    page.goto(f"{url}/review/focus/")
+    card = page.locator("#card")
+    expect(card).to_have_attribute("data-proposal", str(first.pk))
+    assert page.locator("#evidence-text").evaluate("el => el.style.maxHeight") != ""
+    page.keyboard.press("a")
+    expect(card).to_have_attribute("data-proposal", str(later.pk))
+    assert_clean(page, "focus card after a long quote")
+
+
 def test_the_explorer_draws_and_paints_its_legend_under_the_policy(watched, live_server, world):
     page, url = watched, live_server.url
     sign_in(page, url)
