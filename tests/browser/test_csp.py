@@ -146,10 +146,11 @@ def test_a_decision_after_a_long_quote_trips_no_policy(watched, live_server, f):
     """A long quote makes the card's evidence box grow (a style set by script); the next
     card's arrival must not copy that style back as an attribute, which the policy
     refuses (htmx settles only class, width and height)."""
-    long = " ".join(f"Sentence {i} of the long quote says more about embeddings." for i in range(40))
+    long = " ".join(f"Sentence {i} of the long quote says more of embeddings." for i in range(40))
     doc = f.lesson("long", text=f"# Long\n\nIntro line.\n\n{long}\n\nA short closing line.\n")
-    later = f.edge_proposal(f.concept("Chunking"), f.concept("Retrieval"), doc=doc,
-                            quote="A short closing line.")
+    later = f.edge_proposal(
+        f.concept("Chunking"), f.concept("Retrieval"), doc=doc, quote="A short closing line."
+    )
     first = f.edge_proposal(f.concept("Embeddings"), f.concept("RAG"), doc=doc, quote=long)
     f.user("curator", role="curator", password="browser-pass-1")
     page, url = watched, live_server.url
