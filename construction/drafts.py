@@ -45,21 +45,31 @@ class NewConcept:
 def first_sentence_naming(
     doc: SourceDoc, spans: Sequence[tuple[int, int, bool]], names: Sequence[str]
 ) -> Span | None:
-    """The first sentence of the text that names the concept, as evidence for adding it."""
-    lowered = [n.casefold() for n in names if n]
+    """The first sentence of the text that names the concept, as evidence for adding it:
+    as written, in the plural, or with inline markup among its words ("The `tar`
+    archive" names "tar archive")."""
+    words = [n.casefold().split() for n in names if n.strip()]
     patterns = None
     for start, end, _ in spans:
         chunk = doc.text[start:end]
-        folded = chunk.casefold()
-        if not any(n in folded for n in lowered):
+        plain = _UNMARKED.sub("", chunk).casefold()
+        if not any(all(w in plain for w in name) for name in words):
             continue
         if patterns is None:
-            patterns = [
-                re.compile(r"(?<!\w)" + re.escape(n) + r"(?!\w)", re.IGNORECASE) for n in names if n
-            ]
+            patterns = [_naming(name) for name in words]
         if any(p.search(chunk) for p in patterns):
             return Span(start=start, end=end, quote=chunk)
     return None
+
+
+_UNMARKED = re.compile(r"[`*_]")
+
+
+def _naming(words: Sequence[str]) -> re.Pattern[str]:
+    """A name's words in a sentence: markup and spaces between them, a plural ending."""
+    between = r"[`*_]*\s+[`*_]*"
+    body = between.join(re.escape(w) for w in words)
+    return re.compile(r"(?<!\w)" + body + r"(?:e?s)?(?!\w)", re.IGNORECASE)
 
 
 def concept_draft(

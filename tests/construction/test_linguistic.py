@@ -420,3 +420,27 @@ def test_dotted_names_plural_looking_names_and_imperatives_stay_as_written():
     assert "shlex.wordchars" in names and "set shlex.wordchars" not in names
     assert "Ncurses library" in names
     assert "Compiled code" in terms_of("Compiled code is faster. Embedded systems are small.")
+
+
+def test_a_new_concept_quotes_a_sentence_naming_it_through_markup_and_plurals():
+    """A concept drafted from an edge's end has a sentence as its evidence even where the
+    text writes it in the plural or with inline code among its words ("The `tar`
+    archive", "selectivity estimation functions")."""
+    from construction.drafts import first_sentence_naming
+    from construction.linguistic.markup import read_sentences
+
+    text = (
+        "The archive is a `tar` archive. Some selectivity estimation functions use it. "
+        "The **SETOF** modifier is old."
+    )
+    doc = SourceDoc(slug="m", revision_id=1, revision_number=1, title="M", text=text)
+    spans = [(s.start, s.end, False) for s in read_sentences(text)]
+    for name, sentence in [
+        ("tar archive", "The archive is a `tar` archive."),
+        ("Selectivity estimation function", "Some selectivity estimation functions use it."),
+        ("SETOF modifier", "The **SETOF** modifier is old."),
+    ]:
+        span = first_sentence_naming(doc, spans, [name])
+        assert span is not None and span.quote == sentence
+        assert text[span.start : span.end] == sentence
+    assert first_sentence_naming(doc, spans, ["arch"]) is None
