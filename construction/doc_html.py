@@ -67,10 +67,17 @@ def read_html(raw: bytes, *, filename: str) -> Document:
     source = decode_text(raw, declared=declared.group(1).decode("ascii") if declared else None)
     notes = control_notes(source)
     source = _XML_DECLARATION.sub("", clean_text(source))
+    parser = html.HTMLParser()
     try:
-        root = html.document_fromstring(source)
+        root = html.document_fromstring(source, parser=parser)
     except (etree.ParserError, ValueError):
+        if _too_deep(parser):
+            raise BadDocument(TOO_DEEP) from None
         raise BadDocument("file has no text") from None
+    if _too_deep(parser):  # libxml2 drops what lies deeper, silently: say so
+        if not _has_words(root):
+            raise BadDocument(TOO_DEEP)
+        notes = (*notes, TOO_DEEP_NOTE)
     title = _title(root)  # before the body is pruned: the first <h1> may be in a <header>
     visible = _has_words(root)
     try:
@@ -94,6 +101,19 @@ def read_html(raw: bytes, *, filename: str) -> Document:
 
 
 NAVIGATION_ONLY = "web page has no text of its own: only navigation, menus and other page furniture"
+MAX_DEPTH = 255  # libxml2's limit without XML_PARSE_HUGE, which would lift every bound
+TOO_DEEP = (
+    f"web page nests its elements more than {MAX_DEPTH} levels deep, and all its text "
+    "lies deeper: the HTML reader stops there"
+)
+TOO_DEEP_NOTE = (
+    f"text nested more than {MAX_DEPTH} levels deep was left out (the HTML reader stops "
+    "there); the rest was imported"
+)
+
+
+def _too_deep(parser) -> bool:
+    return any("Excessive depth" in entry.message for entry in parser.error_log)
 
 
 def _has_words(root) -> bool:

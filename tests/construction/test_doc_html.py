@@ -288,3 +288,17 @@ def test_furniture_classes_nested_deep_and_repeated_are_all_removed():
     nested = "<div class='sphinxsidebar'>" * 100 + "menu" + "</div>" * 100
     page = f"<html><body>{bars}{nested}<div role='main'><p>Only this.</p></div>{bars}</body>"
     assert read(page + "</html>").text == "Only this.\n"
+
+
+def test_text_nested_past_the_parsers_depth_is_said_not_silently_lost():
+    """libxml2 drops what lies more than 255 elements deep without a word: a page whose
+    text all lies there is refused saying so (not "no text"); a page with text above it
+    is imported with a note that the deeper text was left out."""
+    deep = b"<div>" * 300 + b"<p>Deep text says autovacuum uses statistics.</p>" + b"</div>" * 300
+    with pytest.raises(BadDocument, match="more than 255 levels deep"):
+        read(b"<html><body>" + deep + b"</body></html>", "deep.html")
+    doc = read(b"<html><body><p>Top text of the page.</p>" + deep + b"</body></html>")
+    assert "Top text of the page." in doc.text and "Deep text" not in doc.text
+    assert any("more than 255 levels deep was left out" in note for note in doc.notes)
+    shallow = read(b"<html><body><p>Plain page.</p></body></html>")
+    assert shallow.notes == ()
