@@ -47,19 +47,21 @@ def first_sentence_naming(
 ) -> Span | None:
     """The first sentence of the text that names the concept, as evidence for adding it:
     as written, in the plural, or with inline markup among its words ("The `tar`
-    archive" names "tar archive")."""
+    archive" names "tar archive"). A sentence of prose first; a heading or a code
+    listing (a command's synopsis) only when no sentence names it."""
     words = [n.casefold().split() for n in names if n.strip()]
-    patterns = None
-    for start, end, _ in spans:
+    patterns = [_naming(name) for name in words]
+    fallback: Span | None = None
+    for start, end, heading in spans:
         chunk = doc.text[start:end]
         plain = _UNMARKED.sub("", chunk).casefold()
         if not any(all(w in plain for w in name) for name in words):
             continue
-        if patterns is None:
-            patterns = [_naming(name) for name in words]
         if any(p.search(chunk) for p in patterns):
-            return Span(start=start, end=end, quote=chunk)
-    return None
+            if not heading and not chunk.lstrip().startswith(("```", "~~~")):
+                return Span(start=start, end=end, quote=chunk)
+            fallback = fallback or Span(start=start, end=end, quote=chunk)
+    return fallback
 
 
 _UNMARKED = re.compile(r"[`*_]")

@@ -444,3 +444,22 @@ def test_a_new_concept_quotes_a_sentence_naming_it_through_markup_and_plurals():
         assert span is not None and span.quote == sentence
         assert text[span.start : span.end] == sentence
     assert first_sentence_naming(doc, spans, ["arch"]) is None
+
+
+def test_a_new_concepts_evidence_is_prose_before_a_synopsis_or_heading():
+    """ "OR REPLACE" is named first in a command's synopsis and a heading: its evidence is
+    the sentence of prose that names it; a name only a heading holds keeps the heading."""
+    from construction.drafts import first_sentence_naming
+    from construction.sentences import sentences
+
+    text = (
+        "# OR REPLACE\n\n```\nCREATE [ OR REPLACE ] FUNCTION name\n```\n\n"
+        "`OR REPLACE` is a PostgreSQL extension.\n"
+    )
+    doc = SourceDoc(slug="m", revision_id=1, revision_number=1, title="M", text=text)
+    span = first_sentence_naming(doc, sentences(text), ["OR REPLACE"])
+    assert span is not None and span.quote == "`OR REPLACE` is a PostgreSQL extension."
+    only = "# Window functions\n\nSee below.\n"
+    doc = SourceDoc(slug="w", revision_id=1, revision_number=1, title="W", text=only)
+    span = first_sentence_naming(doc, sentences(only), ["Window function"])
+    assert span is not None and "Window functions" in span.quote
