@@ -83,7 +83,8 @@ GENERIC_WORDS = CLASSIFIERS | frozenset(
         service resource operation action event limit size location address
         count length width template aggregate expression condition query row table
         dialog window menu button code document convention mechanism support
-        subtraction installer container
+        subtraction installer container documentation reference semicolon creation
+        session packet compiler machine launcher bitmask metadata line backend weekday
         """
     )
 )
