@@ -176,7 +176,7 @@ def test_a_handbook_yields_nine_tenths_of_the_edges_of_its_lessons(fmt, separate
 
 def test_a_pdf_handbook_yields_most_of_the_edges_of_its_lessons(separate_lessons):
     """As a PDF the handbook keeps no bold terms and no paragraph marks, which the rules
-    use to find what a section defines: at least 85 % (the README states the figure)."""
+    use to find what a section defines: at least 85 % (docs/quality.md states the figure)."""
     assert share_found("handbook.pdf", handbook_pdf(lessons()), separate_lessons) >= 0.85
 
 
