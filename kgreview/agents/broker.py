@@ -24,9 +24,10 @@ import logging
 import os
 import uuid
 from datetime import UTC, datetime
+from itertools import count
 from pathlib import Path
 from queue import Empty
-from time import monotonic
+from time import monotonic_ns
 
 from kombu.exceptions import ChannelError
 from kombu.serialization import loads as decode_body
@@ -68,6 +69,9 @@ def envelope_problem(raw: bytes, channel: filesystem.Channel) -> str | None:
     except Exception as exc:  # any decode failure makes the file undeliverable
         return f"body does not decode ({exc.__class__.__name__}: {exc})"
     return None
+
+
+_WRITES = count()
 
 
 class Channel(filesystem.Channel):
@@ -118,7 +122,9 @@ class Channel(filesystem.Channel):
     def _put(self, queue, payload, **kwargs):  # type: ignore[override]
         """Write the message under a name readers skip, then rename it into place."""
         folder = self._folder(self.data_folder_out)
-        name = f"{int(round(monotonic() * 1000))}_{uuid.uuid4()}.{queue}.msg"
+        # Names sort in the order written: nanoseconds, then this process's own count for
+        # two writes in one tick (a random part alone would order them at random).
+        name = f"{monotonic_ns()}_{next(_WRITES):012d}_{uuid.uuid4()}.{queue}.msg"
         partial = folder / f"{name}.part"
         try:
             partial.write_bytes(dumps(payload).encode("utf-8"))
