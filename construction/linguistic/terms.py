@@ -34,6 +34,7 @@ from .words import (
     EMPTY_HEADS,
     EPONYMOUS,
     GENERIC_TAILS,
+    MEASURE,
     NON_CLASSIFYING,
     WEAK_TAILS,
     words_of,
@@ -386,8 +387,9 @@ def _nominal(doc, sentence: Sentence, unit: tuple[int, int]) -> bool:
 
 
 def _droppable(doc, unit: tuple[int, int]) -> bool:
-    if unit[0] != unit[1]:
-        return False
+    if unit[0] != unit[1]:  # "low-level", "five-character": one word of hyphenated parts
+        written = doc[unit[0] : unit[1] + 1].text.lower()
+        return written in NON_CLASSIFYING or bool(re.match(MEASURE, written))
     tok = doc[unit[0]]
     return (
         tok.lower_ in NON_CLASSIFYING

@@ -26,9 +26,17 @@ NON_CLASSIFYING = frozenset(
         auxiliary basic final original exact general optional slow fast quick
         expensive efficient inefficient costly significant serious severe
         excessive unnecessary desirable undesirable convenient
+        default custom sample valid invalid arbitrary obsolete unexpected unused
+        returned resulting specified allocated supplied provided desired suggested
+        surprising popular straightforward idiomatic opaque flexible so-called
+        low-level high-level higher-level lower-level high-profile well-known
         """
     )
 )
+# A modifier that only measures the thing ("a five-character array", "32-bit integers",
+# "a three-element array"): a number joined by a hyphen to a unit. Taken off the front
+# like a non-classifying adjective.
+MEASURE = r"^(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|sixteen)-[a-z]+$"
 # Nouns that only point elsewhere in the text, never name a thing of the domain.
 CAPTIONS = frozenset(
     words_of(

@@ -296,6 +296,28 @@ def test_adjectives_verbs_fragments_and_captions_are_never_names(text, junk):
     assert not junk & set(terms_of(text))
 
 
+@pytest.mark.parametrize(
+    "text, description, kept",
+    [
+        ("SQLSTATE is a five-character array.", "Five-character array", "SQLSTATE"),
+        ("Use 32-bit integers for counters.", "32-bit integer", "Counter"),
+        ("It is a low-level interface to the socket layer.", "Low-level interface", "Socket layer"),
+        ("The default database is postgres.", "Default database", None),
+        ("The returned object is a file-like object.", "Returned object", "File-like object"),
+        ("A so-called shadow password system is used.", "So-called shadow password system",
+         "Shadow password system"),
+    ],
+)
+def test_a_modifier_of_no_weight_is_not_part_of_a_name(text, description, kept):
+    """A measure ("five-character") or a word that only describes this one thing
+    ("low-level", "default", "returned", "so-called") makes no kind of thing: it comes
+    off the front of the name, and a generic word is all that is left."""
+    names = terms_of(text)
+    assert description not in names
+    if kept:
+        assert kept in names
+
+
 def test_identifiers_keep_their_case():
     """ "min_wal_size" stays as written; a sentence's first capital goes from a noun."""
     names = terms_of("`min_wal_size` sets the size. Checkpoints write dirty pages.")
