@@ -304,8 +304,11 @@ def test_adjectives_verbs_fragments_and_captions_are_never_names(text, junk):
         ("It is a low-level interface to the socket layer.", "Low-level interface", "Socket layer"),
         ("The default database is postgres.", "Default database", None),
         ("The returned object is a file-like object.", "Returned object", "File-like object"),
-        ("A so-called shadow password system is used.", "So-called shadow password system",
-         "Shadow password system"),
+        (
+            "A so-called shadow password system is used.",
+            "So-called shadow password system",
+            "Shadow password system",
+        ),
     ],
 )
 def test_a_modifier_of_no_weight_is_not_part_of_a_name(text, description, kept):
