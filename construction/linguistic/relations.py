@@ -264,6 +264,11 @@ def _match(tok, cue: Cue) -> Iterator[Found]:
             return
         if cue.kind == "adj" and tok.pos_ not in ("ADJ", "VERB") and tok.tag_ != "VBN":
             return
+        if cue.lemma in ("kind", "type", "form", "sort") and any(
+            c.dep_ in ("det", "poss") and c.lower_ not in ("a", "an", "another", "one")
+            for c in tok.children
+        ):
+            return  # "X is the type of Y" names Y's type; "a type of Y" classifies X
         if cue.kind == "noun" and " " in cue.lemma:
             before = cue.lemma.split()[:-1]
             words = [t.lemma_.lower() for t in tok.lefts][-len(before) :]
@@ -365,13 +370,19 @@ def _subjects(verb) -> list:
     found = [_resolve(s) for c in verb.children if c.dep_ in SUBJECTS for s in _conjoined(c)]
     if not found and verb.dep_ == "ROOT" and verb.tag_ == "VBZ":
         return [Slot(LABEL)]  # "Specifies how much ...", under a label naming the setting
-    if not found and verb.dep_ == "relcl":
-        found = _conjoined(verb.head)  # "X, which requires Y"
+    if not found and verb.dep_ == "relcl" and not _infinitive(verb):
+        found = _conjoined(verb.head)  # "X, which requires Y"; not "a superuser to use Y"
     if not found and verb.dep_ == "conj":
         return _subjects(verb.head)  # "X reads A and requires B"
     if not found and verb.dep_ in ("xcomp",) and verb.head.pos_ in ("VERB", "AUX"):
         return _subjects(verb.head)  # "X is designed to use Y"
     return found
+
+
+def _infinitive(verb) -> bool:
+    """ "to use": a purpose or a duty ("you must be a superuser to use X"), not what the
+    noun it hangs on does."""
+    return any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children)
 
 
 def _resolve(tok):

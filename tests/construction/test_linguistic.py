@@ -276,6 +276,32 @@ def test_the_best_edges_are_kept_up_to_the_budget():
     assert found[0].confidence >= found[1].confidence
 
 
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        ("The structure type `sqlda_t` is the type of the actual `SQLDA`.", set()),
+        (
+            "`HTTPError` is the subclass of `URLError` raised for HTTP URLs.",
+            {("HTTPError", "is_a", "URLError")},
+        ),
+        (
+            "A **BRIN index** is a type of **index structure**.",
+            {("BRIN index", "is_a", "Index structure")},
+        ),
+    ],
+)
+def test_the_type_of_a_thing_names_its_type_and_a_type_of_a_thing_classifies(text, kept):
+    """ "X is the type of Y" says what type Y has, not that X is a kind of Y; "a type
+    of" and "the subclass of" still classify."""
+    assert edges(text) == kept
+
+
+def test_an_infinitive_after_a_noun_is_a_purpose_not_what_the_noun_does():
+    """ "You must be a superuser to use X": a duty, not "superuser uses X"."""
+    assert edges("You must be a superuser to use `ALTER OPERATOR FAMILY`.") == set()
+    assert edges("The `postgres` superuser uses `ALTER OPERATOR FAMILY`.") != set()
+
+
 # --- Names ---------------------------------------------------------------------------
 
 
