@@ -260,20 +260,8 @@ def _match(tok, cue: Cue) -> Iterator[Found]:
         pairs = _verb_sides(tok, cue)
         anchor = tok
     else:
-        if cue.kind == "noun" and tok.pos_ not in ("NOUN", "PROPN"):
+        if not _word_fits(tok, cue):
             return
-        if cue.kind == "adj" and tok.pos_ not in ("ADJ", "VERB") and tok.tag_ != "VBN":
-            return
-        if cue.lemma in ("kind", "type", "form", "sort") and any(
-            c.dep_ in ("det", "poss") and c.lower_ not in ("a", "an", "another", "one")
-            for c in tok.children
-        ):
-            return  # "X is the type of Y" names Y's type; "a type of Y" classifies X
-        if cue.kind == "noun" and " " in cue.lemma:
-            before = cue.lemma.split()[:-1]
-            words = [t.lemma_.lower() for t in tok.lefts][-len(before) :]
-            if words != before:
-                return
         pairs = _copula_sides(tok, cue)
         anchor = tok.head if tok.dep_ in ("attr", "acomp") else tok
     if pairs is None:
@@ -294,6 +282,25 @@ def _match(tok, cue: Cue) -> Iterator[Found]:
                 continue
             source, target = (o, s) if cue.inverse else (s, o)
             yield Found(cue.relation, source.i, target.i, tok.i, round(confidence, 3))
+
+
+def _word_fits(tok, cue: Cue) -> bool:
+    """Whether a noun or adjective cue's word stands as the cue needs."""
+    if cue.kind == "noun" and tok.pos_ not in ("NOUN", "PROPN"):
+        return False
+    if cue.kind == "adj" and tok.pos_ not in ("ADJ", "VERB") and tok.tag_ != "VBN":
+        return False
+    if cue.lemma in ("kind", "type", "form", "sort") and any(
+        c.dep_ in ("det", "poss") and c.lower_ not in ("a", "an", "another", "one")
+        for c in tok.children
+    ):
+        return False  # "X is the type of Y" names Y's type; "a type of Y" classifies X
+    if cue.kind == "noun" and " " in cue.lemma:
+        before = cue.lemma.split()[:-1]
+        words = [t.lemma_.lower() for t in tok.lefts][-len(before) :]
+        if words != before:
+            return False
+    return True
 
 
 def _verb_sides(verb, cue: Cue) -> tuple[list, list] | None:
