@@ -34,6 +34,7 @@ from .words import (
     EMPTY_HEADS,
     EPONYMOUS,
     GENERIC_TAILS,
+    GENERIC_WORDS,
     MEASURE,
     NON_CLASSIFYING,
     WEAK_TAILS,
@@ -253,9 +254,17 @@ class TermTable:
         return cand
 
     def _known(self, name: str) -> bool:
+        """Whether the graph knows the name. A word of everyday documentation on its own
+        ("Function", "File") counts only as a concept a reviewer accepted: another
+        chunk's draft of it does not make the word a term wherever it is said."""
         if self.lexicon is None:
             return False
-        return self.lexicon.lookup(name_key(name)) is not None
+        key = name_key(name)
+        entry = self.lexicon.lookup(key)
+        if entry is None:
+            return False
+        everyday = " " not in key and (key in GENERIC_WORDS or key in EMPTY_HEADS)
+        return entry.concept_id is not None or not everyday
 
     def score(self) -> None:
         """Each candidate's termhood, from all its mentions."""

@@ -43,14 +43,18 @@ class Known:
 
     max_words = 6
 
-    def __init__(self, *names: str) -> None:
+    def __init__(self, *names: str, drafted: bool = False) -> None:
         from construction.text import name_key
 
         self.names = {name_key(n): n for n in names}
+        self.drafted = drafted  # only drafted in this run, no concept yet
 
     def lookup(self, key):
         name = self.names.get(key)
-        return IndexEntry(name=name, canonical=name, key=f"c:{key}") if name else None
+        if not name:
+            return None
+        concept = None if self.drafted else 1
+        return IndexEntry(name=name, canonical=name, key=f"c:{key}", concept_id=concept)
 
 
 def read(text, vocabulary=DOCUMENTATION, *, known=(), title="Manual", max_edges=20):
@@ -375,6 +379,33 @@ def test_a_known_name_is_a_term_whatever_its_shape():
     """A name the graph knows is always a term, even a common word."""
     found = edges("The server uses the file.", known=("Server", "File"))
     assert found == {("Server", "uses", "File")}
+
+
+def test_a_drafted_everyday_word_is_no_term_where_prose_says_it():
+    """Another chunk's draft of "Function" (no reviewer accepted it) does not make every
+    "function" of the manual a term; a drafted name of several words still counts."""
+    text = "The `tablefunc` module includes various functions. The server uses the file."
+    lexicon = Known("Function", "Server", "File", drafted=True)
+    doc = SourceDoc(slug="manual", revision_id=1, revision_number=1, title="Manual", text=text)
+    found = LinguisticExtractor().extract(
+        doc, vocabulary=DOCUMENTATION, lexicon=lexicon, max_edges=20
+    )
+    assert found.candidates == ()
+    drafted = Known("Support function", drafted=True)
+    doc = SourceDoc(
+        slug="manual",
+        revision_id=1,
+        revision_number=1,
+        title="Manual",
+        text="The `planner_hook` uses a support function.",
+    )
+    names = {
+        (c.source, c.target)
+        for c in LinguisticExtractor()
+        .extract(doc, vocabulary=DOCUMENTATION, lexicon=drafted, max_edges=20)
+        .candidates
+    }
+    assert ("planner_hook", "Support function") in names
 
 
 @pytest.mark.parametrize(
