@@ -18,6 +18,8 @@ nothing; a modal ("can use", "may require") lowers the confidence.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -244,13 +246,34 @@ def find_relations(
     """Every relation a parsed sentence states between two of its nouns."""
     if doc.text.rstrip().endswith("?"):
         return
+    quoted = _quoted_spans(doc.text)
     for tok in doc:
-        for cue in table.get(tok.lemma_.lower(), ()):
-            yield from _match(tok, cue)
+        cues = table.get(tok.lemma_.lower(), ())
+        if cues and not _mentioned(tok, quoted):
+            for cue in cues:
+                yield from _match(tok, cue)
     if contrast:
         yield from _contrasts(doc)
     if is_a:
         yield from _definitions(doc)
+
+
+QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"")
+
+
+def _quoted_spans(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in QUOTED.finditer(text)]
+
+
+def _mentioned(tok, quoted: list[tuple[int, int]]) -> bool:
+    """A cue word the sentence only mentions: inside quotation marks ("the paper
+    “Testing Remote Servers Using Python”") or capitalised mid-sentence as in a title
+    ("see HOWTO Fetch Internet Resources Using The urllib Package")."""
+    if any(start < tok.idx < end for start, end in quoted):
+        return True
+    if tok.i == 0 or not tok.text[:1].isupper() or tok.text.isupper():
+        return False
+    return tok.doc[tok.i - 1].text not in (".", ":", ";", "!", "?", "(", "[", "—", "-", "–")
 
 
 def _match(tok, cue: Cue) -> Iterator[Found]:

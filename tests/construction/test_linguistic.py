@@ -306,6 +306,31 @@ def test_an_infinitive_after_a_noun_is_a_purpose_not_what_the_noun_does():
     assert edges("The `postgres` superuser uses `ALTER OPERATOR FAMILY`.") != set()
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Guido van Rossum and Jelke de Boer, “Interactively Testing Remote Servers Using "
+        "the Python Programming Language”, CWI Quarterly, Volume 4 (December 1991).",
+        "See also HOWTO Fetch Internet Resources Using The urllib Package.",
+        'The chapter "Replication Uses Logical Decoding" is in Part V.',
+    ],
+)
+def test_a_cue_inside_a_title_or_quotation_states_nothing(text):
+    """A verb inside quotation marks, or capitalised mid-sentence as in a title, is
+    mentioned, not used: a bibliography entry or a cross-reference links nothing."""
+    assert edges(text) == set()
+
+
+def test_a_sentence_that_opens_with_its_cue_still_states_it():
+    """Only a capital mid-sentence marks a title: a label's sentence may open with its
+    verb, and a cue after a full stop is a new sentence."""
+    found = edges("asyncio.DefaultEventLoopPolicy\n\nUses the `SelectorEventLoop` class.")
+    assert {target for _, _, target in found} == {"SelectorEventLoop"}
+    assert edges("The `asyncio` module uses the `selectors` module.") == {
+        ("asyncio", "uses", "selectors")
+    }
+
+
 # --- Names ---------------------------------------------------------------------------
 
 
