@@ -19,7 +19,6 @@ nothing; a modal ("can use", "may require") lowers the confidence.
 from __future__ import annotations
 
 import re
-
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
