@@ -40,6 +40,7 @@ from .relations import (
 )
 from .study import STUDY_WORDS, TOPIC, find_study_order
 from .terms import TERM_SCORE, TermTable
+from .words import GENERIC_WORDS
 from .terms import Candidate as Term
 
 READER_VERSION = "ling-1"
@@ -333,11 +334,18 @@ def _particular(doc, term: Term, index: int, head: int) -> bool:
     """Whether one plain everyday word stands here for a particular thing rather than
     the concept: "the generator produces 5-tuples" speaks of one generator (the one the
     page describes), "the query can depend on ..." of the example's query. Code,
-    capitals and emphasis make it a name; several words make it specific enough."""
-    if term.words != 1 or term.identifier or term.known:
+    capitals and emphasis make it a name; several words make it specific enough. A word
+    of everyday documentation ("function", "file") is a name only where it is code, even
+    when the chunk writes it in code elsewhere (the keyword `FUNCTION`)."""
+    if term.words != 1 or term.known:
         return False
     mention = next((m for m in term.mentions if m.sentence == index and m.last == head), None)
-    if mention is None or mention.kinds or mention.capital or term.name.isupper():
+    if mention is None:
+        return False
+    written = doc[mention.first : mention.last + 1].text
+    if term.key in GENERIC_WORDS and "code" not in mention.kinds and not written.isupper():
+        return True  # "a function associated with ...": the word, though `FUNCTION` is code
+    if term.identifier or mention.kinds or mention.capital or term.name.isupper():
         return False
     return mention.first > 0 and doc[mention.first - 1].lower_ in POINTING
 

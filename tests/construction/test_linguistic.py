@@ -406,6 +406,17 @@ def test_a_known_name_is_a_term_whatever_its_shape():
     assert found == {("Server", "uses", "File")}
 
 
+def test_an_everyday_word_in_prose_ends_no_edge_though_the_chunk_has_it_in_code():
+    """The keyword `FUNCTION` in code does not make the prose's "a function associated
+    with the operator family" the concept; the code mention itself still counts."""
+    text = (
+        "Use `FUNCTION` with `ALTER OPERATOR FAMILY`. The support number is for a function "
+        "associated with the **operator family**."
+    )
+    assert not any("function" in (s.lower(), t.lower()) for s, _, t in edges(text))
+    assert edges("The `FUNCTION` clause is part of `ALTER OPERATOR FAMILY`.") != set()
+
+
 def test_a_drafted_everyday_word_is_no_term_where_prose_says_it():
     """Another chunk's draft of "Function" (no reviewer accepted it) does not make every
     "function" of the manual a term; a drafted name of several words still counts."""
