@@ -40,8 +40,8 @@ from .relations import (
 )
 from .study import STUDY_WORDS, TOPIC, find_study_order
 from .terms import TERM_SCORE, TermTable
-from .words import GENERIC_WORDS
 from .terms import Candidate as Term
+from .words import GENERIC_WORDS
 
 READER_VERSION = "ling-1"
 
