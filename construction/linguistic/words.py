@@ -34,9 +34,13 @@ NON_CLASSIFYING = frozenset(
     )
 )
 # A modifier that only measures the thing ("a five-character array", "32-bit integers",
-# "a three-element array"): a number joined by a hyphen to a unit. Taken off the front
-# like a non-classifying adjective.
-MEASURE = r"^(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|sixteen)-[a-z]+$"
+# "a three-element array"): a number joined by a hyphen to a unit of size. Taken off the
+# front like a non-classifying adjective; "one-hot", "two-phase", "three-way" name kinds.
+MEASURE = (
+    r"^(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|sixteen)-"
+    r"(bit|byte|character|char|element|digit|item|entry|argument|letter|word|column|row"
+    r"|field|octet|dimensional|dimension|line|tuple)s?$"
+)
 # Nouns that only point elsewhere in the text, never name a thing of the domain.
 CAPTIONS = frozenset(
     words_of(

@@ -376,6 +376,12 @@ def test_a_modifier_of_no_weight_is_not_part_of_a_name(text, description, kept):
         assert kept in names
 
 
+def test_a_number_joined_to_a_kind_is_part_of_the_name():
+    """Only a unit of size measures: "one-hot", "two-phase" and "three-way" name kinds."""
+    names = terms_of("Unlike one-hot vectors, a two-phase commit uses a three-way merge.")
+    assert {"One-hot vector", "Two-phase commit", "Three-way merge"} <= set(names)
+
+
 def test_identifiers_keep_their_case():
     """ "min_wal_size" stays as written; a sentence's first capital goes from a noun."""
     names = terms_of("`min_wal_size` sets the size. Checkpoints write dirty pages.")
