@@ -250,9 +250,10 @@ def _draft(
 ) -> Drafted | None:
     first = index
     sides = []
+    topic = places.get(TOPIC, (None, index))[0]
     for side in (found.source, found.target):
         if side >= 0:
-            sides.append(terms.at(index, side))
+            sides.append(_or_topic(terms.at(index, side), doc[side], topic))
             continue
         term, named = places.get(side, (None, index))
         sides.append(term)
@@ -324,6 +325,20 @@ def _select(
         )
         used.extend(t for t in (item.source, item.target) if t not in used)
     return tuple(out), used
+
+
+def _or_topic(term: Term | None, tok, topic: Term | None) -> Term | None:
+    """A bare noun that is the head of the document's topic stands for the topic when it
+    is no term of its own: "An agent is made up of ..." in a lesson on AI agents."""
+    if term is not None and term.score >= TERM_SCORE:
+        return term
+    if topic is None or topic.words < 2 or tok.pos_ != "NOUN":
+        return term
+    if name_key(tok.lemma_) != name_key(topic.head_word) or any(
+        c.dep_ in ("compound", "amod", "nummod", "poss") for c in tok.children
+    ):
+        return term
+    return topic
 
 
 # Words that make a plain noun point at one particular thing of the text.

@@ -354,12 +354,14 @@ def _copula_sides(word, cue: Cue) -> tuple[list, list] | None:
     """ "X is (a) part of Y", "X is related to Y": the subject of "be" (or of the
     participle, when the parser made it the verb), the object of the cue's preposition."""
     objects = _prep_objects(word, cue.prep) if cue.prep else []
-    if word.dep_ in ("attr", "acomp"):
+    own = cue.kind == "adj" and any(c.dep_ in PASSIVE_SUBJECTS for c in word.children)
+    if word.dep_ in ("attr", "acomp") and not own:
         head = word.head
         if head.lemma_ not in ("be", "become", "remain", "seem"):
             return None
         return _subjects(head), objects
     if cue.kind == "adj" and any(c.dep_ in PASSIVE_SUBJECTS | {"auxpass"} for c in word.children):
+        # "... which is why guardrails are connected to X": the participle's own subject
         return _passive_subjects(word), objects
     if cue.kind == "adj" and word.dep_ in ("amod", "acl") and word.head.pos_ in ("NOUN", "PROPN"):
         return _conjoined(word.head), objects  # "concepts related to X"
@@ -432,10 +434,25 @@ def _passive_subjects(verb) -> list:
         _resolve(s) for c in verb.children if c.dep_ in PASSIVE_SUBJECTS for s in _conjoined(c)
     ]
     if not found and verb.dep_ in ("acl", "relcl"):
-        found = _conjoined(verb.head)
+        noun = verb.head
+        if noun.dep_ == "attr" and noun.head.lemma_ == "be" and noun.lemma_.lower() in CARRIERS:
+            return _subjects(noun.head)  # "X is the pattern used for Y": X is used for Y
+        found = _conjoined(noun)
     if not found and verb.dep_ == "conj":
         return _passive_subjects(verb.head)
     return found
+
+
+# Nouns that only carry a description after "be": "X is the pattern used for Y" says
+# what X is used for.
+CARRIERS = frozenset(
+    words_of(
+        """
+        pattern technique method approach way tool mechanism algorithm strategy
+        practice option choice solution means
+        """
+    )
+)
 
 
 def _prep_objects(word, prep: str) -> list:

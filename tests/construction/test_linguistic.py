@@ -331,6 +331,42 @@ def test_a_sentence_that_opens_with_its_cue_still_states_it():
     }
 
 
+def test_a_participle_with_its_own_subject_states_the_relation_of_that_subject():
+    """ "..., which is why guardrails are connected to AI agents": the subject is the
+    participle's own, not the relative pronoun's."""
+    text = (
+        "Agents that read emails are exposed to prompt injection, which is why "
+        "**guardrails** are closely connected to **AI agents**."
+    )
+    assert edges(text, CURRICULUM) == {("Guardrail", "related", "AI agent")}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "**ReAct** is the pattern most commonly used for **AI agents**.",
+        "**ReAct** is a technique used for **AI agents**.",
+    ],
+)
+def test_a_noun_that_only_carries_a_description_passes_it_to_the_subject(text):
+    """ "X is the pattern used for Y": X is used for Y."""
+    assert edges(text, CURRICULUM) == {("ReAct", "applies_to", "AI agent")}
+
+
+def test_a_bare_noun_that_heads_the_topic_stands_for_the_topic():
+    """In a lesson on AI agents, "an agent is made up of ..." speaks of AI agents; a
+    noun with a modifier of its own ("a travel agent") does not."""
+    text = (
+        "# AI agents\n\nAn **AI agent** works toward a goal.\n\n"
+        "An agent is made up of a **language model** and **agent memory**. "
+        "A travel agent is made up of **booking tools**."
+    )
+    found = edges(text, CURRICULUM, title="AI agents")
+    assert ("Language model", "part_of", "AI agent") in found
+    assert ("Agent memory", "part_of", "AI agent") in found
+    assert not any(target != "AI agent" or "Booking" in source for source, _, target in found)
+
+
 # --- Names ---------------------------------------------------------------------------
 
 
