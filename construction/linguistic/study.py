@@ -25,14 +25,32 @@ TOPIC = -1  # a side that is the document's own topic ("make sure you know X fir
 KNOWING = frozenset({"understand", "know", "learn", "study", "review", "master", "grasp"})
 FAMILIAR = frozenset({"comfortable", "familiar"})
 KNOWLEDGE = frozenset({"knowledge", "understanding", "familiarity", "grasp"})
-STUDY_WORDS = KNOWING | FAMILIAR | {"assume"}
+NEEDING = frozenset({"need"})  # "you need Y to follow this lesson"
+STUDY_WORDS = KNOWING | FAMILIAR | NEEDING | {"assume"}
 # Words that make a sentence worth parsing for study order, in their part of speech.
 STUDY_CUES = {
-    **{word: {"VERB"} for word in (*KNOWING, "assume", "require")},
+    **{word: {"VERB"} for word in (*KNOWING, *NEEDING, "assume", "require")},
     **{word: {"ADJ"} for word in FAMILIAR},
 }
 LEARNERS = frozenset({"you", "one", "reader", "readers", "learner", "learners", "we"})
 POINTERS = frozenset({"it", "this", "them", "these", "that", "one"})
+# Nouns that, after "this", point at the document itself: "before you start this lesson".
+DOCUMENTS = frozenset(
+    {"lesson", "chapter", "section", "tutorial", "guide", "course", "page", "article", "unit"}
+)
+
+
+def _side(tok) -> int:
+    """A token's index, or TOPIC when it only points at the document ("this lesson")."""
+    if not hasattr(tok, "lemma_"):  # a slot: the label, or the sentence before
+        return tok.i
+    if tok.lower_ in POINTERS:
+        return TOPIC
+    if tok.lemma_.lower() in DOCUMENTS and any(
+        c.dep_ == "det" and c.lower_ in ("this", "these", "the") for c in tok.children
+    ):
+        return TOPIC
+    return tok.i
 
 
 def find_study_order(doc) -> Iterator[Found]:
@@ -52,14 +70,14 @@ def find_study_order(doc) -> Iterator[Found]:
                     for y in _prep_objects(obj, "of"):
                         for x in _subjects(tok):
                             yield Found("prerequisite", y.i, x.i, tok.i, 0.85)
-        elif lemma in KNOWING and tok.pos_ == "VERB":
+        elif lemma in KNOWING | NEEDING and tok.pos_ in ("VERB", "AUX"):
             yield from _learn_first(tok, _known_objects(tok))
         elif lemma in FAMILIAR and tok.dep_ == "acomp":
             yield from _learn_first(tok.head, _prep_objects(tok, "with"), word=tok)
 
 
 def _assumes(verb) -> Iterator[Found]:
-    subjects = [s for s in _subjects(verb) if s.lower_ not in POINTERS | LEARNERS]
+    subjects = [_side(s) for s in _subjects(verb) if s.lower_ not in POINTERS | LEARNERS]
     for clause in (c for c in verb.children if c.dep_ in ("ccomp", "xcomp", "parataxis")):
         if clause.lemma_.lower() not in KNOWING and clause.lemma_.lower() != "be":
             continue
@@ -70,7 +88,7 @@ def _assumes(verb) -> Iterator[Found]:
             ]
         for y in known:
             for x in subjects:
-                yield Found("prerequisite", y.i, x.i, verb.i, 0.85)
+                yield Found("prerequisite", y.i, x, verb.i, 0.85)
 
 
 def _known_objects(verb) -> list:
@@ -116,7 +134,13 @@ def _later(verb) -> list[int] | None:
             if purpose and any(c.lower_ == "to" for c in child.children):
                 objects = [o for c in child.children if c.dep_ == "dobj" for o in _conjoined(c)]
                 if objects:
-                    return [o.i if o.lower_ not in POINTERS else TOPIC for o in objects]
+                    return [_side(o) for o in objects]
+            if child.dep_ == "advcl" and any(
+                m.dep_ == "mark" and m.lower_ == "before" for m in child.children
+            ):  # "... before you start this lesson"
+                target = _clause_objects(child)
+                if target is not None:
+                    return target
             if low == "first" and child.dep_ == "advmod":
                 return [TOPIC]
     return None
@@ -129,12 +153,16 @@ def _before_object(before) -> list[int] | None:
     gerund = next((c for c in before.children if c.dep_ in ("pcomp", "pobj")), None)
     if gerund is None:
         return None
-    objects = [o for c in gerund.children if c.dep_ == "dobj" for o in _conjoined(c)]
+    return _clause_objects(gerund)
+
+
+def _clause_objects(clause) -> list[int] | None:
+    """What "before reading X" or "before you start X" comes before: X (the topic when X
+    only points at the document); the topic for "before you go on"."""
+    objects = [o for c in clause.children if c.dep_ == "dobj" for o in _conjoined(c)]
     if not objects:
-        return [TOPIC] if gerund.lemma_.lower() in ("go", "move", "continue", "start") else None
-    return [o.i if o.lower_ in POINTERS else o.i for o in objects if o.lower_ not in POINTERS] or [
-        TOPIC
-    ]
+        return [TOPIC] if clause.lemma_.lower() in ("go", "move", "continue", "start") else None
+    return list(dict.fromkeys(_side(o) for o in objects))
 
 
 def _conditional_strict(tok) -> bool:

@@ -225,6 +225,29 @@ def test_a_field_line_names_no_subject():
     assert not any(s == "Source code" for s, _, _ in edges(text))
 
 
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "You need **tokenization** to follow this lesson, because tokens index the table.",
+        "Before reading this lesson, make sure you understand **tokenization**.",
+        "This chapter assumes you are familiar with **tokenization**.",
+        "You should know **tokenization** before you start this lesson.",
+    ],
+)
+def test_a_lesson_pointing_at_itself_names_its_topic_as_what_comes_later(sentence):
+    """ "this lesson", "this chapter" stand for the document's topic; "you need Y to
+    follow it" says what to learn first."""
+    text = f"# Embeddings\n\n**Embeddings** are vectors.\n\n{sentence}"
+    found = edges(text, CURRICULUM, title="Embeddings")
+    assert found == {("Tokenization", "prerequisite", "Embedding")}
+
+
+def test_needing_a_thing_for_a_task_is_no_study_order():
+    """ "You need Python to run the examples" names a tool for a task, not a lesson."""
+    text = "# Embeddings\n\n**Embeddings** are vectors.\n\nYou need **Python** to run the examples."
+    assert edges(text, CURRICULUM, title="Embeddings") == set()
+
+
 def test_teaching_material_says_what_to_learn_first():
     """ "X assumes you know Y", "Before studying X, make sure you are comfortable with Y"
     and "make sure you know Y first" (the lesson's topic) are prerequisites."""
