@@ -419,6 +419,8 @@ def _infinitive(verb) -> bool:
 def _resolve(tok):
     """A subject that only points ("it", "this parameter"): the slot it points at."""
     if tok.lower_ in PRONOUNS and tok.pos_ == "PRON":
+        if _expletive(tok):
+            return tok
         # Only a sentence's main clause points back at the sentence before; "X is called
         # Y, and it ..." points inside its own sentence.
         return Slot(PREVIOUS) if tok.head.dep_ == "ROOT" else tok
@@ -427,6 +429,16 @@ def _resolve(tok):
     ):
         return Slot(LABEL)
     return tok
+
+
+def _expletive(tok) -> bool:
+    """ "It is possible to use X", "it is important that ...": an "it" that stands for the
+    clause after it, not for anything named before."""
+    if tok.lower_ != "it":
+        return False
+    head = tok.head
+    said = any(c.dep_ in ("acomp", "attr") for c in head.children)
+    return said and any(c.dep_ in ("xcomp", "ccomp") for c in head.children)
 
 
 def _passive_subjects(verb) -> list:

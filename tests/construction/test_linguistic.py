@@ -390,6 +390,19 @@ def test_a_bare_noun_that_heads_the_topic_stands_for_the_topic():
     assert not any(target != "AI agent" or "Booking" in source for source, _, target in found)
 
 
+def test_an_it_that_stands_for_the_clause_after_it_points_at_nothing_before():
+    """ "It is also possible to use CREATE TYPE ..." says nothing of the composite types
+    of the sentence before; "It uses COPY" after "pg_dump is a utility" does."""
+    text = (
+        "**Composite types** are created whenever the user creates a table. It is also "
+        "possible to use `CREATE TYPE` to define a stand-alone composite type."
+    )
+    assert edges(text) == set()
+    assert edges("**pg_dump** is a utility. It uses the `COPY` command.") == {
+        ("pg_dump", "uses", "COPY")
+    }
+
+
 # --- Names ---------------------------------------------------------------------------
 
 
