@@ -251,10 +251,15 @@ def _draft(
     first = index
     sides = []
     topic = places.get(TOPIC, (None, index))[0]
+    pointer = False
     for side in (found.source, found.target):
         if side >= 0:
-            sides.append(_or_topic(terms.at(index, side), doc[side], topic))
+            said = terms.at(index, side)
+            meant = _or_topic(said, doc[side], topic)
+            pointer = pointer or meant is not said
+            sides.append(meant)
             continue
+        pointer = pointer or side != LABEL
         term, named = places.get(side, (None, index))
         sides.append(term)
         first = min(first, named)
@@ -269,7 +274,8 @@ def _draft(
     values = signs(
         cue=found.confidence,
         sides=(source.score, target.score),
-        stood_for=found.source < 0 or found.target < 0,
+        label=LABEL in (found.source, found.target),
+        pointer=pointer,
         tokens=len(doc),
     )
     return Drafted(

@@ -403,6 +403,17 @@ def test_an_it_that_stands_for_the_clause_after_it_points_at_nothing_before():
     }
 
 
+def test_a_side_only_pointed_at_makes_an_edge_less_sure_than_a_label_or_a_name():
+    """Reviewers found "It uses X" (the sentence before's subject) right less often than
+    the same claim named outright or said under the entry's label."""
+    named = read("**pg_dump** is a utility. **pg_dump** uses the `COPY` command.").candidates
+    pointed = read("**pg_dump** is a utility. It uses the `COPY` command.").candidates
+    labelled = read("`pg_dump`\n\nUses the `COPY` command.\n").candidates
+    assert [c.target for c in named + pointed + labelled] == ["COPY", "COPY", "COPY"]
+    assert pointed[0].confidence < named[0].confidence
+    assert pointed[0].confidence < labelled[0].confidence
+
+
 # --- Names ---------------------------------------------------------------------------
 
 
