@@ -13,7 +13,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from .words import EMPTY_HEADS, GENERIC_WORDS
+from .words import EMPTY_HEADS, GENERIC_WORDS, METASYNTACTIC
 
 TERM_SCORE = 0.5  # the score from which a candidate counts as a term
 ACRONYM = re.compile(r"^[A-Z][A-Z0-9]{1,9}s?$")
@@ -152,7 +152,7 @@ def termhood(cand: Candidate) -> float:
         return 1.0
     if cand.words == 1 and cand.key in EMPTY_HEADS:
         return 0.0
-    if _generic_word(cand):
+    if _generic_word(cand) or _example_name(cand.name):
         return 0.0
     score = 0.25 + sum(TERM_WEIGHTS[k] for k, shown in term_signs(cand).items() if shown)
     return max(0.0, min(1.0, score))
@@ -164,3 +164,14 @@ def _generic_word(cand: Candidate) -> bool:
     if cand.words != 1 or cand.identifier or cand.key not in GENERIC_WORDS:
         return False
     return "code" not in cand.kinds() and not (cand.name.isupper() and len(cand.name) > 1)
+
+
+# A dotted name on a one-letter variable: "x.f", "z.imag" (an example's expression).
+ON_A_VARIABLE = re.compile(r"^[A-Za-z]\.\w")
+
+
+def _example_name(name: str) -> bool:
+    """A name an example made up: a metasyntactic word ("foo", "obj.name", "spam") or an
+    attribute of a one-letter variable ("x.f", "z.imag")."""
+    words = re.split(r"[\s.()]+", name.lower())
+    return bool(ON_A_VARIABLE.match(name)) or any(w in METASYNTACTIC for w in words)

@@ -366,10 +366,10 @@ def _modifier(doc, sentence: Sentence, unit: tuple[int, int]) -> bool:
         return last.pos_ in MODIFIER or last.tag_ in ("VBN", "VBG", "RB", "NN", "JJ", "POS")
     if last.pos_ in MODIFIER and last.tag_ not in ("PRP", "WP", "EX"):
         return last.is_alpha or any(c.isalpha() for c in last.text)
-    return _participle_modifier(doc, unit[1])
+    return _participle_modifier(doc, unit[1], heading=sentence.heading)
 
 
-def _participle_modifier(doc, i: int) -> bool:
+def _participle_modifier(doc, i: int, *, heading: bool = False) -> bool:
     """ "Routing tables", "streaming replication", "embedding fine-tuning": a gerund or
     participle before a noun, naming a kind of it rather than saying what it does."""
     tok = doc[i]
@@ -378,6 +378,9 @@ def _participle_modifier(doc, i: int) -> bool:
     if i == 0 and tok.lemma_.lower() == tok.lower_:
         return False  # "Set shlex.wordchars to ...": an imperative, not "set" as a participle
     after = doc[i + 1]
+    opens = all(doc[k].like_num or doc[k].is_punct or doc[k].tag_ == "CD" for k in range(i))
+    if heading and opens and tok.tag_ == "VBG" and after.tag_ in ("NNS", "NNPS", "DT"):
+        return False  # "Creating Indexes", "Running the Server": a task, not a kind of index
     if after.pos_ not in ("NOUN", "PROPN") and after.tag_ not in ("VBG",) and after.text != "-":
         return False
     if doc.has_annotation("DEP"):

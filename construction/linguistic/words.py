@@ -41,6 +41,9 @@ MEASURE = (
     r"(bit|byte|character|char|element|digit|item|entry|argument|letter|word|column|row"
     r"|field|octet|dimensional|dimension|line|tuple)s?$"
 )
+# The made-up names of examples (metasyntactic variables): a name holding one is the
+# example's ("foo", "spam.eggs", "obj.name"), never a thing of the manual.
+METASYNTACTIC = frozenset(words_of("foo bar baz qux quux spam eggs ham xyzzy obj myclass"))
 # Nouns that only point elsewhere in the text, never name a thing of the domain.
 CAPTIONS = frozenset(
     words_of(

@@ -465,6 +465,35 @@ def test_a_number_joined_to_a_kind_is_part_of_the_name():
     assert {"One-hot vector", "Two-phase commit", "Three-way merge"} <= set(names)
 
 
+@pytest.mark.parametrize(
+    "text, made_up",
+    [
+        ("So in our example, `x.f` is a valid **method object**.", "x.f"),
+        ("A complex number `z` has `z.imag` as its **imaginary part**.", "z.imag"),
+        ("The attribute reference `obj.name` uses the **attribute lookup**.", "obj.name"),
+        ("The `foo` table has a `bar` column.", "foo table"),
+    ],
+)
+def test_a_name_an_example_made_up_is_no_term(text, made_up):
+    """A metasyntactic name ("foo", "obj.name") or an attribute of a one-letter variable
+    ("x.f") belongs to the example, not to the manual; "os.path" is a name."""
+    names = terms_of(text)
+    assert names[made_up] == 0.0
+    assert terms_of("The `os.path` module joins paths.")["os.path"] > 0.0
+
+
+def test_a_heading_that_names_a_task_is_not_a_kind_of_its_object():
+    """ "Creating Indexes" is something to do, not a kind of index: "that index" under it
+    is not "Creating index"; "Streaming Replication" is a kind of replication."""
+    text = (
+        "### 12.2.2. Creating Indexes\n\nWe can create a GIN index to speed up searches. "
+        "Only a query reference that uses the 2-argument version of `to_tsvector` will use "
+        "that index."
+    )
+    assert not any("Creating index" in (s, t) for s, _, t in edges(text))
+    assert "Streaming replication" in terms_of("## Streaming Replication\n\nSome text.")
+
+
 def test_identifiers_keep_their_case():
     """ "min_wal_size" stays as written; a sentence's first capital goes from a noun."""
     names = terms_of("`min_wal_size` sets the size. Checkpoints write dirty pages.")
