@@ -143,6 +143,11 @@ BUILT_IN: dict[str, list[Cue]] = {
         "alternative_to",
         ("alternative", "noun", "to", False, None, 0.85),
         ("substitute", "noun", "for", False, None, 0.75),
+        ("alias", "noun", "for", False, None, 0.75),
+        ("alias", "noun", "to", False, None, 0.75),
+        ("alias", "noun", "of", False, None, 0.75),
+        ("synonym", "noun", "for", False, None, 0.75),
+        ("synonym", "noun", "of", False, None, 0.75),
     ),
     "contrasts_with": _cues(
         "contrasts_with",
@@ -565,6 +570,15 @@ def _conditional(tok) -> bool:
         for clause in (c for c in node.children if c.dep_ == "advcl"):
             if any(m.dep_ == "mark" and m.lower_ in ("if", "unless") for m in clause.children):
                 return True
+            if (  # "When this namespace is specified, X is a Y"; not "When executing ..."
+                clause.i < node.i
+                and any(c.dep_ in ("nsubj", "nsubjpass") for c in clause.children)
+                and any(
+                    m.dep_ in ("mark", "advmod") and m.lower_ in ("when", "whenever", "once")
+                    for m in clause.children
+                )
+            ):
+                return True
         clause = node.dep_ in ("advcl", "csubj") and node.head is not node
         if clause and any(c.dep_ in ("mark", "advmod") for c in node.children):
             return True
@@ -641,6 +655,8 @@ def _definitions(doc) -> Iterator[Found]:
             continue
         if any(c.dep_ == "prep" and c.lower_ == "of" for c in tok.children):
             continue  # "a part of", "a kind of": the noun cues read those
+        if tok.lemma_.lower() in ("alias", "synonym"):
+            continue  # "X is an alias for Y" names Y again; it is no kind of alias
         head = tok.head
         if _negated(head, head, [tok]) or _conditional(head) or _modal(head):
             continue

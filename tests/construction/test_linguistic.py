@@ -414,6 +414,21 @@ def test_a_side_only_pointed_at_makes_an_edge_less_sure_than_a_label_or_a_name()
     assert pointed[0].confidence < labelled[0].confidence
 
 
+def test_an_alias_is_another_name_not_a_kind_of_alias():
+    """ "X is an alias to Y" makes X an alternative to Y, never "X is a kind of Alias"."""
+    found = edges("`DefaultSelector` is an alias to the most efficient **selector class**.")
+    assert found == {("DefaultSelector", "alternative_to", "Selector class")}
+
+
+def test_a_clause_under_a_when_clause_in_front_holds_only_then():
+    """ "When this namespace is specified, the name string is an ISO OID": only then."""
+    text = "When this namespace is specified, the **name string** is an `ISO OID`."
+    assert edges(text) == set()
+    assert edges("The **name string** is an `ISO OID`.") != set()
+    during = "When executing a command, `PL/pgSQL` uses the **execution plan**."
+    assert edges(during) != set()  # what it does while it runs one, not a condition
+
+
 # --- Names ---------------------------------------------------------------------------
 
 
