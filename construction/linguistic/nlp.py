@@ -13,7 +13,8 @@ make it fit the reading budget on one core, without changing a single annotation
 The parser is the dearest stage left, and most sentences state no relation: ``analyse``
 tags every sentence and parses only those its caller picks after tagging.
 ``tests/construction/test_linguistic_nlp.py`` checks the result is what spaCy's own
-pipeline gives.
+pipeline gives, but for one repair: a sentence of prose whose verb the tagger read as a
+plural noun ("prompting builds on ...") gets its verb back (``verb_for_verbless``).
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class Pipeline:
             return docs
         docs = list(self.tok2vec.pipe(docs, batch_size=BATCH))
         docs = list(self.tagger.pipe(docs, batch_size=BATCH))
+        verbed = {id(doc): verb_for_verbless(doc) for doc in docs}
         if parse_if is None:
             chosen = docs
         else:
@@ -79,6 +81,8 @@ class Pipeline:
             # A few of the ruler's exceptions look at the parse: apply it again, and
             # lemmatise again what it changed.
             self._finish(chosen)
+            for doc in chosen:
+                subject_for_verbed(doc, verbed[id(doc)])
         for doc in docs:
             doc.tensor = doc.tensor[:0]  # the vectors are spent: keep memory flat
         return docs
@@ -91,6 +95,61 @@ class Pipeline:
             doc.from_array([LEMMA], np.zeros((len(doc), 1), dtype="uint64"))
         self.ruler.apply(docs)
         self.lemmas.apply(docs)
+
+
+NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
+FINITE_TAGS = frozenset({"VB", "VBD", "VBP", "VBZ", "MD"})  # not "calling" in "function calling"
+# What may open the rest of a clause after its verb: "builds on", "uses the", "reads
+# large files".
+AFTER_VERB_TAGS = frozenset({"IN", "DT", "JJ", "NN", "NNS", "NNP", "PRP$", "CD", "RB", "TO"})
+
+
+def verb_for_verbless(doc) -> int | None:
+    """A sentence of prose the tagger left without a verb, whose verb it read as a plural
+    noun after the subject: "Chain-of-thought prompting builds on few-shot prompting"
+    (``builds`` tagged NNS). That word is tagged a verb again (VBZ), so the sentence is
+    parsed and read; its index, or None. Only the first clause counts (up to a colon or
+    a semicolon); headings and captions (no full stop) are left alone."""
+    if len(doc) < 4 or doc[len(doc) - 1].text != ".":
+        return None
+    # The first clause: up to a colon or semicolon ("X builds on Y: the arguments are ...").
+    n = next((t.i for t in doc if t.text in (":", ";")), len(doc) - 1)
+    if any(t.tag_ in FINITE_TAGS for t in doc[:n]):
+        return None
+    for i in range(1, n - 1):
+        tok = doc[i]
+        word = tok.lower_
+        if tok.tag_ != "NNS" or not word.endswith("s") or word.endswith("ss"):
+            continue
+        if doc[i - 1].tag_ not in NOUN_TAGS | {"VBG"} or doc[i + 1].tag_ not in AFTER_VERB_TAGS:
+            continue
+        from .termhood import zipf
+
+        if zipf(word[:-1]) < 3.0:
+            continue
+        tok.tag_ = "VBZ"
+        return i
+    return None
+
+
+def subject_for_verbed(doc, index: int | None) -> None:
+    """After the parse, the noun right before a verb ``verb_for_verbless`` restored, which
+    the parser hung on it as a modifier, is its subject, and the modifiers in front of
+    that noun are the noun's."""
+    if index is None or doc[index].tag_ != "VBZ" or doc[index].dep_ != "ROOT":
+        return
+    nouns = [
+        c
+        for c in doc[index].lefts
+        if c.tag_ in NOUN_TAGS | {"VBG"} and c.dep_ in ("amod", "compound", "nmod", "npadvmod")
+    ]
+    if not nouns:
+        return
+    subject = nouns[-1]
+    for c in list(doc[index].lefts):  # the subject's own modifiers, hung on the verb
+        if c.i < subject.i and c.dep_ in ("amod", "compound", "nmod", "npadvmod", "det"):
+            c.head = subject
+    subject.dep_ = "nsubj"
 
 
 class ParseWhen:

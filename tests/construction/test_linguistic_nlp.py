@@ -80,3 +80,30 @@ def test_pipeline_is_loaded_once_per_process():
     """Two calls share one loaded pipeline."""
     assert pipeline() is pipeline()
     assert pipeline().version.startswith(MODEL_PACKAGE)
+
+
+@pytest.mark.parametrize(
+    "text, verb, subject",
+    [
+        ("Chain-of-thought prompting builds on few-shot prompting.", "builds", "prompting"),
+        ("HNSW builds on the idea of a proximity graph: every vector is a node.", "builds", "HNSW"),
+    ],
+)
+def test_a_verb_read_as_a_plural_noun_in_a_verbless_sentence_is_a_verb_again(
+    text, verb, subject
+):
+    """The one place the pipeline parts from spaCy: a sentence of prose whose first clause
+    has no verb, because its verb was tagged a plural noun after the subject, gets the verb
+    back (tag, part of speech, lemma) and the noun before it as its subject."""
+    (doc,) = pipeline().analyse([text])
+    (tok,) = [t for t in doc if t.text == verb]
+    assert (tok.tag_, tok.pos_, tok.lemma_) == ("VBZ", "VERB", "build")
+    assert [t.text for t in doc if t.dep_ == "nsubj" and t.head.i == tok.i] == [subject]
+
+
+@pytest.mark.parametrize("text", ["Creating Indexes", "Tables and their sizes.", "Data types"])
+def test_headings_and_verbless_fragments_keep_their_nouns(text):
+    """No full stop, or no noun before and nothing after the plural: left as tagged."""
+    (doc,) = pipeline().analyse([text])
+    theirs = spacy.load(MODEL_PACKAGE, exclude=["ner", "senter"])(text)
+    assert [t.tag_ for t in doc] == [t.tag_ for t in theirs]
