@@ -89,9 +89,7 @@ def test_pipeline_is_loaded_once_per_process():
         ("HNSW builds on the idea of a proximity graph: every vector is a node.", "builds", "HNSW"),
     ],
 )
-def test_a_verb_read_as_a_plural_noun_in_a_verbless_sentence_is_a_verb_again(
-    text, verb, subject
-):
+def test_a_verb_read_as_a_plural_noun_in_a_verbless_sentence_is_a_verb_again(text, verb, subject):
     """The one place the pipeline parts from spaCy: a sentence of prose whose first clause
     has no verb, because its verb was tagged a plural noun after the subject, gets the verb
     back (tag, part of speech, lemma) and the noun before it as its subject."""
