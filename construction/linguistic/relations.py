@@ -500,6 +500,10 @@ LIST_HEADS = frozenset(
 )
 
 
+# Nouns that only wrap the thing after "of": "the idea of a proximity graph".
+IDEA_HEADS = frozenset({"idea", "concept", "notion"})
+
+
 def _conjoined(tok) -> list:
     """The token and the tokens coordinated with it ("A, B and C"); a counting noun
     stands for the list in apposition to it ("two phases, prefill and decode")."""
@@ -511,6 +515,16 @@ def _conjoined(tok) -> list:
             listed = [c for c in tok.children if c.dep_ == "conj"]  # "two phases, A and B"
         if listed:
             return [t for c in listed for t in _conjoined(c)]
+    if tok.lemma_.lower() in IDEA_HEADS:
+        named = [
+            o
+            for c in tok.children
+            if c.dep_ == "prep" and c.lower_ == "of"
+            for o in [_pobj(c)]
+            if o is not None
+        ]
+        if named:  # "builds on the idea of a proximity graph": the proximity graph
+            return _conjoined(named[0])
     out = [tok]
     for child in tok.children:
         if child.dep_ == "conj":

@@ -429,6 +429,12 @@ def test_a_clause_under_a_when_clause_in_front_holds_only_then():
     assert edges(during) != set()  # what it does while it runs one, not a condition
 
 
+def test_the_idea_of_a_thing_is_the_thing():
+    """ "HNSW builds on the idea of a proximity graph": on the proximity graph."""
+    text = "**HNSW** builds on the idea of a **proximity graph**: every vector is a node."
+    assert edges(text, CURRICULUM) == {("HNSW", "builds_on", "Proximity graph")}
+
+
 # --- Names ---------------------------------------------------------------------------
 
 
