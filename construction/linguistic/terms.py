@@ -140,6 +140,9 @@ class TermTable:
             if unit is not None and _modifier(doc, sentence, unit):
                 run.append(unit)
                 continue
+            if unit is not None and _gerund_head(doc, unit, run):
+                run.append(unit)  # "function calling", "load balancing": the run ends here
+                unit = None
             if run:
                 kept = self._run(index, doc, sentence, run)
                 if kept:
@@ -230,9 +233,13 @@ class TermTable:
         )
         placeholder = not of_phrase and len(run) == 1 and _placeholder(doc, run[0], kinds)
         cand.mentions.append(Mention(index, first, last, frozenset(kinds), capital, placeholder))
-        found = self.heads.setdefault((index, head), [])
-        if cand not in found:
-            found.append(cand)
+        heads = [head]
+        if doc[last].tag_ == "VBG" and first <= doc[last].head.i < last:
+            heads.append(doc[last].head.i)  # "Function calling is ...": the parse's head
+        for at in heads:
+            found = self.heads.setdefault((index, at), [])
+            if cand not in found:
+                found.append(cand)
 
     def named(self, name: str, index: int) -> Candidate:
         """The candidate for a name a label gives verbatim (a signature's callable, an
@@ -391,10 +398,28 @@ def _participle_modifier(doc, i: int, *, heading: bool = False) -> bool:
     return before is None or before.pos_ in ("DET", "ADJ", "ADP", "PUNCT", "CCONJ", "SCONJ")
 
 
+# What follows a gerund that takes an object or a complement, so acts as a verb: "the
+# method returning a list", "a function calling the API".
+OBJECT_TAGS = frozenset({"DT", "PRP", "PRP$", "JJ", "NN", "NNS", "NNP", "NNPS", "CD", "TO"})
+
+
+def _gerund_head(doc, unit: tuple[int, int], run: list) -> bool:
+    """A gerund that ends a name of nouns ("function calling", "load balancing", "query
+    planning"): right after a singular noun of the run, and followed by no object."""
+    if not run or unit[0] != unit[1] or doc[unit[0]].tag_ != "VBG":
+        return False
+    i = unit[0]
+    if run[-1][1] != i - 1 or doc[i - 1].tag_ not in ("NN", "NNP"):
+        return False
+    return i + 1 >= len(doc) or doc[i + 1].tag_ not in OBJECT_TAGS
+
+
 def _nominal(doc, sentence: Sentence, unit: tuple[int, int]) -> bool:
     if "code" in _unit_kinds(doc, sentence, unit) or _caps(doc[unit[1]]):
         return True
     tok = doc[unit[1]]
+    if tok.tag_ == "VBG" and unit[1] > 0 and doc[unit[1] - 1].tag_ in ("NN", "NNP"):
+        return True  # a gerund ending a name: "function calling"
     return tok.pos_ in NOMINAL or (unit[0] != unit[1] and tok.pos_ in ("NOUN", "PROPN", "X"))
 
 
@@ -414,6 +439,8 @@ def _droppable(doc, unit: tuple[int, int]) -> bool:
 def _outside(doc, unit: tuple[int, int], end: int) -> bool:
     """Whether the parse hangs this unit on something outside the phrase ending at
     ``end`` ("By default PostgreSQL uses ...": "default" belongs to "By")."""
+    if unit[0] <= doc[end].head.i <= unit[1] and doc[end].tag_ == "VBG":
+        return False  # "Function calling": the parser hangs the gerund on the noun
     return not any(unit[1] < doc[i].head.i <= end for i in range(unit[0], unit[1] + 1))
 
 

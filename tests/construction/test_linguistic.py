@@ -515,6 +515,27 @@ def test_a_heading_that_names_a_task_is_not_a_kind_of_its_object():
     assert "Streaming replication" in terms_of("## Streaming Replication\n\nSome text.")
 
 
+@pytest.mark.parametrize(
+    "text, name",
+    [
+        ("The server uses load balancing.", "Load balancing"),
+        ("Query planning uses statistics.", "Query planning"),
+        ("**Function calling** is a prerequisite for agents.", "Function calling"),
+    ],
+)
+def test_a_gerund_after_a_noun_ends_a_name(text, name):
+    """ "Function calling", "load balancing": a noun and a gerund make one name, unless
+    the gerund takes an object ("a function calling the API")."""
+    assert name in terms_of(text)
+    assert "Function calling" not in terms_of("A function calling the API returns a list.")
+
+
+def test_a_name_ending_in_a_gerund_is_the_subject_the_parse_gives():
+    """The parser hangs "calling" on "Function"; the name is still the clause's subject."""
+    text = "**Function calling** is a prerequisite for building **AI agents**."
+    assert edges(text, CURRICULUM) == {("Function calling", "prerequisite", "AI agent")}
+
+
 def test_identifiers_keep_their_case():
     """ "min_wal_size" stays as written; a sentence's first capital goes from a noun."""
     names = terms_of("`min_wal_size` sets the size. Checkpoints write dirty pages.")
