@@ -50,6 +50,15 @@ IDENTIFIER = re.compile(r"_|[a-z][0-9]|^[a-z]+[A-Z]|\w\.\w{2,}")
 SECTION_NUMBER = re.compile(r"^\d+(\.\d+)*\.?$")
 INNER_CAPITAL = re.compile(r"^.+[A-Z]")
 MAX_WORDS = 5
+# Nouns that wrap the name after "of" and make no name with it: "a kind of index", "a
+# solid grasp of JSON Schema", "the idea of a proximity graph".
+WRAPPERS = frozenset(
+    words_of(
+        """
+        build form kind way knowledge understanding grasp familiarity idea concept notion
+        """
+    )
+)
 # Irregular plurals the lemmatiser reads as Latin: kept as they are in names.
 KEEP_PLURAL = frozenset({"data", "media", "metadata"})
 
@@ -196,7 +205,7 @@ class TermTable:
             if right[1:2].islower():  # "Mixture of Experts" reads "mixture of experts"
                 right = right[:1].lower() + right[1:]
             left_head = doc[run[cut - 1][1]].lemma_.lower()
-            empty = left_head in EMPTY_HEADS or left_head in ("build", "form", "kind", "way")
+            empty = left_head in EMPTY_HEADS or left_head in WRAPPERS
             name, identifier = ("" if empty or not left else f"{left} of {right}"), False
             run = [r for r in run if r is not None]
         else:

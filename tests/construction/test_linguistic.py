@@ -248,6 +248,17 @@ def test_needing_a_thing_for_a_task_is_no_study_order():
     assert edges(text, CURRICULUM, title="Embeddings") == set()
 
 
+def test_a_grasp_of_a_thing_is_no_name_of_its_own():
+    """ "requires a solid grasp of JSON Schema": JSON Schema comes first, and "Solid grasp
+    of JSON Schema" is no concept."""
+    text = (
+        "# Function calling\n\n**Function calling** lets a model act. Function calling "
+        "also requires a solid grasp of **JSON Schema**, since vague parameters fail."
+    )
+    found = edges(text, CURRICULUM, title="Function calling")
+    assert found == {("JSON Schema", "prerequisite", "Function calling")}
+
+
 def test_teaching_material_says_what_to_learn_first():
     """ "X assumes you know Y", "Before studying X, make sure you are comfortable with Y"
     and "make sure you know Y first" (the lesson's topic) are prerequisites."""
