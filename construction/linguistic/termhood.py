@@ -174,4 +174,5 @@ def _example_name(name: str) -> bool:
     """A name an example made up: a metasyntactic word ("foo", "obj.name", "spam") or an
     attribute of a one-letter variable ("x.f", "z.imag")."""
     words = re.split(r"[\s.()]+", name.lower())
-    return bool(ON_A_VARIABLE.match(name)) or any(w in METASYNTACTIC for w in words)
+    on_variable = any(ON_A_VARIABLE.match(w) for w in name.split())
+    return on_variable or any(w in METASYNTACTIC for w in words)

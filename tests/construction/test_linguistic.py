@@ -502,6 +502,7 @@ def test_a_number_joined_to_a_kind_is_part_of_the_name():
     [
         ("So in our example, `x.f` is a valid **method object**.", "x.f"),
         ("A complex number `z` has `z.imag` as its **imaginary part**.", "z.imag"),
+        ("It is determined by its *imaginary part* `z.imag`.", "imaginary part z.imag"),
         ("The attribute reference `obj.name` uses the **attribute lookup**.", "obj.name"),
         ("The `foo` table has a `bar` column.", "foo table"),
     ],
