@@ -409,6 +409,8 @@ def _subjects(verb) -> list:
     if not found and verb.dep_ == "relcl" and not _infinitive(verb):
         found = _conjoined(verb.head)  # "X, which requires Y"; not "a superuser to use Y"
     if not found and verb.dep_ == "conj":
+        if verb.tag_ == "VB" and verb.head.tag_ in ("VBZ", "VBP", "VBD"):
+            return []  # "X is ..., and in another window, use Y": an imperative
         return _subjects(verb.head)  # "X reads A and requires B"
     if not found and verb.dep_ in ("xcomp",) and verb.head.pos_ in ("VERB", "AUX"):
         return _subjects(verb.head)  # "X is designed to use Y"

@@ -446,6 +446,19 @@ def test_the_idea_of_a_thing_is_the_thing():
     assert edges(text, CURRICULUM) == {("HNSW", "builds_on", "Proximity graph")}
 
 
+def test_an_imperative_joined_to_a_statement_has_no_subject_of_its_own():
+    """ "One way to develop in PL/pgSQL is to use an editor, and in another window, use
+    psql ...": nobody but the reader uses psql; "X reads A and requires B" still gives
+    X both."""
+    text = (
+        "One good way to develop in **PL/pgSQL** is to use the text editor of your "
+        "choice, and in another window, use `psql` to load and test those functions."
+    )
+    assert edges(text) == set()
+    found = edges("`pg_dump` reads the **catalog** and requires the `SELECT` privilege.")
+    assert ("pg_dump", "requires", "SELECT privilege") in found
+
+
 # --- Names ---------------------------------------------------------------------------
 
 
