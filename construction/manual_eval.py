@@ -145,7 +145,9 @@ def label_figures(
     above = [label for edge, label in matched if edge.above_gate]
     below = [label for edge, label in matched if not edge.above_gate]
     proposed = distinct_names(names)
-    name_labels = [n for n in labels.names if n.key in proposed and n.judgement]
+    # A name is judged as written: a label counts for the spelling it judged ("Ncurse",
+    # junk, says nothing of "Ncurses" though both have one key).
+    name_labels = [n for n in labels.names if proposed.get(n.key) == n.name and n.judgement]
     counts = {j: sum(1 for n in name_labels if n.judgement == j) for j in NAME_JUDGEMENTS}
     return {
         "edges": {
@@ -161,7 +163,9 @@ def label_figures(
             **counts,
             **{f"{j}_share": ratio(counts[j], len(name_labels)) for j in NAME_JUDGEMENTS},
             "proposed_names": len(proposed),
-            "labels_matching_no_proposal": sum(1 for n in labels.names if n.key not in proposed),
+            "labels_matching_no_proposal": sum(
+                1 for n in labels.names if proposed.get(n.key) != n.name
+            ),
         },
     }
 
@@ -251,10 +255,10 @@ def draw_sample(
         if blank.key(symmetric) not in given:
             out.edges.append(blank)
             blanks += 1
-    named = {label.key for label in labels.names}
+    named = {label.name for label in labels.names}
     unique = {name_key(n.name): n for n in reversed(names) if name_key(n.name)}
     for key in _shuffled(sorted(unique), seed)[:name_count]:
-        if key not in named:
+        if unique[key].name not in named:
             out.names.append(unique[key].label())
             blanks += 1
     return out, blanks

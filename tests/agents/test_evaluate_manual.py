@@ -95,7 +95,8 @@ def test_figures_against_the_index_and_the_labels(manual):
                   "dead tuples.", "routine-vacuuming", True),
             label("WAL", "related", "Checkpoints", "Checkpoints flush the WAL to disk.",
                   "wal-intro", False),
-            {"kind": "name", "name": "twice", "judgement": "junk"},
+            {"kind": "name", "name": "Twice", "judgement": "junk"},
+            {"kind": "name", "name": "vacuum", "judgement": "sensible"},  # not as written
         ],
     )  # fmt: skip
     report = json.loads(run("--manual", str(manual), "--json"))
