@@ -225,7 +225,8 @@ def _name_label(row: dict, here: str) -> NameLabel:
 def parse_labels(
     lines: Iterable[str], *, symmetric: frozenset[str], where: str = "labels.jsonl"
 ) -> Labels:
-    """Edge and name labels; one label per edge or name (a second one is refused)."""
+    """Edge and name labels; one label per edge or per name as written (a second one is
+    refused)."""
     labels = Labels()
     seen: dict[object, int] = {}
     for number, row in _rows(lines, where):
@@ -239,7 +240,7 @@ def parse_labels(
         elif kind == "name":
             name = _name_label(row, here)
             labels.names.append(name)
-            key = ("name", name.key)
+            key = ("name", name.name)  # judged as written: each spelling once
         else:
             raise GoldError(f'{here}: \'kind\' must be "edge" or "name", not {kind!r}')
         if key in seen:

@@ -37,6 +37,17 @@ def test_terms_answer_to_their_names_compounds_and_pages():
     assert gold.terms[0].pages == frozenset({"a"})
 
 
+def test_a_name_is_labelled_once_as_written_and_other_spellings_apart():
+    """ "Ncurse" and "Ncurses" share a key but are two names to judge; the same spelling
+    twice is refused."""
+    first = {"kind": "name", "name": "Ncurse", "judgement": "junk"}
+    other = {"kind": "name", "name": "Ncurses", "judgement": "sensible"}
+    labels = parse_labels(lines(first, other), symmetric=SYMMETRIC)
+    assert [n.judgement for n in labels.names] == ["junk", "sensible"]
+    with pytest.raises(GoldError, match="labels the same name as line 1"):
+        parse_labels(lines(first, first), symmetric=SYMMETRIC)
+
+
 @pytest.mark.parametrize(
     ("row", "words"),
     [
