@@ -481,6 +481,9 @@ def _prep_objects(word, prep: str) -> list:
     for child in word.children:
         if child.dep_ in ("prep", "agent") and child.lower_ == prep:
             pobj = _pobj(child)
+            if pobj is not None and pobj.lower_ == "top":  # "built on top of X"
+                of = next((c for c in pobj.children if c.dep_ == "prep" and c.lower_ == "of"), None)
+                pobj = _pobj(of) if of is not None else None
             if pobj is not None:
                 out += _conjoined(pobj)
             for gerund in (c for c in child.children if c.dep_ == "pcomp" and c.tag_ == "VBG"):

@@ -440,6 +440,15 @@ def test_a_clause_under_a_when_clause_in_front_holds_only_then():
     assert edges(during) != set()  # what it does while it runs one, not a condition
 
 
+def test_on_top_of_a_thing_is_on_the_thing():
+    """ "is built on top of vector search": on vector search, not on "top"."""
+    text = (
+        "**Dense retrieval**, which we will meet again in the lessons on RAG, is built on "
+        "top of **vector search**."
+    )
+    assert edges(text, CURRICULUM) == {("Dense retrieval", "builds_on", "Vector search")}
+
+
 def test_the_idea_of_a_thing_is_the_thing():
     """ "HNSW builds on the idea of a proximity graph": on the proximity graph."""
     text = "**HNSW** builds on the idea of a **proximity graph**: every vector is a node."
