@@ -505,8 +505,9 @@ LIST_HEADS = frozenset(
 )
 
 
-# Nouns that only wrap the thing after "of": "the idea of a proximity graph".
-IDEA_HEADS = frozenset({"idea", "concept", "notion"})
+# Nouns that only wrap the thing after "of": "the idea of a proximity graph", "part of the
+# broader toolkit of prompt engineering".
+IDEA_HEADS = frozenset({"idea", "concept", "notion", "toolkit"})
 
 
 def _conjoined(tok) -> list:

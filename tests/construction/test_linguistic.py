@@ -450,9 +450,16 @@ def test_on_top_of_a_thing_is_on_the_thing():
 
 
 def test_the_idea_of_a_thing_is_the_thing():
-    """ "HNSW builds on the idea of a proximity graph": on the proximity graph."""
+    """ "HNSW builds on the idea of a proximity graph": on the proximity graph; "part of
+    the broader toolkit of prompt engineering": of prompt engineering."""
     text = "**HNSW** builds on the idea of a **proximity graph**: every vector is a node."
     assert edges(text, CURRICULUM) == {("HNSW", "builds_on", "Proximity graph")}
+    text = (
+        "**Chain-of-thought prompting** is part of the broader toolkit of **prompt engineering**."
+    )
+    assert edges(text, CURRICULUM) == {
+        ("Chain-of-thought prompting", "part_of", "Prompt engineering")
+    }
 
 
 def test_an_imperative_joined_to_a_statement_has_no_subject_of_its_own():
