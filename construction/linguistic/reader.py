@@ -26,18 +26,10 @@ from ..protocols import Lexicon
 from ..text import name_key
 from ..types import Candidate, ConceptMention, Extraction, LLMUsage, RelationSpec, SourceDoc
 from .confidence import edge_confidence, signs
+from .cues import BUILT_IN, Cue, cue_table, cue_words
 from .markup import Sentence, read_sentences
 from .nlp import MODEL_PACKAGE, MODEL_VERSION, ParseWhen, pipeline
-from .relations import (
-    BUILT_IN,
-    LABEL,
-    PREVIOUS,
-    Cue,
-    Found,
-    cue_table,
-    cue_words,
-    find_relations,
-)
+from .relations import LABEL, PREVIOUS, Found, find_relations
 from .study import STUDY_WORDS, TOPIC, find_study_order
 from .terms import TERM_SCORE, TermTable
 from .terms import Candidate as Term

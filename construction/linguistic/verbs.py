@@ -11,8 +11,8 @@ B to A, so the active form "A causes B" is its inverse.
 from __future__ import annotations
 
 from ..types import RelationSpec
+from .cues import Cue
 from .nlp import pipeline
-from .relations import Cue
 
 DERIVED_CONFIDENCE = 0.7
 
