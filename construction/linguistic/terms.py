@@ -38,6 +38,7 @@ from .words import (
     MEASURE,
     NON_CLASSIFYING,
     WEAK_TAILS,
+    WRAPPERS,
     words_of,
 )
 
@@ -50,15 +51,6 @@ IDENTIFIER = re.compile(r"_|[a-z][0-9]|^[a-z]+[A-Z]|\w\.\w{2,}")
 SECTION_NUMBER = re.compile(r"^\d+(\.\d+)*\.?$")
 INNER_CAPITAL = re.compile(r"^.+[A-Z]")
 MAX_WORDS = 5
-# Nouns that wrap the name after "of" and make no name with it: "a kind of index", "a
-# solid grasp of JSON Schema", "the idea of a proximity graph".
-WRAPPERS = frozenset(
-    words_of(
-        """
-        build form kind way knowledge understanding grasp familiarity idea concept notion
-        """
-    )
-)
 # Irregular plurals the lemmatiser reads as Latin: kept as they are in names.
 KEEP_PLURAL = frozenset({"data", "media", "metadata"})
 
@@ -415,19 +407,21 @@ OBJECT_TAGS = frozenset({"DT", "PRP", "PRP$", "JJ", "NN", "NNS", "NNP", "NNPS", 
 def _gerund_head(doc, unit: tuple[int, int], run: list) -> bool:
     """A gerund that ends a name of nouns ("function calling", "load balancing", "query
     planning"): right after a singular noun of the run, and followed by no object."""
-    if not run or unit[0] != unit[1] or doc[unit[0]].tag_ != "VBG":
-        return False
     i = unit[0]
-    if run[-1][1] != i - 1 or doc[i - 1].tag_ not in ("NN", "NNP"):
+    if not run or unit[0] != unit[1] or run[-1][1] != i - 1 or not _gerund_after_noun(doc, i):
         return False
     return i + 1 >= len(doc) or doc[i + 1].tag_ not in OBJECT_TAGS
+
+
+def _gerund_after_noun(doc, i: int) -> bool:
+    return doc[i].tag_ == "VBG" and i > 0 and doc[i - 1].tag_ in ("NN", "NNP")
 
 
 def _nominal(doc, sentence: Sentence, unit: tuple[int, int]) -> bool:
     if "code" in _unit_kinds(doc, sentence, unit) or _caps(doc[unit[1]]):
         return True
     tok = doc[unit[1]]
-    if tok.tag_ == "VBG" and unit[1] > 0 and doc[unit[1] - 1].tag_ in ("NN", "NNP"):
+    if _gerund_after_noun(doc, unit[1]):
         return True  # a gerund ending a name: "function calling"
     return tok.pos_ in NOMINAL or (unit[0] != unit[1] and tok.pos_ in ("NOUN", "PROPN", "X"))
 

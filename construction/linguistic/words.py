@@ -44,6 +44,14 @@ MEASURE = (
 # The made-up names of examples (metasyntactic variables): a name holding one is the
 # example's ("foo", "spam.eggs", "obj.name"), never a thing of the manual.
 METASYNTACTIC = frozenset(words_of("foo bar baz qux quux spam eggs ham xyzzy obj myclass"))
+# Nouns that only wrap what follows "of": a relation's side is that thing ("builds on the
+# idea of a proximity graph", "part of the broader toolkit of prompt engineering").
+STANDS_FOR_OF = frozenset(words_of("idea concept notion toolkit"))
+# ... and those that, with the ones above, make no name with what follows "of" ("a kind
+# of index", "a solid grasp of JSON Schema").
+WRAPPERS = STANDS_FOR_OF | frozenset(
+    words_of("build form kind way knowledge understanding grasp familiarity")
+)
 # Nouns that only point elsewhere in the text, never name a thing of the domain.
 CAPTIONS = frozenset(
     words_of(
