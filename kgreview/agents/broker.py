@@ -12,6 +12,11 @@ its habits take the whole runtime down, and this subclass changes them:
   on the web's (so "Run now" still queues).
 - **A half-written file** could be read by a worker while its producer was still writing
   it. Here a message is written under a name no reader looks at and renamed into place.
+- **Something that is not a regular file** under a message's or an exchange table's name
+  (a FIFO, a device, a folder, a symlink to one of these) froze the worker: reading a FIFO
+  waits for a writer that never comes, and ``serve`` restarts a worker that exits, not one
+  that hangs. Here its kind is read with ``stat`` (which opens nothing) and it is
+  quarantined with a note, renamed unopened; the next message is read.
 
 A message is still deleted when a worker takes it (the transport has no redelivery), so
 recovering the work of a killed worker is the reaper's job (``agents.reaper``), on every
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import uuid
 from datetime import UTC, datetime
 from itertools import count
@@ -71,6 +77,34 @@ def envelope_problem(raw: bytes, channel: filesystem.Channel) -> str | None:
     return None
 
 
+def not_a_regular_file(path: Path) -> str | None:
+    """What ``path`` is, in words, when it is not a regular file (None when it is one or
+    when it is gone). Reads its kind with ``stat``, which opens nothing: opening a FIFO
+    waits for a writer, and opening a device can act on it."""
+    try:
+        mode = os.stat(path).st_mode  # follows a symlink to what it points at
+    except FileNotFoundError:
+        try:
+            os.lstat(path)
+        except FileNotFoundError:
+            return None
+        return "not a regular file (a symlink to nothing)"
+    except OSError as exc:
+        return f"not a regular file (its kind cannot be read: {exc})"
+    if stat.S_ISREG(mode):
+        return None
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    kind = next((words for test, words in kinds if test(mode)), "of an unknown kind")
+    via = " behind a symlink" if os.path.islink(path) else ""
+    return f"not a regular file ({kind}{via}); it was not opened"
+
+
 _WRITES = count()
 
 
@@ -94,7 +128,8 @@ class Channel(filesystem.Channel):
         return Path(self.transport_options.get("quarantine_folder", default))
 
     def quarantine(self, path: Path, reason: str) -> Path:
-        """Move an unusable file aside with its reason beside it; log what happened."""
+        """Move an unusable file aside with its reason beside it; log what happened.
+        The move is a rename: it never opens the file (a FIFO or a device included)."""
         folder = self._folder(self.quarantine_folder)
         target = folder / path.name
         if target.exists():
@@ -152,11 +187,18 @@ class Channel(filesystem.Channel):
         for name in sorted(os.listdir(folder)):
             if name.partition(".")[2] != wanted:
                 continue
+            irregular = not_a_regular_file(folder / name)
+            if irregular is not None:
+                self.quarantine(folder / name, irregular)
+                continue
             taken = self._take(folder, name)
             if taken is None:
                 continue
             try:
-                raw = taken.read_bytes()
+                raw = self._read_regular(taken)
+            except Malformed as exc:
+                self.quarantine(taken, str(exc))
+                continue
             except OSError as exc:
                 self.quarantine(taken, f"unreadable ({exc})")
                 continue
@@ -168,6 +210,20 @@ class Channel(filesystem.Channel):
                 taken.unlink(missing_ok=True)
             return loads(raw.decode("utf-8"))
         raise Empty()
+
+    @staticmethod
+    def _read_regular(path: Path) -> bytes:
+        """The bytes of ``path``, refusing (Malformed) anything that is not a regular file.
+        Checked again after the take, without blocking: whatever was swapped in under the
+        name since the first look is opened non-blocking and looked at before reading."""
+        irregular = not_a_regular_file(path)
+        if irregular is not None:
+            raise Malformed(irregular)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise Malformed("not a regular file (it changed kind while being taken)")
+            return handle.read()
 
     def _purge(self, queue):
         self._folder(self.data_folder_in)
@@ -184,6 +240,7 @@ class Channel(filesystem.Channel):
         (its folder was removed) is written again from the bindings this process made, so
         a message is never routed to the dead-letter queue for want of a file."""
         self._folder(self.control_folder)
+        self._quarantine_irregular_table(exchange)
         try:
             table = super().get_table(exchange)
         except (ValueError, TypeError) as exc:
@@ -196,8 +253,17 @@ class Channel(filesystem.Channel):
             self._queue_bind(exchange, *meta)
         return [filesystem.exchange_queue_t(*meta) for meta in known]
 
+    def _quarantine_irregular_table(self, exchange) -> None:
+        """An exchange table that is not a regular file is moved aside unopened (it is
+        written again from this process's bindings)."""
+        file = self._exchange_file(exchange)
+        irregular = not_a_regular_file(file)
+        if irregular is not None:
+            self.quarantine(file, f"exchange table is {irregular}")
+
     def _queue_bind(self, exchange, routing_key, pattern, queue):
         self._folder(self.control_folder)
+        self._quarantine_irregular_table(exchange)
         try:
             return super()._queue_bind(exchange, routing_key, pattern, queue)
         except (ValueError, TypeError) as exc:

@@ -1,14 +1,19 @@
 """The embedded broker (kombu's filesystem transport, hardened) through kombu itself.
 
 A malformed message file is quarantined with its reason and the next message is read; a
-removed folder is made again on both sides; a message is never seen half-written.
+removed folder is made again on both sides; a message is never seen half-written; a FIFO,
+a device or a folder under a message's name is quarantined unopened.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
+import os
 import shutil
+import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -175,3 +180,80 @@ def test_a_removed_control_folder_is_written_again_and_messages_still_arrive(con
     publish(conn, {"n": 2})
     assert (folders["control"] / "celery.exchange").exists()
     assert drain(conn) == [{"n": 1}, {"n": 2}]
+
+
+def in_thread(conn, work):
+    """``work()`` in a thread the test gives up on if it never returns: a reader that
+    opens a FIFO waits for a writer forever, and the test must fail, not hang."""
+    got: list = []
+    worker = threading.Thread(target=lambda: got.append(work()), daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    if worker.is_alive():
+        # Open every FIFO for writing so the stuck open() returns, then fail in words.
+        root = Path(conn.transport_options["data_folder_in"]).parent
+        for path in root.rglob("*"):
+            if stat.S_ISFIFO(os.lstat(path).st_mode):
+                with contextlib.suppress(OSError):
+                    os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(timeout=5)
+        pytest.fail("the broker blocked on a file that is not a regular file")
+    return got[0]
+
+
+def drain_in_thread(conn) -> list[dict]:
+    return in_thread(conn, lambda: drain(conn))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_fifo_in_the_queue_is_quarantined_unopened_and_the_next_message_is_read(conn, folders):
+    publish(conn, {"n": 1})
+    fifo = folders["queue"] / "0000001_fifo.celery.msg"  # sorts first: met before the good one
+    os.mkfifo(fifo)
+    assert drain_in_thread(conn) == [{"n": 1}]
+    kept = folders["quarantine"] / "0000001_fifo.celery.msg"
+    assert stat.S_ISFIFO(os.lstat(kept).st_mode)
+    reason = (folders["quarantine"] / "0000001_fifo.celery.msg.reason.txt").read_text()
+    assert "not a regular file (a FIFO)" in reason
+    assert not list(folders["queue"].iterdir())
+
+
+@pytest.mark.parametrize("what", ["a folder", "a symlink to a FIFO"])
+def test_anything_else_that_is_not_a_regular_file_is_quarantined_with_a_note(
+    conn, folders, tmp_path, what
+):
+    publish(conn, {"n": 1})
+    odd = folders["queue"] / "0000001_odd.celery.msg"
+    if what == "a folder":
+        odd.mkdir()
+    else:
+        os.mkfifo(tmp_path / "elsewhere")
+        odd.symlink_to(tmp_path / "elsewhere")
+    assert drain_in_thread(conn) == [{"n": 1}]
+    reason = (folders["quarantine"] / "0000001_odd.celery.msg.reason.txt").read_text()
+    assert "not a regular file" in reason and "it was not opened" in reason
+
+
+def test_a_symlink_to_a_real_message_is_still_read(conn, folders, tmp_path):
+    real = tmp_path / "real.msg"
+    publish(conn, {"n": 1})
+    (written,) = folders["queue"].iterdir()
+    written.rename(real)
+    (folders["queue"] / written.name).symlink_to(real)
+    assert drain_in_thread(conn) == [{"n": 1}]
+    assert not list(folders["quarantine"].glob("*"))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_fifo_in_place_of_the_exchange_table_is_moved_aside_and_the_table_written_again(
+    conn, folders
+):
+    publish(conn, {"n": 1})
+    table = folders["control"] / "celery.exchange"
+    table.unlink()
+    os.mkfifo(table)
+    # Routing reads the table: a FIFO there blocked the producer.
+    in_thread(conn, lambda: publish(conn, {"n": 2}))
+    assert stat.S_ISFIFO(os.lstat(folders["quarantine"] / "celery.exchange").st_mode)
+    assert json.loads(table.read_text()) == [["celery", "", "celery"]]
+    assert drain_in_thread(conn) == [{"n": 1}, {"n": 2}]
