@@ -165,6 +165,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "kgreview.api.middleware.JsonErrors",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # A full disk, in a view or as the session is saved: 503 in words, not a 500.
+    "kgreview.core.middleware.DiskFullMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "kgreview.core.middleware.RefuseControlCharacters",
@@ -367,6 +369,8 @@ def env_rate(name: str, default: str) -> str:
 
 KG_API_RATE = env_rate("KG_API_RATE", "600/min")
 KG_API_HEAVY_RATE = env_rate("KG_API_HEAVY_RATE", "60/min")
+# Live (unrevoked) API tokens one account may hold; the rates above count per account.
+KG_API_MAX_TOKENS_PER_USER = env_int("KG_API_MAX_TOKENS_PER_USER", 10, minimum=1)
 
 # --- Celery ---------------------------------------------------------------------------
 BROKER_DIR = VAR_DIR / "broker"

@@ -110,8 +110,9 @@ def _throttled(request, exc: Throttled):
     return api.create_response(
         request,
         {
-            "detail": "Too many requests from this token: the API's rate limit "
-            "(KG_API_RATE, and KG_API_HEAVY_RATE for walks and diffs) is spent for now."
+            "detail": "Too many requests from this account: the API's rate limit "
+            "(KG_API_RATE, and KG_API_HEAVY_RATE for walks and diffs, counted per account "
+            "across all its tokens and its browser session) is spent for now."
             + (f" Try again in {wait} seconds (Retry-After)." if wait else "")
         },
         status=429,

@@ -5,17 +5,23 @@ and owner. The secret is never written there, nor anywhere else."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import transaction
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from kgreview.core import audit
+from kgreview.core.disk import is_disk_full
 from kgreview.core.errors import StateConflict, ValidationFailed
 
 from .models import ApiToken
+
+log = logging.getLogger(__name__)
 
 TOKEN_PREFIX = "kgr"
 # Writing last_used_at on every request would make every read a write; once a minute
@@ -40,7 +46,9 @@ def _described(token: ApiToken) -> dict:
 
 def api_token_create(*, user, name: str, acting_user) -> IssuedToken:
     """A new read-only token for ``user``, made by ``acting_user`` (``None`` for the
-    command line, which acts as the system). The returned secret is the only copy."""
+    command line, which acts as the system). The returned secret is the only copy.
+    Refused in words when ``user`` already holds ``KG_API_MAX_TOKENS_PER_USER`` live
+    tokens."""
     name = " ".join(str(name).split())
     if not name:
         raise ValidationFailed("Give the token a name, such as the agent that will use it.")
@@ -51,6 +59,19 @@ def api_token_create(*, user, name: str, acting_user) -> IssuedToken:
     prefix = secrets.token_hex(4)
     secret = f"{TOKEN_PREFIX}_{prefix}_{secrets.token_urlsafe(32)}"
     with transaction.atomic():
+        # The owner's row serialises their token writes, so two at once cannot both pass
+        # the cap.
+        list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk"))
+        most = settings.KG_API_MAX_TOKENS_PER_USER
+        live = ApiToken.objects.filter(user=user, revoked_at__isnull=True).count()
+        if live >= most:
+            raise ValidationFailed(
+                f"{user.get_username()} already has {live} live API tokens, the most one "
+                f"account may hold (KG_API_MAX_TOKENS_PER_USER={most}); nothing was made. "
+                "Revoke one you no longer use (on the API tokens page, or with "
+                "manage.py api_token revoke PREFIX) and make the new one then. The rate "
+                "limits count per account, so more tokens would not allow more requests."
+            )
         token = ApiToken.objects.create(
             user=user, name=name, prefix=prefix, key_hash=token_hash(secret)
         )
@@ -92,7 +113,8 @@ def api_token_revoke(*, token: ApiToken, acting_user) -> ApiToken:
 
 def api_token_authenticate(*, secret: str) -> ApiToken | None:
     """The live token for a bearer value, or None. Touches ``last_used_at`` at most once
-    a minute, with a conditional update so concurrent readers never block each other."""
+    a minute, with a conditional update so concurrent readers never block each other;
+    on a full disk the touch is skipped (logged) and the token still reads."""
     if not secret or not secret.startswith(TOKEN_PREFIX + "_") or len(secret) > 200:
         return None
     token = (
@@ -104,6 +126,14 @@ def api_token_authenticate(*, secret: str) -> ApiToken | None:
         return None
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > TOUCH_EVERY:
-        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-        token.last_used_at = now
+        try:
+            with transaction.atomic():
+                ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        except DatabaseError as exc:
+            # A read must not fail because its bookkeeping could not be written.
+            if not is_disk_full(exc):
+                raise
+            log.warning("API token %s: last use not recorded, the disk is full.", token.prefix)
+        else:
+            token.last_used_at = now
     return token

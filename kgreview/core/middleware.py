@@ -18,19 +18,28 @@ catches what reaches Django anyway: a ``Busy`` no view caught, or a deadlock,
 serialization failure or SQLite "database is locked" from a write outside a retried
 service. The answer is a 409 with the words and ``Retry-After``: JSON under ``/api/``, a
 fragment for htmx, else a page.
+
+``DiskFullMiddleware``: a write that found the disk full (``core.disk``) is answered
+503 "The server's disk is full: nothing was saved." in the same three shapes, wherever
+it failed: in a view (``process_exception``) or after it, such as the session saved as
+a login's response leaves (a ``got_request_exception`` receiver marks the request; the
+middleware sits outside the session's and turns that request's 500 into the 503).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Iterable
 
+from django.core.signals import got_request_exception
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.html import escape, format_html
 
 from construction.text import CONTROL, control_in
 
+from . import disk
 from .errors import Busy
 from .forms import BIGGEST_INT
 from .retry import busy, is_busy
@@ -167,3 +176,70 @@ class BusyMiddleware:
             response = render(request, "409.html", {"exception": words}, status=409)
         response["Retry-After"] = RETRY_AFTER
         return response
+
+
+# --- A full disk ----------------------------------------------------------------------
+
+log = logging.getLogger(__name__)
+DISK_RETRY_AFTER = "60"
+
+
+def disk_full_response(request: HttpRequest) -> HttpResponse:
+    """The 503 in words: JSON under ``/api/``, a fragment for htmx, else a page."""
+    words = disk.WORDS
+    response: HttpResponse
+    if request.path.startswith("/api/"):
+        response = JsonResponse({"detail": words, "code": "disk_full"}, status=503)
+    elif request.headers.get("HX-Request") == "true":
+        response = HttpResponse(
+            format_html('<div class="flash bad" role="alert">{}</div>', words), status=503
+        )
+    else:
+        try:
+            response = render(request, "503.html", {"words": words}, status=503)
+        except Exception:  # the page itself could not be drawn: the words alone
+            response = HttpResponse(f"<!doctype html><title>Disk full</title><p>{words}</p>")
+            response.status_code = 503
+    response["Retry-After"] = DISK_RETRY_AFTER
+    return response
+
+
+def _note(request: HttpRequest | None, exception: BaseException) -> bool:
+    if not disk.is_disk_full(exception):
+        return False
+    disk.noted()
+    log.error(
+        "The disk is full: %s %s failed (%s: %s); nothing was saved.",
+        getattr(request, "method", "?"),
+        getattr(request, "path", "?"),
+        exception.__class__.__name__,
+        exception,
+    )
+    return True
+
+
+def _mark_disk_full(sender, request=None, **kwargs) -> None:
+    """A failure outside any view (a session saved after the view, say): remember it on
+    the request, for ``DiskFullMiddleware`` to answer in words."""
+    exception = kwargs.get("exception")
+    if request is not None and exception is not None and _note(request, exception):
+        request._kg_disk_full = True  # type: ignore[attr-defined]
+
+
+got_request_exception.connect(_mark_disk_full, dispatch_uid="kgreview-disk-full")
+
+
+class DiskFullMiddleware:
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if response.status_code == 500 and getattr(request, "_kg_disk_full", False):
+            return disk_full_response(request)
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not _note(request, exception):
+            return None
+        return disk_full_response(request)

@@ -4,23 +4,34 @@ pages, a backwards diff refused, and every refusal JSON in words."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
+import threading
+from io import StringIO
+from types import SimpleNamespace
+from unittest import mock
 
 import pytest
-from django.core.cache import caches
+from django.core.management import CommandError, call_command
+from django.db import OperationalError as DjangoOperationalError
 from django.test import Client
+from django.urls import reverse
 
-from kgreview.api.services import api_token_create
+from kgreview.api import throttle
+from kgreview.api.models import ApiToken
+from kgreview.api.services import api_token_create, api_token_revoke
+from kgreview.core.errors import ValidationFailed
+from kgreview.core.models import AuditEntry
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
 def fresh_counts():
-    caches["shared"].clear()
+    throttle.reset()
     yield
-    caches["shared"].clear()
+    throttle.reset()
 
 
 def client_for(f, name: str) -> Client:
@@ -49,7 +60,7 @@ def test_a_token_over_its_rate_gets_429_with_retry_after_and_words(f, settings):
     assert refused.status_code == 429
     assert 1 <= int(refused["Retry-After"]) <= 60
     assert refused["Content-Type"].startswith("application/json")
-    assert "Too many requests from this token" in refused.json()["detail"]
+    assert "Too many requests from this account" in refused.json()["detail"]
     assert f"Try again in {refused['Retry-After']} seconds" in refused.json()["detail"]
 
 
@@ -227,3 +238,167 @@ def test_a_learning_path_depth_outside_one_to_six_is_refused_in_words(f, chain):
         r = agent.get(f"/api/v1/concepts/{chain[-1].pk}/learning-path", {"depth": depth})
         assert 400 <= r.status_code < 500
         assert r["Content-Type"].startswith("application/json")
+
+
+# --- The counter's store failing, counting exactly, per account -----------------------------
+
+
+@pytest.fixture
+def fresh_warning():
+    throttle._last_warning[0] = 0.0
+    yield
+    throttle._last_warning[0] = 0.0
+
+
+def test_with_the_shared_cache_down_the_api_answers_and_the_log_says_why(
+    f, settings, caplog, fresh_warning
+):
+    """Redis stopped (nothing listens on port 1): requests are let through, not a 500, and
+    a warning names the shared cache (the documented choice: the limit fails open)."""
+    settings.KG_API_RATE = "1/min"
+    settings.KG_CACHE_URL = "redis://127.0.0.1:1/0"
+    settings.CACHES = {
+        **settings.CACHES,
+        "shared": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",
+        },
+    }
+    agent = client_for(f, "bot")
+    agent.raise_request_exception = False
+    with caplog.at_level("WARNING", logger="kgreview.api.throttle"):
+        codes = [agent.get("/api/v1/relations").status_code for _ in range(3)]
+    assert codes == [200, 200, 200]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "kgreview.api.throttle"]
+    assert len(warnings) == 1  # once a minute, not once a request
+    assert "the shared cache (KG_CACHE_URL) failed" in warnings[0]
+    assert "requests are let through" in warnings[0]
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [OSError(28, "No space left on device"), sqlite3.OperationalError("database or disk is full")],
+)
+def test_with_the_disk_full_api_reads_answer(f, settings, failure, fresh_warning):
+    """The embedded counter cannot write its count: the read still answers."""
+    settings.KG_API_RATE = "1/min"
+    agent = client_for(f, "bot")
+    agent.raise_request_exception = False
+    with mock.patch.object(throttle.EMBEDDED, "incr", side_effect=failure):
+        assert agent.get("/api/v1/relations").status_code == 200
+
+
+def test_with_the_disk_full_a_token_still_reads_when_its_last_use_cannot_be_written(f):
+    agent = client_for(f, "bot")
+    agent.raise_request_exception = False
+    full = DjangoOperationalError("database or disk is full")
+    with mock.patch("django.db.models.QuerySet.update", side_effect=full) as update:
+        assert agent.get("/api/v1/relations").status_code == 200
+    assert update.called
+    assert ApiToken.objects.get().last_used_at is None
+
+
+def test_the_embedded_counter_is_exact_under_concurrency(f, settings):
+    """150 requests of one account, 16 at once, each thread with its own connection to the
+    counter file as separate processes have: exactly 60 pass a limit of 60 (the file
+    cache let 88 through), and the counts handed out are 1..150, each once."""
+    settings.KG_API_HEAVY_RATE = "60/min"
+    user = f.user(role="viewer")
+    request = SimpleNamespace(api_token=None, user=user)
+    start = threading.Barrier(16)
+    results: list[bool] = []
+    lock = threading.Lock()
+
+    def hammer(times: int) -> None:
+        start.wait()
+        for _ in range(times):
+            allowed = throttle.HEAVY.allow_request(request)
+            with lock:
+                results.append(allowed)
+        throttle.EMBEDDED.forget()
+
+    shares = [10] * 6 + [9] * 10  # 150 in all
+    frozen = 1_800_000_030.0  # mid-window: every request falls in the same minute
+    with mock.patch("kgreview.api.throttle.time.time", return_value=frozen):
+        threads = [threading.Thread(target=hammer, args=(n,)) for n in shares]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        key = f"kg-api-rate:heavy:user-{user.pk}:60:{int(frozen // 60)}"
+        following = throttle.count(key, 60, frozen)
+    assert len(results) == 150
+    assert results.count(True) == 60
+    assert following == 151
+
+
+def test_the_counter_counts_one_statement_per_request_across_connections(tmp_path, settings):
+    """Two connections (two processes) counting the same key alternate without loss."""
+    settings.VAR_DIR = tmp_path
+    other = throttle.SqliteCounter()
+    seen = [(throttle.EMBEDDED if i % 2 else other).incr("k", 60, 1000.0) for i in range(10)]
+    other.forget()
+    throttle.EMBEDDED.forget()
+    assert seen == list(range(1, 11))
+
+
+def test_an_account_s_tokens_share_one_rate(f, settings):
+    """Five tokens of one viewer do not buy five limits: the account is counted."""
+    settings.KG_API_RATE = "3/min"
+    settings.KG_API_MAX_TOKENS_PER_USER = 5
+    viewer = f.user(role="viewer")
+    agents = [
+        Client(
+            headers={
+                "Authorization": "Bearer "
+                + api_token_create(user=viewer, name=f"bot {i}", acting_user=None).secret
+            }
+        )
+        for i in range(5)
+    ]
+    codes = [agent.get("/api/v1/relations").status_code for agent in agents]
+    assert codes == [200, 200, 200, 429, 429]
+    browser = Client()
+    browser.force_login(viewer)
+    assert browser.get("/api/v1/relations").status_code == 429
+
+
+# --- A cap on tokens per account ----------------------------------------------------------------
+
+
+def test_an_account_past_its_token_cap_is_refused_in_words(f, settings):
+    settings.KG_API_MAX_TOKENS_PER_USER = 2
+    viewer = f.user("vera", role="viewer")
+    first = api_token_create(user=viewer, name="one", acting_user=viewer)
+    api_token_create(user=viewer, name="two", acting_user=viewer)
+    with pytest.raises(ValidationFailed) as refused:
+        api_token_create(user=viewer, name="three", acting_user=viewer)
+    assert "vera already has 2 live API tokens" in refused.value.message
+    assert "KG_API_MAX_TOKENS_PER_USER=2" in refused.value.message
+    assert "nothing was made" in refused.value.message
+    assert ApiToken.objects.filter(user=viewer).count() == 2
+    assert not AuditEntry.objects.filter(summary__contains="three").exists()
+    api_token_revoke(token=first.token, acting_user=viewer)
+    assert api_token_create(user=viewer, name="three", acting_user=viewer).token.name == "three"
+
+
+@pytest.mark.parametrize("htmx", [False, True])
+def test_the_tokens_page_past_the_cap_says_so(f, settings, htmx):
+    settings.KG_API_MAX_TOKENS_PER_USER = 1
+    viewer = f.user("vera", role="viewer")
+    api_token_create(user=viewer, name="one", acting_user=viewer)
+    browser = Client(headers={"HX-Request": "true"} if htmx else {})
+    browser.force_login(viewer)
+    response = browser.post(reverse("api-tokens"), {"name": "two"})
+    assert response.status_code == 400
+    assert "vera already has 1 live API tokens" in response.content.decode()
+    assert ApiToken.objects.filter(user=viewer).count() == 1
+
+
+def test_the_token_command_past_the_cap_says_so(f, settings):
+    settings.KG_API_MAX_TOKENS_PER_USER = 1
+    viewer = f.user("vera", role="viewer")
+    call_command("api_token", "create", "--user", "vera", "--name", "one", stdout=StringIO())
+    with pytest.raises(CommandError, match="vera already has 1 live API tokens"):
+        call_command("api_token", "create", "--user", "vera", "--name", "two", stdout=StringIO())
+    assert ApiToken.objects.filter(user=viewer).count() == 1
