@@ -115,10 +115,11 @@ def construct_item_run(
     reverify: bool = False,
     final_attempt: bool = True,
 ) -> AgentRunItem:
-    """Read one source of a run and queue what survives, in one transaction.
+    """Read one source of a run and queue what survives, in one short transaction.
 
-    READ happens outside any transaction (it may call a model for seconds) and its
-    output is stored at once, so a crash afterwards never pays for the same call twice.
+    READ happens outside any transaction (a model's calls take seconds, a long source
+    read by the offline reader minutes); a model's output is stored at once, so a crash
+    afterwards never pays for the same call twice.
     A revision already read by this extractor costs nothing: the item is ``unchanged``.
     A failed READ fails this item with the error in words; nothing is written for it.
     ``LLMTransientError`` is re-raised for a retry unless this is the final attempt.
@@ -175,7 +176,14 @@ def _construct_item(
     read_stats: dict = {"chunks": len(plans)}
     if record is not None:
         extraction = Extraction.from_json(record.output)
-    elif not local:
+    elif local:
+        # Read outside any transaction too: a long source takes minutes, and on SQLite a
+        # transaction holds the one write lock for all of it (nobody could log in or
+        # decide). Only the checks and writes below hold the lock, briefly.
+        extraction = reading.read_local(
+            plans, extractor, vocabulary=vocabulary, lexicon=adapters.INDEX_CACHE.get()
+        )
+    else:
         # Model calls take seconds: make them outside any transaction, and keep each
         # paid chunk at once, so a crash afterwards never pays for it twice.
         try:
@@ -213,10 +221,7 @@ def _construct_item(
 
     with transaction.atomic():
         construct_mutex_hold()
-        index = adapters.INDEX_CACHE.get()
-        if extraction is None:
-            # A local extractor reads under the lock, against the same index SEARCH uses.
-            extraction = reading.read_local(plans, extractor, vocabulary=vocabulary, lexicon=index)
+        index = adapters.INDEX_CACHE.get()  # again: what others wrote while we read
         result = process_source(
             doc=doc,
             extraction=extraction,

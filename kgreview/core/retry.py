@@ -43,6 +43,12 @@ BUSY_WORDS = (
     "Busy: another decision touched the same concepts at the same moment; nothing was "
     "changed — try again."
 )
+# SQLite's own wait for its one write lock ran out: nobody touched these concepts, the
+# database was busy writing something else.
+LOCKED_WORDS = (
+    "Busy: the database was busy with other writes for too long; nothing was changed — "
+    "try again in a moment."
+)
 
 _local = threading.local()
 
@@ -66,7 +72,10 @@ def is_busy(exc: BaseException) -> bool:
 
 
 def busy(exc: BaseException | None = None) -> Busy:
-    """The refusal in words for a transaction that lost to others every time."""
+    """The refusal in words for a transaction that lost to others every time: two
+    decisions on the same concepts, or SQLite's write lock held too long by another."""
+    if exc is not None and not is_retryable(exc):
+        return Busy(LOCKED_WORDS, sqlstate=None)
     return Busy(BUSY_WORDS, sqlstate=sqlstate(exc) if exc is not None else None)
 
 
