@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections.abc import Callable, Iterable
 
 from django.core.signals import got_request_exception
@@ -185,10 +186,14 @@ DISK_RETRY_AFTER = "60"
 
 
 def disk_full_response(request: HttpRequest) -> HttpResponse:
-    """The 503 in words: JSON under ``/api/``, a fragment for htmx, else a page."""
+    """The 503 in words: JSON under ``/api/`` (or to a script asking for JSON), a
+    fragment for htmx, else a page."""
     words = disk.WORDS
     response: HttpResponse
-    if request.path.startswith("/api/"):
+    accept = request.headers.get("Accept", "")
+    if request.path.startswith("/api/") or (
+        "application/json" in accept and "text/html" not in accept
+    ):
         response = JsonResponse({"detail": words, "code": "disk_full"}, status=503)
     elif request.headers.get("HX-Request") == "true":
         response = HttpResponse(
@@ -221,7 +226,8 @@ def _note(request: HttpRequest | None, exception: BaseException) -> bool:
 def _mark_disk_full(sender, request=None, **kwargs) -> None:
     """A failure outside any view (a session saved after the view, say): remember it on
     the request, for ``DiskFullMiddleware`` to answer in words."""
-    exception = kwargs.get("exception")
+    # Django sends the signal from inside its ``except`` block, without the exception.
+    exception = kwargs.get("exception") or sys.exc_info()[1]
     if request is not None and exception is not None and _note(request, exception):
         request._kg_disk_full = True  # type: ignore[attr-defined]
 
