@@ -136,9 +136,12 @@ def visible(text: str) -> str:
 
 
 def normal_name(name: str) -> str:
-    """The one stored form of a concept's name or alias, whatever path it came by: Unicode
-    NFC, no invisible or reordering characters (see ``visible``), one space between words,
-    ends trimmed. Two names with the same normal form are the same name."""
+    """The one stored form of every name and title kgreview keeps, whatever path it came
+    by: concept names and aliases, source titles, API token names, relation labels and
+    verbs, schedule names. Unicode NFC, no invisible or reordering characters (controls,
+    format characters such as bidi marks, overrides and isolates, zero-width characters:
+    see ``visible``), one space between words, ends trimmed. Two names with the same
+    normal form are the same name."""
     return " ".join(visible(unicodedata.normalize("NFC", str(name))).split())
 
 

@@ -15,6 +15,7 @@ from django.contrib.auth import get_user_model
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
+from construction.text import normal_name
 from kgreview.core import audit
 from kgreview.core.disk import is_disk_full
 from kgreview.core.errors import StateConflict, ValidationFailed
@@ -49,7 +50,7 @@ def api_token_create(*, user, name: str, acting_user) -> IssuedToken:
     command line, which acts as the system). The returned secret is the only copy.
     Refused in words when ``user`` already holds ``KG_API_MAX_TOKENS_PER_USER`` live
     tokens."""
-    name = " ".join(str(name).split())
+    name = normal_name(str(name))
     if not name:
         raise ValidationFailed("Give the token a name, such as the agent that will use it.")
     if len(name) > 100:

@@ -19,6 +19,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Case, F, Max, Q, TextField, Value, When
 
 from construction.documents import markdown_sections, page_of, section_at
+from construction.text import normal_name
 from construction.types import Section
 from kgreview.core import audit
 from kgreview.core.errors import ValidationFailed
@@ -100,7 +101,7 @@ def source_import(
         raise ValidationFailed(f'Source "{slug}" has no text.')
     if text_format not in SourceRevision.TextFormat.values:
         raise ValidationFailed(f'"{text_format}" is not a text format kgreview knows.')
-    title = " ".join(title.split())[:300] or slug
+    title = normal_name(title)[:300] or slug
     origin = origin[:1000]
     filename = filename[:255]
     structure = dict(structure or {})

@@ -19,8 +19,16 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from construction.text import normal_name
 from kgreview.core.errors import ValidationFailed
 
 PRESETS_DIR = Path(__file__).with_name("vocabularies")
@@ -41,6 +49,13 @@ class RelationDef(BaseModel):
     description: str = ""
     symmetric: bool = False
     acyclic: bool = False
+
+    @field_validator("label", "verb", mode="after")
+    @classmethod
+    def _stored_form(cls, value: str) -> str:
+        """The label and verb as the graph stores them (``normal_name``), so a file that
+        spells them with invisible characters installs once, not at every run."""
+        return normal_name(value)
 
     @model_validator(mode="after")
     def _shape(self) -> RelationDef:

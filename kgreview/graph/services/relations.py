@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from construction.text import normal_name
 from kgreview.core.errors import NameTaken, StateConflict, ValidationFailed
 
 from ..models import RelationType
@@ -33,8 +34,8 @@ def relation_type_create(
         raise NameTaken(f'The relation "{key}" already exists.')
     relation = RelationType(
         key=key,
-        label=label.strip(),
-        verb=verb.strip(),
+        label=normal_name(label),
+        verb=normal_name(verb),
         description=description.strip(),
         directed=directed,
         symmetric=symmetric,
@@ -80,10 +81,13 @@ def relation_type_describe(
     relation = lock_relation(relation)
     fields = ("label", "verb", "description")
     was = {f: getattr(relation, f) for f in fields}
+    for field, value in (("label", label), ("verb", verb)):
+        if value is not None and not normal_name(value):
+            raise ValidationFailed(f"A relation's {field} must hold words.")
     if label is not None:
-        relation.label = label.strip()
+        relation.label = normal_name(label)
     if verb is not None:
-        relation.verb = verb.strip()
+        relation.verb = normal_name(verb)
     if description is not None:
         relation.description = description.strip()
     relation.save(update_fields=list(fields))
