@@ -144,6 +144,20 @@ class _Drafting:
         return resolution
 
 
+@dataclass(frozen=True)
+class DocumentFacts:
+    """What ``process_source`` reads off the document's text alone (the names it defines,
+    where each quote can be found): linear in its length, so a caller that holds a lock
+    for ``process_source`` works it out beforehand, outside the lock."""
+
+    defined: tuple[Definition, ...]
+    finder: QuoteFinder
+
+
+def document_facts(doc: SourceDoc) -> DocumentFacts:
+    return DocumentFacts(defined=definitions(doc.text), finder=QuoteFinder(doc.text))
+
+
 def process_source(
     *,
     doc: SourceDoc,
@@ -153,6 +167,7 @@ def process_source(
     graph: GraphView,
     gate: float,
     active_evidence: Sequence[ActiveEvidence] = (),
+    facts: DocumentFacts | None = None,
 ) -> SourceResult:
     """Turn one extraction into proposal drafts and dropped candidates.
 
@@ -167,7 +182,8 @@ def process_source(
     already known), with the invalidations of edges whose evidence this revision no
     longer has.
     """
-    defined = definitions(doc.text)
+    facts = facts or document_facts(doc)
+    defined = facts.defined
     work = _Drafting(
         doc=doc,
         graph=graph,
@@ -179,7 +195,7 @@ def process_source(
     for rejected in extraction.rejected:
         work.drop(rejected.raw, "invalid", rejected.error)
     table = vocabulary_lookup(vocabulary)
-    finder = QuoteFinder(doc.text)
+    finder = facts.finder
     found = [
         item
         for item in (_search(work, table, finder, c) for c in extraction.candidates)

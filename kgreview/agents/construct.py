@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from construction.errors import ExtractionFailed, LLMTransientError
-from construction.pipeline import process_source
+from construction.pipeline import document_facts, process_source
 from construction.protocols import Extractor
 from construction.types import Extraction, LLMUsage
 from kgreview.graph.models import Source
@@ -219,11 +219,13 @@ def _construct_item(
         read_stats["chunks_cached"] = read.cached
         record = _store_extraction(revision, xkey, extraction, run)
 
+    facts = document_facts(doc)  # the text's own work, outside the lock as well
     with transaction.atomic():
         construct_mutex_hold()
         index = adapters.INDEX_CACHE.get()  # again: what others wrote while we read
         result = process_source(
             doc=doc,
+            facts=facts,
             extraction=extraction,
             vocabulary=vocabulary,
             index=index,
