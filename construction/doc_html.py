@@ -166,6 +166,8 @@ def _trafilatura(source: str) -> str:
             favor_recall=True,
             with_metadata=False,
         )
+    except MemoryError:  # the child's memory cap: the plain path would not fare better
+        raise
     except Exception:  # a page trafilatura chokes on is still read by the plain path
         return ""
     body = getattr(extracted, "body", None)

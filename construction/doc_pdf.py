@@ -9,13 +9,18 @@ below it). Sections come from the outline (bookmarks), the structure a PDF state
 purpose; without one, from the headings found in the typography.
 
 Pages are opened, read and closed one at a time: a thousand-page PDF never holds more
-than one page's objects, only the lines read from them.
+than one page's objects, only the lines read from them. Before PDFium opens the file, its
+Flate streams are inflated here, a megabyte at a time and kept nowhere, to count what
+they unpack to (``ReadLimits``): a stream of gigabytes of spaces is refused in words
+before anything holds it. The pages and the characters read are counted as well.
 """
 
 from __future__ import annotations
 
 import re
+import zlib
 
+from construction.doc_limits import MB, ReadLimits
 from construction.doc_pdf_layout import Block, Line, lay_out, page_lines
 from construction.documents import (
     PDF,
@@ -50,20 +55,60 @@ _NUMBERED_LINE = r"^[ \t]*(?:(?:\d+|[A-Z])(?:\.\d+)*\.?[ \t]+)?"
 _PLACEHOLDER_TITLES = frozenset({"untitled", "anonymous", "(unspecified)", "unspecified"})
 
 
-def _read_lines(pdf) -> list[list[Line]]:
+def _read_lines(pdf, limits: ReadLimits) -> list[list[Line]]:
     """The lines of every page of an open ``PdfDocument``, one page at a time."""
     pages: list[list[Line]] = []
+    chars = 0
     for index in range(len(pdf)):
         page = pdf.get_page(index)
         try:
             textpage = page.get_textpage()
             try:
-                pages.append(page_lines(page, textpage))
+                lines = page_lines(page, textpage)
             finally:
                 textpage.close()
         finally:
             page.close()
+        chars += sum(len(line.text) for line in lines)
+        if chars > limits.max_chars:
+            raise BadDocument(limits.chars())
+        pages.append(lines)
     return pages
+
+
+# A stream's data starts after "stream" and its line end, its dictionary just before.
+_STREAM = re.compile(rb">>\s*stream(?:\r\n|\n|\r)")
+
+
+def inflated_size(raw: bytes, cap: int) -> int:
+    """What the file's Flate streams unpack to, counted up to just past ``cap``.
+
+    Each stream is inflated a megabyte at a time and thrown away: counting a bomb costs
+    the time to inflate ``cap`` bytes and no memory to speak of. Data that is not a zlib
+    stream (images in other encodings, a false "stream") is skipped at its first bytes.
+    """
+    total = 0
+    for match in _STREAM.finditer(raw):
+        inflater = zlib.decompressobj()
+        data = memoryview(raw)[match.end() :]
+        try:
+            while data and not inflater.eof:
+                total += len(inflater.decompress(data, MB))
+                if total > cap:
+                    return total
+                data = memoryview(inflater.unconsumed_tail)
+                if not data:
+                    total += len(inflater.flush())
+        except zlib.error:
+            continue
+    return total
+
+
+def _check_inflation(raw: bytes, limits: ReadLimits) -> None:
+    cap = min(limits.max_unpacked_bytes, limits.inflation_cap(len(raw)))
+    refusal = limits.unpack_refusal(len(raw), inflated_size(raw, cap))
+    if refusal is not None:
+        raise BadDocument(refusal)
 
 
 def clean_page(raw: str) -> str:
@@ -75,8 +120,11 @@ def clean_page(raw: str) -> str:
     return text.strip()
 
 
-def read_pdf(raw: bytes, *, filename: str) -> Document:
-    """Read a PDF's text layer; raises ``BadDocument`` for encrypted, damaged or scanned ones."""
+def read_pdf(raw: bytes, *, filename: str, limits: ReadLimits | None = None) -> Document:
+    """Read a PDF's text layer; raises ``BadDocument`` for encrypted, damaged or scanned
+    ones, and for one past ``limits`` (the defaults when None)."""
+    limits = limits or ReadLimits()
+    _check_inflation(raw, limits)
     import pypdfium2 as pdfium
     import pypdfium2.raw as pdfium_c
 
@@ -87,13 +135,19 @@ def read_pdf(raw: bytes, *, filename: str) -> Document:
             raise BadDocument(ENCRYPTED) from None
         why = _LOAD_ERRORS.get(exc.err_code, _reason(exc))
         raise BadDocument(f"not a readable PDF ({why})") from None
+    except MemoryError:
+        raise
     except Exception as exc:  # PDFium is C code; anything it throws means "cannot read"
         raise BadDocument(f"not a readable PDF ({exc.__class__.__name__})") from None
     try:
+        if len(pdf) > limits.max_pages:
+            raise BadDocument(limits.pages())
         try:
-            lines = _read_lines(pdf)
+            lines = _read_lines(pdf, limits)
             outline = _outline(pdf)
             meta_title = (pdf.get_metadata_value("Title") or "").strip()
+        except (BadDocument, MemoryError):  # a limit's words; the child's memory cap
+            raise
         except Exception as exc:
             raise BadDocument(f"not a readable PDF ({_reason(exc)})") from None
     finally:

@@ -9,6 +9,13 @@ content controls hold text that ``Paragraph.text`` skips. In paragraphs and list
 runs that tell a term apart keep it as light Markdown: code (a code character style or a
 fixed-pitch font) in backticks, bold (or "Strong") as ``**x**``, italic (or "Emphasis")
 as ``*x*``; headings and table cells stay plain.
+
+A part may declare entities in a DOCTYPE and use them in its text (``&co;``); python-docx
+does not expand them, so the reader puts in the text each internal entity declares, and
+keeps a reference it cannot expand (external, or holding markup or references of its own)
+as written, with a note. The archive is checked before it is opened: what it unpacks to
+(a fixed size, and a ratio to the file's size), and while the body is walked, its
+paragraphs and characters (``ReadLimits``).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import io
 import re
 import zipfile
 
+from construction.doc_limits import ReadLimits
 from construction.documents import (
     DOCX,
     BadDocument,
@@ -31,7 +39,6 @@ __all__ = ["read_docx"]
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
-UNPACK_FACTOR = 20  # a .docx unpacking to more than this many times the size limit is a bomb
 _HEADING_NAME = re.compile(r"^heading\s*([1-9])$", re.IGNORECASE)
 # Text that is not in the document as a reader sees it: deleted or moved-away revisions,
 # the fallback copy of a drawing (its text is in the mc:Choice already), field codes; and
@@ -41,18 +48,21 @@ _SKIP = frozenset(
 )
 
 
-def read_docx(raw: bytes, *, filename: str, max_bytes: int) -> Document:
-    """Read a Word file; raises ``BadDocument`` for a damaged or empty one."""
-    _check_zip(raw, max_bytes)
+def read_docx(raw: bytes, *, filename: str, limits: ReadLimits | None = None) -> Document:
+    """Read a Word file; raises ``BadDocument`` for a damaged or empty one, or one past
+    ``limits`` (the defaults when None)."""
+    limits = limits or ReadLimits()
+    _check_zip(raw, limits)
     import docx
 
     try:
         document = docx.Document(io.BytesIO(raw))
         body = document.element.body
-        reader = _Reader(document)
+        reader = _Reader(document, limits)
         reader.walk(body)
+        notes = _entity_notes(body, reader.entities)
         core_title = (document.core_properties.title or "").strip()
-    except BadDocument:
+    except (BadDocument, MemoryError):  # a limit's words; the child's memory cap
         raise
     except Exception as exc:  # python-docx raises KeyError, ValueError, lxml errors...
         raise BadDocument(f"not a readable Word file (.docx): {_reason(exc)}") from None
@@ -66,10 +76,16 @@ def read_docx(raw: bytes, *, filename: str, max_bytes: int) -> Document:
         text_format="markdown",
         sections=sections,
         pages=(),
+        notes=notes,
     )
 
 
-def _check_zip(raw: bytes, max_bytes: int) -> None:
+def _check_zip(raw: bytes, limits: ReadLimits) -> None:
+    """Refuses an archive that is no Word file or unpacks too far, before it is opened.
+
+    The sizes are those the archive states: ``zipfile`` (and so python-docx) never reads
+    more of a member than its stated size.
+    """
     try:
         with zipfile.ZipFile(io.BytesIO(raw)) as archive:
             names = set(archive.namelist())
@@ -80,11 +96,9 @@ def _check_zip(raw: bytes, max_bytes: int) -> None:
         ) from None
     if "[Content_Types].xml" not in names:
         raise BadDocument("not a readable Word file (.docx): it holds no Word document")
-    if unpacked > UNPACK_FACTOR * max_bytes:
-        raise BadDocument(
-            f"not a readable Word file (.docx): it unpacks to {unpacked:,} bytes, more than "
-            f"{UNPACK_FACTOR} times the limit of {max_bytes:,} (KG_MAX_SOURCE_BYTES)"
-        )
+    refusal = limits.unpack_refusal(len(raw), unpacked)
+    if refusal is not None:
+        raise BadDocument(refusal)
 
 
 def _reason(exc: Exception) -> str:
@@ -99,15 +113,28 @@ def _reason(exc: Exception) -> str:
 class _Reader:
     """Walks the body, appending one Markdown block per paragraph, list run or table."""
 
-    def __init__(self, document) -> None:
+    def __init__(self, document, limits: ReadLimits) -> None:
         self.styles = document.styles
         self.kinds: dict[str | None, tuple[str, int]] = {}
         self.out: list[str] = []
         self.items: list[str] = []
+        self.limits = limits
+        self.seen = 0  # paragraphs met, empty ones too: each costs the walk
+        self.chars = 0
+        self.entities = _declared_entities(document.element)
+
+    def count(self, text: str) -> str:
+        self.chars += len(text)
+        if self.chars > self.limits.max_chars:
+            raise BadDocument(self.limits.chars())
+        return text
 
     def walk(self, container) -> None:
         for child in container.iterchildren():
             if child.tag == W + "p":
+                self.seen += 1
+                if self.seen > self.limits.max_paragraphs:
+                    raise BadDocument(self.limits.paragraphs())
                 self.paragraph(child)
             elif child.tag == W + "tbl":
                 self.table(child)
@@ -124,7 +151,8 @@ class _Reader:
 
     def paragraph(self, p) -> None:
         kind, level = self.kind(p)
-        text = (_text(p) if kind == "heading" else _marked_text(p)).strip()
+        ent = self.entities
+        text = self.count(_text(p, ent) if kind == "heading" else _marked_text(p, ent)).strip()
         if not text:
             return
         if kind == "item":
@@ -142,7 +170,10 @@ class _Reader:
         for tr in tbl.iter(W + "tr"):
             if tr.getparent() is not tbl:
                 continue  # a nested table's rows are read as its cell's text
-            cells = [" ".join(_text(tc).split()) for tc in tr.iterchildren(W + "tc")]
+            cells = [
+                " ".join(self.count(_text(tc, self.entities)).split())
+                for tc in tr.iterchildren(W + "tc")
+            ]
             if any(cells):
                 rows.append(" | ".join(cells))
         if rows:
@@ -185,7 +216,48 @@ class _Reader:
         return ("para", 0)
 
 
-def _text(element) -> str:
+def _declared_entities(root) -> dict[str, str]:
+    """The entities a part's DOCTYPE declares whose text is plain (no markup, no further
+    reference): each is put in the text where it is used."""
+    dtd = root.getroottree().docinfo.internalDTD
+    if dtd is None:
+        return {}
+    return {
+        e.name: e.content
+        for e in dtd.iterentities()
+        if e.content is not None and "&" not in e.content and "<" not in e.content
+    }
+
+
+def _entity_notes(body, entities: dict[str, str]) -> tuple[str, ...]:
+    """The note for entity references kept as written (none when every one was expanded)."""
+    from lxml import etree
+
+    kept = sorted({node.name for node in body.iter(etree.Entity)} - entities.keys())
+    if not kept:
+        return ()
+    shown = ", ".join(f"&{name};" for name in kept[:5]) + (", …" if len(kept) > 5 else "")
+    return (
+        f"kept {len(kept)} entity reference{'s' if len(kept) != 1 else ''} as written "
+        f"({shown}): the file does not declare their text plainly",
+    )
+
+
+def _t_text(t, entities: dict[str, str]) -> str:
+    """A ``<w:t>``'s text, its entity references expanded (or kept as written)."""
+    if not len(t):
+        return t.text or ""
+    from lxml import etree
+
+    parts = [t.text or ""]
+    for node in t:  # what follows a child (its tail) is the <w:t>'s text all the same
+        if node.tag is etree.Entity:
+            parts.append(entities.get(node.name, f"&{node.name};"))
+        parts.append(node.tail or "")
+    return "".join(parts)
+
+
+def _text(element, entities: dict[str, str]) -> str:
     """The visible text under a paragraph or cell: tabs and breaks kept."""
     parts: list[str] = []
 
@@ -195,7 +267,7 @@ def _text(element) -> str:
             if tag in _SKIP:
                 continue
             if tag == W + "t":
-                parts.append(child.text or "")
+                parts.append(_t_text(child, entities))
             elif tag == W + "tab":
                 parts.append("\t")
             elif tag in (W + "br", W + "cr"):
@@ -245,18 +317,18 @@ _RUN_HOLDERS = frozenset(
 )
 
 
-def _marked_text(p) -> str:
+def _marked_text(p, entities: dict[str, str]) -> str:
     """A paragraph's text with its runs' code, bold and italic as light Markdown."""
     pieces: list[tuple[str, str]] = []  # (marker, text), adjacent runs alike merged
     for child in p.iterchildren():
         if child.tag in _SKIP:
             continue
         if child.tag == W + "r":
-            marker, text = _marker(child), _text(child)
+            marker, text = _marker(child), _text(child, entities)
         elif child.tag in _RUN_HOLDERS:
-            marker, text = "", _marked_text(child)
+            marker, text = "", _marked_text(child, entities)
         else:
-            marker, text = "", _text(child)
+            marker, text = "", _text(child, entities)
         if pieces and pieces[-1][0] == marker:
             pieces[-1] = (marker, pieces[-1][1] + text)
         else:

@@ -20,6 +20,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from construction.doc_limits import ReadLimits
 from construction.types import Section
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "media_type_for",
     "page_of",
     "parse_front_matter",
+    "paragraph_count",
     "read_document",
     "section_at",
     "short_line",
@@ -364,8 +366,17 @@ def media_type_for(filename: str) -> str | None:
     return SUFFIXES.get(name[dot:]) if dot > 0 else None
 
 
-def read_document(raw: bytes, *, filename: str, max_bytes: int) -> Document:
-    """Read one uploaded or imported file; raises ``BadDocument`` saying what is wrong."""
+def read_document(
+    raw: bytes, *, filename: str, max_bytes: int, limits: ReadLimits | None = None
+) -> Document:
+    """Read one uploaded or imported file; raises ``BadDocument`` saying what is wrong.
+
+    ``limits`` (the defaults when None) bound the document: its pages, characters,
+    paragraphs and how far it inflates; each refusal names the limit it hit. This reads
+    in the calling process: ``doc_sandbox.read_bounded`` is the same in a child process
+    whose memory and processor time are capped too.
+    """
+    limits = limits or ReadLimits()
     media_type = media_type_for(filename)
     if media_type is None:
         name = re.split(r"[\\/]", filename)[-1]
@@ -379,20 +390,35 @@ def read_document(raw: bytes, *, filename: str, max_bytes: int) -> Document:
     if not raw.strip():
         raise BadDocument("file has no text")
     if media_type == MARKDOWN:
-        return _read_markdown(raw, filename)
-    if media_type == PLAIN:
-        return _read_plain(raw, filename)
-    if media_type == HTML:
+        document = _read_markdown(raw, filename)
+    elif media_type == PLAIN:
+        document = _read_plain(raw, filename)
+    elif media_type == HTML:
         from construction.doc_html import read_html
 
-        return read_html(raw, filename=filename)
-    if media_type == PDF:
+        document = read_html(raw, filename=filename)
+    elif media_type == PDF:
         from construction.doc_pdf import read_pdf
 
-        return read_pdf(raw, filename=filename)
-    from construction.doc_word import read_docx
+        document = read_pdf(raw, filename=filename, limits=limits)
+    else:
+        from construction.doc_word import read_docx
 
-    return read_docx(raw, filename=filename, max_bytes=max_bytes)
+        document = read_docx(raw, filename=filename, limits=limits)
+    if len(document.text) > limits.max_chars:
+        raise BadDocument(limits.chars())
+    # Markdown and plain text are no larger than their file; the other formats' blocks
+    # each cost a reader's objects, so they are counted.
+    if media_type not in (MARKDOWN, PLAIN) and (
+        paragraph_count(document.text) > limits.max_paragraphs
+    ):
+        raise BadDocument(limits.paragraphs())
+    return document
+
+
+def paragraph_count(text: str) -> int:
+    """The blocks of a stored text: runs of lines between blank lines."""
+    return text.count("\n\n") + 1
 
 
 def _read_markdown(raw: bytes, filename: str) -> Document:

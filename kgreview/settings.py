@@ -454,6 +454,16 @@ KG_LLM_CONCURRENCY = env_int("KG_LLM_CONCURRENCY", 4, minimum=1)
 # Tokens one construction run may spend on model calls; 0 means no limit.
 KG_LLM_MAX_TOKENS_PER_RUN = env_int("KG_LLM_MAX_TOKENS_PER_RUN", 0)
 KG_MAX_SOURCE_BYTES = env_int("KG_MAX_SOURCE_BYTES", 50_000_000, minimum=1)
+# Reading one document (docs/documents.md, "Limits"): a PDF, Word or HTML file is read in a
+# child process with this much address space and processor time; every file's pages,
+# characters, paragraphs and inflation (a ratio, and a fixed size) are bounded.
+KG_READ_MEMORY_MB = env_int("KG_READ_MEMORY_MB", 1024, minimum=64)
+KG_READ_CPU_SECONDS = env_int("KG_READ_CPU_SECONDS", 120, minimum=1)
+KG_READ_MAX_PAGES = env_int("KG_READ_MAX_PAGES", 5_000, minimum=1)
+KG_READ_MAX_CHARS = env_int("KG_READ_MAX_CHARS", 50_000_000, minimum=1)
+KG_READ_MAX_PARAGRAPHS = env_int("KG_READ_MAX_PARAGRAPHS", 200_000, minimum=1)
+KG_READ_MAX_INFLATION = env_int("KG_READ_MAX_INFLATION", 100, minimum=1)
+KG_READ_MAX_UNPACKED_BYTES = env_int("KG_READ_MAX_UNPACKED_BYTES", 200_000_000, minimum=1)
 KG_LLM_TIMEOUT = env_float("KG_LLM_TIMEOUT", 60.0, low=0.1, high=3600.0)
 KG_LLM_MAX_RETRIES = env_int("KG_LLM_MAX_RETRIES", 3)
 KG_LLM_VALIDATION_RETRIES = env_int("KG_LLM_VALIDATION_RETRIES", 2)

@@ -2,10 +2,13 @@
 sources, one file at a time.
 
 A bad file (unreadable, binary, empty, oversized, encrypted, scanned, corrupt, of an
-unknown type) becomes an ``ImportProblem`` with a sentence saying what is wrong; the rest
-of the batch goes on. Only regular files inside the paths given are read: a symbolic link
-or anything else that could lead outside them (``lessons/leak.md -> ../var/secret_key``)
-is refused in words, never followed.
+unknown type, past a reading limit) becomes an ``ImportProblem`` with a sentence saying
+what is wrong; the rest of the batch goes on. PDF, Word and HTML files are read in a child
+process within the ``KG_READ_*`` limits (``construction.doc_sandbox``): a crafted file
+costs the child, never this process, and is refused in words naming the limit. Only
+regular files inside the paths given are read: a symbolic link or anything else that could
+lead outside them (``lessons/leak.md -> ../var/secret_key``) is refused in words, never
+followed.
 """
 
 from __future__ import annotations
@@ -17,11 +20,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.utils.text import slugify
 
-from construction.documents import SUFFIXES, BadDocument, Document, media_type_for, read_document
+from construction.doc_limits import ReadLimits
+from construction.doc_sandbox import read_bounded
+from construction.documents import SUFFIXES, BadDocument, Document, media_type_for
 from kgreview.core.errors import DomainError
 
 from .sources import SourceImportResult, source_import
@@ -111,13 +117,27 @@ def slug_for(document: Document, filename: str) -> str:
     return slug
 
 
+def read_limits() -> ReadLimits:
+    """The limits of reading one document, from the ``KG_READ_*`` settings."""
+    return ReadLimits(
+        memory_mb=settings.KG_READ_MEMORY_MB,
+        cpu_seconds=settings.KG_READ_CPU_SECONDS,
+        max_pages=settings.KG_READ_MAX_PAGES,
+        max_chars=settings.KG_READ_MAX_CHARS,
+        max_paragraphs=settings.KG_READ_MAX_PARAGRAPHS,
+        max_inflation=settings.KG_READ_MAX_INFLATION,
+        max_unpacked_bytes=settings.KG_READ_MAX_UNPACKED_BYTES,
+    )
+
+
 def read_upload(raw: bytes, *, filename: str, max_bytes: int) -> tuple[str, Document]:
-    """Read one file's bytes as a document and choose its slug; raises ``BadSourceFile``."""
+    """Read one file's bytes as a document and choose its slug; raises ``BadSourceFile``
+    (in words, naming the limit a file past one hit)."""
     if media_type_for(filename) is None:
         suffix = Path(filename).suffix.lower() or "(none)"
         raise BadSourceFile(f"unsupported file type {suffix!r}: kgreview reads {SUPPORTED}")
     try:
-        document = read_document(raw, filename=filename, max_bytes=max_bytes)
+        document = read_bounded(raw, filename=filename, max_bytes=max_bytes, limits=read_limits())
     except BadDocument as exc:
         raise BadSourceFile(str(exc)) from None
     return slug_for(document, filename), document

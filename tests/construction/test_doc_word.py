@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import zipfile
 
 import docx
 from docx.shared import Pt
@@ -55,3 +56,71 @@ def test_headings_stay_plain_and_a_bold_space_is_not_marked():
         run.font.size = Pt(11)
 
     assert word(build) == "# The WAL\n\nTwo   words\n"
+
+
+def with_doctype(build, doctype: str, replacements: dict[str, str]) -> bytes:
+    """A Word file whose body part declares ``doctype`` and has each placeholder word
+    replaced by raw XML (an entity reference python-docx would not write)."""
+    document = docx.Document()
+    build(document)
+    saved = io.BytesIO()
+    document.save(saved)
+    out = io.BytesIO()
+    with (
+        zipfile.ZipFile(saved) as source,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target,
+    ):
+        for info in source.infolist():
+            data = source.read(info.filename)
+            if info.filename == "word/document.xml":
+                declaration, rest = data.decode("utf-8").split("?>", 1)
+                xml = declaration + "?>\n" + doctype + rest
+                for placeholder, raw in replacements.items():
+                    xml = xml.replace(placeholder, raw)
+                data = xml.encode("utf-8")
+            target.writestr(info, data)
+    return out.getvalue()
+
+
+def test_a_paragraph_holding_entity_references_keeps_its_text():
+    """Issue 25: a paragraph whose text starts with a declared entity was dropped whole
+    (python-docx keeps the reference as a node, and the text before it was empty); each
+    reference becomes the text its declaration gives, in paragraphs, headings and cells."""
+
+    def build(document):
+        document.add_heading("About COMPANY", 1)
+        document.add_paragraph("Before.")
+        document.add_paragraph("COMPANY makes gears and sells them.")
+        document.add_table(rows=1, cols=1).cell(0, 0).text = "Made by COMPANY."
+        document.add_paragraph("After.")
+
+    raw = with_doctype(
+        build, '<!DOCTYPE w:document [<!ENTITY co "Acme Corp">]>', {"COMPANY": "&co;"}
+    )
+    got = read_document(raw, filename="entities.docx", max_bytes=10**7)
+    assert got.text == (
+        "# About Acme Corp\n\nBefore.\n\nAcme Corp makes gears and sells them.\n\n"
+        "Made by Acme Corp.\n\nAfter.\n"
+    )
+    assert got.notes == ()
+
+
+def test_an_entity_reference_that_cannot_be_expanded_is_kept_as_written_with_a_note():
+    """An external entity is never fetched, and one whose text holds references of its
+    own is not expanded (no entity expansion bombs): each stays as written, noted."""
+
+    def build(document):
+        document.add_paragraph("SECRET and NESTED, then plain words.")
+
+    raw = with_doctype(
+        build,
+        '<!DOCTYPE w:document [<!ENTITY ext SYSTEM "file:///etc/passwd">'
+        '<!ENTITY a "aa"><!ENTITY nest "&a;&a;">]>',
+        {"SECRET": "&ext;", "NESTED": "&nest;"},
+    )
+    got = read_document(raw, filename="entities.docx", max_bytes=10**7)
+    assert got.text == "&ext; and &nest;, then plain words.\n"
+    assert got.notes == (
+        "kept 2 entity references as written (&ext;, &nest;): the file does not declare "
+        "their text plainly",
+    )

@@ -11,6 +11,7 @@ import zipfile
 import pytest
 from reportlab.pdfgen.canvas import Canvas
 
+from construction.doc_limits import ReadLimits
 from construction.documents import (
     SUFFIXES,
     BadDocument,
@@ -434,9 +435,16 @@ def test_corrupt_docx_is_not_a_readable_word_file(raw):
     assert refused(raw, "bad.docx").startswith("not a readable Word file (.docx): ")
 
 
-def test_docx_unpacking_far_past_the_limit_is_refused():
+def test_docx_unpacking_past_a_fixed_size_or_ratio_is_refused_in_words():
+    """The archive's stated sizes are checked before it is opened: a fixed size (not a
+    multiple of the upload limit) and, past a floor, a ratio to the file's size."""
     bomb = zip_of({"[Content_Types].xml": b"<a/>", "word/document.xml": b" " * 2_000_000})
-    assert "unpacks to 2,000,004 bytes" in refused(bomb, "bomb.docx", max_bytes=50_000)
+    fixed = ReadLimits(max_unpacked_bytes=1_000_000)
+    with pytest.raises(BadDocument, match=r"unpacks to more than 1,000,000 bytes \(at least "):
+        read_document(bomb, filename="bomb.docx", max_bytes=LIMIT, limits=fixed)
+    ratio = ReadLimits(max_inflation=50, inflation_floor_bytes=100_000)
+    with pytest.raises(BadDocument, match=r"^the file inflates more than 50 times: its "):
+        read_document(bomb, filename="bomb.docx", max_bytes=LIMIT, limits=ratio)
 
 
 # --- Every format, hostile input --------------------------------------------------------
