@@ -343,7 +343,12 @@ if KG_CACHE_URL and not KG_CACHE_URL.startswith(("redis://", "rediss://")):
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "shared": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": KG_CACHE_URL}
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": KG_CACHE_URL,
+            # A stopped Redis is noticed in a second, not after the OS's connect timeout.
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 2},
+        }
         if KG_CACHE_URL
         else {
             "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
@@ -406,7 +411,11 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# django-celery-beat's DatabaseScheduler that waits out a database outage instead of dying
+# (kgreview/agents/beat.py); the broker is retried for ever, by beat and by workers.
+CELERY_BEAT_SCHEDULER = "kgreview.agents.beat:ResilientScheduler"
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+KG_BEAT_RETRY_SECONDS = env_int("KG_BEAT_RETRY_SECONDS", 5, minimum=1)
 CELERY_TASK_ALWAYS_EAGER = env_bool("KG_CELERY_EAGER", False)
 
 # The reaper: recovering a run's sources whose worker died never depends on the broker
@@ -425,6 +434,9 @@ if KG_ITEM_STALE_SECONDS < 2 * KG_ITEM_HEARTBEAT_SECONDS:
     )
 KG_REAPER_SECONDS = env_int("KG_REAPER_SECONDS", 60, minimum=1)
 KG_ITEM_REQUEUE_SECONDS = env_int("KG_ITEM_REQUEUE_SECONDS", 720, minimum=1)
+# Every worker runs the reaper too (a thread of its main process), so runs resume while
+# beat is down; off only for tests that count the reaper's passes themselves.
+KG_WORKER_REAPER = env_bool("KG_WORKER_REAPER", True)
 CELERY_BEAT_SCHEDULE = {
     # Proves the whole broker -> worker -> database path works; the page header shows it.
     "worker-heartbeat": {
@@ -483,6 +495,11 @@ KG_ITEM_LEASE_SECONDS = env_int("KG_ITEM_LEASE_SECONDS", 900, minimum=1)
 KG_DISCOVERY_MIN_SUPPORT = env_int("KG_DISCOVERY_MIN_SUPPORT", 3, minimum=1)
 KG_DISCOVERY_MIN_SOURCES = env_int("KG_DISCOVERY_MIN_SOURCES", 2, minimum=1)
 KG_WORKER_STALE_SECONDS = env_int("KG_WORKER_STALE_SECONDS", 120, minimum=1)
+# /healthz: beat counts as stopped when neither a schedule's last run (beat writes it back
+# every 3 minutes) nor a worker's heartbeat (only beat sends that task) is this recent;
+# the disk as failing below this many free megabytes in KG_VAR_DIR.
+KG_BEAT_STALE_SECONDS = env_int("KG_BEAT_STALE_SECONDS", KG_WORKER_STALE_SECONDS + 180, minimum=1)
+KG_HEALTH_MIN_FREE_MB = env_int("KG_HEALTH_MIN_FREE_MB", 50)
 # The heal agent compares names only inside blocks (names sharing words or a prefix); a
 # block holding more names than this is not compared (its pairs cost too much and say
 # little), and the run's stats and page name every block left out.

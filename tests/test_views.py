@@ -98,11 +98,14 @@ def test_full_page_loads_the_worker_badge_through_htmx(viewer_client):
 
 
 def test_healthz_reports_database_and_worker_without_login(client):
-    """Load balancers get JSON without a session."""
+    """Load balancers get JSON without a session; with no worker yet it says so (503),
+    and a balancer that needs only the database keeps the server in rotation."""
     response = client.get(reverse("healthz"))
-    assert response.status_code == 200
+    assert response.status_code == 503
     body = json.loads(response.content)
     assert body["database"] == "ok" and body["worker"]["alive"] is False
+    assert "worker" in body["down"]
+    assert client.get(reverse("healthz") + "?need=database").status_code == 200
 
 
 def test_login_page_reports_bad_credentials_in_words(client, f):

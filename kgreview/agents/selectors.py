@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db.models import Max
 from django.utils import timezone
 
 from kgreview.graph.models import Concept, ConceptAlias, Edge, SourceRevision
@@ -35,6 +36,34 @@ def worker_status() -> WorkerStatus:
         return WorkerStatus(alive=False, last_seen=None, hostname="")
     fresh = timezone.now() - beat.last_seen <= timedelta(seconds=settings.KG_WORKER_STALE_SECONDS)
     return WorkerStatus(alive=fresh, last_seen=beat.last_seen, hostname=beat.hostname)
+
+
+@dataclass(frozen=True)
+class BeatStatus:
+    alive: bool
+    last_seen: datetime | None
+
+    @property
+    def seconds_ago(self) -> int | None:
+        if self.last_seen is None:
+            return None
+        return max(0, int((timezone.now() - self.last_seen).total_seconds()))
+
+
+def beat_status(worker: WorkerStatus | None = None) -> BeatStatus:
+    """Whether beat is sending the schedules: the newest schedule's last run (beat writes
+    it back to the database every few minutes) or a worker's heartbeat (a task only beat
+    sends), whichever is later, at most ``KG_BEAT_STALE_SECONDS`` ago."""
+    from django_celery_beat.models import PeriodicTask
+
+    last = PeriodicTask.objects.aggregate(last=Max("last_run_at"))["last"]
+    worker = worker if worker is not None else worker_status()
+    if worker.last_seen is not None and (last is None or worker.last_seen > last):
+        last = worker.last_seen
+    if last is None:
+        return BeatStatus(alive=False, last_seen=None)
+    fresh = timezone.now() - last <= timedelta(seconds=settings.KG_BEAT_STALE_SECONDS)
+    return BeatStatus(alive=fresh, last_seen=last)
 
 
 def _endpoint_name(endpoint: dict | None) -> str | None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import SuspiciousOperation
-from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import get_object_or_404, redirect, render
@@ -28,6 +27,7 @@ from kgreview.review import pending
 from kgreview.review.models import Proposal
 from kgreview.review.selectors import STATUS_RANK
 
+from . import health
 from .forms import SourcePageForm
 
 
@@ -223,6 +223,7 @@ def _original_facts(revision) -> dict | None:
 
 @require_GET
 @login_required
+@view_required
 @never_cache
 def worker_badge(request: HttpRequest) -> HttpResponse:
     return render(request, "base.html#worker-badge", {"worker": worker_status()})
@@ -231,27 +232,31 @@ def worker_badge(request: HttpRequest) -> HttpResponse:
 @require_safe  # load balancers probe with HEAD as often as with GET
 @never_cache
 def healthz(request: HttpRequest) -> JsonResponse:
-    """Health for load balancers, always JSON: 200 when the database answers, 503 naming
-    what is down otherwise. The worker is reported, not required (pages work without it)."""
-    down = []
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-        database = "ok"
-    except Exception as exc:  # any driver error means the database is unreachable
-        database = f"error: {exc.__class__.__name__}"
-        down.append("database")
-    worker: dict = {"alive": False, "seconds_ago": None}
-    if not down:
-        try:
-            status = worker_status()
-            worker = {"alive": status.alive, "seconds_ago": status.seconds_ago}
-        except Exception as exc:  # the database went away between the two queries
-            database = f"error: {exc.__class__.__name__}"
-            down.append("database")
+    """Health, always JSON: the database, the broker, the rate limits' cache, the worker's
+    and beat's heartbeats and the free disk (``web.health``). 503 when a part fails,
+    ``down`` naming the failing parts and ``words`` saying why in words.
+
+    ``?need=database,disk`` (any of the parts) makes only those decide the status: a load
+    balancer keeps a web server whose pages work while the worker is down. Every part is
+    still reported; failing parts that were not needed make the status ``degraded``.
+    """
+    raw = request.GET.get("need", "")
+    need = {part.strip() for part in raw.split(",") if part.strip()} or set(health.PARTS)
+    unknown = sorted(need - set(health.PARTS))
+    if unknown:
+        return JsonResponse(
+            {
+                "detail": f"need names parts /healthz does not know: {', '.join(unknown)}. "
+                f"Use any of {', '.join(health.PARTS)}, separated by commas."
+            },
+            status=400,
+        )
+    found = health.health()
+    failing = found.failing
+    status = "down" if set(failing) & need else "degraded" if failing else "ok"
     return JsonResponse(
-        {"status": "down" if down else "ok", "down": down, "database": database, "worker": worker},
-        status=503 if down else 200,
+        {"status": status, "down": failing, **found.report, "words": found.words},
+        status=503 if status == "down" else 200,
     )
 
 
@@ -261,6 +266,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
 def concept_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """A concept's names, edges and sources, with the open proposals about it."""
     concept = get_object_or_404(Concept.objects.select_related("merged_into"), pk=pk)
+    selectors.with_survivors([concept])
     profile = selectors.concept_profile(concept)
     # The canonical name first, then aliases, then names that came with merges.
     order = {"canonical": 0, "alias": 1}

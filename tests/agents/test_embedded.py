@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import urllib.error
 import urllib.request
 
 import pytest
@@ -12,9 +13,16 @@ from tests.agents import helpers
 
 
 def get_json(url: str) -> dict | None:
+    """The JSON a URL answers, a 503's too (/healthz names what is down); None when
+    nothing answers."""
     try:
         with urllib.request.urlopen(url, timeout=3) as response:
             return json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        try:
+            return json.loads(exc.read())
+        except ValueError:
+            return None
     except OSError:
         return None
 

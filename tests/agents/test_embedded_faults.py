@@ -19,6 +19,7 @@ import signal
 import sqlite3
 import subprocess
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -50,9 +51,16 @@ LESSONS = sorted(CORPUS.glob("*.md"))[:4]
 
 
 def get_json(url: str) -> dict | None:
+    """The JSON a URL answers, a 503's too (/healthz names what is down); None when
+    nothing answers."""
     try:
         with urllib.request.urlopen(url, timeout=3) as response:
             return json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        try:
+            return json.loads(exc.read())
+        except ValueError:
+            return None
     except OSError:
         return None
 
