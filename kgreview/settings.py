@@ -216,7 +216,10 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
         # instead of failing, and take it at BEGIN so two writers never deadlock.
         "timeout": 30,
         "transaction_mode": "IMMEDIATE",
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        # recursive_triggers: a REPLACE's delete of the row it replaces fires the history
+        # tables' delete triggers (kgreview.core.nodelete), so it is refused like a DELETE.
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+        "PRAGMA recursive_triggers=ON;",
     }
 elif _db["ENGINE"] == "django.db.backends.postgresql":
     _db["CONN_MAX_AGE"] = env_int("KG_DB_CONN_MAX_AGE", 60)

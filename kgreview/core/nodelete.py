@@ -112,7 +112,73 @@ BEGIN
         USING ERRCODE = 'restrict_violation';
 END;
 $$ LANGUAGE plpgsql;
+CREATE OR REPLACE FUNCTION kgreview_forbid_truncate() RETURNS trigger AS $$
+BEGIN
+    RAISE EXCEPTION
+        'kgreview never deletes % rows, not even by TRUNCATE; retire, invalidate or merge instead',
+        TG_TABLE_NAME USING ERRCODE = 'restrict_violation';
+END;
+$$ LANGUAGE plpgsql;
 """
+
+
+def _truncate_trigger(table: str) -> str:
+    """TRUNCATE fires no row trigger (nor does ``TRUNCATE … CASCADE`` on the tables it
+    reaches): a statement trigger refuses it on every table that refuses a DELETE."""
+    return (
+        f'CREATE TRIGGER "{table}_no_truncate" BEFORE TRUNCATE ON "{table}" '
+        "FOR EACH STATEMENT EXECUTE FUNCTION kgreview_forbid_truncate()"
+    )
+
+
+def _pg_tables_calling(cursor, function: str) -> list[str]:
+    """The tables (in the search path) with a trigger that calls this function."""
+    cursor.execute(
+        "SELECT DISTINCT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+        "WHERE t.tgfoid = to_regproc(%s) AND pg_table_is_visible(c.oid) ORDER BY c.relname",
+        [function],
+    )
+    return [table for (table,) in cursor.fetchall()]
+
+
+def truncate_guards() -> migrations.RunPython:
+    """A migration operation: every table whose rows a trigger keeps from DELETE gets a
+    BEFORE TRUNCATE trigger too. The guarded tables are read off the database's own
+    triggers, so no list of them is repeated here; ``history_triggers`` adds the
+    TRUNCATE trigger itself for tables it guards from now on."""
+
+    def forwards(apps, schema_editor):
+        if schema_editor.connection.vendor != "postgresql":
+            return
+        schema_editor.execute(FORBID_FUNCTIONS_SQL, params=None)
+        with schema_editor.connection.cursor() as cursor:
+            guarded = _pg_tables_calling(cursor, "kgreview_forbid_delete")
+            done = set(_pg_tables_calling(cursor, "kgreview_forbid_truncate"))
+        for table in guarded:
+            if table not in done:
+                schema_editor.execute(_truncate_trigger(table))
+
+    def backwards(apps, schema_editor):
+        if schema_editor.connection.vendor != "postgresql":
+            return
+        with schema_editor.connection.cursor() as cursor:
+            guarded = _pg_tables_calling(cursor, "kgreview_forbid_truncate")
+        for table in guarded:
+            schema_editor.execute(f'DROP TRIGGER IF EXISTS "{table}_no_truncate" ON "{table}"')
+        schema_editor.execute("DROP FUNCTION IF EXISTS kgreview_forbid_truncate()")
+
+    return migrations.RunPython(forwards, backwards)
+
+
+def lift_truncate_guards(connection, enable: bool) -> None:
+    """Switch the TRUNCATE triggers off (``flush``, inside its transaction) and on again."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        tables = _pg_tables_calling(cursor, "kgreview_forbid_truncate")
+        switch = "ENABLE" if enable else "DISABLE"
+        for table in tables:
+            cursor.execute(f'ALTER TABLE "{table}" {switch} TRIGGER "{table}_no_truncate"')
 
 
 def history_triggers(no_delete: list[str], no_update: tuple[str, ...] = ()) -> migrations.RunPython:
@@ -136,6 +202,8 @@ def history_triggers(no_delete: list[str], no_update: tuple[str, ...] = ()) -> m
                 f'CREATE TRIGGER "{table}_no_delete" BEFORE DELETE ON "{table}" '
                 "FOR EACH ROW EXECUTE FUNCTION kgreview_forbid_delete()"
             )
+            schema_editor.execute(f'DROP TRIGGER IF EXISTS "{table}_no_truncate" ON "{table}"')
+            schema_editor.execute(_truncate_trigger(table))
         for table in tables(apps, no_update):
             schema_editor.execute(
                 f'CREATE TRIGGER "{table}_no_update" BEFORE UPDATE ON "{table}" '
@@ -147,6 +215,7 @@ def history_triggers(no_delete: list[str], no_update: tuple[str, ...] = ()) -> m
             return
         for table in tables(apps, no_delete):
             schema_editor.execute(f'DROP TRIGGER IF EXISTS "{table}_no_delete" ON "{table}"')
+            schema_editor.execute(f'DROP TRIGGER IF EXISTS "{table}_no_truncate" ON "{table}"')
         for table in tables(apps, no_update):
             schema_editor.execute(f'DROP TRIGGER IF EXISTS "{table}_no_update" ON "{table}"')
 

@@ -8,6 +8,8 @@ and SQLite); and for append-only models an ``UPDATE`` is refused too.
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from django.apps import apps
 from django.contrib.admin.models import ADDITION, LogEntry
@@ -28,7 +30,7 @@ from kgreview.api.models import ApiToken
 from kgreview.core.audit import record
 from kgreview.core.errors import HardDeleteForbidden, ImmutableRecord
 from kgreview.core.nodelete import guarded_models
-from kgreview.graph.models import ConceptAlias, SourceConcept, SourceFile
+from kgreview.graph.models import Concept, ConceptAlias, SourceConcept, SourceFile
 from kgreview.questions.models import CompetencyQuestion, CompetencyRun, QuestionResult
 from kgreview.review.models import Decision, Proposal
 
@@ -288,3 +290,208 @@ def test_flush_still_empties_guarded_tables_and_puts_the_triggers_back(f):
         connection.cursor() as cursor,
     ):
         cursor.execute("DELETE FROM graph_concept WHERE id = %s", [again.pk])
+    if connection.vendor == "postgresql":  # flush switched the TRUNCATE triggers back on
+        with (
+            pytest.raises(DatabaseError, match="never deletes"),
+            transaction.atomic(),
+            connection.cursor() as cursor,
+        ):
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+            cursor.execute("TRUNCATE graph_concept CASCADE")
+    assert Concept.objects.filter(pk=again.pk).exists()
+
+
+# --- Raw SQL that rewrites or empties history without a DELETE or an UPDATE statement -----
+# SQLite's INSERT OR REPLACE deletes the row it replaces, and fires delete triggers for it
+# only with ``PRAGMA recursive_triggers`` on; PostgreSQL's TRUNCATE fires no row trigger.
+
+
+@pytest.fixture
+def on_sqlite(db):
+    if connection.vendor != "sqlite":
+        pytest.skip("INSERT OR REPLACE and UPDATE OR REPLACE are SQLite's")
+
+
+def _columns(model) -> list[str]:
+    return [field.column for field in model._meta.local_concrete_fields]
+
+
+def _copy_of_row(model, *, pk_value: str | None = None, set_column: tuple[str, str] = ("", "")):
+    """``SELECT`` of one stored row's columns (by ``%s`` pk), the pk or one column swapped."""
+    pk = model._meta.pk.column
+    picks = []
+    for column in _columns(model):
+        if column == pk and pk_value is not None:
+            picks.append(pk_value)
+        elif column == set_column[0]:
+            picks.append(set_column[1])
+        else:
+            picks.append(f'"{column}"')
+    quoted = ", ".join(f'"{column}"' for column in _columns(model))
+    table = model._meta.db_table
+    return quoted, f'SELECT {", ".join(picks)} FROM "{table}" WHERE "{pk}" = %s'
+
+
+def _unique_keys(model) -> bool:
+    """Whether the model has a unique key besides its primary key."""
+    meta = model._meta
+    return bool(
+        any(f.unique and not f.primary_key for f in meta.local_concrete_fields)
+        or meta.unique_together
+        or any(isinstance(c, models.UniqueConstraint) for c in meta.constraints)
+    )
+
+
+def _stored(model, obj) -> dict:
+    return model._base_manager.filter(pk=obj.pk).values().get()
+
+
+@pytest.mark.django_db
+def test_every_sqlite_connection_fires_delete_triggers_on_replace(on_sqlite):
+    """``recursive_triggers`` is on: a REPLACE's delete of the old row meets the guard."""
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA recursive_triggers")
+        assert cursor.fetchone()[0] == 1
+
+
+@pytest.mark.parametrize("label", sorted(GUARDED))
+def test_insert_or_replace_cannot_rewrite_a_history_row(on_sqlite, history, label):
+    """``INSERT OR REPLACE`` of a stored row's primary key is refused; the row stays as it was."""
+    model = apps.get_model(label)
+    obj = _row(history, label)
+    before = _stored(model, obj)
+    columns, select = _copy_of_row(model)
+    with (
+        pytest.raises(DatabaseError, match="never deletes"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(
+            f'INSERT OR REPLACE INTO "{model._meta.db_table}" ({columns}) {select}', [obj.pk]
+        )
+    assert _stored(model, obj) == before
+
+
+@pytest.mark.parametrize(
+    "label", sorted(label for label in GUARDED if _unique_keys(apps.get_model(label)))
+)
+def test_insert_or_replace_on_a_unique_key_cannot_remove_a_history_row(on_sqlite, history, label):
+    """A copy under a new id that repeats a unique key (a name, a slug, a token's prefix)
+    would replace the stored row; the stored row stays, unchanged."""
+    model = apps.get_model(label)
+    obj = _row(history, label)
+    before = _stored(model, obj)
+    columns, select = _copy_of_row(model, pk_value=str(obj.pk + 1_000_000))
+    with contextlib.suppress(DatabaseError), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            f'INSERT OR REPLACE INTO "{model._meta.db_table}" ({columns}) {select}', [obj.pk]
+        )
+    assert _stored(model, obj) == before
+
+
+def test_insert_or_replace_cannot_turn_an_accept_into_a_reject(on_sqlite, history):
+    """The red team's forgery: the decision keeps its action and its note."""
+    decision = _row(history, "review.Decision")
+    columns, select = _copy_of_row(Decision, set_column=("action", "'reject'"))
+    with (
+        pytest.raises(DatabaseError, match="never deletes"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(
+            f"INSERT OR REPLACE INTO review_decision ({columns}) {select}", [decision.pk]
+        )
+    assert Decision.objects.get(pk=decision.pk).action == decision.action
+
+
+def test_update_or_replace_cannot_remove_a_history_row(on_sqlite, history):
+    """Moving one concept onto another's id would delete the other; it is refused."""
+    alpha = _row(history, "graph.Concept")
+    beta = Concept.objects.exclude(pk=alpha.pk).first()
+    with (
+        pytest.raises(DatabaseError, match="never deletes"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(
+            "UPDATE OR REPLACE graph_concept SET id = %s WHERE id = %s", [beta.pk, alpha.pk]
+        )
+    assert Concept.objects.get(pk=beta.pk).name == beta.name
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("label", APPEND_ONLY)
+def test_an_upsert_cannot_rewrite_an_append_only_row(history, label):
+    """``INSERT … ON CONFLICT DO UPDATE`` is an UPDATE, refused on PostgreSQL and SQLite."""
+    model = apps.get_model(label)
+    obj = _row(history, label)
+    before = _stored(model, obj)
+    pk = model._meta.pk.column
+    columns, select = _copy_of_row(model)
+    with (
+        pytest.raises(DatabaseError, match="append-only"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(
+            f'INSERT INTO "{model._meta.db_table}" ({columns}) {select} '
+            f'ON CONFLICT ("{pk}") DO UPDATE SET "{pk}" = EXCLUDED."{pk}"',
+            [obj.pk],
+        )
+    assert _stored(model, obj) == before
+
+
+# A plain TRUNCATE of a table other tables point at is refused by PostgreSQL for the
+# foreign key before any trigger runs; with CASCADE only the trigger stands in the way.
+TRUNCATE_REFUSALS = {
+    "": "never deletes|referenced in a foreign key constraint",
+    " CASCADE": "never deletes",
+}
+
+
+@pytest.mark.parametrize("label", sorted(GUARDED))
+@pytest.mark.parametrize("cascade", sorted(TRUNCATE_REFUSALS), ids=["truncate", "cascade"])
+def test_the_database_refuses_to_truncate_a_history_table(on_postgres, history, label, cascade):
+    """No row trigger sees a TRUNCATE: a statement trigger refuses it, and the rows stay."""
+    model = apps.get_model(label)
+    obj = _row(history, label)
+    with (
+        pytest.raises(DatabaseError, match=TRUNCATE_REFUSALS[cascade]),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # as if the rows were committed
+        cursor.execute(f'TRUNCATE "{model._meta.db_table}"{cascade}')
+    assert model._base_manager.filter(pk=obj.pk).exists()
+
+
+# (a table kgreview may empty, a history table whose rows point at it): TRUNCATE … CASCADE
+# of the first would empty the second.
+CASCADES_INTO_HISTORY = sorted(
+    (field.related_model._meta.label, label)
+    for label in GUARDED
+    for field in apps.get_model(label)._meta.local_concrete_fields
+    if field.is_relation and field.related_model._meta.label not in GUARDED
+)
+
+
+def test_some_deletable_table_is_referenced_by_history():
+    """The cascade test below has a case to check (LogEntry points at ContentType)."""
+    assert ("contenttypes.ContentType", "admin.LogEntry") in CASCADES_INTO_HISTORY
+
+
+@pytest.mark.parametrize(("parent", "label"), CASCADES_INTO_HISTORY)
+def test_truncate_cascade_from_another_table_cannot_empty_a_history_table(
+    on_postgres, history, parent, label
+):
+    """Every table TRUNCATE … CASCADE reaches fires its trigger: the history rows stay."""
+    model = apps.get_model(label)
+    obj = _row(history, label)
+    with (
+        pytest.raises(DatabaseError, match="never deletes"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute(f'TRUNCATE "{apps.get_model(parent)._meta.db_table}" CASCADE')
+    assert model._base_manager.filter(pk=obj.pk).exists()
