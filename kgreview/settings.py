@@ -379,6 +379,9 @@ KG_API_RATE = env_rate("KG_API_RATE", "600/min")
 KG_API_HEAVY_RATE = env_rate("KG_API_HEAVY_RATE", "60/min")
 # Live (unrevoked) API tokens one account may hold; the rates above count per account.
 KG_API_MAX_TOKENS_PER_USER = env_int("KG_API_MAX_TOKENS_PER_USER", 10, minimum=1)
+# The API's schema and docs page: for signed-in users with a role (and token holders),
+# or, when true, for anyone.
+KG_API_DOCS_PUBLIC = env_bool("KG_API_DOCS_PUBLIC", False)
 
 # --- Celery ---------------------------------------------------------------------------
 BROKER_DIR = VAR_DIR / "broker"
@@ -520,6 +523,9 @@ KG_ASK_SET_LIMIT = env_int("KG_ASK_SET_LIMIT", 200, minimum=1)
 # more is refused in words, with the way to ask for fewer levels (``depth``): a study
 # order of tens of thousands of concepts helps nobody, and reading one costs seconds.
 KG_LEARNING_PATH_LIMIT = env_int("KG_LEARNING_PATH_LIMIT", 2000, minimum=10)
+# The model tokens one ask may spend (planner and critic together; 0: no limit): past it
+# the rest of the ask is critiqued offline. Only curators choose a provider per request.
+KG_ASK_MAX_TOKENS = env_int("KG_ASK_MAX_TOKENS", 20_000)
 KG_ASK_PROVIDER = env_str("KG_ASK_PROVIDER", "offline")
 if KG_ASK_PROVIDER not in {"offline", "openai"}:
     raise ImproperlyConfigured(f"KG_ASK_PROVIDER={KG_ASK_PROVIDER!r}: use offline or openai")

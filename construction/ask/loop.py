@@ -24,6 +24,11 @@ def _names(retrieval: Retrieval) -> dict[int, str]:
     return {c.concept_id: c.name for c in retrieval.concepts}
 
 
+def within_budget(usage: LLMUsage, max_tokens: int) -> bool:
+    """Whether an ask that spent ``usage`` may call a model again (0: no budget)."""
+    return max_tokens <= 0 or usage.total_tokens < max_tokens
+
+
 def walkable(plan: Plan) -> bool:
     """Whether a plan (from any planner) can be walked: understood, with walks, and with
     the concepts its family needs (two for a pair question)."""
@@ -42,13 +47,16 @@ def ask(
     limit: int = DEFAULT_LIMIT,
     set_limit: int = DEFAULT_SET_LIMIT,
     at: str | None = None,
+    max_tokens: int = 0,
 ) -> tuple[Answer, LLMUsage]:
     """Answer ``question`` from the graph ``reader`` reads (bound to one instant; ``at``
     only names it in the answer's words). Returns the answer and the model usage (zero
     offline). At most ``max_iterations`` refinement rounds; a pair question's walks meet
     at most ``limit`` concepts, a set question's at most ``set_limit`` (an answer cut
     there says so: a person reads two hundred names, a full closure is the learning-path
-    API's, in pages)."""
+    API's, in pages). ``max_tokens`` (0: no limit) is the ask's model budget: once the
+    calls so far spent it, the rounds left are critiqued by the offline critic, which
+    calls no model (so one call may overshoot it, never two)."""
     planner = planner or OfflinePlanner()
     critic = critic or OfflineCritic()
     vocabulary = reader.relations()
@@ -61,7 +69,8 @@ def ask(
     verdicts: list[Verdict] = []
     rounds = 0
     while True:
-        verdict, used = critic.critique(plan, retrieval, names=_names(retrieval), round=rounds)
+        judge = critic if within_budget(usage, max_tokens) else OfflineCritic()
+        verdict, used = judge.critique(plan, retrieval, names=_names(retrieval), round=rounds)
         usage += used
         verdicts.append(verdict)
         if verdict.complete or not verdict.refine_from or rounds >= max(0, max_iterations):

@@ -9,7 +9,10 @@ import inspect
 import math
 from functools import wraps
 
-from django.http import HttpRequest, HttpResponseBase
+from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponseBase, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, Throttled
 from ninja.security import HttpBearer, SessionAuth
@@ -66,6 +69,48 @@ class GraphApi(NinjaAPI):
         return "kgreview_api_api_" + operation.view_func.__name__
 
 
+NO_ROLE_WORDS = "Your account has no role yet; ask a curator for one."
+
+
+def docs_access(view):
+    """The schema (``/api/openapi.json``) and the docs page (``/api/docs``) for those who
+    may call the API: a signed-in user with a role, or, for the schema, a live token.
+    ``KG_API_DOCS_PUBLIC=true`` opens both to anyone. Refused in words: the schema with
+    a JSON 401 or 403, the page by the login page or a 403 page."""
+
+    @wraps(view)
+    def guarded(request: HttpRequest, *args, **kwargs):
+        if settings.KG_API_DOCS_PUBLIC:
+            return view(request, *args, **kwargs)
+        user = request.user
+        if not user.is_authenticated:
+            header = request.headers.get("Authorization", "")
+            scheme, _, secret = header.partition(" ")
+            if scheme.lower() == "bearer" and (
+                BearerToken().authenticate(request, secret.strip()) is not None
+            ):
+                return view(request, *args, **kwargs)
+        if user.is_authenticated and can_view(user):
+            return view(request, *args, **kwargs)
+        is_schema = request.path.endswith(".json")
+        if not user.is_authenticated:
+            if is_schema:
+                return JsonResponse(
+                    {
+                        "detail": "The API's schema is for its callers: send "
+                        "Authorization: Bearer <token>, or sign in to a browser session "
+                        "with a role."
+                    },
+                    status=401,
+                )
+            return redirect_to_login(request.get_full_path())
+        if is_schema:
+            return JsonResponse({"detail": NO_ROLE_WORDS}, status=403)
+        raise PermissionDenied(NO_ROLE_WORDS)
+
+    return guarded
+
+
 api = GraphApi(
     title="kgreview graph API",
     version="1",
@@ -73,6 +118,7 @@ api = GraphApi(
     urls_namespace="api",
     auth=[BearerToken(), BrowserSession()],
     throttle=[EVERY],
+    docs_decorator=docs_access,
 )
 
 

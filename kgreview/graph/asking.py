@@ -494,6 +494,7 @@ def ask_graph(question: str, *, at: datetime | None = None, provider: str | None
             limit=settings.KG_ASK_CONCEPT_LIMIT,
             set_limit=settings.KG_ASK_SET_LIMIT,
             at=instant_words(at),
+            max_tokens=settings.KG_ASK_MAX_TOKENS,
         )
     except LLMError as exc:
         raise ModelUnavailable(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from kgreview.api import throttle
@@ -128,3 +129,62 @@ def test_asking_spends_the_heavy_rate(world, agent, settings):
 
 def test_asking_needs_credentials(world, client):
     assert client.get("/api/v1/ask", {"q": "What is RLHF used for?"}).status_code == 401
+
+
+# --- Who chooses the provider, and the budget -------------------------------------------------
+
+
+@pytest.fixture
+def chosen(monkeypatch):
+    """Which provider each ask was planned with; the offline pair answers either way, so
+    no model is ever called."""
+    from kgreview.graph import asking
+
+    seen: list[str] = []
+    offline = asking.planner_and_critic
+
+    def record(provider):
+        seen.append(provider)
+        return offline("offline")
+
+    monkeypatch.setattr(asking, "planner_and_critic", record)
+    return seen
+
+
+def test_a_viewer_choosing_the_model_provider_is_refused_in_words(world, agent, chosen):
+    r = agent.get("/api/v1/ask", {"q": "How is RAG connected to embeddings?", "provider": "openai"})
+    assert r.status_code == 403
+    assert r.json()["detail"].startswith("Only curators may choose the provider per request")
+    assert "nothing was asked" in r.json()["detail"]
+    assert chosen == []
+
+
+def test_a_viewer_may_name_the_server_s_own_provider(world, agent, chosen):
+    question = {"q": "How is RAG connected to embeddings?", "provider": "offline"}
+    r = agent.get("/api/v1/ask", question)
+    assert r.status_code == 200 and chosen == ["offline"]
+
+
+def test_a_curator_may_choose_the_model_provider(world, f, chosen):
+    curator = Client()
+    curator.force_login(f.user(role="curator"))
+    r = curator.get(
+        "/api/v1/ask", {"q": "How is RAG connected to embeddings?", "provider": "openai"}
+    )
+    assert r.status_code == 200 and chosen == ["openai"]
+
+
+def test_an_ask_is_given_the_token_budget_of_the_setting(world, agent, settings, monkeypatch):
+    from construction.ask import loop
+
+    settings.KG_ASK_MAX_TOKENS = 1234
+    budgets: list[int] = []
+    real = loop.ask
+
+    def spy(*args, **kwargs):
+        budgets.append(kwargs["max_tokens"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "ask", spy)
+    assert agent.get("/api/v1/ask", {"q": "How is RAG connected to embeddings?"}).status_code == 200
+    assert budgets == [1234]

@@ -123,9 +123,9 @@ def test_explain_costs_no_query_for_the_place(agent, placed):
     )
 
 
-def test_the_schema_documents_page_and_section(client):
+def test_the_schema_documents_page_and_section(agent):
     """The published schema has page (integer or null) and section (strings) on evidence."""
-    schemas = client.get("/api/openapi.json").json()["components"]["schemas"]
+    schemas = agent.get("/api/openapi.json").json()["components"]["schemas"]
     for name in ("EvidenceOut", "EvidenceContextOut"):
         props = schemas[name]["properties"]
         assert {"page", "section"} <= set(schemas[name]["required"]), name

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.conf import settings
+
 from kgreview.core.errors import DomainError
-from kgreview.graph.asking import ModelUnavailable, ask_graph
+from kgreview.core.permissions import is_curator
+from kgreview.graph.asking import PROVIDERS, ModelUnavailable, ask_graph
 
 from .. import schemas as s
 from ..app import ApiError, answers, api, served
@@ -15,7 +18,7 @@ from ..throttle import EVERY, HEAVY
 
 @api.get(
     "/v1/ask",
-    response=answers(s.AskOut, 503),
+    response=answers(s.AskOut, 403, 503),
     tags=["ask"],
     throttle=[EVERY, HEAVY],
 )
@@ -33,8 +36,19 @@ def ask(
     member: a checked absence) or ``not_understood`` (no question family, or a concept
     the graph does not know). Each hop of ``answer.paths`` cites its edge, the quote and
     the source; ``plan`` and ``critique`` say how the answer was found. ``provider``:
-    ``offline`` (the default, deterministic) or ``openai``.
+    ``offline`` (the default, deterministic) or ``openai``; only curators may choose one
+    other than the server's (``KG_ASK_PROVIDER``): a model call is paid for. An ask
+    spends at most ``KG_ASK_MAX_TOKENS`` model tokens.
     """
+    chosen = provider.strip()
+    other = chosen in PROVIDERS and chosen != settings.KG_ASK_PROVIDER
+    if other and not is_curator(request.user):
+        raise ApiError(
+            403,
+            f"Only curators may choose the provider per request: this server asks with "
+            f"{settings.KG_ASK_PROVIDER}. Leave out provider (or send "
+            f"provider={settings.KG_ASK_PROVIDER}); nothing was asked.",
+        )
     at = instant(as_of)
     try:
         answer = ask_graph(q, at=at, provider=provider or None)
