@@ -2,7 +2,8 @@
 
 kgreview never forgets: edges are invalidated, concepts merged, sources retired,
 proposals decided. A stray ``.delete()`` (in code, a shell or the admin) raises instead
-of silently removing history. On PostgreSQL a trigger backs this up at the database.
+of silently removing history. Triggers back this up at the database (PostgreSQL and
+SQLite), against DELETE, UPDATE of append-only rows, TRUNCATE and SQLite's REPLACE.
 """
 
 from __future__ import annotations
@@ -272,8 +273,11 @@ def connect_guards() -> None:
 # --- SQLite: triggers too, so raw SQL and ``dbshell`` are refused on the embedded default ---
 # They are (re)installed after every ``migrate`` rather than by migrations: SQLite alters a
 # table by rebuilding it, which silently drops its triggers. ``flush`` (tests, a reset)
-# lifts them for its own DELETEs and puts them back; PostgreSQL's flush is a TRUNCATE,
-# which row triggers do not see either.
+# lifts them for its own DELETEs and puts them back (on PostgreSQL it switches the TRUNCATE
+# triggers off inside its transaction). A REPLACE (``INSERT OR REPLACE``, ``UPDATE OR
+# REPLACE``) deletes the row it replaces, and fires delete triggers for it only with
+# ``PRAGMA recursive_triggers`` on: the settings' ``init_command`` turns it on for every
+# connection the app opens, and ``dbshell`` runs that command first.
 
 
 def _sqlite_triggers(connection) -> list[tuple[str, str]]:

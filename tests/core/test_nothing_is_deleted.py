@@ -495,3 +495,10 @@ def test_truncate_cascade_from_another_table_cannot_empty_a_history_table(
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute(f'TRUNCATE "{apps.get_model(parent)._meta.db_table}" CASCADE')
     assert model._base_manager.filter(pk=obj.pk).exists()
+
+
+@pytest.mark.django_db
+def test_the_sqlite_shell_fires_delete_triggers_on_replace_too(on_sqlite, capfd):
+    """``manage.py dbshell`` runs the app's connection setup before what is typed."""
+    call_command("dbshell", "--", "PRAGMA recursive_triggers;")
+    assert capfd.readouterr().out.splitlines()[-1] == "1"
