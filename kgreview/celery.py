@@ -3,7 +3,7 @@
 import os
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_ready, worker_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kgreview.settings")
 
@@ -20,3 +20,27 @@ def warm_name_index(**_kwargs) -> None:
     from kgreview.graph.name_index import warm_in_background
 
     warm_in_background(INDEX_CACHE)
+
+
+_reaper = None
+
+
+@worker_ready.connect
+def start_reaper(**_kwargs) -> None:
+    """Every worker also runs the reaper (``kgreview.agents.beat.ReaperThread``): lost
+    sources are resumed even while beat is down."""
+    global _reaper
+    from django.conf import settings
+
+    if not settings.KG_WORKER_REAPER:
+        return
+    from kgreview.agents.beat import ReaperThread
+
+    _reaper = ReaperThread()
+    _reaper.start()
+
+
+@worker_shutdown.connect
+def stop_reaper(**_kwargs) -> None:
+    if _reaper is not None:
+        _reaper.stop()

@@ -17,7 +17,7 @@ from kgreview.review.decisions import proposal_accept
 from kgreview.review.models import Proposal
 from tests import factories as f
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("reference_data")]
 
 
 class HeldReader(LinguisticExtractor):

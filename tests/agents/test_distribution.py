@@ -164,7 +164,7 @@ def test_beat_in_the_worker_fires_an_agent_schedule(transactional_db, tmp_path, 
         tmp_path / "beat.log",
         "--beat",
         "--scheduler",
-        "django_celery_beat.schedulers:DatabaseScheduler",
+        "kgreview.agents.beat:ResilientScheduler",
         "--schedule",
         str(tmp_path / "beat-schedule"),
     )
