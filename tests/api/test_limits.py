@@ -23,6 +23,8 @@ from kgreview.api.models import ApiToken
 from kgreview.api.services import api_token_create, api_token_revoke
 from kgreview.core.errors import ValidationFailed
 from kgreview.core.models import AuditEntry
+from tests.agents import helpers
+from tests.conftest import require
 
 pytestmark = pytest.mark.django_db
 
@@ -298,10 +300,26 @@ def test_with_the_disk_full_a_token_still_reads_when_its_last_use_cannot_be_writ
     assert ApiToken.objects.get().last_used_at is None
 
 
-def test_the_embedded_counter_is_exact_under_concurrency(f, settings):
-    """150 requests of one account, 16 at once, each thread with its own connection to the
-    counter file as separate processes have: exactly 60 pass a limit of 60 (the file
-    cache let 88 through), and the counts handed out are 1..150, each once."""
+REDIS_URL = os.environ.get("KG_TEST_REDIS_URL", "redis://127.0.0.1:6379/14")
+
+
+def use_redis(settings) -> None:
+    require(helpers.redis_reachable(REDIS_URL), f"Redis is not reachable at {REDIS_URL}")
+    settings.KG_CACHE_URL = REDIS_URL
+    settings.CACHES = {
+        **settings.CACHES,
+        "shared": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL},
+    }
+    throttle.reset()
+
+
+@pytest.mark.parametrize("store", ["embedded", "redis"])
+def test_the_rate_limit_is_exact_under_concurrency(f, settings, store):
+    """150 heavy requests of one account, 16 at once, each thread with its own connection
+    to the store as separate processes have: exactly 60 pass a limit of 60 (the file
+    cache let 88 through), and the next count is the 151st."""
+    if store == "redis":
+        use_redis(settings)
     settings.KG_API_HEAVY_RATE = "60/min"
     user = f.user(role="viewer")
     request = SimpleNamespace(api_token=None, user=user)
@@ -319,7 +337,7 @@ def test_the_embedded_counter_is_exact_under_concurrency(f, settings):
 
     shares = [10] * 6 + [9] * 10  # 150 in all
     frozen = 1_800_000_030.0  # mid-window: every request falls in the same minute
-    with mock.patch("kgreview.api.throttle.time.time", return_value=frozen):
+    with mock.patch("kgreview.api.throttle.clock", return_value=frozen):
         threads = [threading.Thread(target=hammer, args=(n,)) for n in shares]
         for t in threads:
             t.start()
