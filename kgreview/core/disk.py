@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import errno
 import shutil
+import sqlite3
 import threading
 import time
 from pathlib import Path
+
+from django.db import DatabaseError
 
 WORDS = "The server's disk is full: nothing was saved."
 #: How long a failed write keeps the disk reported as full in this process.
@@ -27,7 +30,17 @@ _lock = threading.Lock()
 _last_seen = [0.0]
 
 
+def _from_storage(exc: BaseException) -> bool:
+    """An error of a file or a database driver (never a 404 or a refusal whose words
+    may repeat what a user typed)."""
+    return isinstance(exc, OSError | sqlite3.Error | DatabaseError) or type(
+        exc
+    ).__module__.startswith("psycopg")
+
+
 def _one_is_full(exc: BaseException) -> bool:
+    if not _from_storage(exc):
+        return False
     if isinstance(exc, OSError) and exc.errno in _FULL_ERRNOS:
         return True
     if getattr(exc, "sqlstate", None) == "53100" or getattr(exc, "pgcode", None) == "53100":

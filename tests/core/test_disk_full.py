@@ -14,6 +14,7 @@ import pytest
 from django.contrib.sessions.backends.db import SessionStore
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import OperationalError
+from django.http import Http404
 from django.test import Client
 from django.urls import reverse
 
@@ -167,3 +168,12 @@ def test_a_full_disk_is_recognised_in_each_driver_s_words(exc):
     wrapped.__cause__ = exc
     assert disk.is_disk_full(exc) and disk.is_disk_full(wrapped)
     assert not disk.is_disk_full(OSError(errno.EACCES, "Permission denied"))
+
+
+def test_words_a_user_typed_are_not_taken_for_a_full_disk(client, f):
+    """A 404 repeating "no space left on device" from the URL stays a 404."""
+    client.force_login(f.user(role="viewer"))
+    response = client.get("/sources/no space left on device/")
+    assert response.status_code == 404
+    assert not disk.is_disk_full(Http404("database or disk is full"))
+    assert disk.seconds_since_full() is None
