@@ -18,6 +18,7 @@ reason.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -38,6 +39,8 @@ from construction.types import Section
 
 __all__ = ["in_child", "read_bounded"]
 
+log = logging.getLogger(__name__)
+
 ROOT = str(Path(__file__).resolve().parent.parent)  # the folder holding ``construction``
 MEMORY_EXIT = 3  # the child ran out of its address space (a MemoryError reached the top)
 REFUSED_EXIT = 4  # the file was refused in words (the JSON says why)
@@ -48,6 +51,9 @@ _CHILD = (
     f"import sys; sys.path.insert(0, {ROOT!r}); "
     "from construction.doc_sandbox import _child_main; _child_main()"
 )
+# -P: the working folder is not put on the child's path (a stray zlib.py there is not
+# imported in its place).
+_COMMAND = [sys.executable, "-P", "-c", _CHILD]
 
 
 def in_child(filename: str) -> bool:
@@ -67,7 +73,7 @@ def read_bounded(raw: bytes, *, filename: str, max_bytes: int, limits: ReadLimit
     with tempfile.TemporaryFile() as errors:
         try:
             done = subprocess.run(
-                [sys.executable, "-c", _CHILD],
+                _COMMAND,
                 input=header.encode("utf-8") + b"\n" + raw,
                 stdout=subprocess.PIPE,
                 stderr=errors,
@@ -81,10 +87,16 @@ def read_bounded(raw: bytes, *, filename: str, max_bytes: int, limits: ReadLimit
                 f"could not start the reader: {exc.strerror or exc.__class__.__name__}"
             ) from None
         code = done.returncode
-        if code == 0:
-            return _document(json.loads(done.stdout))
-        if code == REFUSED_EXIT:
-            raise BadDocument(json.loads(done.stdout)["refused"])
+        if code in (0, REFUSED_EXIT):
+            try:
+                answer = json.loads(done.stdout)
+                if code == REFUSED_EXIT:
+                    refusal = str(answer["refused"])
+                else:
+                    return _document(answer)
+            except (ValueError, KeyError, TypeError):
+                refusal = "the reader failed (its answer could not be read)"
+            raise BadDocument(refusal)
         if code == MEMORY_EXIT:
             raise BadDocument(limits.memory())
         if code < 0 and -code in _CPU_SIGNALS:
@@ -96,6 +108,7 @@ def read_bounded(raw: bytes, *, filename: str, max_bytes: int, limits: ReadLimit
         # with the address space capped, that is the likeliest reason.
         name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
         raise BadDocument(f"{limits.memory()}: the reader stopped ({name})")
+    log.warning("reading %r failed (exit %s): %s", filename, code, "\n".join(tail[-20:]))
     raise BadDocument(f"the reader failed ({tail[-1][:200] if tail else f'exit {code}'})")
 
 

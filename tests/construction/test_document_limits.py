@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import re
 import resource
+import sys
 from dataclasses import replace
 
 import pytest
 
+from construction import doc_sandbox
 from construction.doc_limits import ReadLimits
 from construction.doc_pdf import inflated_size
 from construction.doc_sandbox import in_child, read_bounded
@@ -179,3 +181,33 @@ def test_markdown_is_read_in_process_within_the_character_limit():
 def test_limits_survive_the_trip_to_the_child():
     limits = ReadLimits(memory_mb=300, cpu_seconds=7, max_pages=9, max_inflation=3)
     assert ReadLimits.from_json(limits.as_json()) == limits
+
+
+# --- The child failing otherwise --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("child", "words"),
+    [
+        (
+            "import sys; sys.stderr.write('KeyError: word/styles.xml\\n'); sys.exit(1)",
+            "the reader failed (KeyError: word/styles.xml)",
+        ),
+        ("print('not an answer')", "the reader failed (its answer could not be read)"),
+        (
+            "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)",
+            "the document needs more than 1,024 MB to read (KG_READ_MEMORY_MB): "
+            "the reader stopped (SIGSEGV)",
+        ),
+        (
+            "import os, signal; os.kill(os.getpid(), signal.SIGXCPU)",
+            "the document needs more than 120 s of processor time to read (KG_READ_CPU_SECONDS)",
+        ),
+        ("import os; os._exit(3)", "the document needs more than 1,024 MB to read"),
+    ],
+    ids=["exception", "garbage", "crash", "cpu-signal", "memory-error"],
+)
+def test_a_child_that_fails_is_a_refusal_in_words_never_an_exception(monkeypatch, child, words):
+    """Whatever the child does, the caller gets a ``BadDocument`` (a batch goes on)."""
+    monkeypatch.setattr(doc_sandbox, "_COMMAND", [sys.executable, "-c", child])
+    assert refused_bounded(pages_pdf(1), "a.pdf", ReadLimits()).startswith(words)
