@@ -95,7 +95,10 @@ class ConceptDetailOut(Schema):
     name: str
     description: str
     status: str
-    merged_into: ConceptRef | None
+    merged_into: ConceptRef | None = Field(
+        description="For a merged concept, the concept its names and edges live on now: "
+        "the end of its chain of merges (A merged into B, then B into C: C)."
+    )
     aliases: list[str]
     as_of: datetime | None
     existed: bool

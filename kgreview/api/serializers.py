@@ -16,6 +16,7 @@ from kgreview.graph import learning, traversal
 from kgreview.graph.history import EDGE_RELATED, GraphDiff
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.search import SearchHit
+from kgreview.graph.selectors import survivor_of
 from kgreview.graph.sources import RevisionPlaces
 from kgreview.review import history as review_history
 
@@ -144,13 +145,15 @@ def concept_detail_out(
     concept: Concept, *, at: datetime | None, existed: bool, edges: list[dict]
 ) -> dict:
     """``ConceptDetailOut``: the concept, its other names, and its ``edges`` (``EdgeOut``
-    rows touching it) split by direction. A merged concept names the one it went into."""
+    rows touching it) split by direction. A merged concept names the one its names and
+    edges live on now: the end of its chain of merges (``graph.selectors.survivor_of``)."""
+    survivor = survivor_of(concept)
     return {
         "id": concept.pk,
         "name": concept.name,
         "description": concept.description,
         "status": concept.status,
-        "merged_into": concept_ref(concept.merged_into) if concept.merged_into_id else None,
+        "merged_into": concept_ref(survivor) if survivor is not None else None,
         "aliases": list(
             concept.aliases.exclude(kind="canonical")
             .order_by("name")

@@ -18,6 +18,7 @@ from kgreview.core.permissions import view_required
 from kgreview.graph import history
 from kgreview.graph.asking import ask_graph, question_max
 from kgreview.graph.models import Concept
+from kgreview.graph.selectors import with_survivors
 
 from . import selectors
 from .forms import AskForm, ChangesForm
@@ -74,6 +75,7 @@ def home(request: HttpRequest) -> HttpResponse:
 def concept(request: HttpRequest, pk: int) -> HttpResponse:
     """The neighbourhood of one concept, drawn in the browser from the read API."""
     found = get_object_or_404(Concept.objects.select_related("merged_into"), pk=pk)
+    with_survivors([found])
     return _shell(request, found)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -15,6 +16,8 @@ from construction.types import RelationSpec
 from kgreview.core.tally import tally
 
 from .models import Concept, ConceptAlias, ConceptOrder, Edge, RelationType, Source
+
+log = logging.getLogger(__name__)
 
 
 def clean_name(name: str) -> str:
@@ -73,6 +76,83 @@ def concepts_for_names(names) -> dict[str, Concept]:
         if concept is not None:
             out[n] = concept
     return out
+
+
+#: The longest chain of merges followed (A into B, B into C, ...). The services never write
+#: a cycle of merges, but a row written past them could, and a walk must end.
+MERGE_CHAIN_LIMIT = 64
+
+
+def final_survivor_ids(ids: Iterable[int]) -> dict[int, int]:
+    """The one rule for where a merged concept lives now: for each of ``ids`` that is
+    merged, the end of its chain of merges (A merged into B, then B into C: C). Concepts
+    that are not merged are left out. One recursive query per 500 ids, on both databases.
+
+    A chain that does not end within ``MERGE_CHAIN_LIMIT`` merges (a cycle, or a chain
+    written past the services) is not followed: it answers the concept's own
+    ``merged_into``, and says so in the log."""
+    wanted = sorted({int(i) for i in ids if i is not None})
+    table = Concept._meta.db_table
+    out: dict[int, int] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ", ".join(["%s"] * len(chunk))
+        sql = f"""
+            WITH RECURSIVE chain(start, node, depth) AS (
+                SELECT id, merged_into_id, 1 FROM {table}
+                WHERE id IN ({marks}) AND merged_into_id IS NOT NULL
+                UNION ALL
+                SELECT chain.start, c.merged_into_id, chain.depth + 1
+                FROM chain JOIN {table} c ON c.id = chain.node
+                WHERE c.merged_into_id IS NOT NULL AND chain.depth < %s
+            )
+            SELECT chain.start, chain.node, chain.depth, c.merged_into_id IS NULL
+            FROM chain JOIN {table} c ON c.id = chain.node
+        """
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*chunk, MERGE_CHAIN_LIMIT])
+            rows = cursor.fetchall()
+        first: dict[int, int] = {}
+        for begin, node, depth, ends in rows:
+            if depth == 1:
+                first[int(begin)] = int(node)
+            if ends:
+                out[int(begin)] = int(node)
+        for begin, node in first.items():
+            if begin not in out:
+                log.warning(
+                    "The merges from concept #%s do not end within %s steps (a cycle, or a "
+                    "chain written past the services); its own merged_into (#%s) is used.",
+                    begin,
+                    MERGE_CHAIN_LIMIT,
+                    node,
+                )
+                out[begin] = node
+    return out
+
+
+def with_survivors(concepts: Iterable[Concept]) -> list[Concept]:
+    """``concepts``, each merged one with ``survivor`` set to the concept its names and
+    edges live on now (``final_survivor_ids``); two queries whatever their number, none
+    when none is merged. Every page, API answer and export that follows a merge reads it
+    here."""
+    concepts = list(concepts)
+    merged = [c for c in concepts if c.merged_into_id is not None]
+    if not merged:
+        return concepts
+    ends = final_survivor_ids(c.pk for c in merged)
+    rows = Concept.objects.in_bulk(set(ends.values()))
+    for c in merged:
+        c.survivor = rows.get(ends.get(c.pk, c.merged_into_id))
+    return concepts
+
+
+def survivor_of(concept: Concept) -> Concept | None:
+    """The concept a merged concept's names and edges live on now; None for one that is
+    not merged."""
+    if concept.merged_into_id is None:
+        return None
+    return with_survivors([concept])[0].survivor
 
 
 def edges_active() -> QuerySet[Edge]:
@@ -412,6 +492,7 @@ def concept_page(*, q: str = "", show: str = "active", after: str = "") -> tuple
     if after:
         qs = qs.filter(name__gt=after)
     rows = list(qs.select_related("merged_into").order_by("name")[: CONCEPT_PAGE + 1])
+    with_survivors(rows)
     more = len(rows) > CONCEPT_PAGE
     rows = rows[:CONCEPT_PAGE]
     ids = [c.pk for c in rows]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
 
+from kgreview.graph.selectors import final_survivor_ids
 from kgreview.graph.sources import NO_PLACE, RevisionPlaces
 
 from .. import selectors
@@ -33,17 +34,22 @@ def iso(moment: datetime | None) -> str | None:
 
 
 def concept_records(*, at: datetime, stats: ExportStats) -> Iterator[dict]:
-    for c in selectors.export_concepts(at=at).iterator(chunk_size=selectors.CHUNK):
-        stats.concepts += 1
-        yield {
-            "id": c.pk,
-            "name": c.name,
-            "aliases": [a.name for a in c.export_aliases],
-            "description": c.description,
-            "status": c.status,
-            "created_at": iso(c.created_at),
-            "merged_into": c.merged_into_id,
-        }
+    """Concepts in batches of ``CHUNK``; a merged one's ``merged_into`` is the concept its
+    names and edges live on now, the end of its chain of merges (one query a batch)."""
+    concepts = selectors.export_concepts(at=at).iterator(chunk_size=selectors.CHUNK)
+    while batch := list(islice(concepts, selectors.CHUNK)):
+        ends = final_survivor_ids(c.pk for c in batch if c.merged_into_id is not None)
+        for c in batch:
+            stats.concepts += 1
+            yield {
+                "id": c.pk,
+                "name": c.name,
+                "aliases": [a.name for a in c.export_aliases],
+                "description": c.description,
+                "status": c.status,
+                "created_at": iso(c.created_at),
+                "merged_into": ends.get(c.pk, c.merged_into_id),
+            }
 
 
 def edge_records(*, at: datetime, stats: ExportStats) -> Iterator[dict]:

@@ -166,9 +166,12 @@ def name_index_changed(
 
 
 def inactive_words(concept: Concept) -> str:
-    """Why a concept that is not active cannot be used, naming the survivor of a merge."""
+    """Why a concept that is not active cannot be used, naming the concept a merge left
+    its names on (the end of a chain of merges)."""
     if concept.status == Concept.Status.MERGED and concept.merged_into_id:
-        survivor = Concept.objects.filter(pk=concept.merged_into_id).only("name").first()
+        from ..selectors import survivor_of
+
+        survivor = survivor_of(concept)
         return (
             f'"{concept.name}" was merged into "{survivor.name if survivor else "?"}"; '
             "use the surviving concept."

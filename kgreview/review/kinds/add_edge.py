@@ -395,10 +395,7 @@ class AddEdgeKind(Kind):
             # What the blockers ask (is it already in the graph?), answered by that query.
             card.facts[(fact[0], fact[1].pk, fact[2])] = held
         card.neighbours = [(payload[role]["name"], rows) for role, rows in found.items()]
-        # A merged end names its survivor (one query, only when there is one).
-        merged = [c for c in concepts.values() if c.status == Concept.Status.MERGED]
-        if merged:
-            survivors = Concept.objects.in_bulk({c.merged_into_id for c in merged})
-            for c in merged:
-                c.survivor = survivors.get(c.merged_into_id)
+        # A merged end names the concept its names live on now (queries only when there
+        # is one).
+        graph_selectors.with_survivors(concepts.values())
         card.view = view
