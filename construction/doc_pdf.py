@@ -78,27 +78,32 @@ def _read_lines(pdf, limits: ReadLimits) -> list[list[Line]]:
 
 # A stream's data starts after "stream" and its line end, its dictionary just before.
 _STREAM = re.compile(rb">>\s*stream(?:\r\n|\n|\r)")
+_FEED = 64 * 1024
 
 
 def inflated_size(raw: bytes, cap: int) -> int:
     """What the file's Flate streams unpack to, counted up to just past ``cap``.
 
-    Each stream is inflated a megabyte at a time and thrown away: counting a bomb costs
-    the time to inflate ``cap`` bytes and no memory to speak of. Data that is not a zlib
-    stream (images in other encodings, a false "stream") is skipped at its first bytes.
+    Each stream is fed to zlib ``_FEED`` bytes at a time and inflated a megabyte at a time,
+    its output thrown away: counting a bomb costs the time to inflate ``cap`` bytes and no
+    memory to speak of, and a file of many streams costs what its streams hold. Data that
+    is not a zlib stream (images in other encodings, a false "stream") is skipped at its
+    first bytes.
     """
     total = 0
+    view = memoryview(raw)
     for match in _STREAM.finditer(raw):
         inflater = zlib.decompressobj()
-        data = memoryview(raw)[match.end() :]
+        at = match.end()
         try:
-            while data and not inflater.eof:
-                total += len(inflater.decompress(data, MB))
-                if total > cap:
-                    return total
-                data = memoryview(inflater.unconsumed_tail)
-                if not data:
-                    total += len(inflater.flush())
+            while at < len(raw) and not inflater.eof:
+                data: bytes | memoryview = view[at : at + _FEED]
+                at += len(data)
+                while data and not inflater.eof:
+                    total += len(inflater.decompress(data, MB))
+                    if total > cap:
+                        return total
+                    data = inflater.unconsumed_tail
         except zlib.error:
             continue
     return total

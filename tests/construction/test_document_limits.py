@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import resource
 import sys
+import zlib
 from dataclasses import replace
 
 import pytest
@@ -91,6 +92,18 @@ def test_pdf_needing_more_memory_than_the_child_has_is_refused_and_the_parent_st
 def test_the_inflation_count_stops_just_past_its_cap(pdf_bomb):
     assert 10 * MB < inflated_size(pdf_bomb, 10 * MB) <= 11 * MB
     assert inflated_size(pdf_bomb, 10**12) == 200 * MB + len(TEXT)
+
+
+def test_the_inflation_count_adds_up_every_stream_and_skips_what_is_not_zlib():
+    """Each stream is fed a piece at a time, so a file of many streams costs what they
+    hold, not the rest of the file once per stream."""
+    packed = zlib.compress(b"x" * 1_000)
+    raw = b"%PDF-1.4\n" + b"".join(
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(packed) + packed + b"\nendstream\n"
+        for _ in range(2_000)
+    )
+    raw += b"<< /Filter /DCTDecode >>\nstream\n\xff\xd8\xff\xe0 not zlib\nendstream\n"
+    assert inflated_size(raw, 10**9) == 2_000 * 1_000
 
 
 def test_pdf_with_more_pages_than_the_limit_is_refused():
