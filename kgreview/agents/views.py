@@ -18,13 +18,12 @@ from kgreview.core.errors import DomainError, NotFound
 from kgreview.core.forms import errors_in_words
 from kgreview.core.permissions import curator_required, is_curator, view_required
 
-from . import selectors, tasks
-from .adapters import extractor_for
-from .construct import construct_run_create, sources_to_construct
+from . import selectors
 from .forms import RunNowForm, ScheduleToggleForm
 from .heal import skipped_blocks_in_words
 from .models import AgentRun, AgentRunItem
-from .runs import agent_run_cancel, agent_run_create, agent_run_not_queued
+from .run_now import agent_run_now
+from .runs import agent_run_cancel
 from .schedules import schedule_set_enabled
 
 log = logging.getLogger(__name__)
@@ -97,38 +96,19 @@ def run_now(request: HttpRequest, agent: str) -> HttpResponse:
     form = RunNowForm(request.POST)
     if not form.is_valid():
         return _refused(request, errors_in_words(form))
-    every_source = form.cleaned_data["scope"] == "all"
-    if agent == AgentRun.Agent.CONSTRUCT:
-        sources = sources_to_construct(extractor_for(None))
-        if not sources and not every_source:
-            messages.info(request, "Nothing new to read: every source's current revision was read.")
-            return redirect("agents:home")
-        run = construct_run_create(
-            sources=None if every_source else sources,
-            trigger=AgentRun.Trigger.MANUAL,
-            acting_user=request.user,
-        )
-        task = tasks.construct_run
-    else:
-        run = agent_run_create(
-            agent=agent, trigger=AgentRun.Trigger.MANUAL, acting_user=request.user
-        )
-        task = tasks.heal if agent == AgentRun.Agent.HEAL else tasks.discover
-    label = AgentRun.Agent(agent).label
-    try:
-        task.delay(run_id=run.pk)
-    except Exception as exc:  # any broker failure: said in words, the run not left queued
-        log.exception("run now: the broker refused %s run #%s", agent, run.pk)
-        reason = f"the task queue refused it ({exc.__class__.__name__}: {exc})."
-        agent_run_not_queued(run_id=run.pk, reason=reason)
-        messages.error(
-            request,
-            f"{label} run #{run.pk} could not be started: {reason} The run is marked "
-            "failed; try again once the worker's broker is reachable.",
-        )
-        return redirect("agents:run", pk=run.pk)
-    messages.success(request, f"{label} run #{run.pk} queued.")
-    return redirect("agents:run", pk=run.pk)
+    started = agent_run_now(
+        agent=agent,
+        acting_user=request.user,
+        every_source=form.cleaned_data["scope"] == "all",
+    )
+    if started.run is None:
+        messages.info(request, started.words)
+        return redirect("agents:home")
+    if not started.queued:
+        messages.error(request, started.words)
+        return redirect("agents:run", pk=started.run.pk)
+    messages.success(request, started.words)
+    return redirect("agents:run", pk=started.run.pk)
 
 
 def _attach_reading(runs: list[AgentRun]) -> None:

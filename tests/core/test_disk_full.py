@@ -99,7 +99,7 @@ def test_a_script_s_upload_on_a_full_disk_gets_json(f, monkeypatch):
 
 @pytest.mark.parametrize("headers", [HX, {}], ids=["htmx", "plain"])
 def test_run_now_on_a_full_disk_is_503_in_words(f, monkeypatch, headers):
-    monkeypatch.setattr("kgreview.agents.views.agent_run_create", sqlite_full)
+    monkeypatch.setattr("kgreview.agents.run_now.agent_run_create", sqlite_full)
     client = signed_in(f.user("cu", role="curator"), **headers)
     response = client.post(reverse("agents:run-now", args=["heal"]), {"scope": "new"})
     assert_disk_full_page(response, htmx=bool(headers))

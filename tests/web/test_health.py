@@ -149,7 +149,7 @@ def test_after_a_write_failed_for_want_of_space_healthz_says_the_disk_is_full(
     def full(*args, **kwargs):
         raise OperationalError("database or disk is full")
 
-    monkeypatch.setattr("kgreview.agents.views.agent_run_create", full)
+    monkeypatch.setattr("kgreview.agents.run_now.agent_run_create", full)
     curator = Client(raise_request_exception=False)
     curator.force_login(f.user("cu", role="curator"))
     refused = curator.post(reverse("agents:run-now", args=["heal"]), {"scope": "new"})
