@@ -31,6 +31,7 @@ BENCHMARKS: dict[str, str] = {
     "render": "render:bench_render",
     "ask": "ask:bench_ask",
     "competency": "competency:bench_competency",
+    "lockout": "lockout:bench_lockout",
 }
 
 
