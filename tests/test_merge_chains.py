@@ -18,7 +18,7 @@ from kgreview.api.services import api_token_create
 from kgreview.core.errors import ConceptNotActive
 from kgreview.exports.writers import records
 from kgreview.graph import selectors, services
-from kgreview.graph.models import Concept
+from kgreview.graph.models import Concept, ConceptAlias
 
 pytestmark = pytest.mark.django_db
 
@@ -131,3 +131,29 @@ def test_an_export_from_before_the_merges_says_a_lives_on_c(chain):
     assert rows[chain["a"].pk]["merged_into"] == chain["c"].pk
     assert rows[chain["b"].pk]["merged_into"] == chain["c"].pk
     assert rows[chain["c"].pk]["merged_into"] is None
+
+
+def test_undoing_the_merges_of_a_chain_one_by_one_gives_each_concept_its_names_back(chain):
+    a, b, c = chain["a"], chain["b"], chain["c"]
+    services.concept_unmerge(loser=b, acting_user=None)
+    names = dict(ConceptAlias.objects.values_list("name", "concept_id"))
+    assert names == {"Alpha": b.pk, "First letter": b.pk, "Beta": b.pk, "Gamma": c.pk}
+    assert selectors.concept_by_name(name="Alpha") == b  # A is still merged into B
+    services.concept_unmerge(loser=a, acting_user=None)
+    assert selectors.concept_by_name(name="Alpha") == a
+    assert selectors.concept_by_name(name="First letter") == a
+    kinds = dict(ConceptAlias.objects.filter(concept=a).values_list("name", "kind"))
+    assert kinds == {"Alpha": "canonical", "First letter": "alias"}
+    assert set(ConceptAlias.objects.filter(concept=b).values_list("name", flat=True)) == {"Beta"}
+
+
+def test_an_export_lists_a_names_on_c_only_from_when_b_was_merged_into_c(chain):
+    a, b, c = chain["a"], chain["b"], chain["c"]
+    b_merged = Concept.objects.get(pk=b.pk).merged_at
+    between = Concept.objects.get(pk=a.pk).merged_at + (b_merged - a.merged_at) / 2
+    then = {r["id"]: r for r in records.concept_records(at=between, stats=records.ExportStats())}
+    assert "Alpha" not in then[c.pk]["aliases"] and "First letter" not in then[c.pk]["aliases"]
+    now = {
+        r["id"]: r for r in records.concept_records(at=timezone.now(), stats=records.ExportStats())
+    }
+    assert {"Alpha", "First letter", "Beta"} <= set(now[c.pk]["aliases"])

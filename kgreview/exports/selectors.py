@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, time
 
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import F, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from kgreview.core.errors import ValidationFailed
@@ -99,7 +99,10 @@ def export_concepts(*, at: datetime) -> QuerySet[Concept]:
     """Concepts of the graph as of ``at``, in id order, each with ``export_aliases``.
 
     Aliases are the names the concept holds now, less those it gained after ``at``
-    (aliases added later, names that came with a later merge).
+    (aliases added later, names that came with a later merge). A name that came through
+    a chain of merges (A into B, then B into C) carries ``hop``, the concept its owner
+    went into first; when that is not the holder, ``records`` checks when the chain
+    reached the holder (``graph.selectors.arrived_at``).
     """
     edges = edges_as_of(at=at)
     aliases = (
@@ -107,7 +110,8 @@ def export_concepts(*, at: datetime) -> QuerySet[Concept]:
             Q(kind=ConceptAlias.Kind.ALIAS, created_at__lte=at)
             | Q(kind=ConceptAlias.Kind.MERGED, merged_from__merged_at__lte=at)
         )
-        .only("concept_id", "name")
+        .annotate(hop=F("merged_from__merged_into"))
+        .only("concept_id", "name", "kind", "merged_from_id")
         .order_by("name", "pk")
     )
     ends = Concept.objects.filter(

@@ -83,52 +83,108 @@ def concepts_for_names(names) -> dict[str, Concept]:
 MERGE_CHAIN_LIMIT = 64
 
 
-def final_survivor_ids(ids: Iterable[int]) -> dict[int, int]:
-    """The one rule for where a merged concept lives now: for each of ``ids`` that is
-    merged, the end of its chain of merges (A merged into B, then B into C: C). Concepts
-    that are not merged are left out. One recursive query per 500 ids, on both databases.
+@dataclass(frozen=True)
+class ChainStep:
+    """One concept on a chain of merges: where it went, and when (None: it is not merged)."""
 
-    A chain that does not end within ``MERGE_CHAIN_LIMIT`` merges (a cycle, or a chain
-    written past the services) is not followed: it answers the concept's own
-    ``merged_into``, and says so in the log."""
+    concept_id: int
+    merged_into_id: int | None
+    merged_at: datetime | None
+
+
+def merge_chains(ids: Iterable[int]) -> dict[int, list[ChainStep]]:
+    """For each of ``ids``, its chain of merges from itself on (A, then B it went into,
+    then C ...), at most ``MERGE_CHAIN_LIMIT`` merges long. One recursive query per 500
+    ids, and one for the concepts met, on both databases."""
     wanted = sorted({int(i) for i in ids if i is not None})
     table = Concept._meta.db_table
-    out: dict[int, int] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
+    out: dict[int, list[ChainStep]] = {}
+    for first in range(0, len(wanted), 500):
+        chunk = wanted[first : first + 500]
         marks = ", ".join(["%s"] * len(chunk))
         sql = f"""
             WITH RECURSIVE chain(start, node, depth) AS (
-                SELECT id, merged_into_id, 1 FROM {table}
-                WHERE id IN ({marks}) AND merged_into_id IS NOT NULL
+                SELECT id, id, 0 FROM {table} WHERE id IN ({marks})
                 UNION ALL
                 SELECT chain.start, c.merged_into_id, chain.depth + 1
                 FROM chain JOIN {table} c ON c.id = chain.node
                 WHERE c.merged_into_id IS NOT NULL AND chain.depth < %s
             )
-            SELECT chain.start, chain.node, chain.depth, c.merged_into_id IS NULL
-            FROM chain JOIN {table} c ON c.id = chain.node
+            SELECT start, node FROM chain ORDER BY start, depth
         """
         with connection.cursor() as cursor:
             cursor.execute(sql, [*chunk, MERGE_CHAIN_LIMIT])
             rows = cursor.fetchall()
-        first: dict[int, int] = {}
-        for begin, node, depth, ends in rows:
-            if depth == 1:
-                first[int(begin)] = int(node)
-            if ends:
-                out[int(begin)] = int(node)
-        for begin, node in first.items():
-            if begin not in out:
-                log.warning(
-                    "The merges from concept #%s do not end within %s steps (a cycle, or a "
-                    "chain written past the services); its own merged_into (#%s) is used.",
-                    begin,
-                    MERGE_CHAIN_LIMIT,
-                    node,
-                )
-                out[begin] = node
+        # Each concept's merge read through the ORM: aware times on both databases.
+        merges = {
+            pk: (into, at)
+            for pk, into, at in Concept.objects.filter(
+                pk__in={int(node) for _, node in rows}
+            ).values_list("pk", "merged_into_id", "merged_at")
+        }
+        for begin, node in rows:
+            into, at = merges.get(int(node), (None, None))
+            out.setdefault(int(begin), []).append(ChainStep(int(node), into, at))
     return out
+
+
+def final_survivor_ids(ids: Iterable[int]) -> dict[int, int]:
+    """The one rule for where a merged concept lives now: for each of ``ids`` that is
+    merged, the end of its chain of merges (A merged into B, then B into C: C). Concepts
+    that are not merged are left out.
+
+    A chain that does not end within ``MERGE_CHAIN_LIMIT`` merges (a cycle, or a chain
+    written past the services) is not followed: it answers the concept's own
+    ``merged_into``, and says so in the log."""
+    out: dict[int, int] = {}
+    for begin, steps in merge_chains(ids).items():
+        own = steps[0].merged_into_id
+        if own is None:
+            continue
+        end = steps[-1]
+        if end.merged_into_id is None:
+            out[begin] = end.concept_id
+            continue
+        log.warning(
+            "The merges from concept #%s do not end within %s steps (a cycle, or a chain "
+            "written past the services); its own merged_into (#%s) is used.",
+            begin,
+            MERGE_CHAIN_LIMIT,
+            own,
+        )
+        out[begin] = own
+    return out
+
+
+def arrived_at(pairs: Iterable[tuple[int, int]]) -> dict[tuple[int, int], datetime | None]:
+    """For each (concept, holder) pair, when the concept's names came to ``holder``: the
+    time of the merge into ``holder`` on the concept's chain (A into B at t1, B into C at
+    t2: A's names came to C at t2). None when the chain does not reach ``holder``."""
+    pairs = list(pairs)
+    chains = merge_chains(begin for begin, _ in pairs)
+    out: dict[tuple[int, int], datetime | None] = {}
+    for begin, holder in pairs:
+        out[(begin, holder)] = next(
+            (s.merged_at for s in chains.get(begin, []) if s.merged_into_id == holder), None
+        )
+    return out
+
+
+def merged_under(concept_id: int) -> set[int]:
+    """The concepts merged into ``concept_id``, directly or through others (A into B, B
+    into C: A and B are under C), as far as ``MERGE_CHAIN_LIMIT`` merges away."""
+    found: set[int] = set()
+    frontier = {int(concept_id)}
+    for _ in range(MERGE_CHAIN_LIMIT):
+        frontier = (
+            set(Concept.objects.filter(merged_into__in=frontier).values_list("pk", flat=True))
+            - found
+            - {int(concept_id)}
+        )
+        if not frontier:
+            break
+        found |= frontier
+    return found
 
 
 def with_survivors(concepts: Iterable[Concept]) -> list[Concept]:

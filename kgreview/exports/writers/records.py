@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
 
-from kgreview.graph.selectors import final_survivor_ids
+from kgreview.graph.selectors import arrived_at, final_survivor_ids
 from kgreview.graph.sources import NO_PLACE, RevisionPlaces
 
 from .. import selectors
@@ -39,12 +39,26 @@ def concept_records(*, at: datetime, stats: ExportStats) -> Iterator[dict]:
     concepts = selectors.export_concepts(at=at).iterator(chunk_size=selectors.CHUNK)
     while batch := list(islice(concepts, selectors.CHUNK)):
         ends = final_survivor_ids(c.pk for c in batch if c.merged_into_id is not None)
+        # A name that came through a chain of merges: when did the chain reach its holder?
+        chained = {
+            (a.merged_from_id, c.pk)
+            for c in batch
+            for a in c.export_aliases
+            if a.merged_from_id is not None and a.hop != c.pk
+        }
+        came = arrived_at(chained) if chained else {}
         for c in batch:
             stats.concepts += 1
             yield {
                 "id": c.pk,
                 "name": c.name,
-                "aliases": [a.name for a in c.export_aliases],
+                "aliases": [
+                    a.name
+                    for a in c.export_aliases
+                    if a.merged_from_id is None
+                    or a.hop == c.pk
+                    or (came.get((a.merged_from_id, c.pk)) or at) <= at
+                ],
                 "description": c.description,
                 "status": c.status,
                 "created_at": iso(c.created_at),

@@ -147,7 +147,9 @@ def concept_merge(
     for alias in ConceptAlias.objects.select_for_update(no_key=True).filter(concept=loser):
         alias.concept = survivor
         alias.kind = ConceptAlias.Kind.MERGED
-        alias.merged_from = loser
+        # A name that came with an earlier merge keeps the concept it belongs to, so
+        # undoing the merges of a chain one by one gives each concept its names back.
+        alias.merged_from_id = alias.merged_from_id or loser.pk
         alias.save(update_fields=["concept", "kind", "merged_from"])
         outcome.moved_names.append(alias.name)
 
@@ -263,14 +265,21 @@ def concept_unmerge(
     loser.merged_into = None
     loser.merged_at = None
     loser.save(update_fields=["status", "merged_into", "merged_at", "updated_at"])
-    for alias in ConceptAlias.objects.select_for_update(no_key=True).filter(merged_from=loser):
+    # Its own names, and those of the concepts merged into it before (they stay merged
+    # into it: their names come back to it as merged names).
+    owners = [loser.pk, *selectors.merged_under(loser.pk)]
+    names = ConceptAlias.objects.select_for_update(no_key=True).filter(
+        concept=survivor, merged_from__in=owners
+    )
+    for alias in names.order_by("pk"):
         alias.concept = loser
-        alias.kind = (
-            ConceptAlias.Kind.CANONICAL
-            if alias.name.casefold() == loser.name.casefold()
-            else ConceptAlias.Kind.ALIAS
-        )
-        alias.merged_from = None
+        if alias.merged_from_id == loser.pk:
+            alias.kind = (
+                ConceptAlias.Kind.CANONICAL
+                if alias.name.casefold() == loser.name.casefold()
+                else ConceptAlias.Kind.ALIAS
+            )
+            alias.merged_from = None
         alias.save(update_fields=["concept", "kind", "merged_from"])
         outcome.names.append(alias.name)
     name_index_changed(concepts=[loser.pk, survivor.pk])
