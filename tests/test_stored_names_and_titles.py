@@ -116,3 +116,46 @@ def test_no_stored_relation_label_keeps_a_format_character(f):
 
     for label, verb in RelationType.objects.values_list("label", "verb"):
         assert (label, verb) == (normal_name(label), normal_name(verb))
+
+
+# --- Rows stored before the rule: shown isolated ------------------------------------------
+
+
+def signed_in(f, role: str):
+    from django.test import Client
+
+    client = Client()
+    user = f.user(role=role)
+    client.force_login(user)
+    return client, user
+
+
+def test_an_old_source_title_with_an_override_is_shown_inside_bdi(f):
+    """A title stored before the rule (written past the service) cannot reorder the
+    words around it: the home page and the source's page isolate it."""
+    from django.urls import reverse
+
+    from kgreview.graph.models import Source
+
+    made = services.source_import(
+        slug="notes", title="Notes", text="Some text.\n", acting_user=None
+    )
+    Source.objects.filter(pk=made.source.pk).update(title=f"Evil{RLO}gnp.exe")
+    client, _ = signed_in(f, "viewer")
+    for url in (reverse("home"), reverse("source-detail", args=["notes"])):
+        html = client.get(url).content.decode()
+        body = html.split("</title>", 1)[1]  # a window's title is text, not laid out
+        assert f"<bdi>Evil{RLO}gnp.exe</bdi>" in body
+        assert body.count(RLO) == body.count(f"<bdi>Evil{RLO}")
+
+
+def test_an_old_api_token_name_with_an_override_is_shown_inside_bdi(f):
+    from django.urls import reverse
+
+    from kgreview.api.models import ApiToken
+
+    client, owner = signed_in(f, "viewer")
+    issued = api_token_create(user=owner, name="bot", acting_user=owner)
+    ApiToken.objects.filter(pk=issued.token.pk).update(name=f"Evil{RLO}gnp.exe")
+    html = client.get(reverse("api-tokens")).content.decode()
+    assert f"<td><bdi>Evil{RLO}gnp.exe</bdi></td>" in html
