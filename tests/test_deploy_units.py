@@ -24,9 +24,7 @@ def unit(path: Path) -> configparser.ConfigParser:
 
 def procfile() -> dict[str, str]:
     lines = (DEPLOY / "Procfile").read_text().splitlines()
-    return dict(
-        line.split(": ", 1) for line in lines if line.strip() and not line.startswith("#")
-    )
+    return dict(line.split(": ", 1) for line in lines if line.strip() and not line.startswith("#"))
 
 
 def test_there_is_a_unit_for_web_worker_and_beat():

@@ -277,12 +277,12 @@ def _cycle_edges(relation: RelationType) -> list[EdgeRecord]:
     edges = {i: EdgeRecord(i, s, t, relation.key, c) for i, s, t, c in strays}
     for low, high in _spans(strays, at):
         span = placed.filter(position__range=(low, high)).values("concept_id")
-        rows = (
+        inside = (
             active.filter(source_id__in=span, target_id__in=span)
             .values_list("id", "source_id", "target_id", "confidence")
             .iterator(chunk_size=50_000)
         )
-        for i, s, t, c in rows:
+        for i, s, t, c in inside:
             edges.setdefault(i, EdgeRecord(i, s, t, relation.key, c))
     return list(edges.values())
 
@@ -409,7 +409,7 @@ def _vanished(run: AgentRun) -> dict:
         checked += 1
         if not evidence_present(quote_, finders(current)):
             gone.append(pk)
-    specs = []
+    specs: list[ProposalSpec] = []
     supported = 0
     for start in range(0, len(gone), 1000):
         chunk = list(
@@ -438,6 +438,7 @@ def _vanished(run: AgentRun) -> dict:
 
 def _evidence_spec(run: AgentRun, edge: Edge) -> ProposalSpec:
     revision = edge.evidence_revision
+    assert revision is not None  # only edges with evidence are checked
     current = revision.source.current_revision
     return ProposalSpec(
         kind="invalidate_edge",
