@@ -103,3 +103,4 @@ SCALE ?= 1
 bench: setup
 	$(BIN)/python manage.py bench resolve search construct review bulk queue heal graph ask competency --scale $(SCALE)
 	$(BIN)/python manage.py bench documents render
+	env -u DATABASE_URL $(BIN)/python manage.py bench lockout
