@@ -126,3 +126,17 @@ def test_the_embedded_broker_is_the_hardened_transport_and_beat_runs_the_reaper(
         "{'task': 'agents.reap', 'schedule': 60.0} 15 120 720"
     )
     assert (tmp_path / "broker" / "quarantine").is_dir()
+
+
+def test_every_setting_read_from_the_environment_is_in_the_configuration_table():
+    """docs/configuration.md is the reference: a variable settings.py reads and the table
+    leaves out is a setting nobody can find (issue 26 found five)."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    source = (root / "kgreview" / "settings.py").read_text()
+    read = set(re.findall(r'(?:env_[a-z]+\(|os\.environ\.get\()\s*"([A-Z][A-Z0-9_]+)"', source))
+    table = (root / "docs" / "configuration.md").read_text()
+    documented = set(re.findall(r"`([A-Z][A-Z0-9_]+)`", table))
+    assert len(read) > 60
+    assert sorted(read - documented) == []
