@@ -14,7 +14,6 @@ from .cycles import find_chain
 from .keys import edge_dedup_key, relation_key
 from .protocols import GraphView
 from .relations import normalise_label
-from .text import name_key
 from .types import Conflict, Link, RelationSpec
 
 MAX_CYCLE_DEPTH = 16
@@ -211,7 +210,3 @@ def is_existing_edge(
         if spec.symmetric or (link.source_key, link.target_key) == (source_key, target_key):
             return link
     return None
-
-
-def same_name(a: str, b: str) -> bool:
-    return name_key(a) == name_key(b)

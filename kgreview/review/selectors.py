@@ -117,10 +117,6 @@ class QueueFilter:
     def query(self, **overrides) -> str:
         return urlencode(self.params(**overrides))
 
-    @property
-    def is_default(self) -> bool:
-        return self == QueueFilter()
-
 
 def queue_queryset(f: QueueFilter) -> QuerySet:
     """Proposals matching the filter. With a flag, the first flag joins the flag rows (the

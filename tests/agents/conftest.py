@@ -27,7 +27,9 @@ def openai_settings(settings, fake_llm):
     settings.OPENAI_BASE_URL = fake_llm.base_url
     settings.OPENAI_API_KEY = "test-key"
     settings.KG_LLM_MODEL = "fake-model"
-    settings.KG_LLM_TIMEOUT = 1.0
+    # Generous: a busy machine must not turn a normal answer into a timeout. The test of
+    # the timeout itself sets a short one.
+    settings.KG_LLM_TIMEOUT = 30.0
     settings.KG_LLM_MAX_RETRIES = 2
     settings.KG_LLM_VALIDATION_RETRIES = 2
     settings.KG_LLM_BACKOFF_BASE = 0.0

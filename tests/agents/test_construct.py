@@ -134,9 +134,10 @@ def test_repeated_server_errors_fail_the_source_cleanly_with_nothing_written(ope
     assert not ExtractionRecord.objects.exists()
 
 
-def test_slow_answer_past_the_timeout_fails_the_source(openai_settings, rag):
+def test_slow_answer_past_the_timeout_fails_the_source(openai_settings, rag, settings):
     """A model slower than KG_LLM_TIMEOUT fails that source with 'timed out'."""
-    openai_settings.push(*[slow(3, answer(edge("embeddings", "RAG")))] * 3)
+    settings.KG_LLM_TIMEOUT = 0.2
+    openai_settings.push(*[slow(2, answer(edge("embeddings", "RAG")))] * 3)
     with pytest.raises(CommandError):
         construct()
     item = AgentRunItem.objects.get()

@@ -128,8 +128,10 @@ def test_directed_relation_allows_both_directions(f):
     """For a directed relation the reverse edge is a different fact (cycles are a service check)."""
     a, b = f.concept("A"), f.concept("B")
     applies = f.relation("applies_to")
-    raw_edge(a, b, applies)
-    raw_edge(b, a, applies)
+    forward = raw_edge(a, b, applies)
+    backward = raw_edge(b, a, applies)
+    assert forward.pk != backward.pk
+    assert Edge.objects.filter(relation=applies, status=Edge.Status.ACTIVE).count() == 2
 
 
 def test_edge_checks_self_loop_confidence_weight_reason(f):

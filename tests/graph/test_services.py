@@ -165,8 +165,10 @@ def test_edge_create_refuses_a_cycle_in_an_acyclic_relation_and_shows_it(f):
 def test_cycles_are_allowed_in_relations_that_are_not_acyclic(f):
     """applies_to may loop; only acyclic relations are guarded."""
     a, b = f.concept("A"), f.concept("B")
-    f.edge(a, b, "applies_to")
-    f.edge(b, a, "applies_to")
+    forward = f.edge(a, b, "applies_to")
+    backward = f.edge(b, a, "applies_to")
+    assert (backward.source, backward.target) == (b, a)
+    assert {forward.status, backward.status} == {Edge.Status.ACTIVE}
 
 
 def test_cycle_check_ignores_retired_edges(f):
@@ -174,7 +176,8 @@ def test_cycle_check_ignores_retired_edges(f):
     a, b = f.concept("A"), f.concept("B")
     e = f.edge(a, b)
     services.edge_invalidate(edge=e, reason="wrong", acting_user=None)
-    f.edge(b, a)
+    back = f.edge(b, a)
+    assert (back.source, back.target, back.status) == (b, a, Edge.Status.ACTIVE)
 
 
 def test_edge_create_refuses_merged_endpoints(f):
