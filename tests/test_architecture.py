@@ -168,3 +168,55 @@ def test_no_app_imports_the_benchmarks_but_the_command_that_runs_them():
         if "import benchmarks" in text or "from benchmarks" in text:
             users.append(str(path.relative_to(ROOT)))
     assert users == ["kgreview/agents/management/commands/bench.py"]
+
+
+# --- No private name crosses a module ------------------------------------------------------
+
+
+def _private_imports(base: str) -> list[str]:
+    """``from x import _name`` in ``base``'s modules, as "importer <- module._name"."""
+    found = []
+    for path in (ROOT / base).rglob("*.py"):
+        if "migrations" in path.parts:
+            continue
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        package = module if path.stem == "__init__" else module.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            source = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                source = ".".join(parts + ([node.module] if node.module else []))
+            found += [
+                f"{module} <- {source}.{alias.name}"
+                for alias in node.names
+                if alias.name.startswith("_") and not alias.name.startswith("__")
+            ]
+    return found
+
+
+def test_no_module_of_the_product_imports_another_modules_private_name():
+    """A name that starts with "_" belongs to its module: a helper two modules share is
+    public, where a reader looks for it (issue 26: split views and services had left
+    35 private imports behind)."""
+    offenders = [
+        line
+        for base in ("kgreview", "construction", "benchmarks")
+        for line in _private_imports(base)
+    ]
+    assert offenders == []
+
+
+def test_the_private_import_check_sees_relative_and_absolute_imports(tmp_path, monkeypatch):
+    package = tmp_path / "kgreview" / "demo"
+    package.mkdir(parents=True)
+    (package / "a.py").write_text(
+        "from .b import _helper\nfrom kgreview.demo.b import _OTHER, public\n"
+    )
+    (package / "b.py").write_text("_helper = _OTHER = public = 1\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert sorted(_private_imports("kgreview")) == [
+        "kgreview.demo.a <- kgreview.demo.b._OTHER",
+        "kgreview.demo.a <- kgreview.demo.b._helper",
+    ]

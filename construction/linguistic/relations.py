@@ -98,7 +98,7 @@ def _match(tok, cue: Cue) -> Iterator[Found]:
     if pairs is None:
         return
     subjects, objects = pairs
-    if not subjects or not objects or _negated(tok, anchor, objects) or _conditional(anchor):
+    if not subjects or not objects or is_negated(tok, anchor, objects) or _conditional(anchor):
         return
     if any(c.dep_ in ("aux", "advmod") and c.lower_ in POSSIBILITY for c in anchor.children):
         return
@@ -143,37 +143,39 @@ def _verb_sides(verb, cue: Cue) -> tuple[list, list] | None:
     if cue.passive is not None and passive != cue.passive:
         return None
     if cue.prep and not passive:
-        objects = _prep_objects(verb, cue.prep)
-        subjects = _subjects(verb)
+        objects = prep_objects(verb, cue.prep)
+        subjects = subjects_of(verb)
     elif cue.prep and passive:
         # "X is based on Y", "X is used for Y": the passive subject is the source.
-        objects = _prep_objects(verb, cue.prep)
+        objects = prep_objects(verb, cue.prep)
         subjects = _passive_subjects(verb)
     elif passive:
         # "Y is required by X": the agent is the source.
-        subjects = [o for p in verb.children if p.dep_ == "agent" for o in _conjoined(_pobj(p))]
+        subjects = [
+            o for p in verb.children if p.dep_ == "agent" for o in conjoined(object_of_prep(p))
+        ]
         objects = _passive_subjects(verb)
     else:
-        objects = [o for c in verb.children if c.dep_ == "dobj" for o in _conjoined(c)]
-        subjects = _subjects(verb)
+        objects = [o for c in verb.children if c.dep_ == "dobj" for o in conjoined(c)]
+        subjects = subjects_of(verb)
     return subjects, objects
 
 
 def _copula_sides(word, cue: Cue) -> tuple[list, list] | None:
     """ "X is (a) part of Y", "X is related to Y": the subject of "be" (or of the
     participle, when the parser made it the verb), the object of the cue's preposition."""
-    objects = _prep_objects(word, cue.prep) if cue.prep else []
+    objects = prep_objects(word, cue.prep) if cue.prep else []
     own = cue.kind == "adj" and any(c.dep_ in PASSIVE_SUBJECTS for c in word.children)
     if word.dep_ in ("attr", "acomp") and not own:
         head = word.head
         if head.lemma_ not in ("be", "become", "remain", "seem"):
             return None
-        return _subjects(head), objects
+        return subjects_of(head), objects
     if cue.kind == "adj" and any(c.dep_ in PASSIVE_SUBJECTS | {"auxpass"} for c in word.children):
         # "... which is why guardrails are connected to X": the participle's own subject
         return _passive_subjects(word), objects
     if cue.kind == "adj" and word.dep_ in ("amod", "acl") and word.head.pos_ in ("NOUN", "PROPN"):
-        return _conjoined(word.head), objects  # "concepts related to X"
+        return conjoined(word.head), objects  # "concepts related to X"
     return None
 
 
@@ -206,18 +208,18 @@ POINTING_HEADS = frozenset(
 )
 
 
-def _subjects(verb) -> list:
-    found = [_resolve(s) for c in verb.children if c.dep_ in SUBJECTS for s in _conjoined(c)]
+def subjects_of(verb) -> list:
+    found = [_resolve(s) for c in verb.children if c.dep_ in SUBJECTS for s in conjoined(c)]
     if not found and verb.dep_ == "ROOT" and verb.tag_ == "VBZ":
         return [Slot(LABEL)]  # "Specifies how much ...", under a label naming the setting
     if not found and verb.dep_ == "relcl" and not _infinitive(verb):
-        found = _conjoined(verb.head)  # "X, which requires Y"; not "a superuser to use Y"
+        found = conjoined(verb.head)  # "X, which requires Y"; not "a superuser to use Y"
     if not found and verb.dep_ == "conj":
         if verb.tag_ == "VB" and verb.head.tag_ in ("VBZ", "VBP", "VBD"):
             return []  # "X is ..., and in another window, use Y": an imperative
-        return _subjects(verb.head)  # "X reads A and requires B"
+        return subjects_of(verb.head)  # "X reads A and requires B"
     if not found and verb.dep_ in ("xcomp",) and verb.head.pos_ in ("VERB", "AUX"):
-        return _subjects(verb.head)  # "X is designed to use Y"
+        return subjects_of(verb.head)  # "X is designed to use Y"
     return found
 
 
@@ -253,14 +255,12 @@ def _expletive(tok) -> bool:
 
 
 def _passive_subjects(verb) -> list:
-    found = [
-        _resolve(s) for c in verb.children if c.dep_ in PASSIVE_SUBJECTS for s in _conjoined(c)
-    ]
+    found = [_resolve(s) for c in verb.children if c.dep_ in PASSIVE_SUBJECTS for s in conjoined(c)]
     if not found and verb.dep_ in ("acl", "relcl"):
         noun = verb.head
         if noun.dep_ == "attr" and noun.head.lemma_ == "be" and noun.lemma_.lower() in CARRIERS:
-            return _subjects(noun.head)  # "X is the pattern used for Y": X is used for Y
-        found = _conjoined(noun)
+            return subjects_of(noun.head)  # "X is the pattern used for Y": X is used for Y
+        found = conjoined(noun)
     if not found and verb.dep_ == "conj":
         return _passive_subjects(verb.head)
     return found
@@ -278,24 +278,24 @@ CARRIERS = frozenset(
 )
 
 
-def _prep_objects(word, prep: str) -> list:
+def prep_objects(word, prep: str) -> list:
     """The objects of the word's preposition ``prep``; through a gerund, its objects
     ("useful for serving large models")."""
     out = []
     for child in word.children:
         if child.dep_ in ("prep", "agent") and child.lower_ == prep:
-            pobj = _pobj(child)
+            pobj = object_of_prep(child)
             if pobj is not None and pobj.lower_ == "top":  # "built on top of X"
                 of = next((c for c in pobj.children if c.dep_ == "prep" and c.lower_ == "of"), None)
-                pobj = _pobj(of) if of is not None else None
+                pobj = object_of_prep(of) if of is not None else None
             if pobj is not None:
-                out += _conjoined(pobj)
+                out += conjoined(pobj)
             for gerund in (c for c in child.children if c.dep_ == "pcomp" and c.tag_ == "VBG"):
-                out += [o for c in gerund.children if c.dep_ == "dobj" for o in _conjoined(c)]
+                out += [o for c in gerund.children if c.dep_ == "dobj" for o in conjoined(c)]
     return out
 
 
-def _pobj(prep):
+def object_of_prep(prep):
     return next((c for c in prep.children if c.dep_ == "pobj"), None)
 
 
@@ -309,7 +309,7 @@ LIST_HEADS = frozenset(
 )
 
 
-def _conjoined(tok) -> list:
+def conjoined(tok) -> list:
     """The token and the tokens coordinated with it ("A, B and C"); a counting noun
     stands for the list in apposition to it ("two phases, prefill and decode")."""
     if tok is None:
@@ -319,25 +319,25 @@ def _conjoined(tok) -> list:
         if not listed and any(c.dep_ == "nummod" for c in tok.children):
             listed = [c for c in tok.children if c.dep_ == "conj"]  # "two phases, A and B"
         if listed:
-            return [t for c in listed for t in _conjoined(c)]
+            return [t for c in listed for t in conjoined(c)]
     if tok.lemma_.lower() in STANDS_FOR_OF:
         named = [
             o
             for c in tok.children
             if c.dep_ == "prep" and c.lower_ == "of"
-            for o in [_pobj(c)]
+            for o in [object_of_prep(c)]
             if o is not None
         ]
         if named:  # "builds on the idea of a proximity graph": the proximity graph
-            return _conjoined(named[0])
+            return conjoined(named[0])
     out = [tok]
     for child in tok.children:
         if child.dep_ == "conj":
-            out += _conjoined(child)
+            out += conjoined(child)
     return out
 
 
-def _negated(tok, anchor, objects: Iterable) -> bool:
+def is_negated(tok, anchor, objects: Iterable) -> bool:
     for word in {tok, anchor}:
         if any(c.dep_ == "neg" or c.lower_ in NEGATIONS for c in word.children):
             return True
@@ -434,33 +434,33 @@ def _contrasts(doc) -> Iterator[Found]:
         if low not in CONTRAST_WORDS:
             continue
         if low == "unlike" and tok.dep_ == "prep":
-            other = _pobj(tok)
+            other = object_of_prep(tok)
             clause = tok.head
         elif low == "contrast" and tok.head.lower_ == "in":
             inner = next((c for c in tok.children if c.lower_ == "to"), None)
-            other = _pobj(inner) if inner is not None else None
+            other = object_of_prep(inner) if inner is not None else None
             clause = tok.head.head
         elif low == "whereas" and tok.dep_ == "mark":
             # "Whereas A matches terms, B compares meaning": A against B.
             inner = tok.head
-            other = next(iter(_subjects(inner)), None)
+            other = next(iter(subjects_of(inner)), None)
             clause = inner.head if inner.dep_ == "advcl" else None
             if clause is None or other is None or isinstance(other, Slot):
                 continue
-            for subject in _subjects(clause):
+            for subject in subjects_of(clause):
                 if not isinstance(subject, Slot):
                     yield Found("contrasts_with", subject.i, other.i, tok.i, 0.7)
             continue
         elif low in ("compared", "compare") and tok.tag_ == "VBN":
             inner = next((c for c in tok.children if c.lower_ in ("with", "to")), None)
-            other = _pobj(inner) if inner is not None else None
+            other = object_of_prep(inner) if inner is not None else None
             clause = tok.head
         else:
             continue
         if other is None or _conditional(clause):
             continue
-        for subject in _subjects(clause) or _passive_subjects(clause):
-            for x in _conjoined(other):
+        for subject in subjects_of(clause) or _passive_subjects(clause):
+            for x in conjoined(other):
                 yield Found("contrasts_with", subject.i, x.i, tok.i, 0.7)
 
 
@@ -477,7 +477,7 @@ def _definitions(doc) -> Iterator[Found]:
         if tok.lemma_.lower() in ("alias", "synonym"):
             continue  # "X is an alias for Y" names Y again; it is no kind of alias
         head = tok.head
-        if _negated(head, head, [tok]) or _conditional(head) or _modal(head):
+        if is_negated(head, head, [tok]) or _conditional(head) or _modal(head):
             continue
         if any(c.lower_ in FREQUENCY | POSSIBILITY for c in head.children):
             continue

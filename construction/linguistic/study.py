@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from .relations import (
     SUBJECTS,
     Found,
-    _conjoined,
-    _negated,
-    _pobj,
-    _prep_objects,
-    _subjects,
+    conjoined,
+    is_negated,
+    object_of_prep,
+    prep_objects,
+    subjects_of,
 )
 
 TOPIC = -1  # a side that is the document's own topic ("make sure you know X first")
@@ -67,24 +67,24 @@ def find_study_order(doc) -> Iterator[Found]:
         elif lemma == "require" and tok.pos_ == "VERB":
             for obj in (c for c in tok.children if c.dep_ == "dobj"):
                 if obj.lemma_.lower() in KNOWLEDGE:
-                    for y in _prep_objects(obj, "of"):
-                        for x in _subjects(tok):
+                    for y in prep_objects(obj, "of"):
+                        for x in subjects_of(tok):
                             yield Found("prerequisite", y.i, x.i, tok.i, 0.85)
         elif lemma in KNOWING | NEEDING and tok.pos_ in ("VERB", "AUX"):
             yield from _learn_first(tok, _known_objects(tok))
         elif lemma in FAMILIAR and tok.dep_ == "acomp":
-            yield from _learn_first(tok.head, _prep_objects(tok, "with"), word=tok)
+            yield from _learn_first(tok.head, prep_objects(tok, "with"), word=tok)
 
 
 def _assumes(verb) -> Iterator[Found]:
-    subjects = [_side(s) for s in _subjects(verb) if s.lower_ not in POINTERS | LEARNERS]
+    subjects = [_side(s) for s in subjects_of(verb) if s.lower_ not in POINTERS | LEARNERS]
     for clause in (c for c in verb.children if c.dep_ in ("ccomp", "xcomp", "parataxis")):
         if clause.lemma_.lower() not in KNOWING and clause.lemma_.lower() != "be":
             continue
         known = _known_objects(clause)
         if clause.lemma_ == "be":
             known = [
-                o for c in clause.children if c.lower_ in FAMILIAR for o in _prep_objects(c, "with")
+                o for c in clause.children if c.lower_ in FAMILIAR for o in prep_objects(c, "with")
             ]
         for y in known:
             for x in subjects:
@@ -92,19 +92,19 @@ def _assumes(verb) -> Iterator[Found]:
 
 
 def _known_objects(verb) -> list:
-    found = [o for c in verb.children if c.dep_ == "dobj" for o in _conjoined(c)]
+    found = [o for c in verb.children if c.dep_ == "dobj" for o in conjoined(c)]
     for clause in (c for c in verb.children if c.dep_ == "ccomp"):
         if any(w.lower_ in ("how", "what") for w in clause.children):
-            found += [s for c in clause.children if c.dep_ in SUBJECTS for s in _conjoined(c)]
+            found += [s for c in clause.children if c.dep_ in SUBJECTS for s in conjoined(c)]
     return [o for o in found if o.lower_ not in POINTERS and o.pos_ in ("NOUN", "PROPN", "X")]
 
 
 def _learn_first(verb, known: list, *, word=None) -> Iterator[Found]:
     """What ``known`` must come before: a "before ..." or "to understand ..." phrase
     of the clause, or the topic when it says "first" or points back at it."""
-    if not known or _negated(verb, verb, known) or _conditional_strict(verb):
+    if not known or is_negated(verb, verb, known) or _conditional_strict(verb):
         return
-    subjects = _subjects(verb)
+    subjects = subjects_of(verb)
     if subjects and not all(s.lower_ in LEARNERS for s in subjects):
         return
     later = _later(verb)
@@ -132,7 +132,7 @@ def _later(verb) -> list[int] | None:
                     return target
             purpose = child.dep_ == "advcl" and child.lemma_.lower() in KNOWING | {"follow", "use"}
             if purpose and any(c.lower_ == "to" for c in child.children):
-                objects = [o for c in child.children if c.dep_ == "dobj" for o in _conjoined(c)]
+                objects = [o for c in child.children if c.dep_ == "dobj" for o in conjoined(c)]
                 if objects:
                     return [_side(o) for o in objects]
             if child.dep_ == "advcl" and any(
@@ -147,9 +147,9 @@ def _later(verb) -> list[int] | None:
 
 
 def _before_object(before) -> list[int] | None:
-    pobj = _pobj(before)
+    pobj = object_of_prep(before)
     if pobj is not None and pobj.pos_ in ("NOUN", "PROPN"):
-        return [o.i for o in _conjoined(pobj)]
+        return [o.i for o in conjoined(pobj)]
     gerund = next((c for c in before.children if c.dep_ in ("pcomp", "pobj")), None)
     if gerund is None:
         return None
@@ -159,7 +159,7 @@ def _before_object(before) -> list[int] | None:
 def _clause_objects(clause) -> list[int] | None:
     """What "before reading X" or "before you start X" comes before: X (the topic when X
     only points at the document); the topic for "before you go on"."""
-    objects = [o for c in clause.children if c.dep_ == "dobj" for o in _conjoined(c)]
+    objects = [o for c in clause.children if c.dep_ == "dobj" for o in conjoined(c)]
     if not objects:
         return [TOPIC] if clause.lemma_.lower() in ("go", "move", "continue", "start") else None
     return list(dict.fromkeys(_side(o) for o in objects))

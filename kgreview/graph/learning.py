@@ -18,7 +18,7 @@ from typing import Literal
 from django.conf import settings
 from django.db import connection
 
-from .traversal import MAX_DEPTH, _edge_condition, _table, id_rows
+from .traversal import MAX_DEPTH, edge_condition_sql, edge_table, id_rows
 
 
 def learning_path_limit() -> int:
@@ -80,7 +80,7 @@ class _StudySql:
 
 
 def _study_sql(relations: Mapping[int, str], at: datetime | None) -> _StudySql | None:
-    cond, cond_params = _edge_condition("e", at)
+    cond, cond_params = edge_condition_sql("e", at)
     src_first = [int(r) for r, how in relations.items() if how == "source_first"]
     tgt_first = [int(r) for r, how in relations.items() if how == "target_first"]
     if not src_first and not tgt_first:
@@ -132,7 +132,7 @@ def closure(
     if study is None:
         return [int(target_id)], False
     step, step_params = study.needs("n.node")
-    table = _table()
+    table = edge_table()
     if depth is None:
         sql = f"""
             WITH RECURSIVE need(node) AS (
@@ -196,11 +196,11 @@ def study_edges(
         # ids is costed as a hash join over every edge of the relation.
         sql = (
             f"SELECT x.* FROM ({seed}) n CROSS JOIN LATERAL"
-            f" (SELECT {columns} FROM {_table()} e WHERE {step} OFFSET 0) x"
+            f" (SELECT {columns} FROM {edge_table()} e WHERE {step} OFFSET 0) x"
         )
         params = [*seed_params, *study.case_params, *study.case_params, *step_params]
     else:
-        sql = f"SELECT {columns} FROM ({seed}) n JOIN {_table()} e ON {step}"
+        sql = f"SELECT {columns} FROM ({seed}) n JOIN {edge_table()} e ON {step}"
         params = [*study.case_params, *study.case_params, *seed_params, *step_params]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

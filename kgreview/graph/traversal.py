@@ -34,11 +34,11 @@ NODE_LIMIT = 2000
 ANCESTOR_LIMIT = 20000
 
 
-def _table() -> str:
+def edge_table() -> str:
     return Edge._meta.db_table
 
 
-def _edge_condition(alias: str, at: datetime | None) -> tuple[str, list]:
+def edge_condition_sql(alias: str, at: datetime | None) -> tuple[str, list]:
     """SQL that keeps the edges the graph asserted (now, or at ``at``)."""
     if at is None:
         return f"{alias}.status = 'active'", []
@@ -51,7 +51,7 @@ def _edge_condition(alias: str, at: datetime | None) -> tuple[str, list]:
 
 
 #: The same condition for other reads of the graph at an instant (``graph.asking``).
-edge_condition = _edge_condition
+edge_condition = edge_condition_sql
 
 
 def _relation_condition(alias: str, relation_ids: Sequence[int] | None) -> tuple[str, list]:
@@ -84,7 +84,7 @@ def _step(
     reading the table. Symmetric edges are stored once but walked both ways (``symmetric``
     says whether the chosen relations include any).
     """
-    cond, cond_params = _edge_condition("e", at)
+    cond, cond_params = edge_condition_sql("e", at)
     rel, rel_params = _relation_condition("e", relation_ids)
     if direction == "both":
         join = f"(e.source_id = {node} OR e.target_id = {node})"
@@ -172,7 +172,7 @@ def ball(
             SELECT CAST(%s AS BIGINT), 0
             UNION
             SELECT {reach}, walk.depth + 1
-            FROM walk JOIN {_table()} e ON {join}
+            FROM walk JOIN {edge_table()} e ON {join}
             WHERE walk.depth < %s
         )
         SELECT node, depth FROM walk LIMIT %s
@@ -226,7 +226,7 @@ def _steps_from(node_id: int, *, groups: Groups, at: datetime | None) -> list[tu
     join, reach, params = step_groups(groups, at, node="s.node")
     sql = (
         f"SELECT {reach} AS b, e.id FROM (SELECT CAST(%s AS BIGINT) AS node) s "
-        f"JOIN {_table()} e ON {join} ORDER BY b, e.id"
+        f"JOIN {edge_table()} e ON {join} ORDER BY b, e.id"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [int(node_id), *params])

@@ -23,12 +23,12 @@ from . import undo as undo_service
 from .decisions import REJECT_REASONS
 from .forms import BulkForm, UndoForm
 from .views import (
-    _filter_from,
-    _focus_url,
-    _hidden_kinds,
-    _next,
-    _render_card,
-    _trail_text,
+    filter_from,
+    focus_url,
+    hidden_kinds_of,
+    next_card,
+    render_card,
+    trail_text,
 )
 
 
@@ -37,7 +37,7 @@ from .views import (
 @decide_required
 def undo(request: HttpRequest) -> HttpResponse:
     """Undo a batch, then show the card that was undone (focus) or stay on the queue."""
-    f, _ = _filter_from(request, request.POST)
+    f, _ = filter_from(request, request.POST)
     form = UndoForm(request.POST)
     form.is_valid()  # an unreadable batch means the reviewer's latest
     trail = form.cleaned_data["trail"]
@@ -73,18 +73,18 @@ def undo(request: HttpRequest) -> HttpResponse:
         trail = trail[: trail.index(first_id)]
     if request.htmx:
         proposal = selectors.card_proposals().filter(pk=first_id).first()
-        return _render_card(request, proposal, f, trail=trail, notice=notice)
+        return render_card(request, proposal, f, trail=trail, notice=notice)
     messages.success(request, notice)
-    return redirect(_focus_url(f, id=first_id, trail=_trail_text(trail)))
+    return redirect(focus_url(f, id=first_id, trail=trail_text(trail)))
 
 
 def _undo_refused(request, f, trail, words: str, *, back_to_queue: bool = False):
     if request.htmx and not back_to_queue:
-        return _render_card(request, _next(request, f), f, trail=trail, error=words)
+        return render_card(request, next_card(request, f), f, trail=trail, error=words)
     messages.error(request, words)
     if back_to_queue:
         return _to_queue(request, f)
-    return redirect(_focus_url(f))
+    return redirect(focus_url(f))
 
 
 def _to_queue(request, f) -> HttpResponse:
@@ -106,7 +106,7 @@ def _bulk_ids(request, f, form: BulkForm) -> list[int]:
     if form.cleaned_data["scope"] == "filter":
         return list(
             selectors.queue_queryset(f)
-            .exclude(kind__in=_hidden_kinds(request.user))
+            .exclude(kind__in=hidden_kinds_of(request.user))
             .order_by(*selectors._order(f.sort))
             .values_list("pk", flat=True)[: bulk_service.BULK_LIMIT + 1]
         )
@@ -119,7 +119,7 @@ def _bulk_ids(request, f, form: BulkForm) -> list[int]:
 def bulk(request: HttpRequest) -> HttpResponse:
     """Preview (a dry run of every decision, listed item by item) then apply, as one
     undoable batch."""
-    f, _ = _filter_from(request, request.POST)
+    f, _ = filter_from(request, request.POST)
     form = BulkForm(request.POST)
     form.is_valid()  # every field is optional; the checks below say what is missing
     data = form.cleaned_data

@@ -24,27 +24,27 @@ from .decisions import REJECT_REASONS, AlreadyDecided, EdgeEdits, VersionChanged
 from .forms import AcceptForm, EdgeEditForm, RejectForm
 from .kinds import kind_of
 from .views import (
-    _card_context,
-    _filter_from,
-    _focus_url,
-    _next,
-    _render_card,
-    _trail,
-    _trail_text,
+    card_context,
+    filter_from,
+    focus_url,
+    next_card,
+    render_card,
+    trail_of,
+    trail_text,
 )
 
 
 def _after_decision(request, f, cursor: str, *, notice: str, outcome=None, decided=None):
     """Show the next card (htmx) or go there (plain form); the decided card joins the trail."""
-    trail = _trail(request.POST)
+    trail = trail_of(request.POST)
     if decided is not None:
         trail = [*trail, decided]
     if request.htmx:
-        proposal = _next(request, f, after=cursor)
+        proposal = next_card(request, f, after=cursor)
         hint = undo_service.batch_summary(outcome.decisions) if outcome is not None else None
-        return _render_card(request, proposal, f, trail=trail, notice=notice, undo=hint)
+        return render_card(request, proposal, f, trail=trail, notice=notice, undo=hint)
     messages.success(request, notice)
-    return redirect(_focus_url(f, after=cursor, trail=_trail_text(trail)))
+    return redirect(focus_url(f, after=cursor, trail=trail_text(trail)))
 
 
 def _busy(request, f, proposal_id: int, trail, exc: Busy, **extra) -> HttpResponse:
@@ -53,9 +53,9 @@ def _busy(request, f, proposal_id: int, trail, exc: Busy, **extra) -> HttpRespon
     whole page), so pressing the same button tries again."""
     proposal = selectors.card_proposals().filter(pk=proposal_id).first()
     if request.htmx or proposal is None:
-        return _render_card(request, proposal, f, trail=trail, error=str(exc), status=409, **extra)
+        return render_card(request, proposal, f, trail=trail, error=str(exc), status=409, **extra)
     card = card_reads.proposal_card(proposal)
-    ctx = _card_context(
+    ctx = card_context(
         request,
         card,
         f,
@@ -70,17 +70,17 @@ def _busy(request, f, proposal_id: int, trail, exc: Busy, **extra) -> HttpRespon
 
 def _refused(request, f, proposal_id: int, cursor: str, exc: DomainError, **extra):
     """A decision that could not be taken: say why, in words, and show what is true now."""
-    trail = _trail(request.POST if request.method == "POST" else request.GET)
+    trail = trail_of(request.POST if request.method == "POST" else request.GET)
     if isinstance(exc, Busy):
         return _busy(request, f, proposal_id, trail, exc, **extra)
     if isinstance(exc, AlreadyDecided):
         # Someone else decided it: move on, and say who and when.
         if request.htmx:
-            return _render_card(
-                request, _next(request, f, after=cursor), f, trail=trail, error=str(exc)
+            return render_card(
+                request, next_card(request, f, after=cursor), f, trail=trail, error=str(exc)
             )
         messages.error(request, str(exc))
-        return redirect(_focus_url(f, after=cursor, trail=_trail_text(trail)))
+        return redirect(focus_url(f, after=cursor, trail=trail_text(trail)))
     if request.htmx:
         proposal = selectors.card_proposals().filter(pk=proposal_id).first()
         # The card itself says why in words; a 4xx would only add a console error, since
@@ -89,18 +89,18 @@ def _refused(request, f, proposal_id: int, cursor: str, exc: DomainError, **extr
         if isinstance(exc, VersionChanged) or (proposal and not kind_of(proposal).editable):
             extra.pop("editing", None)
             extra.pop("edit", None)
-        return _render_card(
+        return render_card(
             request, proposal, f, trail=trail, error=str(exc), status=status, **extra
         )
     messages.error(request, str(exc))
-    return redirect(_focus_url(f, id=proposal_id, trail=_trail_text(trail)))
+    return redirect(focus_url(f, id=proposal_id, trail=trail_text(trail)))
 
 
 def _posted(request, form_class) -> tuple:
     """The queue's filter and the decision form's fields. The form reads leniently: its
     fields are optional, and what they must hold (a reason to reject) the service judges
     and says in its words."""
-    f, _ = _filter_from(request, request.POST)
+    f, _ = filter_from(request, request.POST)
     form = form_class(request.POST)
     form.is_valid()
     return f, form.cleaned_data
@@ -196,7 +196,7 @@ def _edit_values(source) -> dict:
 @decide_required
 def edit(request: HttpRequest, pk: int) -> HttpResponse:
     source = request.POST if request.method == "POST" else request.GET
-    f, _ = _filter_from(request, source)
+    f, _ = filter_from(request, source)
     form = EdgeEditForm(source)
     form.is_valid()  # judged below when accepting; the cursor is always read
     cursor = form.cleaned_data["cursor"]
@@ -215,7 +215,7 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
             DomainError("Only edge proposals can be edited before accepting."),
         )
     card = card_reads.proposal_card(proposal)
-    ctx = _card_context(request, card, f, cursor=cursor, trail=_trail(source))
+    ctx = card_context(request, card, f, cursor=cursor, trail=trail_of(source))
     ctx["editing"] = True
     template = "review/focus.html#card" if request.htmx else "review/focus.html"
     if not request.htmx:

@@ -163,7 +163,7 @@ GRAPH_REFUSALS = (
 )
 
 
-def _accept(
+def accept_one(
     proposal: Proposal,
     *,
     reviewer,
@@ -223,7 +223,7 @@ def _accept(
 
 def _accept_needed(needed: Proposal, reviewer, out: Outcome) -> int:
     """Accept the open add_concept proposal an edge needs, in the edge's batch."""
-    inner = _accept(
+    inner = accept_one(
         needed,
         reviewer=reviewer,
         batch=out.batch,
@@ -237,7 +237,7 @@ def _accept_needed(needed: Proposal, reviewer, out: Outcome) -> int:
     return inner.concepts[0].pk
 
 
-def _settle(out: Outcome, reviewer) -> Outcome:
+def settle_outcome(out: Outcome, reviewer) -> Outcome:
     """Settle the queue after a top-level decision (see ``reconcile``)."""
     if out.decision is None:
         raise RuntimeError(f"Proposal #{out.proposal.pk} has no decision to settle the queue by.")
@@ -280,7 +280,7 @@ def proposal_accept(
             proposal.payload = kept
             for column, value in endpoint_columns(proposal.kind, proposal.payload).items():
                 setattr(proposal, column, value)
-            out = _accept(
+            out = accept_one(
                 proposal,
                 reviewer=reviewer,
                 batch=batch,
@@ -289,8 +289,8 @@ def proposal_accept(
                 before=before,
                 after={"payload": proposal.payload},
             )
-            return _settle(out, reviewer)
-    return _settle(_accept(proposal, reviewer=reviewer, batch=batch, note=note), reviewer)
+            return settle_outcome(out, reviewer)
+    return settle_outcome(accept_one(proposal, reviewer=reviewer, batch=batch, note=note), reviewer)
 
 
 @retried
@@ -332,7 +332,7 @@ def proposal_reject(
     if kind_of(proposal).names_a_concept:
         out.changes.rejected.add(proposal.pk)
     if cause is None:
-        _settle(out, reviewer)
+        settle_outcome(out, reviewer)
     return out
 
 
@@ -363,8 +363,8 @@ def proposal_edit_accept(
         proposal.confidence = edits.confidence
     changed = payload != proposal.payload or edits.confidence not in (None, before["confidence"])
     if not changed:
-        out = _accept(proposal, reviewer=reviewer, batch=uuid.uuid4(), note=note)
-        return _settle(out, reviewer)
+        out = accept_one(proposal, reviewer=reviewer, batch=uuid.uuid4(), note=note)
+        return settle_outcome(out, reviewer)
     if payload != proposal.payload:
         relation_ids = None
         if payload.get("relation") == proposal.relation_key and proposal.relation_id:
@@ -372,7 +372,7 @@ def proposal_edit_accept(
         for column, value in endpoint_columns(proposal.kind, payload, relation_ids).items():
             setattr(proposal, column, value)
     proposal.payload = payload
-    out = _accept(
+    out = accept_one(
         proposal,
         reviewer=reviewer,
         batch=uuid.uuid4(),
@@ -381,7 +381,7 @@ def proposal_edit_accept(
         before=before,
         after={"payload": payload, "confidence": proposal.confidence},
     )
-    return _settle(out, reviewer)
+    return settle_outcome(out, reviewer)
 
 
 def _contradicted(payload: dict | None) -> tuple[list[int], list[int]]:
@@ -420,7 +420,7 @@ def proposal_accept_over_conflicts(
         graph.edge_invalidate(edge=edge, reason=why, acting_user=reviewer, decision=graph.DECIDING)
         retired.append(edge.pk)
     # The accept decision lists the edges it retired, so undoing it restores them.
-    out = _accept(
+    out = accept_one(
         proposal,
         reviewer=reviewer,
         batch=batch,
@@ -441,4 +441,4 @@ def proposal_accept_over_conflicts(
             )
             out.decisions += inner.decisions
             out.changes.rejected |= inner.changes.rejected
-    return _settle(out, reviewer)
+    return settle_outcome(out, reviewer)

@@ -19,7 +19,7 @@ from kgreview.core.retry import retried
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.services import Evidence
 
-from .decisions import _accept, _settle
+from .decisions import accept_one, settle_outcome
 from .ends import EndChoice as EndChoice  # re-exported for callers
 from .ends import resolve_choice
 from .kinds import payload_validate
@@ -73,8 +73,8 @@ def _made_and_accepted(
         document=evidence.revision.source if evidence is not None else None,
         gate=0.0,
     )
-    out = _accept(proposal, reviewer=user, batch=uuid.uuid4(), note=reason)
-    return _settle(out, user)
+    out = accept_one(proposal, reviewer=user, batch=uuid.uuid4(), note=reason)
+    return settle_outcome(out, user)
 
 
 @retried

@@ -29,30 +29,30 @@ from .forms import TRAIL_MAX, ConceptSearchForm, DecisionLogForm, QueueWalkForm,
 from .models import Proposal
 
 
-def _filter_from(request: HttpRequest, source: QueryDict | None = None):
+def filter_from(request: HttpRequest, source: QueryDict | None = None):
     query = source if source is not None else request.GET
     if "q" in query:  # a decision form carries the queue filter as one encoded string
         query = QueryDict(query.get("q", ""))
     return selectors.QueueFilter.from_query(query)
 
 
-def _hidden_kinds(user) -> tuple[str, ...]:
+def hidden_kinds_of(user) -> tuple[str, ...]:
     """Kinds this user's role cannot decide: the focus queue never serves them."""
     return () if is_curator(user) else tuple(sorted(CURATOR_KINDS))
 
 
-def _trail(source) -> list[int]:
+def trail_of(source) -> list[int]:
     """The cards this reviewer saw before the current one, oldest first (for Previous)."""
     form = TrailForm(source)
     form.is_valid()  # what is not an id is left out of the trail
     return form.cleaned_data["trail"]
 
 
-def _trail_text(ids) -> str:
+def trail_text(ids) -> str:
     return ",".join(str(i) for i in list(ids)[-TRAIL_MAX:])
 
 
-def _focus_url(f: selectors.QueueFilter, **extra) -> str:
+def focus_url(f: selectors.QueueFilter, **extra) -> str:
     params = f.params() + [(k, str(v)) for k, v in extra.items() if v not in (None, "")]
     return reverse("review:focus") + ("?" + urlencode(params) if params else "")
 
@@ -64,13 +64,13 @@ def _undo_list(user, hint):
     return undo_service.undoable_batches(reviewer=user, limit=1) if can_decide(user) else []
 
 
-def _next(request, f, *, after=None, before=None):
+def next_card(request, f, *, after=None, before=None):
     return selectors.next_in_queue(
-        f, after=after, before=before, exclude_kinds=_hidden_kinds(request.user)
+        f, after=after, before=before, exclude_kinds=hidden_kinds_of(request.user)
     )
 
 
-def _card_context(
+def card_context(
     request, card, f, *, cursor: str, trail, notice="", error="", undo=None, reject_reason=""
 ):
     user = request.user
@@ -82,10 +82,10 @@ def _card_context(
         "filter": f,
         "q": f.query(),
         "cursor": cursor,
-        "trail": _trail_text(trail),
-        "trail_next": _trail_text([*trail, proposal.pk]),
+        "trail": trail_text(trail),
+        "trail_next": trail_text([*trail, proposal.pk]),
         "previous_id": trail[-1] if trail else None,
-        "previous_trail": _trail_text(trail[:-1]),
+        "previous_trail": trail_text(trail[:-1]),
         "can_decide": allowed,
         "curator_only": proposal.kind in CURATOR_KINDS and not is_curator(user),
         "reject_reasons": REJECT_REASONS,
@@ -97,7 +97,7 @@ def _card_context(
     }
 
 
-def _render_card(
+def render_card(
     request, proposal, f, *, trail=(), notice="", error="", status=200, undo=None, **extra
 ):
     trail = list(trail)
@@ -109,9 +109,9 @@ def _render_card(
                 "p": None,
                 "filter": f,
                 "q": f.query(),
-                "trail": _trail_text(trail),
+                "trail": trail_text(trail),
                 "previous_id": trail[-1] if trail else None,
-                "previous_trail": _trail_text(trail[:-1]),
+                "previous_trail": trail_text(trail[:-1]),
                 "notice": notice,
                 "error": error,
                 "undo": _undo_list(request.user, undo),
@@ -120,7 +120,7 @@ def _render_card(
             status=status,
         )
     card = card_reads.proposal_card(proposal)
-    ctx = _card_context(
+    ctx = card_context(
         request,
         card,
         f,
@@ -142,7 +142,7 @@ def _render_card(
 @login_required
 @view_required
 def queue(request: HttpRequest) -> HttpResponse:
-    f, errors = _filter_from(request)
+    f, errors = filter_from(request)
     walk = QueueWalkForm(request.GET)
     walk.is_valid()  # cursors are judged by the selectors; one they cannot read is ignored
     page = selectors.queue_page(
@@ -159,7 +159,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         "flags": selectors.FLAGS,
         "relations": RelationType.objects.order_by("key"),
         "can_decide": can_decide(request.user),
-        "hidden_kinds": _hidden_kinds(request.user),
+        "hidden_kinds": hidden_kinds_of(request.user),
         "reject_reasons": REJECT_REASONS,
         "undo": _undo_list(request.user, None),
     }
@@ -173,7 +173,7 @@ def queue(request: HttpRequest) -> HttpResponse:
 def queue_counts(request: HttpRequest) -> HttpResponse:
     """Facet counts and totals for a filter, loaded after the page (and cached until the
     queue changes), so a page of 100,000 proposals never waits on counting them."""
-    f, _ = _filter_from(request)
+    f, _ = filter_from(request)
     counts = selectors.queue_counts_cached(f)
     walk = QueueWalkForm(request.GET)
     walk.is_valid()
@@ -212,8 +212,8 @@ def focus(request: HttpRequest) -> HttpResponse:
     to a reviewer); ``after``/``before`` walk the queue; ``trail`` lists the cards seen
     before, so Previous goes back through them.
     """
-    f, errors = _filter_from(request)
-    trail = _trail(request.GET)
+    f, errors = filter_from(request)
+    trail = trail_of(request.GET)
     notice = ""
     walk = QueueWalkForm(request.GET)
     if not walk.is_valid():  # only an ``id`` that is not one fails
@@ -226,19 +226,17 @@ def focus(request: HttpRequest) -> HttpResponse:
         if proposal is None:
             raise Http404("No such proposal.")
     else:
-        proposal = _next(request, f, after=walk.cleaned_data["after"], before=before)
+        proposal = next_card(request, f, after=walk.cleaned_data["after"], before=before)
         if proposal is None and before and came_from is not None:
             # Nothing earlier in this view: stay on the card, and say so.
             proposal = selectors.card_proposals().filter(pk=came_from).first()
             notice = "This is the first card in this view; nothing comes before it."
     if request.htmx:
-        return _render_card(
-            request, proposal, f, trail=trail, notice=notice, error=" ".join(errors)
-        )
+        return render_card(request, proposal, f, trail=trail, notice=notice, error=" ".join(errors))
     context = {"filter": f, "q": f.query(), "errors": errors, "p": proposal}
     if proposal is not None:
         context.update(
-            _card_context(
+            card_context(
                 request,
                 card_reads.proposal_card(proposal),
                 f,
@@ -250,13 +248,13 @@ def focus(request: HttpRequest) -> HttpResponse:
     else:
         context.update(
             undo=_undo_list(request.user, None),
-            trail=_trail_text(trail),
+            trail=trail_text(trail),
             previous_id=trail[-1] if trail else None,
-            previous_trail=_trail_text(trail[:-1]),
+            previous_trail=trail_text(trail[:-1]),
             can_decide=can_decide(request.user),
         )
     context["total"] = None  # filled in by a second, cached request
-    context["hidden_kinds"] = _hidden_kinds(request.user)
+    context["hidden_kinds"] = hidden_kinds_of(request.user)
     return render(request, "review/focus.html", context)
 
 

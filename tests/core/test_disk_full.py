@@ -69,7 +69,7 @@ def assert_disk_full_page(response, *, htmx: bool) -> None:
 @pytest.mark.parametrize("failure", [sqlite_full, no_space], ids=["sqlite", "enospc"])
 @pytest.mark.parametrize("headers", [HX, {}], ids=["htmx", "plain"])
 def test_a_decision_on_a_full_disk_is_503_in_words(f, monkeypatch, failure, headers):
-    monkeypatch.setattr(decisions, "_accept", failure)
+    monkeypatch.setattr(decisions, "accept_one", failure)
     p = f.edge_proposal(f.concept("Disk A"), f.concept("Disk B"))
     client = signed_in(f.user("rd", role="reviewer"), **headers)
     response = client.post(reverse("review:accept", args=[p.pk]), {"version": p.version})
@@ -147,7 +147,7 @@ def test_other_failures_are_left_to_the_500_page(f, monkeypatch):
     def broken(*args, **kwargs):
         raise OperationalError("no such table: review_decision")
 
-    monkeypatch.setattr(decisions, "_accept", broken)
+    monkeypatch.setattr(decisions, "accept_one", broken)
     p = f.edge_proposal(f.concept("Disk A"), f.concept("Disk B"))
     client = signed_in(f.user("rd", role="reviewer"))
     response = client.post(reverse("review:accept", args=[p.pk]), {"version": p.version})

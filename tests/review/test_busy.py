@@ -39,11 +39,11 @@ def deadlocking(monkeypatch):
     """Every accept deadlocks inside the service; returns how often it was tried."""
     tried = []
 
-    def _accept(*args, **kwargs):
+    def accept_one(*args, **kwargs):
         tried.append(1)
         deadlock()
 
-    monkeypatch.setattr(decisions, "_accept", _accept)
+    monkeypatch.setattr(decisions, "accept_one", accept_one)
     monkeypatch.setattr(retry, "pause", lambda attempt: 0.0)
     return tried
 

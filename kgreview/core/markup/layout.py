@@ -20,7 +20,7 @@ _BLOCKS.core.ruler.disable(["inline", "text_join"])
 
 # The escape rule takes a backslash and whatever follows it (shown as is if not punctuation).
 _ESCAPE = re.compile(r"\\.", re.DOTALL)
-_ENTITY = re.compile(r"&(?:#[xX][0-9A-Fa-f]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});")
+ENTITY = re.compile(r"&(?:#[xX][0-9A-Fa-f]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});")
 _RUN = re.compile(r"\*{2,}|_{2,}|~{2,}|`{2,}")
 # A code span drops one space inside each backtick run when both are there; a sentinel
 # between the run and the space would keep it.
@@ -50,12 +50,12 @@ class _Zone:
 
 
 @dataclass
-class _Layout:
+class Layout:
     """The first pass: per line, where content lies; inside it, what a sentinel breaks."""
 
     text: str
     content: list[tuple[int, int, bool, int]]  # (start, end, is_code, block): sorted
-    guarded: frozenset[int]  # content starts that must not take a sentinel (see _layout)
+    guarded: frozenset[int]  # content starts that must not take a sentinel (see layout_of)
     zones: list[_Zone]  # sorted by lo
     hidden: list[tuple[int, int]]  # raw ranges inside content that rendering never shows
     _starts: list[int] = field(default_factory=list)
@@ -146,7 +146,7 @@ class _Content:
     guarded: frozenset[int]
 
 
-def _layout(text: str) -> _Layout:
+def layout_of(text: str) -> Layout:
     """The first pass: the blocks' content, then the inline syntax a sentinel would break."""
     env: dict[str, Any] = {}
     content = _content(_BLOCKS.parse(text, env), _Lines.of(text))
@@ -162,7 +162,7 @@ def _layout(text: str) -> _Layout:
             hidden.append((zone.lo, zone.hi))
     zones.sort(key=lambda z: (z.lo, z.hi))
     hidden.sort()
-    return _Layout(
+    return Layout(
         text=text, content=content.ranges, guarded=content.guarded, zones=zones, hidden=hidden
     )
 
@@ -171,7 +171,7 @@ def _layout(text: str) -> _Layout:
 
 
 def _content(tokens: list[Token], lines: _Lines) -> _Content:
-    """Each block token's content, line by line, as raw ranges (see ``_Layout.content``)."""
+    """Each block token's content, line by line, as raw ranges (see ``Layout.content``)."""
     ranges: list[tuple[int, int, bool, int]] = []
     guarded: set[int] = set()
     cell_cursor: dict[int, int] = {}  # line index -> where the next cell's search begins
@@ -306,7 +306,7 @@ class _Where:
 def _syntax_zones(text: str) -> list[_Zone]:
     """Escapes, entities, delimiter runs, code-span padding and autolinks."""
     zones = [_Zone(m.start(), m.end(), m.start(), m.start()) for m in _ESCAPE.finditer(text)]
-    zones.extend(_Zone(m.start(), m.end(), m.start(), m.end()) for m in _ENTITY.finditer(text))
+    zones.extend(_Zone(m.start(), m.end(), m.start(), m.end()) for m in ENTITY.finditer(text))
     zones.extend(_Zone(m.start(), m.end(), m.end(), m.start()) for m in _RUN.finditer(text))
     for padding in _CODE_PADDING:
         zones.extend(_Zone(m.start(), m.end(), m.end(), m.start()) for m in padding.finditer(text))

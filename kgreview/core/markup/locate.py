@@ -8,14 +8,14 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from .layout import _ENTITY, _Layout, _layout
-from .spans import _normalise
+from .layout import ENTITY, Layout, layout_of
+from .spans import normalise
 
 _MARKUP = "*_~`#>|[]\\!"  # "!" of an image; a shown "!" is ignored on both sides alike
 _SELECTION_RUN = re.compile(r"[^\s" + re.escape(_MARKUP) + r"]+")
 _NON_SPACE_RUN = re.compile(r"\S+")
 _SHOWN_RUN = re.compile(
-    _ENTITY.pattern + r"|[^\s&" + re.escape(_MARKUP) + r"]+|&",
+    ENTITY.pattern + r"|[^\s&" + re.escape(_MARKUP) + r"]+|&",
 )
 _BEFORE_LIMIT = 300
 
@@ -44,7 +44,7 @@ class _Projection:
         return self.raw_ends[r] if self.atomic[r] else self.raw_starts[r] + j - self.starts[r] + 1
 
 
-def _project(layout: _Layout) -> _Projection:
+def _project(layout: Layout) -> _Projection:
     text = layout.text
     parts: list[str] = []
     starts: list[int] = []
@@ -133,8 +133,8 @@ def locate_quote(
     if plain:
         projection = _plain_projection(text)
     else:
-        norm, newlines = _normalise(text)
-        projection = _project(_layout(norm))
+        norm, newlines = normalise(text)
+        projection = _project(layout_of(norm))
     shown = projection.text
     hits: list[int] = []
     at = shown.find(wanted)

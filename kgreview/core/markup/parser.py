@@ -19,8 +19,8 @@ from markdown_it.token import Token
 from .sanitise import ALLOWED_ATTRIBUTES, URL_SCHEMES
 from .spans import Span, cover_attrs
 
-_ENV_KEY = "kgreview.markup"
-_HEADING_SHIFT = "kgreview.markup.heading_shift"
+ENV_KEY = "kgreview.markup"
+HEADING_SHIFT = "kgreview.markup.heading_shift"
 _LINKS = "kgreview.markup.links"  # a stack: was each open source link written as <a>?
 
 
@@ -28,7 +28,7 @@ class _SentinelInline(StateInline):
     """Inline state whose emphasis scan looks through sentinels at a run's neighbours."""
 
     def scanDelims(self, start: int, canSplitWord: bool) -> Scanned:  # noqa: N802, N803
-        render = self.env.get(_ENV_KEY)
+        render = self.env.get(ENV_KEY)
         if render is None:
             return super().scanDelims(start, canSplitWord)
         sentinels = render.sentinel_of
@@ -83,7 +83,7 @@ def _join_soft_breaks(state: StateCore) -> None:
         token.children = joined
 
 
-class _References(dict):
+class References(dict):
     """Reference definitions keyed as usual; a lookup ignores sentinels in the label."""
 
     def __init__(self, sentinels: re.Pattern[str]) -> None:
@@ -109,7 +109,7 @@ class _References(dict):
 
 
 @dataclass
-class _RenderState:
+class RenderState:
     """What one render call knows: the sentinels, what each one opens, what is open."""
 
     spans: Sequence[Span]
@@ -171,7 +171,7 @@ class _RenderState:
 
 
 def _pieces(env: dict, content: str) -> str:
-    render: _RenderState | None = env.get(_ENV_KEY)
+    render: RenderState | None = env.get(ENV_KEY)
     if render is None:
         return escapeHtml(content)
     return render.pieces(content, in_link=bool(env.get(_LINKS)))
@@ -213,7 +213,7 @@ def _link_close(self, tokens, idx, options, env) -> str:
 
 def _heading(self, tokens, idx, options, env) -> str:
     token = tokens[idx]
-    shift = env.get(_HEADING_SHIFT, 0)
+    shift = env.get(HEADING_SHIFT, 0)
     if shift:
         token.tag = f"h{min(6, int(token.tag[1]) + shift)}"
     return self.renderToken(tokens, idx, options, env)
@@ -243,4 +243,4 @@ def _parser() -> MarkdownIt:
     return md
 
 
-_MD = _parser()
+MD = _parser()

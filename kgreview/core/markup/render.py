@@ -8,10 +8,10 @@ from collections.abc import Sequence
 
 from django.utils.safestring import SafeString, mark_safe
 
-from .layout import _layout
-from .parser import _ENV_KEY, _HEADING_SHIFT, _MD, _References, _RenderState
-from .sanitise import _sanitise
-from .spans import Span, _normalise
+from .layout import layout_of
+from .parser import ENV_KEY, HEADING_SHIFT, MD, References, RenderState
+from .sanitise import sanitise_html
+from .spans import Span, normalise
 
 _PRIVATE_USE = ((0xE000, 0xF8FF), (0xF0000, 0xFFFFD), (0x100000, 0x10FFFD))
 _PRIVATE_USE_RE = re.compile("[\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]")
@@ -65,11 +65,11 @@ def render_markdown(
     """
     raw = text or ""
     spans = list(spans)
-    norm, newlines = _normalise(raw)
+    norm, newlines = normalise(raw)
     size = len(norm)
     cuts: list[tuple[int, int, int]] = []
     if spans:
-        layout = _layout(norm)
+        layout = layout_of(norm)
         for index, span in enumerate(spans):
             start = min(max(newlines.to_norm(span.start), 0), size)
             end = min(max(newlines.to_norm(span.end), 0), size)
@@ -79,7 +79,7 @@ def render_markdown(
             if start < end:
                 cuts.append((start, end, index))
     if not cuts:
-        return mark_safe(_sanitise(_MD.render(norm, {_HEADING_SHIFT: heading_offset})))
+        return mark_safe(sanitise_html(MD.render(norm, {HEADING_SHIFT: heading_offset})))
 
     positions = sorted({p for start, end, _ in cuts for p in (start, end)})
     chars = _sentinels(len(positions), norm)
@@ -103,13 +103,13 @@ def render_markdown(
     pieces.append(norm[previous:])
     source = "".join(pieces)
 
-    state = _RenderState(
+    state = RenderState(
         spans=spans,
         sentinel_of={c: k for k, c in enumerate(chars)},
         covering=covering,
         pattern=pattern,
     )
-    env = {"references": _References(pattern), _ENV_KEY: state, _HEADING_SHIFT: heading_offset}
-    html = _MD.renderer.render(_MD.parse(source, env), _MD.options, env)
+    env = {"references": References(pattern), ENV_KEY: state, HEADING_SHIFT: heading_offset}
+    html = MD.renderer.render(MD.parse(source, env), MD.options, env)
     # Any sentinel left where no rule looks (there should be none) must not reach the page.
-    return mark_safe(_sanitise(pattern.sub("", html)))
+    return mark_safe(sanitise_html(pattern.sub("", html)))

@@ -46,13 +46,13 @@ ALLOWED_ATTRIBUTES: Mapping[str, frozenset[str]] = {
 URL_SCHEMES = frozenset({"http", "https", "mailto"})
 LINK_REL = "nofollow noopener"
 HIGHLIGHT_TAGS = frozenset({"mark", "a"})
-_DATA_ATTR = re.compile(r"data-[a-z0-9][a-z0-9-]*\Z")
+DATA_ATTR = re.compile(r"data-[a-z0-9][a-z0-9-]*\Z")
 # What markdown-it writes for an aligned table column (raw HTML in a source is escaped
 # before this, so only the renderer's own cells match).
 _ALIGNED_CELL = re.compile(r'<(th|td) style="text-align:(left|right|center)">')
 
 
-def _sanitise(html: str) -> str:
+def sanitise_html(html: str) -> str:
     # Relative URLs pass: the highlight links we emit point into this site. Links from the
     # source never reach here with one (see _link_open).
     html = _ALIGNED_CELL.sub(r'<\1 class="align-\2">', html)

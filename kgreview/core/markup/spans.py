@@ -8,7 +8,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .sanitise import _DATA_ATTR, ALLOWED_ATTRIBUTES, HIGHLIGHT_TAGS
+from .sanitise import ALLOWED_ATTRIBUTES, DATA_ATTR, HIGHLIGHT_TAGS
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -36,7 +36,7 @@ class Span:
             raise ValueError(f"a highlight is <mark> or <a>, not <{self.tag}>")
         allowed = ALLOWED_ATTRIBUTES[self.tag]
         for name in self.attrs:
-            if name not in allowed and not _DATA_ATTR.match(name):
+            if name not in allowed and not DATA_ATTR.match(name):
                 raise ValueError(f"<{self.tag}> highlights cannot carry {name!r}")
 
 
@@ -69,7 +69,7 @@ class _Newlines:
         return norm + bisect_right(shifted, norm - 1)
 
 
-def _normalise(text: str) -> tuple[str, _Newlines]:
+def normalise(text: str) -> tuple[str, _Newlines]:
     if "\r" not in text:
         return text, _Newlines(())
     removed = tuple(m.start() for m in re.finditer(r"\r(?=\n)", text))
