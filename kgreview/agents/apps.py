@@ -21,4 +21,6 @@ class AgentsConfig(AppConfig):
     def ready(self) -> None:
         from kgreview.review.signals import relation_type_accepted
 
+        from . import audit_actions  # noqa: F401  (registers this app's curation-log actions)
+
         relation_type_accepted.connect(requeue_dropped_on_accept, dispatch_uid="agents.requeue")

@@ -5,3 +5,6 @@ class ApiConfig(AppConfig):
     name = "kgreview.api"
     label = "api"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from . import audit_actions  # noqa: F401  (registers this app's curation-log actions)

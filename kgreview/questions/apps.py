@@ -10,6 +10,7 @@ class QuestionsConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_migrate
 
+        from . import audit_actions  # noqa: F401  (registers this app's curation-log actions)
         from .schedule import schedule_sync_after_migrate
 
         post_migrate.connect(

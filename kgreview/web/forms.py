@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib.auth import get_user_model
 
-from kgreview.core.models import AuditEntry
+from kgreview.core import audit
 from kgreview.graph.forms import RevisionForm
 
 
@@ -36,9 +36,8 @@ class CurationLogForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        actions = AuditEntry.objects.order_by("action").values_list("action", flat=True)
         self.fields["action"].choices = [("", "any change")] + [
-            (a, a.replace("_", " ").replace(".", ": ")) for a in actions.distinct()
+            (a.name, a.words) for a in audit.actions()
         ]
         people = (
             get_user_model()

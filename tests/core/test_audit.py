@@ -13,6 +13,12 @@ from kgreview.core.models import AuditEntry
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def test_action(monkeypatch):
+    """An action registered for these tests alone (about ``("x", id)`` subjects)."""
+    monkeypatch.setitem(audit.ACTIONS, "a.b", audit.Action("a.b", "a test's change", "x"))
+
+
 def test_record_writes_who_what_and_the_before_and_after(f):
     curator = f.user("cora", role="curator")
     relation = f.relation("prerequisite")
@@ -101,3 +107,34 @@ def test_the_database_refuses_raw_updates_and_deletes_of_entries(db):
         ):
             cur.execute(sql, [row.pk])
     assert AuditEntry.objects.get(pk=row.pk).summary == "s"
+
+
+def test_an_action_nobody_registered_is_refused_and_writes_nothing():
+    with transaction.atomic(), pytest.raises(audit.UnknownAction, match="'concept.rename_typo'"):
+        audit.record(acting_user=None, action="concept.rename_typo", subject=("x", 1), summary="s")
+    assert not AuditEntry.objects.filter(action="concept.rename_typo").exists()
+
+
+def test_an_action_about_another_subject_is_refused(f):
+    concept = f.concept("Alpha")
+    with transaction.atomic(), pytest.raises(audit.UnknownAction, match="about a relationtype"):
+        audit.record(acting_user=None, action="relation_type.retire", subject=concept, summary="s")
+
+
+def test_an_action_is_registered_once():
+    assert audit.action("a.b", "a test's change", "x") == "a.b"  # the same again: harmless
+    with pytest.raises(ValueError, match="registered twice"):
+        audit.action("a.b", "something else", "x")
+
+
+def test_every_action_the_services_write_is_registered_with_words():
+    """Each app registers its own actions when it is ready; the curation log lists them."""
+    names = {a.name for a in audit.actions()}
+    assert {"concept.create", "edge.invalidate", "source.import", "vocabulary.install"} <= names
+    assert {
+        "agent_run.start",
+        "schedule.pause",
+        "api_token.revoke",
+        "competency_run.start",
+    } <= names
+    assert all(a.words and a.subject for a in audit.actions())

@@ -176,7 +176,7 @@ def history(f, django_user_model):
             words="Missing 1 of 1: Alpha.",
             graph_at=competency_run.created_at,
         ),
-        record(action="test.write", subject=a, summary="A row for the test.", acting_user=user),
+        record(action="concept.create", subject=a, summary="A row for the test.", acting_user=user),
         LogEntry.objects.create(
             user=user,
             content_type=ContentType.objects.get_for_model(type(a)),

@@ -102,7 +102,7 @@ def test_subjects_link_to_their_pages(f):
     concept, source = f.concept("Embeddings"), f.source("lesson-one")
     run = AgentRun.objects.create(agent=AgentRun.Agent.DISCOVER)
     write(cora, "concept.retire", concept, "Retired “Embeddings”.")
-    write(cora, "source.rename", source, "Renamed lesson one.")
+    write(cora, "source.retitle", source, "Renamed lesson one.")
     write(cora, "agent_run.start", run, "Started a run by hand.")
     client = Client()
     client.force_login(cora)
@@ -114,10 +114,10 @@ def test_subjects_link_to_their_pages(f):
 
 def test_with_htmx_the_answer_is_the_results_alone(f):
     cora = f.user("cora", role="curator")
-    write(cora, "token.revoke", ("apitoken", 3), "Revoked a token.")
+    write(cora, "api_token.revoke", ("apitoken", 3), "Revoked a token.")
     client = Client()
     client.force_login(cora)
-    response = client.get(URL, {"action": "token.revoke"}, headers=HX)
+    response = client.get(URL, {"action": "api_token.revoke"}, headers=HX)
     body = page(response)
     assert response.status_code == 200
     assert body.lstrip().startswith('<section id="curation-results"')
@@ -128,7 +128,7 @@ def test_filters_by_action_and_by_person(f):
     cora, carl = f.user("cora", role="curator"), f.user("carl", role="curator")
     write(cora, "schedule.pause", ("schedule", 1), "Cora paused a schedule.")
     write(carl, "schedule.pause", ("schedule", 2), "Carl paused a schedule.")
-    write(cora, "token.revoke", ("apitoken", 1), "Cora revoked a token.")
+    write(cora, "api_token.revoke", ("apitoken", 1), "Cora revoked a token.")
     client = Client()
     client.force_login(cora)
     assert summaries(client.get(URL, {"action": "schedule.pause"})) == [

@@ -1,0 +1,25 @@
+"""The curation log's actions for changes to the graph (``kgreview.core.audit``)."""
+
+from kgreview.core.audit import action
+
+action("concept.create", "a concept created", "concept")
+action("concept.describe", "a concept's description changed", "concept")
+action("concept.rename", "a concept renamed", "concept")
+action("concept.add_alias", "an alias added to a concept", "concept")
+action("concept.remove_alias", "an alias removed from a concept", "concept")
+action("concept.restore_alias", "a removed alias given back", "concept")
+action("concept.rename_alias", "an alias cleaned of control characters", "concept")
+action("concept.retire", "a concept retired", "concept")
+action("concept.reactivate", "a retired concept brought back", "concept")
+action("concept.merge", "two concepts merged", "concept")
+action("concept.unmerge", "a merge undone", "concept")
+action("edge.create", "an edge added by hand", "edge")
+action("edge.invalidate", "an edge invalidated", "edge")
+action("edge.supersede", "an edge replaced by an edited one", "edge")
+action("edge.restore", "an invalidated edge restored", "edge")
+action("relation_type.create", "a relation type added", "relationtype")
+action("relation_type.describe", "a relation type's words changed", "relationtype")
+action("relation_type.retire", "a relation type retired", "relationtype")
+action("relation_type.reactivate", "a retired relation type brought back", "relationtype")
+action("source.import", "a source imported or revised", "source")
+action("source.retitle", "a source retitled", "source")
