@@ -10,7 +10,7 @@ import time
 
 from django.db import connection
 
-from construction.synthetic import concept_names
+from benchmarks.synthetic import concept_names
 
 from .common import analyze, calibration, lesson_text, percentiles, scaled, seed_concepts
 from .curriculum import BASE_CONCEPTS

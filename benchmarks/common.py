@@ -117,7 +117,7 @@ def calibration() -> dict:
 def _python_workload() -> float:
     from rapidfuzz import fuzz, process
 
-    from construction.synthetic import concept_names
+    from benchmarks.synthetic import concept_names
 
     started = time.perf_counter()
     names = concept_names(5_000, seed=99)

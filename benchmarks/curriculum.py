@@ -25,7 +25,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from construction.synthetic import concept_names
+from benchmarks.synthetic import concept_names
 
 from .common import analyze, insert_rows, seed_concepts
 from .seeds import seeded

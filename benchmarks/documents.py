@@ -22,8 +22,8 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection
 
-from construction.synthetic_documents import pages_pdf
-from construction.synthetic_print import printed_pdf
+from benchmarks.synthetic_documents import pages_pdf
+from benchmarks.synthetic_print import printed_pdf
 from construction.types import Extraction, LLMUsage
 
 BUDGET = {

@@ -38,7 +38,7 @@ from django.db import connection, transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
-from construction.synthetic import concept_names, typo
+from benchmarks.synthetic import concept_names, typo
 
 from .common import FILLER, analyze, insert_rows, scaled
 from .curriculum import BASE_CONCEPTS, BASE_EDGES, local_pair

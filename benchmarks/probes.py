@@ -33,8 +33,8 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from benchmarks.synthetic import ADJECTIVES, NOUNS, TAILS, concept_names, typo
 from construction.resolve import spelling_form
-from construction.synthetic import ADJECTIVES, NOUNS, TAILS, concept_names, typo
 from construction.text import name_key
 
 KNOWN = ("exact", "typo", "variant")

@@ -25,8 +25,8 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import override_settings
 
+from benchmarks.synthetic_documents import pages_pdf
 from construction.documents import read_document
-from construction.synthetic_documents import pages_pdf
 from kgreview.core.markup import Span, render_markdown
 
 BUDGET = {

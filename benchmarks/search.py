@@ -11,7 +11,7 @@ from django.contrib.auth.models import Group
 from django.db import connection
 from django.test import Client, override_settings
 
-from construction.synthetic import concept_names, typo
+from benchmarks.synthetic import concept_names, typo
 
 from .common import calibration, percentiles, plain_static, scaled, timed_request
 from .curriculum import BASE_CONCEPTS, seed_curriculum

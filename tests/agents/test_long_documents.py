@@ -15,11 +15,11 @@ import pypdfium2 as pdfium
 import pytest
 from django.core.management import CommandError, call_command
 
+from benchmarks.synthetic_documents import handbook_markdown, handbook_pdf
 from construction.chunks import estimate_tokens
 from construction.documents import parse_front_matter
 from construction.quotes import find_quote
 from construction.sentences import sentences
-from construction.synthetic_documents import handbook_markdown, handbook_pdf
 from construction.text import name_key, name_keys
 from kgreview.agents.models import AgentRun, AgentRunItem, ChunkExtraction
 from kgreview.graph.importing import read_upload, store_document

@@ -6,8 +6,8 @@ import pytest
 
 from benchmarks.agents import _memory_index, _resolve_probes, bench_resolve
 from benchmarks.probes import KNOWN, MIX, UNKNOWN, resolution_probes
+from benchmarks.synthetic import concept_names
 from construction.resolve import spelling_form
-from construction.synthetic import concept_names
 from construction.text import name_key
 
 NAMES = concept_names(3_000)

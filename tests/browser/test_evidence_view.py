@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from benchmarks.synthetic_print import printed_pdf
 from construction.documents import page_of, read_document
-from construction.synthetic_print import printed_pdf
 from kgreview.graph.importing import read_upload, store_document
 from tests.conftest import require
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
+from benchmarks.synthetic import concept_names
 from construction.dedupe import ConceptRecord, find_duplicates, find_duplicates_with_stats
-from construction.synthetic import concept_names
 
 # --- Helpers ----------------------------------------------------------------------------
 

@@ -11,9 +11,9 @@ import pytest
 from reportlab.lib.pagesizes import letter
 from reportlab.pdfgen.canvas import Canvas
 
+from benchmarks.synthetic_print import PRINTED_AT, printed_pdf
 from construction.documents import BadDocument, Document, page_of, read_document, section_at
 from construction.sentences import sentences
-from construction.synthetic_print import PRINTED_AT, printed_pdf
 
 URL = "file:///usr/share/doc/handbook/html/speculative-sampling.html"
 TITLE = "7.3. Speculative Sampling"

@@ -15,12 +15,12 @@ from dataclasses import replace
 
 import pytest
 
+from benchmarks.synthetic_documents import pages_pdf
 from construction import doc_sandbox
 from construction.doc_limits import ReadLimits
 from construction.doc_pdf import inflated_size
 from construction.doc_sandbox import in_child, read_bounded
 from construction.documents import BadDocument, read_document
-from construction.synthetic_documents import pages_pdf
 
 from .bombs import MB, TEXT, docx_with_body, flate_spaces, pdf_with_content, zip_bomb_docx
 from .test_documents import canvas_pdf

@@ -11,6 +11,13 @@ import zipfile
 import pytest
 from reportlab.pdfgen.canvas import Canvas
 
+from benchmarks.synthetic_documents import (
+    SAMPLE_LESSONS,
+    handbook_docx,
+    handbook_html,
+    handbook_markdown,
+    handbook_pdf,
+)
 from construction.doc_limits import ReadLimits
 from construction.documents import (
     SUFFIXES,
@@ -25,13 +32,6 @@ from construction.documents import (
     section_at,
 )
 from construction.quotes import QuoteFinder
-from construction.synthetic_documents import (
-    SAMPLE_LESSONS,
-    handbook_docx,
-    handbook_html,
-    handbook_markdown,
-    handbook_pdf,
-)
 from construction.types import Section
 
 LIMIT = 10_000_000

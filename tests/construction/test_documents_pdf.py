@@ -10,9 +10,9 @@ import pytest
 from reportlab.lib import pdfencrypt
 from reportlab.pdfgen.canvas import Canvas
 
+from benchmarks.synthetic_documents import handbook_pdf, pages_pdf
 from construction.documents import page_of, section_at
 from construction.quotes import QuoteFinder
-from construction.synthetic_documents import handbook_pdf, pages_pdf
 
 from .test_documents import SENTENCES, assert_sections_start_at_headings, canvas_pdf, read, refused
 

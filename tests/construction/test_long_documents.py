@@ -14,18 +14,18 @@ from pathlib import Path
 import pytest
 from rapidfuzz import fuzz
 
+from benchmarks.synthetic_documents import (
+    handbook_docx,
+    handbook_html,
+    handbook_markdown,
+    handbook_pdf,
+)
 from construction.documents import parse_front_matter, read_document
 from construction.keys import new_concept_key
 from construction.offline import OfflineExtractor
 from construction.pipeline import process_source
 from construction.reading import merge_extractions, plan_chunks, read_in_order
 from construction.resolve import InMemoryConceptIndex
-from construction.synthetic_documents import (
-    handbook_docx,
-    handbook_html,
-    handbook_markdown,
-    handbook_pdf,
-)
 from construction.text import name_keys
 from construction.types import Extraction, IndexEntry, Link, SourceDoc
 from tests.construction.memory import VOCABULARY, MemoryGraph

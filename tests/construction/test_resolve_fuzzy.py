@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from benchmarks.synthetic import concept_names
 from construction.resolve import InMemoryConceptIndex, OverlayIndex, resolve_name
-from construction.synthetic import concept_names
 from construction.text import spelling
 from construction.types import IndexEntry
 

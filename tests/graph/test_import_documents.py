@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from construction.synthetic_documents import handbook_docx, handbook_html, handbook_pdf
+from benchmarks.synthetic_documents import handbook_docx, handbook_html, handbook_pdf
 from kgreview.graph.models import Source, SourceFile, SourceRevision
 from kgreview.graph.sources import place_of, revision_structure
 

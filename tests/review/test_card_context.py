@@ -10,8 +10,8 @@ import re
 import pytest
 from django.urls import reverse
 
+from benchmarks.synthetic_print import printed_pdf
 from construction.sentences import sentences
-from construction.synthetic_print import printed_pdf
 from kgreview.graph.importing import read_upload, store_document
 from kgreview.review.card import evidence_context
 

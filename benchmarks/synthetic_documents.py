@@ -16,8 +16,8 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from benchmarks.synthetic import ADJECTIVES, NOUNS, concept_names
 from construction.documents import BadDocument, parse_front_matter
-from construction.synthetic import ADJECTIVES, NOUNS, concept_names
 
 __all__ = [
     "SAMPLE_LESSONS",
