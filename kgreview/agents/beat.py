@@ -86,15 +86,12 @@ class ReaperThread(threading.Thread):
 
     def reap_once(self) -> int:
         """One pass; an outage is logged, never raised (the next pass tries again)."""
-        from .reaper import reap
-        from .tasks import construct_source
+        from .tasks import reap_and_queue
 
         try:
-            report = reap()
-            for item_id in report.to_queue:
-                construct_source.delay(item_id=item_id)
+            queued = reap_and_queue()
             self.passes += 1
-            return len(report.to_queue)
+            return queued
         except Exception as exc:  # the database or the broker away: try next pass
             log.warning(
                 "worker reaper: could not look for lost sources (%s: %s); trying again in %.0f s",

@@ -108,13 +108,19 @@ def construct_scheduled(self, *, provider: str | None = None) -> int | None:
     return run.pk
 
 
-@kgreview_task(name="agents.reap", ignore_result=True)
-def reap(self) -> int:
-    """Queue again the sources whose worker died or whose message was lost (any broker)."""
+def reap_and_queue() -> int:
+    """One reaper pass, and the sources it handed back queued again: beat's task and
+    every worker's reaper thread (``agents.beat``) run this."""
     report = reaper.reap()
     for item_id in report.to_queue:
         construct_source.delay(item_id=item_id)
     return len(report.to_queue)
+
+
+@kgreview_task(name="agents.reap", ignore_result=True)
+def reap(self) -> int:
+    """Queue again the sources whose worker died or whose message was lost (any broker)."""
+    return reap_and_queue()
 
 
 # --- Healing and discovery --------------------------------------------------------------
