@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 
 from construction.doc_html_clean import generator, main_part, prune
+from construction.doc_limits import ReadLimits
 from construction.documents import (
-    HTML,
     BadDocument,
     Document,
     clean_text,
@@ -33,6 +33,7 @@ from construction.documents import (
     markdown_sections,
     stem_title,
 )
+from construction.formats import HTML
 
 __all__ = ["html_markdown", "read_html"]
 
@@ -59,8 +60,9 @@ _BLOCKS = frozenset(
 )
 
 
-def read_html(raw: bytes, *, filename: str) -> Document:
-    """Read a web page's main text; raises ``BadDocument`` when it has none."""
+def read_html(raw: bytes, *, filename: str, limits: ReadLimits | None = None) -> Document:
+    """Read a web page's main text; raises ``BadDocument`` when it has none. (The limits
+    are checked on the text by ``read_document``; none applies while parsing.)"""
     from lxml import etree, html
 
     declared = _CHARSET.search(raw[:4096])

@@ -23,7 +23,6 @@ import zlib
 from construction.doc_limits import MB, ReadLimits
 from construction.doc_pdf_layout import Block, Line, lay_out, page_lines
 from construction.documents import (
-    PDF,
     BadDocument,
     Document,
     clean_text,
@@ -31,6 +30,7 @@ from construction.documents import (
     short_line,
     stem_title,
 )
+from construction.formats import PDF
 
 __all__ = ["read_pdf"]
 

@@ -27,14 +27,8 @@ import tempfile
 from pathlib import Path
 
 from construction.doc_limits import MB, ReadLimits
-from construction.documents import (
-    MARKDOWN,
-    PLAIN,
-    BadDocument,
-    Document,
-    media_type_for,
-    read_document,
-)
+from construction.documents import BadDocument, Document, read_document
+from construction.formats import format_for
 from construction.types import Section
 
 __all__ = ["in_child", "read_bounded"]
@@ -57,8 +51,10 @@ _COMMAND = [sys.executable, "-P", "-c", _CHILD]
 
 
 def in_child(filename: str) -> bool:
-    """Whether ``read_bounded`` reads this file in a child process (not Markdown or text)."""
-    return media_type_for(filename) not in (None, MARKDOWN, PLAIN)
+    """Whether ``read_bounded`` reads this file in a child process: its format is one
+    that can inflate (``formats.FORMATS``, ``sandboxed``)."""
+    found = format_for(filename)
+    return found is not None and found.sandboxed
 
 
 def read_bounded(raw: bytes, *, filename: str, max_bytes: int, limits: ReadLimits) -> Document:

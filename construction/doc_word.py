@@ -26,7 +26,6 @@ import zipfile
 
 from construction.doc_limits import ReadLimits
 from construction.documents import (
-    DOCX,
     BadDocument,
     Document,
     clean_text,
@@ -34,6 +33,7 @@ from construction.documents import (
     markdown_sections,
     stem_title,
 )
+from construction.formats import DOCX
 
 __all__ = ["read_docx"]
 

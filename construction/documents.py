@@ -6,9 +6,9 @@ point into the stored text, so each reader settles on one canonical form here (n
 only, no control characters, Unicode NFC) and computes offsets *after* that, never before.
 
 Bad input raises ``BadDocument`` with a sentence a curator can act on; library errors are
-wrapped, so a caller catches one exception type. The PDF, HTML and Word readers live in
-``doc_pdf``, ``doc_html`` and ``doc_word`` and are imported when first needed, so reading a
-Markdown file does not pay for loading PDFium or trafilatura.
+wrapped, so a caller catches one exception type. Which reader reads which file is the
+table of ``formats``; the Markdown and plain text readers are here, the PDF, HTML and Word
+ones in ``doc_pdf``, ``doc_html`` and ``doc_word``, imported when first needed.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from construction.doc_limits import ReadLimits
+from construction.formats import MARKDOWN, PLAIN, READABLE, format_for
 from construction.types import Section
 
 __all__ = [
-    "SUFFIXES",
     "BadDocument",
     "Document",
     "clean_text",
@@ -38,28 +38,13 @@ __all__ = [
     "parse_front_matter",
     "paragraph_count",
     "read_document",
+    "read_markdown",
+    "read_plain",
     "section_at",
     "short_line",
     "stem_title",
 ]
 
-MARKDOWN = "text/markdown"
-PLAIN = "text/plain"
-HTML = "text/html"
-PDF = "application/pdf"
-DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
-
-SUFFIXES: dict[str, str] = {
-    ".md": MARKDOWN,
-    ".markdown": MARKDOWN,
-    ".txt": PLAIN,
-    ".text": PLAIN,
-    ".html": HTML,
-    ".htm": HTML,
-    ".pdf": PDF,
-    ".docx": DOCX,
-}
-READABLE = ".md, .markdown, .txt, .html, .htm, .pdf, .docx"
 SHORT_TITLE = 120  # a first line longer than this is a sentence, not a title
 
 
@@ -361,9 +346,8 @@ def section_at(sections: Sequence[Section], offset: int) -> tuple[str, ...]:
 
 def media_type_for(filename: str) -> str | None:
     """The media type kgreview reads a file as, from its extension; None if unreadable."""
-    name = re.split(r"[\\/]", filename)[-1].lower()
-    dot = name.rfind(".")
-    return SUFFIXES.get(name[dot:]) if dot > 0 else None
+    found = format_for(filename)
+    return found.media_type if found is not None else None
 
 
 def read_document(
@@ -377,8 +361,8 @@ def read_document(
     whose memory and processor time are capped too.
     """
     limits = limits or ReadLimits()
-    media_type = media_type_for(filename)
-    if media_type is None:
+    file_format = format_for(filename)
+    if file_format is None:
         name = re.split(r"[\\/]", filename)[-1]
         suffix = name[name.rfind(".") :].lower() if name.rfind(".") > 0 else ""
         what = f"'{suffix}'" if suffix else "without an extension"
@@ -389,29 +373,12 @@ def read_document(
         )
     if not raw.strip():
         raise BadDocument("file has no text")
-    if media_type == MARKDOWN:
-        document = _read_markdown(raw, filename)
-    elif media_type == PLAIN:
-        document = _read_plain(raw, filename)
-    elif media_type == HTML:
-        from construction.doc_html import read_html
-
-        document = read_html(raw, filename=filename)
-    elif media_type == PDF:
-        from construction.doc_pdf import read_pdf
-
-        document = read_pdf(raw, filename=filename, limits=limits)
-    else:
-        from construction.doc_word import read_docx
-
-        document = read_docx(raw, filename=filename, limits=limits)
+    document = file_format.read(raw, filename=filename, limits=limits)
     if len(document.text) > limits.max_chars:
         raise BadDocument(limits.chars())
-    # Markdown and plain text are no larger than their file; the other formats' blocks
-    # each cost a reader's objects, so they are counted.
-    if media_type not in (MARKDOWN, PLAIN) and (
-        paragraph_count(document.text) > limits.max_paragraphs
-    ):
+    # Markdown and plain text are no larger than their file; the blocks of the formats
+    # that can inflate (the sandboxed ones) each cost a reader's objects, so they are counted.
+    if file_format.sandboxed and paragraph_count(document.text) > limits.max_paragraphs:
         raise BadDocument(limits.paragraphs())
     return document
 
@@ -421,7 +388,8 @@ def paragraph_count(text: str) -> int:
     return text.count("\n\n") + 1
 
 
-def _read_markdown(raw: bytes, filename: str) -> Document:
+def read_markdown(raw: bytes, *, filename: str, limits: ReadLimits | None = None) -> Document:
+    """A Markdown file: its front matter's title and slug, its headings as sections."""
     decoded = decode_text(raw)
     meta, body = parse_front_matter(clean_text(decoded))
     try:
@@ -446,7 +414,8 @@ def _read_markdown(raw: bytes, filename: str) -> Document:
     )
 
 
-def _read_plain(raw: bytes, filename: str) -> Document:
+def read_plain(raw: bytes, *, filename: str, limits: ReadLimits | None = None) -> Document:
+    """A plain text file: its first short line as the title, no sections."""
     decoded = decode_text(raw)
     text = finish_text(clean_text(decoded))
     return Document(

@@ -85,7 +85,7 @@ def concept_records() -> list[ConceptRecord]:
         .values_list("concept_id", "name", "kind")
         .iterator(chunk_size=20_000)
     ):
-        if kind == ConceptAlias.Kind.CANONICAL:
+        if kind == ConceptAlias.Role.CANONICAL:
             canonical[concept_id] = name
         else:
             aliases[concept_id].append(name)

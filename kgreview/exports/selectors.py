@@ -107,8 +107,8 @@ def export_concepts(*, at: datetime) -> QuerySet[Concept]:
     edges = edges_as_of(at=at)
     aliases = (
         ConceptAlias.objects.filter(
-            Q(kind=ConceptAlias.Kind.ALIAS, created_at__lte=at)
-            | Q(kind=ConceptAlias.Kind.MERGED, merged_from__merged_at__lte=at)
+            Q(kind=ConceptAlias.Role.ALIAS, created_at__lte=at)
+            | Q(kind=ConceptAlias.Role.MERGED, merged_from__merged_at__lte=at)
         )
         .annotate(hop=F("merged_from__merged_into"))
         .only("concept_id", "name", "kind", "merged_from_id")

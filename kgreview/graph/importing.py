@@ -27,7 +27,8 @@ from django.utils.text import slugify
 
 from construction.doc_limits import ReadLimits
 from construction.doc_sandbox import read_bounded
-from construction.documents import SUFFIXES, BadDocument, Document, media_type_for
+from construction.documents import BadDocument, Document, media_type_for
+from construction.formats import SUFFIXES
 from kgreview.core.errors import DomainError
 
 from .sources import SourceImportResult, source_import

@@ -170,14 +170,16 @@ class ConceptAlias(NoDeleteModel):
 
     DELETE_HINT = "remove the alias instead (the row stays, its name is freed)"
 
-    class Kind(models.TextChoices):
+    class Role(models.TextChoices):
+        """What the name is to its concept (the column is ``kind`` for history's sake)."""
+
         CANONICAL = "canonical", "Canonical name"
         ALIAS = "alias", "Alias"
         MERGED = "merged", "Name of a merged concept"
 
     concept = models.ForeignKey(Concept, on_delete=models.PROTECT, related_name="aliases")
     name = models.CharField(max_length=200)
-    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.ALIAS)
+    kind = models.CharField(max_length=16, choices=Role.choices, default=Role.ALIAS)
     merged_from = models.ForeignKey(
         Concept,
         null=True,

@@ -264,7 +264,7 @@ def alias_entries(rows: Iterable) -> list[tuple[IndexEntry, list[str]]]:
             canonical=canonical,
             key=keys.concept_key(concept_id),
             concept_id=concept_id,
-            is_canonical=kind == ConceptAlias.Kind.CANONICAL,
+            is_canonical=kind == ConceptAlias.Role.CANONICAL,
         )
         out.append((entry, name_keys(name)))
     return out

@@ -1,4 +1,4 @@
-"""What the source page shows besides the text's words: its kind, its outline, and the
+"""What the source page shows besides the text's words: its format, its outline, and the
 anchors a link can jump to.
 
 Anchors on the page (the review card and the outline link to them):
@@ -22,6 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 
 from construction.documents import page_of
+from construction.formats import format_label, format_of
 from construction.types import Section
 from kgreview.core.markup import Span, render_markdown
 
@@ -33,8 +34,8 @@ from .upload import clean_name
 __all__ = [
     "OutlineItem",
     "download_name",
+    "format_label",
     "fragment_for",
-    "kind_label",
     "outline",
     "quote_anchor",
     "render_revision",
@@ -42,22 +43,8 @@ __all__ = [
     "section_anchor",
 ]
 
-KINDS = {
-    "application/pdf": "PDF",
-    "text/html": "HTML",
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "Word",
-    "text/markdown": "Markdown",
-    "text/plain": "Text",
-}
 # A heading's highlight loses to any quote over it: the quote's link matters more there.
 HEADING_RANK = 1_000
-SUFFIXES = {
-    "application/pdf": ".pdf",
-    "text/html": ".html",
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ".docx",
-    "text/markdown": ".md",
-    "text/plain": ".txt",
-}
 _MEDIA_TYPE = re.compile(r"[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+\Z")
 # The blocks alone, parsed as kgreview.core.markup parses them (same rules enabled), to
 # know which line each rendered heading starts on.
@@ -67,11 +54,6 @@ _BLOCKS.core.ruler.disable(["inline", "text_join"])
 # attribute values are quoted and escaped, so data-spans="..." ends at the next quote.
 _HEADING_TAG = re.compile(r"<h[1-6]>")
 _PIECE = re.compile(r'<(?:a|mark)\s[^>]*?\bdata-spans="([^"]*)"')
-
-
-def kind_label(media_type: str) -> str:
-    """ "PDF", "HTML", "Word", "Markdown" or "Text": what a person calls the file."""
-    return KINDS.get(media_type or "text/markdown", media_type)
 
 
 def quote_anchor(start: int) -> str:
@@ -273,4 +255,5 @@ def download_name(revision: SourceRevision, slug: str, media_type: str) -> str:
     """The imported file's own name (no folders or control characters), or one made up
     from the slug and revision when there is none."""
     name = clean_name(revision.filename or "").replace('"', "'")
-    return name or f"{slug}-r{revision.number}{SUFFIXES.get(media_type, '')}"
+    found = format_of(media_type)
+    return name or f"{slug}-r{revision.number}{found.suffixes[0] if found else ''}"

@@ -62,7 +62,7 @@ def queue_chart(history: QueueHistory, days: int):
         ]
 
     return day_chart(
-        kind="lines",
+        style="lines",
         chart_id="chart-queue",
         title=f"Open proposals over {window_label(days)}",
         desc=(
@@ -120,7 +120,7 @@ def activity_chart(activity: ReviewerActivity, days: int):
         series.append(Series(name, values, colour, tooltips))
     busiest = activity.rows[0] if activity.rows else None
     return day_chart(
-        kind="stacked_bars",
+        style="stacked_bars",
         chart_id="chart-reviewers",
         title=f"Decisions per reviewer over {window_label(days)}",
         desc=(

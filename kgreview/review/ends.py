@@ -27,7 +27,7 @@ def open_concept_proposal(name: str) -> Proposal | None:
     """The open add_concept proposal for this name (or its plural/singular twin)."""
     return (
         Proposal.objects.filter(
-            kind=Proposal.Kind.ADD_CONCEPT,
+            kind=Proposal.KindChoice.ADD_CONCEPT,
             status__in=OPEN_STATUSES,
             dedup_key=keys.concept_dedup_key(name)[:255],
         )
@@ -104,7 +104,7 @@ def _picked_concept(concept_id: int) -> dict:
 def _picked_proposal(proposal_id: int) -> dict:
     """The end for a concept proposal picked by id: while open, the proposal; once
     accepted or superseded, the concept it stands for."""
-    needed = Proposal.objects.filter(pk=proposal_id, kind=Proposal.Kind.ADD_CONCEPT).first()
+    needed = Proposal.objects.filter(pk=proposal_id, kind=Proposal.KindChoice.ADD_CONCEPT).first()
     if needed is None:
         raise ValidationFailed(f"There is no concept proposal #{proposal_id}.")
     if needed.concept_id and needed.status in ("accepted", "superseded"):

@@ -19,7 +19,10 @@ class Proposal(NoDeleteModel):
 
     DELETE_HINT = "reject or supersede it instead"
 
-    class Kind(models.TextChoices):
+    class KindChoice(models.TextChoices):
+        """The proposal kinds the database accepts: one for each module of
+        ``review/kinds/`` (the ``Kind`` classes), whose registry dispatches on the key."""
+
         ADD_CONCEPT = "add_concept", "Add concept"
         ADD_EDGE = "add_edge", "Add edge"
         UPDATE_EDGE = "update_edge", "Update edge"
@@ -36,7 +39,7 @@ class Proposal(NoDeleteModel):
         REJECTED = "rejected", "Rejected"
         SUPERSEDED = "superseded", "Superseded"
 
-    kind = models.CharField(max_length=32, choices=Kind.choices)
+    kind = models.CharField(max_length=32, choices=KindChoice.choices)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     payload = models.JSONField(help_text="Kind-specific content, validated by review.payloads.")
     confidence = models.FloatField()

@@ -70,11 +70,11 @@ def _ends_matching(proposal: Proposal, test) -> list[str]:
 
 
 def _edge_proposals():
-    return Proposal.objects.filter(kind=Proposal.Kind.ADD_EDGE)
+    return Proposal.objects.filter(kind=Proposal.KindChoice.ADD_EDGE)
 
 
 def _merge_proposals():
-    return Proposal.objects.filter(kind=Proposal.Kind.MERGE_CONCEPTS)
+    return Proposal.objects.filter(kind=Proposal.KindChoice.MERGE_CONCEPTS)
 
 
 def reconcile(
@@ -133,7 +133,7 @@ def _settle_twins(s: Settler, changes: GraphChanges) -> None:
     for concept in concepts.prefetch_related("aliases"):
         for alias in concept.aliases.all():
             by_key.setdefault(keys.concept_dedup_key(alias.name), concept)
-    twins = Proposal.objects.filter(kind=Proposal.Kind.ADD_CONCEPT, dedup_key__in=by_key)
+    twins = Proposal.objects.filter(kind=Proposal.KindChoice.ADD_CONCEPT, dedup_key__in=by_key)
     for twin in s._open(twins):
         concept = by_key[twin.dedup_key]
         s.supersede(
@@ -260,7 +260,7 @@ def _settle_edge_changes(s: Settler, changes: GraphChanges, added: list[Edge]) -
     if not (successors or changes.edges_gone):
         return
     touching = Proposal.objects.filter(
-        kind__in=(Proposal.Kind.INVALIDATE_EDGE, Proposal.Kind.UPDATE_EDGE)
+        kind__in=(Proposal.KindChoice.INVALIDATE_EDGE, Proposal.KindChoice.UPDATE_EDGE)
     )
     for p in s._open(touching):
         edge_id = p.payload.get("edge_id")

@@ -47,10 +47,10 @@ class QueueFilter:
             errors.append(f'Unknown status "{status}"; showing pending proposals.')
             status = "pending"
         kinds = tuple(k for k in query.getlist("kind") if k)
-        bad = [k for k in kinds if k not in Proposal.Kind.values]
+        bad = [k for k in kinds if k not in Proposal.KindChoice.values]
         if bad:
             errors.append(f"Unknown kind: {', '.join(bad)}.")
-            kinds = tuple(k for k in kinds if k in Proposal.Kind.values)
+            kinds = tuple(k for k in kinds if k in Proposal.KindChoice.values)
         flags = tuple(x for x in query.getlist("flag") if x)
         if any(x not in FLAGS for x in flags):
             errors.append(f"Unknown flag: {', '.join(x for x in flags if x not in FLAGS)}.")

@@ -59,7 +59,7 @@ def _check_concepts_named(specs: list[ProposalSpec]) -> None:
     for kind, ids in named:
         if missing & ids:
             listed = ", ".join(f"#{pk}" for pk in sorted(missing & ids))
-            label = Proposal.Kind(kind).label.lower()
+            label = Proposal.KindChoice(kind).label.lower()
             raise ValidationFailed(
                 f'A "{label}" proposal names concepts that do not exist: {listed}.'
             )

@@ -154,7 +154,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         "errors": errors,
         "page": page,
         "counts": None,  # filled in by a second, cached request (queue_counts)
-        "kinds": Proposal.Kind.choices,
+        "kinds": Proposal.KindChoice.choices,
         "statuses": selectors.STATUS_CHOICES,
         "flags": selectors.FLAGS,
         "relations": RelationType.objects.order_by("key"),
@@ -192,7 +192,7 @@ def queue_counts(request: HttpRequest) -> HttpResponse:
         "filter": f,
         "q": f.query(),
         "counts": counts,
-        "kinds": Proposal.Kind.choices,
+        "kinds": Proposal.KindChoice.choices,
         "statuses": selectors.STATUS_CHOICES,
         "flags": selectors.FLAGS,
         "relations": RelationType.objects.order_by("key"),

@@ -35,7 +35,7 @@ def _home_context(request: HttpRequest) -> dict:
     sources = list(selectors.source_list())
     for source in sources:
         revision = source.current_revision
-        source.kind = sourcepage.kind_label(revision.media_type) if revision else ""
+        source.format_label = sourcepage.format_label(revision.media_type) if revision else ""
         source.pages = revision.page_count if revision else 0
     return {
         "sources": sources,
@@ -189,7 +189,7 @@ def source_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "revision": revision,
             "revisions": _revisions(source),
             "text_html": sourcepage.render_revision(revision, spans, anchors),
-            "kind": sourcepage.kind_label(revision.media_type),
+            "format_label": sourcepage.format_label(revision.media_type),
             "pages": len(structure.pages),
             "outline": sourcepage.outline(structure),
             "n_sections": len(structure.sections),

@@ -45,7 +45,7 @@ def assert_accessible(root: ET.Element, chart_id: str, title: str) -> None:
 
 def line(labels, *series, **kw):
     return day_chart(
-        kind="lines",
+        style="lines",
         chart_id="c-line",
         title="Open proposals",
         desc="Open per day.",
@@ -106,7 +106,7 @@ def test_long_x_axes_show_a_readable_subset_of_labels_and_the_last_one():
 def test_stacked_bars_draw_one_segment_per_non_zero_value_stacked_in_order():
     """Zero values draw nothing; segments of one bar touch and sum to its height."""
     svg = day_chart(
-        kind="stacked_bars",
+        style="stacked_bars",
         chart_id="c-bars",
         title="Decisions",
         desc="Per day.",
@@ -219,7 +219,7 @@ def test_hostile_labels_stay_text_in_every_chart():
     svgs = [
         line(["x", HOSTILE], Series(HOSTILE, [1, 2], "#000", [HOSTILE, HOSTILE])),
         day_chart(
-            kind="stacked_bars",
+            style="stacked_bars",
             chart_id="h",
             title=HOSTILE,
             desc=HOSTILE,

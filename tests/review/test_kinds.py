@@ -33,7 +33,7 @@ def parts_of(kind: Kind) -> set[str]:
 
 
 def test_every_proposal_kind_has_its_module_and_its_partial_and_nothing_else_is_registered():
-    assert set(KINDS) == set(Proposal.Kind.values)
+    assert set(KINDS) == set(Proposal.KindChoice.values)
     for key, kind in KINDS.items():
         assert kind.key == key
         assert type(kind).__module__ == f"kgreview.review.kinds.{key}"

@@ -13,7 +13,7 @@ from django.urls import reverse
 from benchmarks.render import long_source
 from kgreview.core.markup import Span
 from kgreview.graph.plain import paragraphs, render_plain
-from kgreview.graph.sourcepage import fragment_for, kind_label, outline
+from kgreview.graph.sourcepage import fragment_for, format_label, outline
 from kgreview.graph.sources import Structure, revision_structure, source_import
 from kgreview.review.models import Proposal
 
@@ -412,10 +412,10 @@ def test_a_200_page_pdf_with_hundreds_of_quotes_renders_in_bounded_markup(viewer
 # --- pieces -------------------------------------------------------------------------------------
 
 
-def test_kind_labels():
+def test_format_labels():
     """What a person calls each kind of file."""
     assert [
-        kind_label(t) for t in ("application/pdf", "text/html", "text/markdown", "text/plain", "")
+        format_label(t) for t in ("application/pdf", "text/html", "text/markdown", "text/plain", "")
     ] == [
         "PDF",
         "HTML",
@@ -424,7 +424,7 @@ def test_kind_labels():
         "Markdown",
     ]
     assert (
-        kind_label("application/vnd.openxmlformats-officedocument.wordprocessingml.document")
+        format_label("application/vnd.openxmlformats-officedocument.wordprocessingml.document")
         == "Word"
     )
 

@@ -77,7 +77,7 @@ def concept_create(
             concept = Concept.objects.create(name=name, description=description.strip())
     except IntegrityError:
         raise NameTaken(f'A concept named "{name}" already exists.') from None
-    _claim_name(concept=concept, name=name, kind=ConceptAlias.Kind.CANONICAL)
+    _claim_name(concept=concept, name=name, kind=ConceptAlias.Role.CANONICAL)
     seen = {name.lower()}
     added = []
     for alias in aliases:
@@ -85,7 +85,7 @@ def concept_create(
         if alias.lower() in seen:
             continue
         seen.add(alias.lower())
-        _claim_name(concept=concept, name=alias, kind=ConceptAlias.Kind.ALIAS)
+        _claim_name(concept=concept, name=alias, kind=ConceptAlias.Role.ALIAS)
         added.append(alias)
     name_index_changed(concepts=[concept.pk])
     audited(
@@ -122,7 +122,7 @@ def concept_describe(*, concept: Concept, description: str, acting_user, decisio
 def concept_add_alias(*, concept: Concept, name: str, acting_user, decision=None) -> ConceptAlias:
     """Register another name for an active concept."""
     concept = _lock_active(concept)
-    alias = _claim_name(concept=concept, name=_checked_name(name), kind=ConceptAlias.Kind.ALIAS)
+    alias = _claim_name(concept=concept, name=_checked_name(name), kind=ConceptAlias.Role.ALIAS)
     name_index_changed(concepts=[concept.pk])
     audited(
         acting_user=acting_user,
@@ -167,7 +167,7 @@ def concept_rename(
             concept_id=owner.concept_id,
         )
     canonical = ConceptAlias.objects.select_for_update(no_key=True).get(
-        concept=concept, kind=ConceptAlias.Kind.CANONICAL
+        concept=concept, kind=ConceptAlias.Role.CANONICAL
     )
     was_alias = owner is not None and owner.pk != canonical.pk
     if owner is not None and owner.pk == canonical.pk:
@@ -176,17 +176,17 @@ def concept_rename(
         canonical.key = name_key(new)[:200]
         canonical.save(update_fields=["name", "key"])
     else:
-        canonical.kind = ConceptAlias.Kind.ALIAS
+        canonical.kind = ConceptAlias.Role.ALIAS
         canonical.save(update_fields=["kind"])
         if owner is not None:  # here: the name was one of the concept's aliases
             promoted = ConceptAlias.objects.select_for_update(no_key=True).get(pk=owner.pk)
-            promoted.kind = ConceptAlias.Kind.CANONICAL
+            promoted.kind = ConceptAlias.Role.CANONICAL
             promoted.name = new
             promoted.key = name_key(new)[:200]
             promoted.merged_from = None
             promoted.save(update_fields=["kind", "name", "key", "merged_from"])
         else:
-            _claim_name(concept=concept, name=new, kind=ConceptAlias.Kind.CANONICAL)
+            _claim_name(concept=concept, name=new, kind=ConceptAlias.Role.CANONICAL)
     concept.name = new
     try:
         with transaction.atomic():
@@ -215,11 +215,11 @@ def concept_remove_alias(
     alias = _own_alias(concept, name)
     if alias is None:
         raise ValidationFailed(f'"{selectors.clean_name(name)}" is not a name of "{concept.name}".')
-    if alias.kind == ConceptAlias.Kind.CANONICAL:
+    if alias.kind == ConceptAlias.Role.CANONICAL:
         raise ValidationFailed(
             f'"{alias.name}" is the concept\'s own name; rename the concept instead.'
         )
-    if alias.kind == ConceptAlias.Kind.MERGED:
+    if alias.kind == ConceptAlias.Role.MERGED:
         raise ValidationFailed(
             f'"{alias.name}" came with a merge; undo that merge from the concept\'s page instead.'
         )

@@ -146,7 +146,7 @@ def concept_merge(
 
     for alias in ConceptAlias.objects.select_for_update(no_key=True).filter(concept=loser):
         alias.concept = survivor
-        alias.kind = ConceptAlias.Kind.MERGED
+        alias.kind = ConceptAlias.Role.MERGED
         # A name that came with an earlier merge keeps the concept it belongs to, so
         # undoing the merges of a chain one by one gives each concept its names back.
         alias.merged_from_id = alias.merged_from_id or loser.pk
@@ -275,9 +275,9 @@ def concept_unmerge(
         alias.concept = loser
         if alias.merged_from_id == loser.pk:
             alias.kind = (
-                ConceptAlias.Kind.CANONICAL
+                ConceptAlias.Role.CANONICAL
                 if alias.name.casefold() == loser.name.casefold()
-                else ConceptAlias.Kind.ALIAS
+                else ConceptAlias.Role.ALIAS
             )
             alias.merged_from = None
         alias.save(update_fields=["concept", "kind", "merged_from"])

@@ -1,7 +1,7 @@
 """Day-by-day charts: lines over a shared time axis, or stacked bars per day.
 
 One function draws both (``day_chart``): the axes, the legend and the frame are the
-same, and ``KINDS`` says how each kind draws its marks inside them.
+same, and ``CHART_STYLES`` says how each style draws its marks inside them.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class Series:
         ]
 
 
-# What a kind's drawer returns: the top of the y scale, the x of each label, the marks.
+# What a style's drawer returns: the top of the y scale, the x of each label, the marks.
 Drawn = tuple[float, list[float], list[SafeString]]
 
 
@@ -106,22 +106,22 @@ def _stacked_bars(plot: Plot, x_labels: Sequence[str], series: Sequence[Series])
 
 
 @dataclass(frozen=True)
-class Kind:
+class ChartStyle:
     draw: Callable[[Plot, Sequence[str], Sequence[Series]], Drawn]
     top_pad: int  # room above the plot, for the legend
     height: int  # the chart's height unless the caller gives one
     swatch: str  # the legend's shape of each series
 
 
-KINDS = {
-    "lines": Kind(_lines, top_pad=34, height=280, swatch="line"),
-    "stacked_bars": Kind(_stacked_bars, top_pad=52, height=300, swatch="box"),
+CHART_STYLES = {
+    "lines": ChartStyle(_lines, top_pad=34, height=280, swatch="line"),
+    "stacked_bars": ChartStyle(_stacked_bars, top_pad=52, height=300, swatch="box"),
 }
 
 
 def day_chart(
     *,
-    kind: str,
+    style: str,
     chart_id: str,
     title: str,
     desc: str,
@@ -132,9 +132,9 @@ def day_chart(
     width: int = 760,
     height: int | None = None,
 ) -> SafeString:
-    """A chart of ``series`` over the days (or hours) of ``x_labels``, drawn as ``kind``
-    (a key of ``KINDS``): the y axis, the kind's marks, the time axis and a legend."""
-    how = KINDS[kind]
+    """A chart of ``series`` over the days (or hours) of ``x_labels``, drawn as ``style``
+    (a key of ``CHART_STYLES``): the y axis, the style's marks, the time axis and a legend."""
+    how = CHART_STYLES[style]
     height = height or how.height
     plot = Plot(left=56, right=width - 16, top_pad=how.top_pad, bottom=height - 46)
     top, xs, marks = how.draw(plot, x_labels, series)

@@ -2,7 +2,7 @@
 
 Adding a kind: write its module (a ``Kind`` subclass, see ``base``), its template partial
 ``templates/review/cards/<key>.html`` (the parts row, claim, main, side and log), and one
-line below; ``Proposal.Kind`` lists it for the database.
+line below; ``Proposal.KindChoice`` lists it for the database.
 """
 
 from __future__ import annotations
