@@ -23,8 +23,13 @@ from kgreview.core.llm import client_settings
 from kgreview.graph.models import Edge, SourceRevision
 from kgreview.graph.name_index import ActiveNameCache, Touched, id_chunks
 from kgreview.graph.selectors import RelationRow, relation_table
+from kgreview.review.kinds.add_concept import AddConceptKind
+from kgreview.review.kinds.add_edge import AddEdgeKind
 from kgreview.review.models import OPEN_STATUSES, Proposal
 
+# The kind of the proposals that add edges, written into the SQL below as a literal (it is
+# a constant of the code), so PostgreSQL matches the queue's partial indexes on it.
+EDGE_KIND = AddEdgeKind.key
 # Part of every model reading's cache key: a new prompt never reuses an old answer.
 PROMPT_VERSION = "p3"
 
@@ -146,7 +151,9 @@ class IndexCache(ActiveNameCache):
     @staticmethod
     def _add_proposals(index: InMemoryConceptIndex, ids: set[int] | None) -> None:
         """The open add_concept proposals (of ``ids`` only, when given), in id order."""
-        base = Proposal.objects.filter(kind="add_concept", status__in=OPEN_STATUSES).order_by("id")
+        base = Proposal.objects.filter(kind=AddConceptKind.key, status__in=OPEN_STATUSES).order_by(
+            "id"
+        )
         batches: list[Iterable] = (
             [base.values_list("id", "payload").iterator(chunk_size=5000)]
             if ids is None
@@ -215,7 +222,7 @@ class DbGraphView:
                   AND (source_id IN ({marks}) OR target_id IN ({marks}))
                 UNION ALL
                 SELECT 'proposal', id, source_key, relation_key, target_key
-                FROM {proposal} WHERE kind = 'add_edge' AND status IN ('pending', 'held')
+                FROM {proposal} WHERE kind = '{EDGE_KIND}' AND status IN ('pending', 'held')
                   AND (source_key IN ({key_marks}) OR target_key IN ({key_marks}))
             """
             with connection.cursor() as cursor:
@@ -290,7 +297,7 @@ class DbGraphView:
             params += [rel_id, *ids]
         parts.append(
             f"SELECT 'proposal', id, source_key, relation_key, target_key FROM {proposal}"
-            " WHERE kind = 'add_edge' AND status IN ('pending', 'held') AND relation_key = %s"
+            f" WHERE kind = '{EDGE_KIND}' AND status IN ('pending', 'held') AND relation_key = %s"
             f" AND {end_key} IN ({key_marks})"
         )
         params += [relation, *node_keys]
@@ -326,7 +333,7 @@ class DbGraphView:
             links += self._edge_links(rows)
         rows = Proposal.objects.filter(
             Q(source_key=a, target_key=b) | Q(source_key=b, target_key=a),
-            kind="add_edge",
+            kind=AddEdgeKind.key,
             status__in=OPEN_STATUSES,
         ).values_list("pk", "source_key", "relation_key", "target_key")
         links += self._proposal_links(rows)

@@ -23,6 +23,7 @@ from construction.pipeline import process_source
 from construction.protocols import Extractor, RelationDescriber
 from construction.types import Candidate, Extraction, LLMUsage
 from kgreview.graph.models import RelationType
+from kgreview.review.kinds.add_relation_type import AddRelationTypeKind
 from kgreview.review.models import OPEN_STATUSES, Proposal
 from kgreview.review.services import ProposalSpec, proposals_create_many
 
@@ -121,7 +122,7 @@ def discover_run(run: AgentRun, *, provider: str | None = None) -> AgentRun:
         existing = set(RelationType.objects.values_list("key", flat=True))
         decided = set(
             Proposal.objects.filter(
-                kind="add_relation_type",
+                kind=AddRelationTypeKind.key,
                 status__in=(*OPEN_STATUSES, Proposal.Status.REJECTED),
             ).values_list("dedup_key", flat=True)
         )
@@ -143,7 +144,7 @@ def discover_run(run: AgentRun, *, provider: str | None = None) -> AgentRun:
             fresh = [d for d in described if undecided(d)]
         specs = [
             ProposalSpec(
-                kind="add_relation_type",
+                kind=AddRelationTypeKind.key,
                 payload=_payload(d),
                 confidence=round(min(0.95, 0.5 + 0.05 * d.support), 3),
                 reason=(
@@ -184,7 +185,7 @@ def requeue_dropped_for(*, relation_key: str) -> int:
         return 0
     accepted = (
         Proposal.objects.filter(
-            kind="add_relation_type", status=Proposal.Status.ACCEPTED, payload__key=relation_key
+            kind=AddRelationTypeKind.key, status=Proposal.Status.ACCEPTED, payload__key=relation_key
         )
         .order_by("-decided_at")
         .first()
@@ -259,7 +260,9 @@ def requeue_pending() -> int:
         .values_list("relation_label", flat=True)
         .distinct()
     )
-    accepted = Proposal.objects.filter(kind="add_relation_type", status=Proposal.Status.ACCEPTED)
+    accepted = Proposal.objects.filter(
+        kind=AddRelationTypeKind.key, status=Proposal.Status.ACCEPTED
+    )
     covered = {key for key in active if key in labels}
     for proposal in accepted:
         key = proposal.payload.get("key")

@@ -31,6 +31,8 @@ from kgreview.graph.models import (
     SourceConcept,
     SourceRevision,
 )
+from kgreview.review.kinds.invalidate_edge import InvalidateEdgeKind
+from kgreview.review.kinds.merge_concepts import MergeConceptsKind
 from kgreview.review.models import OPEN_STATUSES, Proposal
 from kgreview.review.services import ProposalSpec, proposals_create_many
 
@@ -210,7 +212,7 @@ def _duplicates(run: AgentRun) -> dict:
             reasons.append(f"Shared neighbours: {shared}.")
         specs.append(
             ProposalSpec(
-                kind="merge_concepts",
+                kind=MergeConceptsKind.key,
                 payload={
                     "survivor_id": c.survivor_id,
                     "loser_id": c.loser_id,
@@ -344,7 +346,7 @@ def _cycles(run: AgentRun) -> dict:
         )
         specs.append(
             ProposalSpec(
-                kind="invalidate_edge",
+                kind=InvalidateEdgeKind.key,
                 payload={
                     "edge_id": weakest.pk,
                     "reason_code": "cycle",
@@ -441,7 +443,7 @@ def _evidence_spec(run: AgentRun, edge: Edge) -> ProposalSpec:
     assert revision is not None  # only edges with evidence are checked
     current = revision.source.current_revision
     return ProposalSpec(
-        kind="invalidate_edge",
+        kind=InvalidateEdgeKind.key,
         payload={"edge_id": edge.pk, "reason_code": "evidence_gone"},
         confidence=0.9,
         reason=(

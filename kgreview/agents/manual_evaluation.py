@@ -19,6 +19,8 @@ from construction.manual_gold import GoldError, Labels, TermGold, parse_labels, 
 from kgreview.core.errors import ValidationFailed
 from kgreview.graph.importing import MAX_SLUG
 from kgreview.graph.models import RelationType, Source
+from kgreview.review.kinds.add_concept import AddConceptKind
+from kgreview.review.kinds.add_edge import AddEdgeKind
 from kgreview.review.models import Proposal
 
 LABELS = "labels.jsonl"
@@ -118,7 +120,7 @@ def edge_proposals(manual: Manual) -> list[EdgeProposal]:
             above_gate="below_gate" not in (flags or []),
             confidence=confidence,
         )
-        for pk, slug, quote, payload, flags, confidence in _proposals(manual, "add_edge")
+        for pk, slug, quote, payload, flags, confidence in _proposals(manual, AddEdgeKind.key)
     ]
 
 
@@ -126,5 +128,5 @@ def concept_proposals(manual: Manual) -> list[NameProposal]:
     """The manual's add_concept proposals, each name with where it was read."""
     return [
         NameProposal(name=payload["name"], page=slug, quote=quote)
-        for _, slug, quote, payload, _, _ in _proposals(manual, "add_concept")
+        for _, slug, quote, payload, _, _ in _proposals(manual, AddConceptKind.key)
     ]

@@ -24,6 +24,10 @@ from construction.types import (
 from kgreview.core.errors import DuplicateProposal, StateConflict
 from kgreview.graph.models import SourceConcept, SourceRevision
 from kgreview.graph.services import Evidence
+from kgreview.review.kinds.add_alias import AddAliasKind
+from kgreview.review.kinds.add_concept import AddConceptKind
+from kgreview.review.kinds.add_edge import AddEdgeKind
+from kgreview.review.kinds.invalidate_edge import InvalidateEdgeKind
 from kgreview.review.models import Proposal
 from kgreview.review.services import (
     ProposalSpec,
@@ -126,7 +130,7 @@ def _create_concepts(
     proposal stands for it (an edge waits for that one instead)."""
     specs = [
         ProposalSpec(
-            kind="add_concept",
+            kind=AddConceptKind.key,
             payload={
                 "name": draft.name,
                 "aliases": list(draft.aliases)[:50],
@@ -165,7 +169,7 @@ def _create_aliases(origin: _Origin, drafts: Sequence[AliasDraft], stats: dict) 
     open concept proposal."""
     specs = [
         ProposalSpec(
-            kind="add_alias",
+            kind=AddAliasKind.key,
             payload={"concept_id": d.concept_id, "alias": d.alias, "name": d.name},
             confidence=d.confidence,
             reason=d.reason,
@@ -191,7 +195,7 @@ def _create_aliases(origin: _Origin, drafts: Sequence[AliasDraft], stats: dict) 
 
 def _edge_spec(origin: _Origin, draft: EdgeDraft, created: dict[str, Proposal]) -> ProposalSpec:
     return ProposalSpec(
-        kind="add_edge",
+        kind=AddEdgeKind.key,
         payload={
             "source": _endpoint(draft.source, created),
             "target": _endpoint(draft.target, created),
@@ -216,7 +220,7 @@ def _edge_spec(origin: _Origin, draft: EdgeDraft, created: dict[str, Proposal]) 
 
 def _invalidation_spec(origin: _Origin, draft: InvalidationDraft) -> ProposalSpec:
     return ProposalSpec(
-        kind="invalidate_edge",
+        kind=InvalidateEdgeKind.key,
         payload={"edge_id": draft.edge_id, "reason_code": "evidence_gone"},
         confidence=draft.confidence,
         reason=draft.reason,

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from kgreview.graph.models import Concept, ConceptAlias, Edge, SourceRevision
 from kgreview.graph.sources import place_of
+from kgreview.review.kinds import kind_of
 from kgreview.review.models import Proposal
 
 from .models import AgentRun, AgentRunItem, DroppedCandidate, WorkerHeartbeat
@@ -66,10 +67,6 @@ def beat_status(worker: WorkerStatus | None = None) -> BeatStatus:
     return BeatStatus(alive=fresh, last_seen=last)
 
 
-def _endpoint_name(endpoint: dict | None) -> str | None:
-    return endpoint.get("name") if endpoint else None
-
-
 def proposal_json(
     proposal: Proposal,
     edges: dict[int, Edge],
@@ -78,30 +75,15 @@ def proposal_json(
 ) -> dict:
     """A proposal in the command-line contract's shape.
 
-    Its evidence carries its page (None for unpaged formats) and heading path; an
-    add_edge's evidence also lists ``support``, the further places in the same revision
-    that state the edge ([] when none), each with its page and heading path too.
+    Its source, target and relation are what its kind names (``Kind.named_ends``). Its
+    evidence carries its page (None for unpaged formats) and heading path; a kind that
+    keeps ``support`` (an edge's further places in the same revision that state it, []
+    when none) lists them there too, each with its page and heading path.
     ``revisions`` shares one revision object per id across a report, so a long
     document's structure is parsed once, not once per quote.
     """
-    payload = proposal.payload
-    names = names or {}
-    source = target = relation = None
-    if proposal.kind == "add_edge":
-        source, target = _endpoint_name(payload["source"]), _endpoint_name(payload["target"])
-        relation = payload["relation"]
-    elif proposal.kind == "add_concept":
-        source = payload["name"]
-    elif proposal.kind == "merge_concepts":
-        source = names.get(payload["loser_id"])
-        target = names.get(payload["survivor_id"])
-    elif proposal.kind == "add_relation_type":
-        source = payload["label"]
-        relation = payload["key"]
-    elif proposal.kind in ("invalidate_edge", "update_edge"):
-        edge = edges.get(payload["edge_id"])
-        if edge is not None:
-            source, target, relation = edge.source.name, edge.target.name, edge.relation.key
+    kind = kind_of(proposal)
+    source, target, relation = kind.named_ends(proposal, edges, names or {})
     evidence = None
     if proposal.evidence_revision_id:
         revision = proposal.evidence_revision
@@ -115,7 +97,8 @@ def proposal_json(
             "quote": proposal.evidence_quote,
             **place_of(revision, proposal.evidence_start).as_json(),
         }
-        if proposal.kind == "add_edge":
+        support = kind.support(proposal.payload)
+        if support is not None:
             evidence["support"] = [
                 {
                     "start": item["start"],
@@ -123,7 +106,7 @@ def proposal_json(
                     "quote": item["quote"],
                     **place_of(revision, item["start"]).as_json(),
                 }
-                for item in payload.get("support") or ()
+                for item in support
             ]
     return {
         "id": proposal.pk,
@@ -170,20 +153,14 @@ def run_report(run: AgentRun) -> dict:
         .select_related("evidence_revision__source")
         .order_by("pk")
     )
-    edge_ids = [
-        p.payload["edge_id"] for p in proposals if p.kind in ("invalidate_edge", "update_edge")
-    ]
+    # The edges and concepts the proposals' kinds name, each read once for the report.
+    edge_ids = {i for p in proposals for i in kind_of(p).edge_ids(p.payload)}
     edges = {
         e.pk: e
         for e in Edge.objects.filter(pk__in=edge_ids).select_related("source", "target", "relation")
     }
-    merge_ids = {
-        p.payload[k]
-        for p in proposals
-        if p.kind == "merge_concepts"
-        for k in ("survivor_id", "loser_id")
-    }
-    names = dict(Concept.objects.filter(pk__in=merge_ids).values_list("pk", "name"))
+    concept_ids = {i for p in proposals for i in kind_of(p).concepts_named(p.payload)}
+    names = dict(Concept.objects.filter(pk__in=concept_ids).values_list("pk", "name"))
     dropped = (
         DroppedCandidate.objects.filter(run=run).select_related("revision__source").order_by("pk")
     )

@@ -40,6 +40,7 @@ from kgreview.agents.persist import persist_result
 from kgreview.agents.reading import keep_reading
 from kgreview.agents.runs import agent_run_finish, construct_mutex_hold
 from kgreview.graph.models import ConceptAlias, Source, SourceRevision
+from kgreview.review.kinds.add_edge import AddEdgeKind
 from kgreview.review.models import OPEN_STATUSES, Proposal
 
 from .models import QuestionResult
@@ -179,7 +180,7 @@ def _twins(result: SourceResult, a: _Side, b: _Side) -> set[int]:
     return set(
         Proposal.objects.filter(
             pk__in=ids,
-            kind="add_edge",
+            kind=AddEdgeKind.key,
             status__in=OPEN_STATUSES,
             source_concept_id__in=ends,
             target_concept_id__in=ends,

@@ -10,6 +10,7 @@ from construction.keys import concept_dedup_key
 from kgreview.graph.models import Concept, ConceptAlias, Edge, RelationType
 
 from .kinds import kind_of
+from .kinds.add_concept import AddConceptKind
 from .kinds.base import BlockerReads
 from .models import OPEN_STATUSES, Proposal
 
@@ -67,6 +68,6 @@ def twin_concept_proposals() -> list[Proposal]:
     }
     return [
         p
-        for p in Proposal.objects.filter(kind="add_concept", status__in=OPEN_STATUSES)
+        for p in Proposal.objects.filter(kind=AddConceptKind.key, status__in=OPEN_STATUSES)
         if p.dedup_key in keys
     ]

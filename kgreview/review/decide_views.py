@@ -23,6 +23,7 @@ from . import undo as undo_service
 from .decisions import REJECT_REASONS, AlreadyDecided, EdgeEdits, VersionChanged
 from .forms import AcceptForm, EdgeEditForm, RejectForm
 from .kinds import kind_of
+from .kinds.base import NOT_EDITABLE
 from .views import (
     card_context,
     filter_from,
@@ -212,7 +213,7 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
             f,
             pk,
             cursor,
-            DomainError("Only edge proposals can be edited before accepting."),
+            DomainError(NOT_EDITABLE),
         )
     card = card_reads.proposal_card(proposal)
     ctx = card_context(request, card, f, cursor=cursor, trail=trail_of(source))

@@ -142,7 +142,7 @@ def _lock_open(proposal_id: int, version: int | None, *, also=(), needed: bool =
 
 def _require_role(proposal: Proposal, reviewer) -> None:
     if not can_decide_kind(reviewer, proposal.kind):
-        raise NotAllowed(f"Only curators decide {proposal.get_kind_display().lower()} proposals.")
+        raise NotAllowed(kind_of(proposal).curators_only())
 
 
 def _stale(exc: DomainError) -> ProposalStale:

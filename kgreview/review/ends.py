@@ -23,11 +23,20 @@ from kgreview.graph.models import Concept
 from .models import OPEN_STATUSES, Proposal
 
 
+def concept_proposals():
+    """Proposals of the kinds that propose a concept by name (``Kind.names_a_concept``).
+
+    The registry is read when asked: the kinds' modules import this one."""
+    from .kinds import naming_a_concept
+
+    return Proposal.objects.filter(kind__in=naming_a_concept())
+
+
 def open_concept_proposal(name: str) -> Proposal | None:
     """The open add_concept proposal for this name (or its plural/singular twin)."""
     return (
-        Proposal.objects.filter(
-            kind=Proposal.KindChoice.ADD_CONCEPT,
+        concept_proposals()
+        .filter(
             status__in=OPEN_STATUSES,
             dedup_key=keys.concept_dedup_key(name)[:255],
         )
@@ -104,7 +113,7 @@ def _picked_concept(concept_id: int) -> dict:
 def _picked_proposal(proposal_id: int) -> dict:
     """The end for a concept proposal picked by id: while open, the proposal; once
     accepted or superseded, the concept it stands for."""
-    needed = Proposal.objects.filter(pk=proposal_id, kind=Proposal.KindChoice.ADD_CONCEPT).first()
+    needed = concept_proposals().filter(pk=proposal_id).first()
     if needed is None:
         raise ValidationFailed(f"There is no concept proposal #{proposal_id}.")
     if needed.concept_id and needed.status in ("accepted", "superseded"):
@@ -184,7 +193,8 @@ def concept_options(*, q: str, limit: int = 8) -> list[ConceptOption]:
     if key:
         wanted = keys.concept_dedup_key(q)[:255]
         pending = (
-            Proposal.objects.filter(kind="add_concept", status__in=OPEN_STATUSES)
+            concept_proposals()
+            .filter(status__in=OPEN_STATUSES)
             .filter(Q(dedup_key=wanted) | Q(dedup_key__startswith=wanted))
             .order_by("dedup_key", "pk")
             .values_list("pk", "payload", "dedup_key")[:4]

@@ -23,6 +23,10 @@ from .decisions import accept_one, settle_outcome
 from .ends import EndChoice as EndChoice  # re-exported for callers
 from .ends import resolve_choice
 from .kinds import payload_validate
+from .kinds.add_edge import AddEdgeKind
+from .kinds.invalidate_edge import InvalidateEdgeKind
+from .kinds.merge_concepts import MergeConceptsKind
+from .kinds.update_concept import UpdateConceptKind
 from .outcome import NotAllowed, Outcome
 from .services import proposal_create, proposal_dedup_key
 
@@ -103,7 +107,7 @@ def edge_add_by_hand(
     }
     return _made_and_accepted(
         user=user,
-        kind="add_edge",
+        kind=AddEdgeKind.key,
         payload=payload,
         reason=reason,
         evidence=evidence,
@@ -124,7 +128,7 @@ def edge_retire_by_hand(*, user, edge_id: int, note: str) -> Outcome:
         raise ValidationFailed(f"Edge #{edge.pk} is already {edge.status}.")
     return _made_and_accepted(
         user=user,
-        kind="invalidate_edge",
+        kind=InvalidateEdgeKind.key,
         payload={"edge_id": edge.pk, "reason_code": MANUAL},
         reason=reason,
     )
@@ -144,7 +148,7 @@ def concepts_merge_by_hand(*, user, survivor_id: int, loser_id: int, note: str) 
     why = _note(note) or f'"{loser.name}" and "{survivor.name}" are the same concept.'
     return _made_and_accepted(
         user=user,
-        kind="merge_concepts",
+        kind=MergeConceptsKind.key,
         payload={"survivor_id": survivor.pk, "loser_id": loser.pk, "why": why},
         reason=why,
     )
@@ -185,7 +189,7 @@ def concept_update_by_hand(
     reason = _note(note) or ("Curated by hand: " + "; ".join(words) + ".")
     return _made_and_accepted(
         user=user,
-        kind="update_concept",
+        kind=UpdateConceptKind.key,
         payload={
             "concept_id": concept.pk,
             "name": name,

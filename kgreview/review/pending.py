@@ -11,6 +11,7 @@ from django.db.models import Count, Q
 
 from kgreview.graph.models import Concept, RelationType
 
+from .kinds.add_edge import AddEdgeKind
 from .models import OPEN_STATUSES, Proposal
 
 
@@ -36,7 +37,7 @@ def with_open_counts(relations: list[RelationType]) -> list[RelationType]:
     """Each relation type with ``open_proposals``: the open proposals that would add an
     edge of it."""
     counts = dict(
-        Proposal.objects.filter(kind="add_edge", status__in=OPEN_STATUSES)
+        Proposal.objects.filter(kind=AddEdgeKind.key, status__in=OPEN_STATUSES)
         .values_list("relation_key")
         .annotate(n=Count("id"))
         .values_list("relation_key", "n")

@@ -19,6 +19,12 @@ in the same batch, each with a decision that names its cause:
   superseded; an edge became active: an open proposal asking for the same fact is
   superseded.
 
+Which proposals each of these reaches, each kind says (``Kind.settled``, the ways of
+``kinds.base.Settle``); this module never names a kind. Above, "edge proposals" are those
+settled by their ends, "merge proposals" those settled by their concepts, "add_concept
+proposals" those settled by their name, and "proposals to retire or update an edge" those
+settled by their edge.
+
 A re-pointed proposal is checked like a new one: both ends the same concept, the edge
 already in the graph, or the same change already waiting all close it as superseded
 with that reason. Locking: rows settled here are locked with SKIP LOCKED, after the
@@ -38,6 +44,8 @@ from kgreview.graph import selectors as graph_selectors
 from kgreview.graph.models import Concept, Edge
 
 from .changes import GraphChanges
+from .kinds import settled_by
+from .kinds.base import Settle
 from .models import Decision, Proposal
 from .settle import Settler
 
@@ -69,12 +77,19 @@ def _ends_matching(proposal: Proposal, test) -> list[str]:
     return [role for role in ("source", "target") if test(proposal.payload[role])]
 
 
+def _settled(how: Settle):
+    """The proposals of the kinds settled this way (``Kind.settled``)."""
+    return Proposal.objects.filter(kind__in=settled_by(how))
+
+
 def _edge_proposals():
-    return Proposal.objects.filter(kind=Proposal.KindChoice.ADD_EDGE)
+    """Proposals whose payload's ends wait on concepts (an edge's)."""
+    return _settled(Settle.ENDS)
 
 
 def _merge_proposals():
-    return Proposal.objects.filter(kind=Proposal.KindChoice.MERGE_CONCEPTS)
+    """Proposals that name concepts by their columns and close when one goes."""
+    return _settled(Settle.CONCEPTS)
 
 
 def reconcile(
@@ -133,7 +148,7 @@ def _settle_twins(s: Settler, changes: GraphChanges) -> None:
     for concept in concepts.prefetch_related("aliases"):
         for alias in concept.aliases.all():
             by_key.setdefault(keys.concept_dedup_key(alias.name), concept)
-    twins = Proposal.objects.filter(kind=Proposal.KindChoice.ADD_CONCEPT, dedup_key__in=by_key)
+    twins = _settled(Settle.NAME).filter(dedup_key__in=by_key)
     for twin in s._open(twins):
         concept = by_key[twin.dedup_key]
         s.supersede(
@@ -259,10 +274,7 @@ def _settle_edge_changes(s: Settler, changes: GraphChanges, added: list[Edge]) -
         )
     if not (successors or changes.edges_gone):
         return
-    touching = Proposal.objects.filter(
-        kind__in=(Proposal.KindChoice.INVALIDATE_EDGE, Proposal.KindChoice.UPDATE_EDGE)
-    )
-    for p in s._open(touching):
+    for p in s._open(_settled(Settle.EDGE)):
         edge_id = p.payload.get("edge_id")
         if edge_id in successors:
             s.follow_edge(p, successors[edge_id])

@@ -397,7 +397,9 @@ def facet_counts(rows: list[tuple[str, str, str, frozenset[str], int]], f: Queue
             status[row[0]] = status.get(row[0], 0) + n
         if matches(row, "kind"):
             kinds[row[1]] = kinds.get(row[1], 0) + n
-        if row[1] == "add_edge" and matches(row, "relation"):
+        # The relation facet counts the rows whose kind names a relation (its columns
+        # fill ``relation_key``: an edge to add).
+        if row[2] and matches(row, "relation"):
             relations[row[2]] = relations.get(row[2], 0) + n
         if matches(row, "flags"):
             for flag in FLAGS:

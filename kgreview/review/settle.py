@@ -14,6 +14,7 @@ from kgreview.graph import services as graph_services
 from kgreview.graph.models import Concept, Edge, RelationType
 
 from .kinds import kind_of, payload_validate
+from .kinds.add_edge import AddEdgeKind
 from .models import OPEN_STATUSES, Decision, Proposal
 from .services import endpoint_columns, proposal_dedup_key
 
@@ -139,7 +140,7 @@ class Settler:
                 proposal, f'Both ends are now the concept "{src["name"]}"; an edge cannot loop.'
             )
             return
-        payload = payload_validate(kind="add_edge", payload=payload)
+        payload = payload_validate(kind=AddEdgeKind.key, payload=payload)
         relation = proposal.relation or RelationType.objects.filter(key=payload["relation"]).first()
         if relation is not None and src.get("concept_id") and dst.get("concept_id"):
             existing = graph_selectors.active_edge_between(
@@ -154,7 +155,7 @@ class Settler:
                 )
                 return
         key = proposal_dedup_key(
-            kind="add_edge",
+            kind=AddEdgeKind.key,
             payload=payload,
             symmetric=relation.symmetric if relation is not None else False,
         )[:255]

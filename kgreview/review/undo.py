@@ -28,6 +28,7 @@ from .changes import GraphChanges
 from .decisions import PRIMARY_ACTIONS, UNDO_WINDOW
 from .kinds import kind_of
 from .kinds.base import LockRows, UndoStep, rows_named
+from .kinds.merge_concepts import MergeConceptsKind
 from .models import OPEN_STATUSES, Decision, Proposal
 from .outcome import NotAllowed
 from .reconcile import reconcile
@@ -364,7 +365,7 @@ def merge_undo(*, loser_id: int, user) -> Concept:
         raise NotAllowed("Only curators undo merges.")
     found = (
         Proposal.objects.filter(
-            kind="merge_concepts", status=Proposal.Status.ACCEPTED, payload__loser_id=loser_id
+            kind=MergeConceptsKind.key, status=Proposal.Status.ACCEPTED, payload__loser_id=loser_id
         )
         .order_by("-decided_at")
         .values_list("pk", flat=True)

@@ -26,6 +26,7 @@ from .decisions import (
     can_decide_kind,
 )
 from .forms import TRAIL_MAX, ConceptSearchForm, DecisionLogForm, QueueWalkForm, TrailForm
+from .kinds import kind_of
 from .models import Proposal
 
 
@@ -87,7 +88,12 @@ def card_context(
         "previous_id": trail[-1] if trail else None,
         "previous_trail": trail_text(trail[:-1]),
         "can_decide": allowed,
-        "curator_only": proposal.kind in CURATOR_KINDS and not is_curator(user),
+        # The refusal in words when only curators decide it and this person is not one.
+        "curator_only": (
+            kind_of(proposal).curators_only()
+            if proposal.kind in CURATOR_KINDS and not is_curator(user)
+            else ""
+        ),
         "reject_reasons": REJECT_REASONS,
         "reject_reason": reject_reason,
         "relations": RelationType.objects.filter(active=True).order_by("key"),

@@ -141,7 +141,12 @@ def source_detail(request: HttpRequest, slug: str) -> HttpResponse:
         )
     proposals = list(
         Proposal.objects.filter(evidence_revision=revision)
-        .only("id", "kind", "status", "payload", "evidence_start", "evidence_end")
+        # With what each kind's row names (``kind_part "row"``): its ends and relation.
+        .select_related("source_concept", "target_concept", "relation")
+        .only(
+            *("id", "kind", "status", "payload", "evidence_start", "evidence_end"),
+            *("source_concept", "target_concept", "relation"),
+        )
         .order_by("evidence_start", "id")
     )
     quoted = [p for p in proposals if p.evidence_start is not None and p.evidence_end is not None]

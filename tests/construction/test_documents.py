@@ -20,7 +20,6 @@ from benchmarks.synthetic_documents import (
 )
 from construction.doc_limits import ReadLimits
 from construction.documents import (
-    SUFFIXES,
     BadDocument,
     Document,
     clean_text,
@@ -31,6 +30,7 @@ from construction.documents import (
     read_document,
     section_at,
 )
+from construction.formats import SUFFIXES
 from construction.quotes import QuoteFinder
 from construction.types import Section
 

@@ -2,7 +2,9 @@
 
 Adding a kind: write its module (a ``Kind`` subclass, see ``base``), its template partial
 ``templates/review/cards/<key>.html`` (the parts row, claim, main, side and log), and one
-line below; ``Proposal.KindChoice`` lists it for the database.
+line below; ``Proposal.KindChoice`` lists it for the database. Nothing outside this package
+names a kind to branch on it: code asks the kind (its operations and flags), and code that
+makes or reads proposals of one particular kind names its class's ``key``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from .add_alias import AddAliasKind
 from .add_concept import AddConceptKind
 from .add_edge import AddEdgeKind
 from .add_relation_type import AddRelationTypeKind
-from .base import Kind
+from .base import Kind, Settle
 from .invalidate_edge import InvalidateEdgeKind
 from .merge_concepts import MergeConceptsKind
 from .update_concept import UpdateConceptKind
@@ -34,6 +36,16 @@ KINDS: dict[str, Kind] = {
     )
 }
 CURATOR_KINDS = frozenset(key for key, kind in KINDS.items() if kind.curator_only)
+
+
+def settled_by(how: Settle) -> list[str]:
+    """The keys of the kinds whose open proposals ``review.reconcile`` settles this way."""
+    return [key for key, kind in KINDS.items() if how in kind.settled]
+
+
+def naming_a_concept() -> list[str]:
+    """The keys of the kinds that propose a concept by name (``Kind.names_a_concept``)."""
+    return [key for key, kind in KINDS.items() if kind.names_a_concept]
 
 
 def kind_of(proposal_or_key: Proposal | str) -> Kind:

@@ -18,7 +18,7 @@ from kgreview.graph.search import concept_search
 from ..ends import concept_for_name, retired_name_words
 from ..outcome import ProposalStale
 from ..payloads import Name, Offset, RowId, Strict
-from .base import BlockerReads, Kind, Step, UndoStep, ground
+from .base import BlockerReads, Kind, Settle, Step, UndoStep, ground
 
 
 class Defined(Strict):
@@ -48,6 +48,7 @@ class AddConceptKind(Kind):
     schema = AddConcept
     names_a_concept = True
     decided_as_a_set = True
+    settled = frozenset({Settle.NAME})
 
     def dedup_key(self, payload: dict, *, symmetric: bool | None = None) -> str:
         return keys.concept_dedup_key(payload["name"])
@@ -110,6 +111,9 @@ class AddConceptKind(Kind):
 
     def claim(self, proposal, relations=None) -> str:
         return f"New concept {proposal.payload['name']}"
+
+    def named_ends(self, proposal, edges, names):
+        return proposal.payload["name"], None, None
 
     def view(self, proposal) -> dict:
         payload = proposal.payload

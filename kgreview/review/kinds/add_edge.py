@@ -24,7 +24,7 @@ from ..ends import EndChoice, concept_for_name, open_concept_proposal, resolve_c
 from ..models import Proposal
 from ..outcome import ProposalStale
 from ..payloads import Name, Offset, RelationKey, RowId, Score, Strict, Weight
-from .base import BlockerReads, Kind, LockRows, Rows, Step, UndoStep, ground
+from .base import BlockerReads, Kind, LockRows, Rows, Settle, Step, UndoStep, ground
 
 ROLES = ("source", "target")
 
@@ -185,6 +185,7 @@ class AddEdgeKind(Kind):
     editable = True
     keeps_conflicts = True
     decided_as_a_set = True
+    settled = frozenset({Settle.ENDS})
 
     def columns(self, payload: dict, rows: Rows) -> dict:
         """The relation and ends as keys and as links, so contradictions and queue
@@ -353,6 +354,13 @@ class AddEdgeKind(Kind):
             "relation_key": payload["relation"],
             "relation_words": payload["relation"].replace("_", " "),
         }
+
+    def named_ends(self, proposal, edges, names):
+        payload = proposal.payload
+        return payload["source"]["name"], payload["target"]["name"], payload["relation"]
+
+    def support(self, payload: dict) -> list[dict] | None:
+        return list(payload.get("support") or ())
 
     def card(self, card) -> None:
         """Both ends as resolved (a merged end naming its survivor), their recent edges,

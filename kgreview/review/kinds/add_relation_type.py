@@ -94,5 +94,8 @@ class AddRelationTypeKind(Kind):
         payload = proposal.payload
         return f"New relation {payload['label']} (“source {payload['verb']} target”)"
 
+    def named_ends(self, proposal, edges, names):
+        return proposal.payload["label"], None, proposal.payload["key"]
+
     def view(self, proposal) -> dict:
         return {"label": proposal.payload["label"]}

@@ -16,6 +16,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from enum import Enum
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils import timezone
@@ -159,6 +160,30 @@ class BlockerReads:
         return self.facts[key]
 
 
+class Settle(Enum):
+    """How ``review.reconcile`` settles a kind's open proposals when the graph changes
+    under them; a kind lists the ways that apply to it in ``Kind.settled``."""
+
+    # Its payload's source and target ends (an edge's) name concepts or wait for concept
+    # proposals: re-pointed when a concept is merged, comes into being or is taken back by
+    # an undo; closed when one is retired or rejected for good, or when the same fact
+    # (its dedup key) lands in the graph.
+    ENDS = "ends"
+    # It names concepts by its columns (source and target concept): closed when one of
+    # them is merged, retired or taken back by an undo.
+    CONCEPTS = "concepts"
+    # It proposes a concept by its payload's name: closed as a twin, linked to the
+    # concept, when a concept gains that name.
+    NAME = "name"
+    # It is about one edge (its payload's ``edge_id``): it follows the edge to the row
+    # that replaced it, or closes when the edge is gone.
+    EDGE = "edge"
+
+
+# The one refusal for a kind a reviewer may not correct (the view and the service say it).
+NOT_EDITABLE = "Only edge proposals can be edited before accepting."
+
+
 class Kind(ABC):
     """One proposal kind. Subclasses set ``key`` and ``schema`` and implement the
     abstract operations; the others have defaults that most kinds share."""
@@ -181,12 +206,23 @@ class Kind(ABC):
     keeps_conflicts = False
     # Bulk accept and bulk undo take proposals of this kind as one set (``review.bulk``).
     decided_as_a_set = False
+    # Which graph changes settle its open proposals (``review.reconcile``).
+    settled: frozenset[Settle] = frozenset()
     accept_label = "Accept"
 
     @property
     def partial(self) -> str:
         """The template whose partials show this kind: row, claim, main, side, log."""
         return f"review/cards/{self.key}.html"
+
+    @property
+    def label(self) -> str:
+        """The kind in words ("Merge concepts"), as the database's choice names it."""
+        return str(Proposal.KindChoice(self.key).label)
+
+    def curators_only(self) -> str:
+        """The refusal when someone who is not a curator decides a curator-only kind."""
+        return f"Only curators decide {self.label.lower()} proposals."
 
     def __repr__(self) -> str:
         return f"<Kind {self.key}>"
@@ -239,7 +275,7 @@ class Kind(ABC):
 
     def edited(self, proposal: Proposal, edits) -> dict:
         """The payload with a reviewer's corrections, validated (editable kinds only)."""
-        raise ValidationFailed("Only edge proposals can be edited before accepting.")
+        raise ValidationFailed(NOT_EDITABLE)
 
     def lock_rows(self, proposal: Proposal) -> LockRows:
         """The graph rows accepting it changes, for a decision that locks them up front
@@ -267,6 +303,21 @@ class Kind(ABC):
     def card(self, card) -> None:
         """Fill the card's kind-specific parts (``card.view`` and the shared sections)."""
         card.view = self.view(card.proposal)
+
+    # --- On the command line -----------------------------------------------------------
+
+    def named_ends(
+        self, proposal: Proposal, edges: dict[int, Edge], names: dict[int, str]
+    ) -> tuple[str | None, str | None, str | None]:
+        """What the proposal is about, by name, for the command line's JSON: its source,
+        target and relation (None where it has none). ``edges`` holds the edges its
+        ``edge_ids`` name, ``names`` the names of the concepts its ``concepts_named`` name."""
+        return None, None, None
+
+    def support(self, payload: dict) -> list[dict] | None:
+        """The further places in the evidence's revision that state the same claim, for
+        the command line's JSON; None: the kind keeps none."""
+        return None
 
 
 # --- Helpers the kinds share ----------------------------------------------------------

@@ -7,11 +7,13 @@ from __future__ import annotations
 from kgreview.graph.models import Edge
 
 from ..card_parts import evidence_context
-from .base import BlockerReads, Kind, Rows
+from .base import BlockerReads, Kind, Rows, Settle
 
 
 class EdgeChangeKind(Kind):
     """A proposal naming an edge by ``edge_id``."""
+
+    settled = frozenset({Settle.EDGE})
 
     def columns(self, payload: dict, rows: Rows) -> dict:
         """The edge's ends and relation, so the queue names what it touches without a
@@ -36,6 +38,12 @@ class EdgeChangeKind(Kind):
         if not edge.is_active:
             return [f"Edge #{edge.pk} is no longer active ({edge.status})."]
         return []
+
+    def named_ends(self, proposal, edges, names):
+        edge = edges.get(proposal.payload["edge_id"])
+        if edge is None:
+            return None, None, None
+        return edge.source.name, edge.target.name, edge.relation.key
 
     def edge_claim(self, proposal, what: str) -> str:
         """ "<what> edge #<id>: <source> <verb> <target>", from the loaded columns."""

@@ -15,7 +15,7 @@ from kgreview.graph.models import Concept
 
 from ..card_parts import merge_sides, neighbours_of
 from ..payloads import RowId, Score, Strict
-from .base import BlockerReads, Kind, Rows, Step, UndoStep
+from .base import BlockerReads, Kind, Rows, Settle, Step, UndoStep
 
 
 class MergeConcepts(Strict):
@@ -36,6 +36,7 @@ class MergeConceptsKind(Kind):
     schema = MergeConcepts
     curator_only = True
     decision_first = True
+    settled = frozenset({Settle.CONCEPTS})
     accept_label = "Merge"
 
     def columns(self, payload: dict, rows: Rows) -> dict:
@@ -105,6 +106,10 @@ class MergeConceptsKind(Kind):
             return f"Merge {proposal.source_concept.name} into {proposal.target_concept.name}"
         payload = proposal.payload
         return f"Merge concept #{payload['loser_id']} into #{payload['survivor_id']}"
+
+    def named_ends(self, proposal, edges, names):
+        payload = proposal.payload
+        return names.get(payload["loser_id"]), names.get(payload["survivor_id"]), None
 
     def view(self, proposal) -> dict:
         payload = proposal.payload

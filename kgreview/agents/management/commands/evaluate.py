@@ -26,6 +26,8 @@ from kgreview.core.errors import DomainError
 from kgreview.core.instants import parse_instant
 from kgreview.graph.asking import PROVIDERS, ask_graph
 from kgreview.graph.selectors import concepts_for_names
+from kgreview.review.kinds.add_concept import AddConceptKind
+from kgreview.review.kinds.add_edge import AddEdgeKind
 from kgreview.review.models import Proposal
 
 RELATIONS = {"prerequisite", "builds_on", "part_of", "contrasts_with", "applies_to", "related"}
@@ -169,7 +171,7 @@ class Command(BaseCommand):
 
     def handle_gold(self, gold: Path, *, run, as_json: bool, above_gate: bool, **opts):
         gold_edges = load_gold(gold)
-        qs = Proposal.objects.filter(kind="add_edge").exclude(status="superseded")
+        qs = Proposal.objects.filter(kind=AddEdgeKind.key).exclude(status="superseded")
         if run:
             qs = qs.filter(agent_run_id__in=run)
         if above_gate:
@@ -177,7 +179,7 @@ class Command(BaseCommand):
         rows = list(qs.select_related("document").order_by("pk"))
         concepts = concept_names_for_evaluation()
         concept_proposals = dict(
-            Proposal.objects.filter(kind="add_concept").values_list("pk", "payload")
+            Proposal.objects.filter(kind=AddConceptKind.key).values_list("pk", "payload")
         )
         proposed = [
             ProposedEdge(
