@@ -20,10 +20,11 @@ from kgreview.core.permissions import decide_required
 from . import card as card_reads
 from . import decisions, selectors
 from . import undo as undo_service
-from .decisions import REJECT_REASONS, AlreadyDecided, EdgeEdits, VersionChanged
-from .forms import AcceptForm, EdgeEditForm, RejectForm
-from .kinds import kind_of
-from .kinds.base import NOT_EDITABLE
+from .decisions import REJECT_REASONS, AlreadyDecided, VersionChanged
+from .forms import AcceptForm, DecisionForm, RejectForm
+from .kinds import KINDS, kind_of
+from .kinds.base import NOT_EDITABLE, Kind
+from .models import Proposal
 from .views import (
     card_context,
     filter_from,
@@ -182,14 +183,13 @@ def reject(request: HttpRequest, pk: int) -> HttpResponse:
     return _after_decision(request, f, cursor, notice=words, outcome=out, decided=pk)
 
 
-def _edit_values(source) -> dict:
-    """What the reviewer typed in the edit form, to show it again after a refusal."""
-    keys = ("relation", "confidence", "weight", "note", "swap")
-    roles = ("name", "concept_id", "proposal_id", "create")
-    values = {k: source.get(k, "") for k in keys}
-    for role in ("source", "target"):
-        values[role] = {r: source.get(f"{role}_{r}", "") for r in roles}
-    return values
+def _edit_form(pk: int, source) -> tuple[DecisionForm, Kind | None]:
+    """The proposal's kind and the form its corrections are read through (the shared
+    fields alone when it has none, or there is no such proposal: the service refuses)."""
+    key = Proposal.objects.filter(pk=pk).values_list("kind", flat=True).first()
+    kind = KINDS.get(key or "")
+    form_class = kind.edit_form if kind is not None and kind.edit_form else DecisionForm
+    return form_class(source), kind
 
 
 @require_http_methods(["GET", "POST"])
@@ -198,11 +198,11 @@ def _edit_values(source) -> dict:
 def edit(request: HttpRequest, pk: int) -> HttpResponse:
     source = request.POST if request.method == "POST" else request.GET
     f, _ = filter_from(request, source)
-    form = EdgeEditForm(source)
+    form, kind = _edit_form(pk, source)
     form.is_valid()  # judged below when accepting; the cursor is always read
     cursor = form.cleaned_data["cursor"]
     if request.method == "POST":
-        return _edit_accept(request, pk, f, cursor, form)
+        return _edit_accept(request, pk, f, cursor, form, kind)
     proposal = get_object_or_404(
         selectors.card_proposals(),
         pk=pk,
@@ -224,21 +224,16 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, template, ctx)
 
 
-def _edit_accept(request: HttpRequest, pk: int, f, cursor: str, form: EdgeEditForm) -> HttpResponse:
-    values = _edit_values(request.POST)
+def _edit_accept(
+    request: HttpRequest, pk: int, f, cursor: str, form: DecisionForm, kind: Kind | None
+) -> HttpResponse:
+    values = form.typed_values()
     if not form.is_valid():
         return _refused(
             request, f, pk, cursor, DomainError(form.error_words()), editing=True, edit=values
         )
     data = form.cleaned_data
-    edits = EdgeEdits(
-        relation=data["relation"] or None,
-        swap_direction=data["swap"],
-        source=data["source"],
-        target=data["target"],
-        confidence=data["confidence"],
-        weight=data["weight"],
-    )
+    edits = kind.edits(data) if kind is not None and kind.editable else None
     out, refusal = _decide(
         request,
         f,

@@ -66,8 +66,8 @@ from kgreview.graph.models import Edge
 from .changes import GraphChanges
 from .ends import EndChoice as EndChoice  # re-exported: the edit form's ends
 from .kinds import CURATOR_KINDS, kind_of
-from .kinds.add_edge import EdgeEdits as EdgeEdits  # re-exported: an edit's corrections
-from .kinds.base import Step
+from .kinds.add_edge import EdgeEdits as EdgeEdits  # re-exported: an edge's corrections
+from .kinds.base import Edits, Step
 from .models import Decision, Proposal
 from .outcome import AlreadyDecided, NotAllowed, Outcome, ProposalStale, VersionChanged
 from .reconcile import reconcile
@@ -341,14 +341,14 @@ def proposal_reject(
 
 @retried
 def proposal_edit_accept(
-    *, proposal_id: int, reviewer, edits: EdgeEdits, version: int | None = None, note: str = ""
+    *, proposal_id: int, reviewer, edits: Edits | None, version: int | None = None, note: str = ""
 ) -> Outcome:
     """Correct a proposal (an edge's relation, direction, endpoints, numbers) and accept it.
 
     The decision keeps the proposal as it was (``before``) and as accepted (``after``);
     undoing it puts the proposal back as the agent drafted it.
     """
-    chosen = [end.proposal_id for end in (edits.source, edits.target) if end and end.proposal_id]
+    chosen = edits.proposals_named() if edits is not None else []
     proposal = _lock_open(proposal_id, version, also=chosen)
     kind = kind_of(proposal)
     before = {
@@ -356,12 +356,13 @@ def proposal_edit_accept(
         "payload": proposal.payload,
         "confidence": proposal.confidence,
     }
-    payload = kind.edited(proposal, edits)
-    if edits.confidence is not None:
-        if not 0.0 <= edits.confidence <= 1.0:
+    payload = kind.edited(proposal, edits)  # refused in words for a kind not editable
+    confidence = edits.confidence if edits is not None else None
+    if confidence is not None:
+        if not 0.0 <= confidence <= 1.0:
             raise ValidationFailed("Confidence must lie between 0 and 1.")
-        proposal.confidence = edits.confidence
-    changed = payload != proposal.payload or edits.confidence not in (None, before["confidence"])
+        proposal.confidence = confidence
+    changed = payload != proposal.payload or confidence not in (None, before["confidence"])
     if not changed:
         out = accept_one(proposal, reviewer=reviewer, batch=uuid.uuid4(), note=note)
         return settle_outcome(out, reviewer)

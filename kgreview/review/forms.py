@@ -88,6 +88,13 @@ class DecisionForm(forms.Form):
         raw = self.cleaned_data["version"]
         return parse_int(raw, low=0, high=2**31 - 1)
 
+    def error_words(self) -> str:
+        return " ".join(self.non_field_errors())
+
+    def typed_values(self) -> dict:
+        """What the reviewer typed, to show it again after a refusal."""
+        return {"note": self.data.get("note", "")}
+
 
 class AcceptForm(DecisionForm):
     survivor = IdField()  # a merge: the concept to keep
@@ -99,7 +106,8 @@ class RejectForm(DecisionForm):
 
 
 class EdgeEditForm(DecisionForm):
-    """An edge's corrections before accepting; the ends come from the concept picker."""
+    """An edge's corrections before accepting (``AddEdgeKind.edit_form``); the ends come
+    from the concept picker."""
 
     relation = TextField()
     swap = forms.BooleanField(required=False)
@@ -119,8 +127,13 @@ class EdgeEditForm(DecisionForm):
         data["target"] = end_choice(self.data, "target")
         return data
 
-    def error_words(self) -> str:
-        return " ".join(self.non_field_errors())
+    def typed_values(self) -> dict:
+        keys = ("relation", "confidence", "weight", "note", "swap")
+        roles = ("name", "concept_id", "proposal_id", "create")
+        values = {k: self.data.get(k, "") for k in keys}
+        for role in ("source", "target"):
+            values[role] = {r: self.data.get(f"{role}_{r}", "") for r in roles}
+        return values
 
 
 class ConceptSearchForm(forms.Form):

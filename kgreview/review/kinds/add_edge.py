@@ -21,10 +21,21 @@ from kgreview.graph.models import Concept, Edge, RelationType
 
 from ..card_parts import evidence_context, neighbours_and_fact
 from ..ends import EndChoice, concept_for_name, open_concept_proposal, resolve_choice
+from ..forms import EdgeEditForm
 from ..models import Proposal
 from ..outcome import ProposalStale
 from ..payloads import Name, Offset, RelationKey, RowId, Score, Strict, Weight
-from .base import BlockerReads, Kind, LockRows, Rows, Settle, Step, UndoStep, ground
+from .base import (
+    NOT_EDITABLE,
+    BlockerReads,
+    Kind,
+    LockRows,
+    Rows,
+    Settle,
+    Step,
+    UndoStep,
+    ground,
+)
 
 ROLES = ("source", "target")
 
@@ -100,6 +111,10 @@ class EdgeEdits:
     target: EndChoice | None = None
     confidence: float | None = None
     weight: float | None = None
+
+    def proposals_named(self) -> list[int]:
+        """The concept proposals chosen for the ends."""
+        return [end.proposal_id for end in (self.source, self.target) if end and end.proposal_id]
 
 
 def endpoint_key(endpoint: dict) -> str:
@@ -183,6 +198,7 @@ class AddEdgeKind(Kind):
     schema = AddEdge
     decision_first = True
     editable = True
+    edit_form = EdgeEditForm
     keeps_conflicts = True
     decided_as_a_set = True
     settled = frozenset({Settle.ENDS})
@@ -289,8 +305,20 @@ class AddEdgeKind(Kind):
             )
             step.changes.edges_added.add(back.pk)
 
-    def edited(self, proposal: Proposal, edits: EdgeEdits) -> dict:
+    def edits(self, data: dict) -> EdgeEdits:
+        return EdgeEdits(
+            relation=data["relation"] or None,
+            swap_direction=data["swap"],
+            source=data["source"],
+            target=data["target"],
+            confidence=data["confidence"],
+            weight=data["weight"],
+        )
+
+    def edited(self, proposal: Proposal, edits) -> dict:
         """The payload with the reviewer's relation, direction, ends and weight."""
+        if not isinstance(edits, EdgeEdits):
+            raise ValidationFailed(NOT_EDITABLE)
         payload = dict(proposal.payload)
         source = resolve_choice(edits.source, payload["source"])
         target = resolve_choice(edits.target, payload["target"])

@@ -17,6 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Protocol
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils import timezone
@@ -184,6 +185,17 @@ class Settle(Enum):
 NOT_EDITABLE = "Only edge proposals can be edited before accepting."
 
 
+class Edits(Protocol):
+    """A reviewer's corrections to a proposal of an editable kind: the kind's own fields,
+    and the confidence (None: kept as it is)."""
+
+    confidence: float | None
+
+    def proposals_named(self) -> list[int]:
+        """Open proposals the corrections name, locked with the corrected one."""
+        ...
+
+
 class Kind(ABC):
     """One proposal kind. Subclasses set ``key`` and ``schema`` and implement the
     abstract operations; the others have defaults that most kinds share."""
@@ -199,8 +211,11 @@ class Kind(ABC):
     # them), an accepted or superseded one links to its concept, and accepting or
     # rejecting one settles the edges waiting for it.
     names_a_concept = False
-    # A reviewer may correct it before accepting (``edited``).
+    # A reviewer may correct it before accepting: ``edit_form`` reads the corrections
+    # (its template partial's ``edit`` part shows it), ``edits`` makes them a value and
+    # ``edited`` applies them to the payload.
     editable = False
+    edit_form: type | None = None
     # Contradictions found later are kept in its payload, for the card and for
     # "keep this, retire what it contradicts".
     keeps_conflicts = False
@@ -273,7 +288,11 @@ class Kind(ABC):
         None: accept it as it is."""
         return None
 
-    def edited(self, proposal: Proposal, edits) -> dict:
+    def edits(self, data: dict) -> Edits:
+        """A reviewer's corrections, from the cleaned data of ``edit_form``."""
+        raise ValidationFailed(NOT_EDITABLE)
+
+    def edited(self, proposal: Proposal, edits: Edits | None) -> dict:
         """The payload with a reviewer's corrections, validated (editable kinds only)."""
         raise ValidationFailed(NOT_EDITABLE)
 
