@@ -11,6 +11,7 @@ import time
 from django.db import connection
 
 from benchmarks.synthetic import concept_names
+from kgreview.review.kinds.add_concept import AddConceptKind
 
 from .common import analyze, calibration, lesson_text, percentiles, scaled, seed_concepts
 from .curriculum import BASE_CONCEPTS
@@ -301,7 +302,7 @@ def _change_a_name(clock: _Clock, graph, rng, reviewer, turn: int) -> None:
 
     if turn % 2:
         pending = (
-            Proposal.objects.filter(kind="add_concept", status__in=OPEN_STATUSES)
+            Proposal.objects.filter(kind=AddConceptKind.key, status__in=OPEN_STATUSES)
             .order_by("pk")
             .values_list("pk", flat=True)
             .first()

@@ -26,6 +26,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from benchmarks.synthetic import concept_names
+from kgreview.review.kinds.add_edge import AddEdgeKind
 
 from .common import analyze, insert_rows, seed_concepts
 from .seeds import seeded
@@ -247,7 +248,7 @@ def edge_proposal(source: dict, target: dict, rel, revision, *, confidence, flag
     payload = {"source": source, "target": target, "relation": rel.key, "weight": 1.0}
     payload["conflicts"] = []
     return Proposal(
-        kind="add_edge",
+        kind=AddEdgeKind.key,
         status="held" if confidence < 0.6 else "pending",
         payload=payload,
         confidence=confidence,
@@ -261,7 +262,7 @@ def edge_proposal(source: dict, target: dict, rel, revision, *, confidence, flag
         dedup_key=key,
         priority=round(confidence * 100) + (100 if "contradiction" in flags else 0),
         document=revision.source,
-        **endpoint_columns("add_edge", payload, {rel.key: rel.pk}),
+        **endpoint_columns(AddEdgeKind.key, payload, {rel.key: rel.pk}),
     )
 
 

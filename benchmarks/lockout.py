@@ -89,6 +89,7 @@ def _answered(client: Client, path: str, data: dict) -> None:
 def bench_lockout(*, megabytes: int = 50, decisions: int = 50) -> dict:
     from kgreview.agents.models import AgentRunItem
     from kgreview.graph.sources import source_import
+    from kgreview.review.kinds.add_concept import AddConceptKind
     from kgreview.review.services import proposal_create
 
     REFUSED.clear()
@@ -105,7 +106,7 @@ def bench_lockout(*, megabytes: int = 50, decisions: int = 50) -> dict:
     ).source
     waiting = [
         proposal_create(
-            kind="add_concept",
+            kind=AddConceptKind.key,
             payload={"name": f"Bench term {i}", "aliases": [], "description": ""},
             confidence=0.9,
             reason="Named in the lesson.",

@@ -28,6 +28,7 @@ from django.test.utils import override_settings
 from benchmarks.synthetic_documents import pages_pdf
 from construction.documents import read_document
 from kgreview.core.markup import Span, render_markdown
+from kgreview.review.kinds.add_concept import AddConceptKind
 
 BUDGET = {
     "markup_200_pages_500_spans_s": 2.5,
@@ -95,7 +96,7 @@ def long_source():
     ).source
     quotes = [
         Proposal(
-            kind="add_concept",
+            kind=AddConceptKind.key,
             payload={"name": f"Concept {n}", "aliases": [], "description": ""},
             confidence=0.9,
             status="pending",

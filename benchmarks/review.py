@@ -27,6 +27,8 @@ from django.test import Client
 from django.urls import reverse
 
 from construction import keys
+from kgreview.review.kinds.add_concept import AddConceptKind
+from kgreview.review.kinds.add_edge import AddEdgeKind
 from kgreview.review.models import Proposal
 from kgreview.review.services import flags_text
 
@@ -267,7 +269,7 @@ def _seed_bulk(graph: Curriculum, n: int, rng: random.Random) -> list[int]:
     concept_props = Proposal.objects.bulk_create(
         [
             Proposal(
-                kind="add_concept",
+                kind=AddConceptKind.key,
                 status="pending",
                 payload={"name": name, "aliases": [], "description": ""},
                 confidence=0.9,
@@ -281,7 +283,7 @@ def _seed_bulk(graph: Curriculum, n: int, rng: random.Random) -> list[int]:
         ]
     )
     if concept_props[0].pk is None:
-        concept_props = list(Proposal.objects.filter(kind="add_concept").order_by("pk"))
+        concept_props = list(Proposal.objects.filter(kind=AddConceptKind.key).order_by("pk"))
     from .curriculum import local_pair, ordered
 
     relations = sorted(graph.relations.values(), key=lambda r: r.key)
@@ -311,7 +313,9 @@ def _seed_bulk(graph: Curriculum, n: int, rng: random.Random) -> list[int]:
     created = Proposal.objects.bulk_create(rows)
     if created[0].pk is None:
         return list(
-            Proposal.objects.filter(kind="add_edge").order_by("pk").values_list("pk", flat=True)
+            Proposal.objects.filter(kind=AddEdgeKind.key)
+            .order_by("pk")
+            .values_list("pk", flat=True)
         )
     return [p.pk for p in created]
 
@@ -338,7 +342,7 @@ def bench_bulk(*, scale: int = 1, proposals: int = 1000, seed: int = 5) -> dict:
         )
         apply_ms, apply_q, _ = timed_request(client, "post", bulk, {**data, "step": "apply"}, HX)
         accepted = Proposal.objects.filter(pk__in=wanted, status="accepted").count()
-        with_them = Proposal.objects.filter(kind="add_concept", status="accepted").count()
+        with_them = Proposal.objects.filter(kind=AddConceptKind.key, status="accepted").count()
         (batch,) = undo.undoable_batches(reviewer=user, limit=1)
         undo_ms, undo_q, _ = timed_request(
             client, "post", reverse("review:undo"), {"batch": str(batch.batch), "from": "queue"}, HX

@@ -56,6 +56,77 @@ def test_every_partial_defines_the_same_parts_and_editable_kinds_an_edit_form():
         assert parts_of(kind) == expected, kind
 
 
+# --- Nothing outside the kinds names one ------------------------------------------------
+
+ROOT = Path(settings.BASE_DIR)
+# Where a kind may be named: its own package and partials, the database's choices (and
+# the partial indexes on them), the migrations, the tests, and the bulk paths another
+# change is reworking into a rule book (they keep their names until then).
+NAMING_ALLOWED = (
+    "kgreview/review/kinds/",
+    "templates/review/cards/",
+    "kgreview/review/models.py",
+    "/migrations/",
+    "kgreview/review/bulk",  # bulk.py, bulk_accept.py, bulk_check.py, ...
+    "kgreview/graph/bulk",
+    "kgreview/graph/services/rows.py",
+)
+# Words that are spelled like a kind but name something else: the concept page's form
+# action that adds a name by hand (a curator's mend, not a proposal).
+NOT_A_KIND = {
+    ("kgreview/review/mend_forms.py", "add_alias"),
+    ("kgreview/review/mend_views.py", "add_alias"),
+    ("templates/web/concept.html", "add_alias"),
+}
+
+
+def kind_names_in(text: str, keys) -> set[str]:
+    """The kinds a source names literally: its key quoted, or its database choice
+    (``KindChoice.ADD_EDGE``)."""
+    found = set()
+    for key in keys:
+        if re.search(rf"[\"']{key}[\"']|\.{key.upper()}\b", text):
+            found.add(key)
+    return found
+
+
+def scanned_files():
+    for folder, pattern in (
+        ("kgreview", "*.py"),
+        ("construction", "*.py"),
+        ("benchmarks", "*.py"),
+        ("templates", "*.html"),
+        ("static", "*.js"),
+    ):
+        for path in sorted((ROOT / folder).rglob(pattern)):
+            name = path.relative_to(ROOT).as_posix()
+            if not any(allowed in name for allowed in NAMING_ALLOWED):
+                yield name, path
+
+
+def test_no_module_or_template_outside_the_kinds_names_a_kind():
+    """Code asks the kind (its operations, its flags, its partial's parts) instead of
+    branching on its name; code that makes or reads one kind's proposals names its class's
+    ``key``. So adding a kind touches its module, its partial, the registry and the choice."""
+    named = []
+    for name, path in scanned_files():
+        for key in kind_names_in(path.read_text(), KINDS):
+            if (name, key) not in NOT_A_KIND:
+                named.append(f"{name}: {key}")
+    assert named == []
+
+
+def test_the_kind_name_scan_sees_each_way_of_naming_a_kind():
+    keys = ["add_edge", "merge_concepts"]
+    assert kind_names_in('if p.kind == "add_edge":', keys) == {"add_edge"}
+    assert kind_names_in("{% if p.kind == 'merge_concepts' %}", keys) == {"merge_concepts"}
+    assert kind_names_in("kind=Proposal.KindChoice.ADD_EDGE", keys) == {"add_edge"}
+    assert kind_names_in("kind=AddEdgeKind.key, edge_kind", keys) == set()
+    assert {"kgreview/review/reconcile.py", "templates/web/source_detail.html"} <= {
+        name for name, _ in scanned_files()
+    }
+
+
 def test_an_unknown_kind_is_refused_in_words():
     with pytest.raises(ValidationFailed, match='"add_wish" is not a proposal kind'):
         kind_of("add_wish")
