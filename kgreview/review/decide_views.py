@@ -12,6 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.module_loading import import_string
 from django.views.decorators.http import require_http_methods, require_POST
 
 from kgreview.core.errors import Busy, DomainError, NotFound
@@ -188,7 +189,8 @@ def _edit_form(pk: int, source) -> tuple[DecisionForm, Kind | None]:
     fields alone when it has none, or there is no such proposal: the service refuses)."""
     key = Proposal.objects.filter(pk=pk).values_list("kind", flat=True).first()
     kind = KINDS.get(key or "")
-    form_class = kind.edit_form if kind is not None and kind.edit_form else DecisionForm
+    edit_form = kind.edit_form if kind is not None else None
+    form_class = import_string(edit_form) if edit_form else DecisionForm
     return form_class(source), kind
 
 

@@ -127,6 +127,18 @@ def test_the_kind_name_scan_sees_each_way_of_naming_a_kind():
     }
 
 
+def test_an_editable_kind_names_its_edit_form_and_no_other_kind_has_one():
+    from django.utils.module_loading import import_string
+
+    from kgreview.review.forms import DecisionForm
+
+    for kind in KINDS.values():
+        if kind.editable:
+            assert issubclass(import_string(kind.edit_form), DecisionForm), kind
+        else:
+            assert kind.edit_form is None, kind
+
+
 def test_an_unknown_kind_is_refused_in_words():
     with pytest.raises(ValidationFailed, match='"add_wish" is not a proposal kind'):
         kind_of("add_wish")

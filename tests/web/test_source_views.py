@@ -13,7 +13,7 @@ from django.urls import reverse
 from benchmarks.render import long_source
 from kgreview.core.markup import Span
 from kgreview.graph.plain import paragraphs, render_plain
-from kgreview.graph.sourcepage import fragment_for, format_label, outline
+from kgreview.graph.sourcepage import format_label, fragment_for, outline
 from kgreview.graph.sources import Structure, revision_structure, source_import
 from kgreview.review.models import Proposal
 

@@ -21,7 +21,6 @@ from kgreview.graph.models import Concept, Edge, RelationType
 
 from ..card_parts import evidence_context, neighbours_and_fact
 from ..ends import EndChoice, concept_for_name, open_concept_proposal, resolve_choice
-from ..forms import EdgeEditForm
 from ..models import Proposal
 from ..outcome import ProposalStale
 from ..payloads import Name, Offset, RelationKey, RowId, Score, Strict, Weight
@@ -198,7 +197,7 @@ class AddEdgeKind(Kind):
     schema = AddEdge
     decision_first = True
     editable = True
-    edit_form = EdgeEditForm
+    edit_form = "kgreview.review.forms.EdgeEditForm"
     keeps_conflicts = True
     decided_as_a_set = True
     settled = frozenset({Settle.ENDS})

@@ -189,7 +189,8 @@ class Edits(Protocol):
     """A reviewer's corrections to a proposal of an editable kind: the kind's own fields,
     and the confidence (None: kept as it is)."""
 
-    confidence: float | None
+    @property
+    def confidence(self) -> float | None: ...
 
     def proposals_named(self) -> list[int]:
         """Open proposals the corrections name, locked with the corrected one."""
@@ -211,11 +212,12 @@ class Kind(ABC):
     # them), an accepted or superseded one links to its concept, and accepting or
     # rejecting one settles the edges waiting for it.
     names_a_concept = False
-    # A reviewer may correct it before accepting: ``edit_form`` reads the corrections
-    # (its template partial's ``edit`` part shows it), ``edits`` makes them a value and
+    # A reviewer may correct it before accepting: ``edit_form`` (the dotted path of a
+    # ``review.forms.DecisionForm``, imported by the view) reads the corrections, which
+    # its template partial's ``edit`` part shows; ``edits`` makes them a value and
     # ``edited`` applies them to the payload.
     editable = False
-    edit_form: type | None = None
+    edit_form: str | None = None
     # Contradictions found later are kept in its payload, for the card and for
     # "keep this, retire what it contradicts".
     keeps_conflicts = False
