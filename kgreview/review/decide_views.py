@@ -184,11 +184,21 @@ def reject(request: HttpRequest, pk: int) -> HttpResponse:
     return _after_decision(request, f, cursor, notice=words, outcome=out, decided=pk)
 
 
-def _edit_form(pk: int, source) -> tuple[DecisionForm, Kind | None]:
-    """The proposal's kind and the form its corrections are read through (the shared
-    fields alone when it has none, or there is no such proposal: the service refuses)."""
+def _edit_kind(pk: int) -> Kind | None:
+    """The kind whose edit form reads the corrections: while one kind alone is editable,
+    that one, known without a query (a decision's query budget counts them); else the
+    proposal's own kind. The service refuses in words a proposal of another kind."""
+    editable = [kind for kind in KINDS.values() if kind.editable]
+    if len(editable) == 1:
+        return editable[0]
     key = Proposal.objects.filter(pk=pk).values_list("kind", flat=True).first()
-    kind = KINDS.get(key or "")
+    return KINDS.get(key or "")
+
+
+def _edit_form(pk: int, source) -> tuple[DecisionForm, Kind | None]:
+    """The editing kind and the form its corrections are read through (the shared fields
+    alone when there is none: the service refuses)."""
+    kind = _edit_kind(pk)
     edit_form = kind.edit_form if kind is not None else None
     form_class = import_string(edit_form) if edit_form else DecisionForm
     return form_class(source), kind
