@@ -179,11 +179,10 @@ def _write_edges(
     result,
     reserved: dict[int, int] | None,
 ) -> list[tuple[Proposal, Edge]]:
-    """Write the edges: acyclic ones one by one (each checked against what the batch
-    wrote so far, a cycle refused in words), the others in one insert."""
+    """Write the edges through ``graph.bulk``, which holds every row to the graph's rules
+    and refuses, in words, a fact already held or a cycle closed as the batch goes."""
     now = timezone.now()
-    later: list[tuple[Proposal, Edge]] = []
-    checked: list[tuple[Proposal, Edge, Concept, Concept]] = []
+    rows: list[tuple[Proposal, Edge, Concept, Concept]] = []
     for p, s_end, t_end, relation in survivors:
         s, t = ends.resolve(s_end), ends.resolve(t_end)
         row = graph.edge_row(
@@ -201,19 +200,14 @@ def _write_edges(
         )
         if reserved is not None:
             row.decision_id = reserved[p.pk]
-        if relation.acyclic:
-            checked.append((p, row, look.concepts[s], look.concepts[t]))
-        else:
-            later.append((p, row))
+        rows.append((p, row, look.concepts[s], look.concepts[t]))
     new_edges: list[tuple[Proposal, Edge]] = []
-    refusals = graph_bulk.edges_add_checked([(row, a, b) for _, row, a, b in checked])
-    for (p, row, _, _), refusal in zip(checked, refusals, strict=True):
+    refusals = graph_bulk.edges_add_checked([(row, a, b) for _, row, a, b in rows])
+    for (p, row, _, _), refusal in zip(rows, refusals, strict=True):
         if refusal is None:
             new_edges.append((p, row))
         else:
             result.refuse(p.pk, stale(str(refusal)))
-    made_edges = graph_bulk.edges_insert([row for _, row in later])
-    new_edges += list(zip([p for p, _ in later], made_edges, strict=True))
     return new_edges
 
 

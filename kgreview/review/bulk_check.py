@@ -16,22 +16,20 @@ from dataclasses import dataclass
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from kgreview.graph import bulk as graph_bulk
+from kgreview.graph import rules
 from kgreview.graph import selectors as graph_selectors
-from kgreview.graph import services as graph
-from kgreview.graph.models import Concept, Edge, RelationType, SourceRevision
+from kgreview.graph.models import Concept, RelationType, SourceRevision
 
 from .decisions import can_decide_kind
 from .ends import retired_name_words
 from .kinds import kind_of
+from .kinds.add_edge import end_gone_words
 from .models import Proposal
+from .outcome import stale
 from .services import lock_proposals
 
 ROLES = ("source", "target")
-
-
-def stale(words: str) -> str:
-    """A refusal because the graph changed since the proposal was made."""
-    return f"Cannot apply it as it stands: {words}"
 
 
 def _already(proposal: Proposal, names: dict[int, str]) -> str:
@@ -175,12 +173,9 @@ def _resolve_decided(p: Proposal, owner: Concept | None, ends: Ends) -> None:
         concept = Concept.objects.filter(pk=p.concept_id).first()
     concept = concept or owner
     if concept is None:
-        ends.refused[p.pk] = (
-            f'The concept "{p.payload["name"]}" was {p.status} (proposal #{p.pk}); '
-            "edit the proposal to use another concept, or reject it."
-        )
+        ends.refused[p.pk] = end_gone_words(p.payload["name"], p)
     elif not concept.is_active:
-        ends.refused[p.pk] = graph.inactive_words(concept)
+        ends.refused[p.pk] = rules.inactive_words(concept)
     else:
         ends.stands[p.pk] = concept.pk
 
@@ -244,12 +239,9 @@ def _relation_of(p: Proposal, look: Lookups) -> tuple[RelationType | None, str]:
     relation = look.relations.get(p.relation_id) if p.relation_id else None
     relation = relation or look.by_key.get(p.payload["relation"])
     if relation is None:
-        return None, f'The relation "{p.payload["relation"]}" does not exist.'
-    if not relation.active:
-        return relation, stale(
-            f'The relation "{relation.key}" was retired; choose an active relation.'
-        )
-    return relation, ""
+        return None, str(rules.no_relation(p.payload["relation"]))
+    refusal = rules.relation_refusal(relation)
+    return relation, stale(str(refusal)) if refusal is not None else ""
 
 
 def _edge_ends(p: Proposal, ends: Ends) -> tuple[list[End | None], str]:
@@ -275,61 +267,37 @@ def _edge_refusal(p: Proposal, ids: list[End | None], look: Lookups) -> str:
     an end no longer an active concept, a loop, or evidence no longer in its revision."""
     for cid in ids:
         if isinstance(cid, int):
-            concept = look.concepts.get(cid)
-            if concept is None:
-                return stale(f"There is no concept #{cid}.")
-            if not concept.is_active:
-                return stale(graph.inactive_words(concept))
+            refusal = rules.end_refusal(look.concepts.get(cid), cid)
+            if refusal is not None:
+                return stale(str(refusal))
     if ids[0] == ids[1]:
-        return "Both ends are now the same concept; an edge cannot loop."
-    if p.evidence_revision_id:
-        revision = look.revisions[p.evidence_revision_id]
-        if revision.text[p.evidence_start : p.evidence_end] != p.evidence_quote:
-            return stale(
-                f"The quoted evidence does not match revision {revision.number} of "
-                f"{revision.source.slug} at {p.evidence_start}..{p.evidence_end}."
-            )
+        return str(rules.ends_meet())
+    evidence = rules.evidence_of(p)  # its revision read once for the batch (``read_lookups``)
+    if evidence is not None:
+        refusal = rules.evidence_refusal(*evidence)
+        if refusal is not None:
+            return stale(str(refusal))
     return ""
 
 
 def drop_repeats(planned: list[Planned], look: Lookups, result) -> list[Planned]:
     """Refuse the edges the graph already holds and the repeats within the batch; return
     the edges left to write."""
-    held = _facts_held(planned, look.relations)
+    known = [(s, r, t) for _, s, t, r in planned if isinstance(s, int) and isinstance(t, int)]
+    held = graph_bulk.facts_held(known)
     seen: dict[tuple, int] = {}
     survivors = []
     for p, s, t, relation in planned:
         fact = (s, relation.pk, t)
-        if fact in held:
-            result.refuse(p.pk, stale(f"This edge is already in the graph (edge #{held[fact]})."))
+        if fact in held and isinstance(s, int) and isinstance(t, int):
+            names = look.concepts[s].name, look.concepts[t].name
+            refusal = rules.duplicate_refusal(relation, *names, held[fact])
+            result.refuse(p.pk, stale(str(refusal)))
             continue
-        twin = seen.get(fact) or (seen.get((t, relation.pk, s)) if relation.symmetric else None)
+        twin = next((seen[k] for k in rules.fact_keys(s, relation, t) if k in seen), None)
         if twin is not None:
             result.refuse(p.pk, f"The same edge is accepted earlier in this batch (#{twin}).")
             continue
         seen[fact] = p.pk
         survivors.append((p, s, t, relation))
     return survivors
-
-
-def _facts_held(
-    planned: list[Planned], relations: dict[int, RelationType]
-) -> dict[tuple[int, int, int], int]:
-    """The active edges already holding a planned fact between existing concepts, by
-    (source, relation, target); a symmetric edge holds both directions."""
-    known = [(s, r, t) for _, s, t, r in planned if isinstance(s, int) and isinstance(t, int)]
-    held: dict[tuple[int, int, int], int] = {}
-    if not known:
-        return held
-    ends = {s for s, _, _ in known} | {t for _, _, t in known}
-    rows = Edge.objects.filter(
-        status=Edge.Status.ACTIVE,
-        source_id__in=ends,
-        target_id__in=ends,
-        relation_id__in={r.pk for _, r, _ in known},
-    ).values_list("pk", "source_id", "relation_id", "target_id")
-    for pk, s, r, t in rows:
-        held[(s, r, t)] = pk
-        if relations[r].symmetric:
-            held[(t, r, s)] = pk
-    return held
