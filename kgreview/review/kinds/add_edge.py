@@ -26,6 +26,8 @@ from ..models import Proposal
 from ..outcome import ProposalStale
 from ..payloads import Name, Offset, RelationKey, RowId, Score, Strict, Weight
 from .base import BlockerReads, Kind, LockRows, Rows, Step, UndoStep, ground
+from .edge_set import accept_edges_and_concepts
+from .edge_set_check import end_gone_words
 
 ROLES = ("source", "target")
 
@@ -110,15 +112,6 @@ def endpoint_key(endpoint: dict) -> str:
     return keys.new_concept_key(endpoint["name"])
 
 
-def end_gone_words(name: str, needed: Proposal) -> str:
-    """Why an edge's end cannot stand for the concept proposal it waits for: that was
-    decided without leaving a concept for the name."""
-    return (
-        f'The concept "{name}" was {needed.status} (proposal #{needed.pk}); '
-        "edit the proposal to use another concept, or reject it."
-    )
-
-
 def _end_blocker(role: str, end: dict, concepts: dict, needed: dict) -> str:
     """What keeps an end from standing for an active concept, in the refusal's words."""
     refusal = None
@@ -191,6 +184,8 @@ class AddEdgeKind(Kind):
     editable = True
     keeps_conflicts = True
     decided_as_a_set = True
+    # Decided as one set with the concept proposals the edges need (``edge_set``).
+    accept_set = accept_edges_and_concepts
 
     def columns(self, payload: dict, rows: Rows) -> dict:
         """The relation and ends as keys and as links, so contradictions and queue
