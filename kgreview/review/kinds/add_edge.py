@@ -130,6 +130,15 @@ def _end_blocker(role: str, end: dict, concepts: dict, needed: dict) -> str:
     return str(refusal) if refusal is not None else ""
 
 
+def _active(concept: Concept) -> int:
+    """The id of a concept an end stands for, refused in the rule book's words unless it
+    is active."""
+    refusal = rules.end_refusal(concept)
+    if refusal is not None:
+        raise ProposalStale(str(refusal), concept_id=concept.pk)
+    return concept.pk
+
+
 def _concept_of(endpoint: dict, step: Step) -> int:
     """The id of the concept an edge proposal's end stands for now.
 
@@ -157,15 +166,11 @@ def _concept_of(endpoint: dict, step: Step) -> int:
             owner = graph_selectors.name_owner(name=needed.payload["name"])
             concept = owner.concept if owner is not None else None
         if concept is not None:
-            if not concept.is_active:
-                raise ProposalStale(graph.inactive_words(concept), concept_id=concept.pk)
-            return concept.pk
+            return _active(concept)
         raise ProposalStale(end_gone_words(endpoint["name"], needed))
     existing = concept_for_name(endpoint["name"])
     if existing is not None:
-        if not existing.is_active:
-            raise ProposalStale(graph.inactive_words(existing), concept_id=existing.pk)
-        return existing.pk
+        return _active(existing)
     waiting = open_concept_proposal(endpoint["name"])
     if waiting is not None:
         waiting = Proposal.objects.select_for_update(no_key=True).get(pk=waiting.pk)
