@@ -7,6 +7,7 @@ PORT   ?= 8000
 # Type-checked by `make lint` (and so by `make test`): the pure core and every module that
 # writes (the services). Django models are typed by django-stubs.
 MYPY_PATHS := construction/ kgreview/core/audit.py kgreview/core/retry.py kgreview/graph/services kgreview/graph/order.py kgreview/graph/bulk_admit.py kgreview/graph/sources.py \
+	kgreview/graph/rules.py kgreview/graph/bulk.py \
 	kgreview/review/decisions.py kgreview/review/mend.py kgreview/review/undo.py \
 	kgreview/review/undo_set.py kgreview/review/bulk.py kgreview/review/bulk_accept.py \
 	kgreview/review/bulk_check.py kgreview/review/services.py kgreview/review/kinds \

@@ -1,10 +1,11 @@
 """Set-based writes to the graph, for a decision taken on many proposals at once.
 
-The same rules as ``services`` (names unique across concepts and aliases, no duplicate or
-cycle-closing edge, only edge-less active concepts retired), written with a few
-statements for a whole set instead of a few per row. Callers run them inside their
-transaction; a lost race surfaces as ``NameTaken`` or ``IntegrityError`` and the caller
-falls back to the one-by-one services. Every caller is a decision on proposals, whose
+The same rules as ``services`` (names unique across concepts and aliases; every edge held
+to the rule book, ``rules``, and refused when the graph holds its fact or it closes a
+cycle; only edge-less active concepts retired), checked here for every row, written
+with a few statements for a whole set instead of a few per row. Callers run them inside
+their transaction; a lost race surfaces as ``NameTaken`` or ``IntegrityError`` and the
+caller falls back to the one-by-one services. Every caller is a decision on proposals, whose
 ``Decision`` rows record these writes, so they write no curation log rows.
 """
 
@@ -19,7 +20,7 @@ from django.db.models.functions import Lower
 from construction.text import name_key
 from kgreview.core.errors import DomainError, NameTaken, ValidationFailed
 
-from . import selectors
+from . import rules, selectors
 from .bulk_admit import admit_many
 from .models import Concept, ConceptAlias, Edge, RelationType, SourceConcept
 from .services.common import NAME_MAX, name_index_changed
@@ -69,30 +70,92 @@ def concepts_create_many(specs: Sequence[tuple[str, str, Iterable[str]]]) -> lis
 
 
 def edges_add_checked(items: Sequence[tuple[Edge, Concept, Concept]]) -> list[DomainError | None]:
-    """Insert unsaved edge rows of acyclic relations, each after the duplicate and cycle
-    checks against the graph as the batch leaves it, as if one by one (the relations'
-    rows locked once, as ``edge_add`` does), but checked as a set against the relations'
-    orders (``bulk_admit``). Returns, per row, the refusal or None if added."""
-    relation_ids = sorted({row.relation_id for row, _, _ in items})
-    relations = {
+    """Insert unsaved edge rows, each with its ends' concept rows, as if one by one: every
+    row is first held to the rule book (``rules``: relation, ends, loop, numbers, reason,
+    evidence), then to the graph as the batch leaves it (a fact already held, either way
+    round in a symmetric relation; in an acyclic relation, a cycle). Returns, per row,
+    the refusal or None if added (``row.pk`` set).
+
+    The acyclic relations' rows are locked once, in id order, as ``edge_add`` does, and
+    their edges admitted as a set against the relations' orders (``bulk_admit``); the
+    other edges are inserted in one statement. Callers hold the ends' concept rows
+    locked (the lock order: concepts, then relation types).
+    """
+    acyclic_ids = sorted({row.relation_id for row, _, _ in items if row.relation.acyclic})
+    locked = {
         r.pk: r
         for r in RelationType.objects.select_for_update(no_key=True)
-        .filter(pk__in=relation_ids)
+        .filter(pk__in=acyclic_ids)
         .order_by("pk")
     }
-    return admit_many(items, relations)
+    out: list[DomainError | None] = [None] * len(items)
+    ordered: list[int] = []
+    plain: list[int] = []
+    for i, (row, source, target) in enumerate(items):
+        relation = locked.get(row.relation_id, row.relation)
+        out[i] = rules.row_refusal(row, source, target, relation)
+        if out[i] is None:
+            (ordered if relation.acyclic else plain).append(i)
+    admitted = admit_many([items[i] for i in ordered], locked) if ordered else []
+    inserted = _insert_plain([items[i] for i in plain])
+    for i, refusal in zip([*ordered, *plain], [*admitted, *inserted], strict=True):
+        out[i] = refusal
+    return out
 
 
-def edges_insert(rows: list[Edge]) -> list[Edge]:
-    """Insert unsaved edge rows the caller checked (no acyclic relation among them)."""
-    if not rows:
+def facts_held(
+    facts: Iterable[tuple[int, RelationType, int]],
+) -> dict[tuple[int, int, int], int]:
+    """The active edges holding any of these (source id, relation, target id) facts, by
+    every key they hold a fact under (``rules.fact_keys``), in one query."""
+    facts = list(facts)
+    held: dict[tuple[int, int, int], int] = {}
+    if not facts:
+        return held
+    relations = {r.pk: r for _, r, _ in facts}
+    ends = {s for s, _, _ in facts} | {t for _, _, t in facts}
+    rows = Edge.objects.filter(
+        status=Edge.Status.ACTIVE,
+        source_id__in=ends,
+        target_id__in=ends,
+        relation_id__in=relations,
+    ).values_list("pk", "source_id", "relation_id", "target_id")
+    for pk, s, r, t in rows:
+        held.update(dict.fromkeys(rules.fact_keys(s, relations[r], t), pk))
+    return held
+
+
+def _insert_plain(items: Sequence[tuple[Edge, Concept, Concept]]) -> list[DomainError | None]:
+    """Insert rows of relations that keep no order, in one statement, refusing a fact the
+    graph holds or a repeat of one the batch inserts; returns, per row, the refusal."""
+    if not items:
         return []
-    if any(r.relation.acyclic for r in rows):
-        raise ValidationFailed("Edges of an acyclic relation are added one by one.")
+    held = facts_held((s.pk, row.relation, t.pk) for row, s, t in items)
+    out: list[DomainError | None] = []
+    rows: list[Edge] = []
+    seen: dict[tuple[int, int, int], Edge] = {}
+    repeats: list[tuple[int, Edge]] = []
+    for i, (row, source, target) in enumerate(items):
+        keys = rules.fact_keys(source.pk, row.relation, target.pk)
+        existing = next((held[k] for k in keys if k in held), None)
+        earlier = next((seen[k] for k in keys if k in seen), None)
+        out.append(
+            None
+            if existing is None
+            else rules.duplicate_refusal(row.relation, source.name, target.name, existing)
+        )
+        if existing is None and earlier is not None:
+            repeats.append((i, earlier))  # refused once the earlier row has its id
+        elif existing is None:
+            seen.update(dict.fromkeys(keys, row))
+            rows.append(row)
     made = Edge.objects.bulk_create(rows)
     if any(e.pk is None for e in made):
         raise IntegrityError("edge ids not returned")
-    return made
+    for i, earlier in repeats:
+        row, source, target = items[i]
+        out[i] = rules.duplicate_refusal(row.relation, source.name, target.name, earlier.pk)
+    return out
 
 
 def _set_from_pairs(column: str, pairs: Sequence[tuple[int, int]], extra: dict) -> None:

@@ -37,9 +37,9 @@ from django.db import IntegrityError, connection
 
 from kgreview.core.errors import CycleDetected, CycleUnchecked, DomainError, DuplicateEdge
 
-from . import order
+from . import order, rules
 from .models import Concept, ConceptOrder, Edge, RelationType
-from .services.rows import admit_fact, cycle_refusal, duplicate_refusal
+from .services.rows import admit_fact
 
 Item = tuple[Edge, Concept, Concept]
 
@@ -86,7 +86,7 @@ def admit_many(
                 _flush(batch)
                 existing = existing.pk
             if existing is not None:
-                raise duplicate_refusal(state.relation, source, target, existing)
+                raise rules.duplicate_refusal(state.relation, source.name, target.name, existing)
             _admit(state, row, source, target, batch)
         except (DuplicateEdge, CycleDetected, CycleUnchecked) as exc:
             out.append(exc)
@@ -107,7 +107,7 @@ def _admit(state: _Relation, row: Edge, source: Concept, target: Concept, batch:
         if state.exact and pu is not None and pv is not None:
             chain = _way_back(state, v, u, {u: source.name, v: target.name})
             if chain is not None:
-                raise cycle_refusal(state.relation, source, target, chain)
+                raise rules.cycle_refusal(state.relation, source, target, chain)
         _flush(batch)
         admission = admit_fact(relation=state.relation, source=source, target=target, defer=True)
         row.in_order = admission.in_order

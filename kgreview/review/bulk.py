@@ -1,10 +1,10 @@
 """Bulk decisions: accept or reject many proposals as one undoable batch.
 
 Rejecting is done for the whole selection at once (one locking read, the decisions in
-one insert, one settling of the queue); accepting edge and concept proposals too
-(``bulk_accept``). Other kinds (merges, invalidations, updates, relation types, concept
-corrections), edges whose end is a bare new name, and any batch a concurrent writer
-raced go through ``decisions`` one by one, each in its own savepoint.
+one insert, one settling of the queue); accepting too, for the kinds that accept a set
+(``bulk_accept`` hands each set to its kind's ``accept_set``). The other kinds, what a
+set leaves, and any batch a concurrent writer raced go through ``decisions`` one by
+one, each in its own savepoint.
 """
 
 from __future__ import annotations
@@ -152,8 +152,8 @@ def proposals_bulk_decide(
 ) -> BulkResult:
     """Accept or reject many proposals as one undoable batch.
 
-    Edge and concept proposals are accepted, and any proposal rejected, as one set
-    (``review.bulk``: a thousand in a few statements); other kinds, and any batch a
+    Any proposal is rejected, and the kinds that accept a set accepted, as sets (edges
+    with their concepts: a thousand in a few statements); other kinds, and any batch a
     concurrent writer raced, are decided one by one. A refusal (stale, already decided,
     not the reviewer's kind) does not stop the others; it is reported with its reason.
     With ``dry_run`` everything is applied and rolled back, which shows exactly what

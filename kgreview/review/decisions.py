@@ -69,7 +69,7 @@ from .kinds import CURATOR_KINDS, kind_of
 from .kinds.add_edge import EdgeEdits as EdgeEdits  # re-exported: an edge's corrections
 from .kinds.base import Edits, Step
 from .models import Decision, Proposal
-from .outcome import AlreadyDecided, NotAllowed, Outcome, ProposalStale, VersionChanged
+from .outcome import AlreadyDecided, NotAllowed, Outcome, ProposalStale, VersionChanged, stale
 from .reconcile import reconcile
 from .services import endpoint_columns, lock_proposals
 from .settle import close_proposal
@@ -146,7 +146,7 @@ def _require_role(proposal: Proposal, reviewer) -> None:
 
 
 def _stale(exc: DomainError) -> ProposalStale:
-    return ProposalStale(f"Cannot apply it as it stands: {exc}", cause=exc.code)
+    return ProposalStale(stale(str(exc)), cause=exc.code)
 
 
 GRAPH_REFUSALS = (

@@ -22,6 +22,12 @@ class ProposalStale(DomainError):
     code = "stale"
 
 
+def stale(words: str) -> str:
+    """A refusal because the graph changed since the proposal was made: the graph's own
+    words (``graph.rules``) behind one prefix, on the single path and the bulk path."""
+    return f"Cannot apply it as it stands: {words}"
+
+
 class AlreadyDecided(StateConflict):
     code = "already_decided"
 

@@ -20,6 +20,7 @@ from django.db.models.functions import Cast
 
 from construction.text import name_key
 from kgreview.core.errors import DuplicateProposal, ValidationFailed
+from kgreview.graph import rules as graph_rules
 from kgreview.graph import services as graph_services
 from kgreview.graph.models import Concept, Source
 from kgreview.graph.services import Evidence
@@ -100,8 +101,9 @@ def _build(
     """An unsaved, validated proposal: held below the gate, pending otherwise."""
     clean = payload_validate(kind=spec.kind, payload=spec.payload)
     confidence = spec.confidence
-    if not 0.0 <= confidence <= 1.0:
-        raise ValidationFailed(f"Confidence must lie between 0 and 1, not {confidence}.")
+    refusal = graph_rules.confidence_refusal(confidence)
+    if refusal is not None:
+        raise refusal
     evidence = spec.evidence
     if evidence is not None:
         evidence.check()

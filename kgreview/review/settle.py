@@ -9,12 +9,12 @@ import uuid
 
 from django.utils import timezone
 
+from kgreview.graph import rules
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph_services
 from kgreview.graph.models import Concept, Edge, RelationType
 
 from .kinds import kind_of, payload_validate
-from .kinds.add_edge import AddEdgeKind
 from .models import OPEN_STATUSES, Decision, Proposal
 from .services import endpoint_columns, proposal_dedup_key
 
@@ -136,11 +136,9 @@ class Settler:
         )
         if same:
             self.done.discard(proposal.pk)
-            self.supersede(
-                proposal, f'Both ends are now the concept "{src["name"]}"; an edge cannot loop.'
-            )
+            self.supersede(proposal, str(rules.ends_meet(src["name"])))
             return
-        payload = payload_validate(kind=AddEdgeKind.key, payload=payload)
+        payload = payload_validate(kind=proposal.kind, payload=payload)
         relation = proposal.relation or RelationType.objects.filter(key=payload["relation"]).first()
         if relation is not None and src.get("concept_id") and dst.get("concept_id"):
             existing = graph_selectors.active_edge_between(
@@ -148,14 +146,11 @@ class Settler:
             )
             if existing is not None:
                 self.done.discard(proposal.pk)
-                self.supersede(
-                    proposal,
-                    f'"{src["name"]}" {relation.verb} "{dst["name"]}" is already in the graph '
-                    f"(edge #{existing.pk}).",
-                )
+                refusal = rules.duplicate_refusal(relation, src["name"], dst["name"], existing.pk)
+                self.supersede(proposal, str(refusal))
                 return
         key = proposal_dedup_key(
-            kind=AddEdgeKind.key,
+            kind=proposal.kind,
             payload=payload,
             symmetric=relation.symmetric if relation is not None else False,
         )[:255]

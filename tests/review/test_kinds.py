@@ -67,9 +67,6 @@ NAMING_ALLOWED = (
     "templates/review/cards/",
     "kgreview/review/models.py",
     "/migrations/",
-    "kgreview/review/bulk",  # bulk.py, bulk_accept.py, bulk_check.py, ...
-    "kgreview/graph/bulk",
-    "kgreview/graph/services/rows.py",
 )
 # Words that are spelled like a kind but name something else: the concept page's form
 # action that adds a name by hand (a curator's mend, not a proposal).
@@ -148,6 +145,22 @@ def test_an_unknown_kind_is_refused_in_words():
 
 def test_the_curator_kinds_are_the_merges_relation_types_and_concept_corrections():
     assert {"merge_concepts", "add_relation_type", "update_concept"} == decisions.CURATOR_KINDS
+
+
+def test_the_bulk_driver_names_no_kind_and_each_set_is_a_kinds_accept_set():
+    """Bulk accept dispatches through ``Kind.accept_set``: the driver and its screen never
+    name a kind, edges and concepts share one set, every other kind goes one by one."""
+    review = Path(settings.BASE_DIR) / "kgreview" / "review"
+    for module in ("bulk.py", "bulk_accept.py", "bulk_check.py"):
+        text = (review / module).read_text()
+        named = [key for key in KINDS if f'"{key}"' in text or key.upper() in text]
+        assert named == [], (module, named)
+    sets = {type(kind).accept_set for kind in KINDS.values()}
+    shared = type(KINDS["add_edge"]).accept_set
+    assert shared is type(KINDS["add_concept"]).accept_set and len(sets) == 2
+    for key, kind in KINDS.items():
+        if key not in ("add_edge", "add_concept"):
+            assert type(kind).accept_set is Kind.accept_set, key
 
 
 # --- Columns and dedup keys ------------------------------------------------------------

@@ -35,12 +35,12 @@ or its relation merely because another transaction locked them. Whatever deadloc
 left is retried whole at the outermost transaction (``kgreview.core.retry``).
 """
 
+from ..rules import inactive_words
 from ..sources import SourceImportResult, source_import, text_sha256
 from .common import (
     DECIDING,
     NAME_MAX,
     Evidence,
-    inactive_words,
     lock_concepts,
     lock_graph,
     name_index_changed,

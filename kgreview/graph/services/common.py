@@ -1,5 +1,5 @@
-"""What every graph service shares: evidence, the name journal, the words for
-an unusable concept, row locks, and how a change is attributed in the curation log.
+"""What every graph service shares: evidence, the name journal, row locks, and how a
+change is attributed in the curation log.
 
 Attribution: each state-changing service takes ``acting_user`` (the person, or ``None``
 for the system's or an agent's own work) and ``decision``. A change made as part of a
@@ -15,9 +15,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from kgreview.core import audit, retry
-from kgreview.core.errors import EvidenceMismatch
 
-from .. import selectors
+from .. import rules, selectors
 from ..models import Concept, Edge, NameChange, RelationType, SourceRevision
 
 NAME_MAX = 200
@@ -106,19 +105,15 @@ class Evidence:
             "evidence_quote": evidence.quote if evidence else "",
         }
 
+    def parts(self) -> tuple[SourceRevision, int, int, str]:
+        """(revision, start, end, quote): what the rule book's evidence rule reads."""
+        return self.revision, self.start, self.end, self.quote
+
     def check(self) -> None:
-        text = self.revision.text
-        if not 0 <= self.start < self.end <= len(text):
-            raise EvidenceMismatch(
-                f"Evidence offsets {self.start}..{self.end} fall outside revision "
-                f"{self.revision.number} of {self.revision.source.slug} "
-                f"({len(text)} characters)."
-            )
-        if text[self.start : self.end] != self.quote:
-            raise EvidenceMismatch(
-                f"The quoted evidence does not match revision {self.revision.number} of "
-                f"{self.revision.source.slug} at {self.start}..{self.end}."
-            )
+        """Raise the rule book's refusal of evidence not quoting its revision verbatim."""
+        refusal = rules.evidence_refusal(*self.parts())
+        if refusal is not None:
+            raise refusal
 
 
 class _Journal:
@@ -163,25 +158,6 @@ def name_index_changed(
     kept = retry.once_before_commit("name-index", mine)
     if kept is not None and kept is not mine:
         kept.merge(mine)
-
-
-def inactive_words(concept: Concept) -> str:
-    """Why a concept that is not active cannot be used, naming the concept a merge left
-    its names on (the end of a chain of merges)."""
-    if concept.status == Concept.Status.MERGED and concept.merged_into_id:
-        from ..selectors import survivor_of
-
-        survivor = survivor_of(concept)
-        return (
-            f'"{concept.name}" was merged into "{survivor.name if survivor else "?"}"; '
-            "use the surviving concept."
-        )
-    if concept.status == Concept.Status.RETIRED:
-        return (
-            f'"{concept.name}" was retired; a curator can reactivate it from its page, '
-            "or choose another concept."
-        )
-    return f'"{concept.name}" is {concept.status}, not active.'
 
 
 def lock_concepts(*ids: int) -> dict[int, Concept]:

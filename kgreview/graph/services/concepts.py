@@ -16,9 +16,9 @@ from django.utils import timezone
 from construction.text import name_key
 from kgreview.core.errors import ConceptNotActive, NameTaken, StateConflict, ValidationFailed
 
-from .. import selectors
+from .. import rules, selectors
 from ..models import Concept, ConceptAlias
-from .common import NAME_MAX, audited, inactive_words, name_index_changed, quoted
+from .common import NAME_MAX, audited, name_index_changed, quoted
 
 
 def _checked_name(name: str) -> str:
@@ -50,8 +50,9 @@ def _claim_name(*, concept: Concept, name: str, kind: str) -> ConceptAlias:
 
 def _lock_active(concept: Concept) -> Concept:
     concept = Concept.objects.select_for_update(no_key=True).get(pk=concept.pk)
-    if not concept.is_active:
-        raise ConceptNotActive(inactive_words(concept), concept_id=concept.pk)
+    refusal = rules.end_refusal(concept)
+    if refusal is not None:
+        raise refusal
     return concept
 
 

@@ -16,8 +16,9 @@ from typing import Final, Literal, TypedDict
 from django.db import transaction
 from django.utils import timezone
 
-from kgreview.core.errors import SelfLoop, StateConflict, ValidationFailed
+from kgreview.core.errors import StateConflict, ValidationFailed
 
+from .. import rules
 from ..models import Concept, Edge, RelationType
 from .common import (
     Evidence,
@@ -135,8 +136,9 @@ def edge_create(*, source: Concept, target: Concept, relation: RelationType, **f
     rest of ``edge_add``'s keywords (``confidence``, ``reason`` and ``acting_user``, and
     optionally ``evidence``, ``weight``, ``valid_at``, ``proposal`` and ``decision``).
     """
-    if source.pk == target.pk:
-        raise SelfLoop(f'An edge cannot join "{source.name}" to itself.')
+    refusal = rules.self_loop(source, target)
+    if refusal is not None:
+        raise refusal
     return edge_add(source_id=source.pk, target_id=target.pk, relation_id=relation.pk, **fact)
 
 

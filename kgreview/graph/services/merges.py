@@ -12,14 +12,13 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from kgreview.core.errors import ConceptNotActive, CycleDetected, StateConflict, ValidationFailed
+from kgreview.core.errors import CycleDetected, StateConflict, ValidationFailed
 
-from .. import selectors
+from .. import rules, selectors
 from ..models import Concept, ConceptAlias, Edge
 from .common import (
     audited,
     decision_row,
-    inactive_words,
     lock_concepts,
     lock_relations,
     name_index_changed,
@@ -80,8 +79,9 @@ def concept_merge(
     locked = lock_concepts(loser.pk, survivor.pk)
     loser, survivor = locked[loser.pk], locked[survivor.pk]
     for concept in (loser, survivor):
-        if not concept.is_active:
-            raise ConceptNotActive(inactive_words(concept), concept_id=concept.pk)
+        refusal = rules.end_refusal(concept)
+        if refusal is not None:
+            raise refusal
     now = timezone.now()
     who = user_row(acting_user)
     linked = decision_row(decision)

@@ -11,20 +11,11 @@ from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 
-from kgreview.core.errors import (
-    ConceptNotActive,
-    CycleDetected,
-    CycleUnchecked,
-    DuplicateEdge,
-    InactiveRelation,
-    SelfLoop,
-    StateConflict,
-    ValidationFailed,
-)
+from kgreview.core.errors import DuplicateEdge, StateConflict, ValidationFailed
 
-from .. import order, selectors
+from .. import order, rules, selectors
 from ..models import Concept, ConceptOrder, Edge, RelationType
-from .common import Evidence, inactive_words
+from .common import Evidence
 
 
 def retire_row(edge: Edge, *, status: str, at: datetime, user, decision, reason: str) -> None:
@@ -180,25 +171,20 @@ def check_edge(
     evidence: Evidence | None,
     defer: bool = False,
 ) -> Admission:
-    """Refuse, in words, an edge the graph cannot take as it is now; else make room for it
-    in the relation's order (``admit_fact``; ``defer``: the caller writes the moves)."""
-    if not relation.active:
-        raise InactiveRelation(
-            f'The relation "{relation.key}" was retired; choose an active relation.'
-        )
-    for concept in (source, target):
-        if not concept.is_active:
-            raise ConceptNotActive(inactive_words(concept), concept_id=concept.pk)
-    if source.pk == target.pk:
-        raise SelfLoop(f'An edge cannot join "{source.name}" to itself.')
-    if not 0.0 <= confidence <= 1.0:
-        raise ValidationFailed(f"Confidence must lie between 0 and 1, not {confidence}.")
-    if weight < 0:
-        raise ValidationFailed(f"Weight cannot be negative ({weight}).")
-    if not reason.strip():
-        raise ValidationFailed("Every edge needs a reason: say why it exists.")
-    if evidence is not None:
-        evidence.check()
+    """Refuse, in words, an edge the graph cannot take as it is now (the rule book,
+    ``graph.rules``); else make room for it in the relation's order (``admit_fact``;
+    ``defer``: the caller writes the moves)."""
+    refusal = rules.edge_refusal(
+        source=source,
+        target=target,
+        relation=relation,
+        confidence=confidence,
+        weight=weight,
+        reason=reason,
+        evidence=evidence.parts() if evidence is not None else None,
+    )
+    if refusal is not None:
+        raise refusal
     return admit_fact(relation=relation, source=source, target=target, defer=defer)
 
 
@@ -216,7 +202,7 @@ def admit_fact(
     """
     check = selectors.edge_precheck(relation=relation, source_id=source.pk, target_id=target.pk)
     if check.existing is not None:
-        raise duplicate_refusal(relation, source, target, check.existing)
+        raise rules.duplicate_refusal(relation, source.name, target.name, check.existing)
     placement = order.place(check, source.pk, target.pk)
     if placement.repair:
         if check.small:
@@ -234,47 +220,15 @@ def admit_fact(
         )
         # The search found the way back; the chain is only its words (the concepts found
         # always hold it), so even without one the edge is refused.
-        raise cycle_refusal(relation, source, target, chain)
+        raise rules.cycle_refusal(relation, source, target, chain)
     if placement.unchecked:
-        raise CycleUnchecked(
-            f'"{source.name}" {relation.verb} "{target.name}" could not be checked for a '
-            f"cycle: more than {selectors.REACH_LIMIT} concepts lead to and from its ends in "
-            f'"{relation.key}"{"" if check.ordered else _UNORDERED}. Nothing was changed.'
+        raise rules.unchecked_refusal(
+            relation, source, target, limit=selectors.REACH_LIMIT, ordered=check.ordered
         )
     if defer:
         return Admission(in_order=placement.in_order, moves=placement.moves)
     order.write(relation.pk, placement.moves)
     return Admission(in_order=placement.in_order)
-
-
-def cycle_refusal(
-    relation: RelationType, source: Concept, target: Concept, chain: list[tuple[int, str]] | None
-) -> CycleDetected:
-    """The refusal of ``source -> target``, which closes a cycle: ``chain`` is the way back
-    from the target to the source, (id, name) in order (None: the two ends alone)."""
-    chain = chain or [(target.pk, target.name), (source.pk, source.name)]
-    words = " → ".join(name for _, name in [*chain, chain[0]])
-    return CycleDetected(
-        f'"{source.name}" {relation.verb} "{target.name}" would close a cycle: {words}.',
-        path=[cid for cid, _ in chain],
-    )
-
-
-def duplicate_refusal(
-    relation: RelationType, source: Concept, target: Concept, existing: int
-) -> DuplicateEdge:
-    """The refusal of an edge the graph already holds (``existing``)."""
-    return DuplicateEdge(
-        f'"{source.name}" {relation.verb} "{target.name}" is already in the graph '
-        f"(edge #{existing}).",
-        edge_id=existing,
-    )
-
-
-_UNORDERED = (
-    " (its edges are not in order, as they held a cycle or were written past the "
-    "services: `manage.py order_relations` orders them again)"
-)
 
 
 def lock_for_edge(
@@ -312,7 +266,7 @@ def lock_for_edge(
     concepts = {c.pk: c for c in rows}
     missing = [i for i in concept_ids if i not in concepts]
     if missing:
-        raise ValidationFailed(f"There is no concept #{missing[0]}.")
+        raise rules.no_concept(missing[0])
     return relation, concepts
 
 

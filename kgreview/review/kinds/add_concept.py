@@ -19,6 +19,7 @@ from ..ends import concept_for_name, retired_name_words
 from ..outcome import ProposalStale
 from ..payloads import Name, Offset, RowId, Strict
 from .base import BlockerReads, Kind, Settle, Step, UndoStep, ground
+from .edge_set import accept_edges_and_concepts
 
 
 class Defined(Strict):
@@ -49,6 +50,8 @@ class AddConceptKind(Kind):
     names_a_concept = True
     decided_as_a_set = True
     settled = frozenset({Settle.NAME})
+    # Decided as one set with the edges that need them (``edge_set``).
+    accept_set = accept_edges_and_concepts
 
     def dedup_key(self, payload: dict, *, symmetric: bool | None = None) -> str:
         return keys.concept_dedup_key(payload["name"])

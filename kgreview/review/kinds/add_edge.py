@@ -14,7 +14,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from construction import keys
-from kgreview.core.errors import StateConflict, ValidationFailed
+from kgreview.core.errors import DomainError, StateConflict, ValidationFailed
+from kgreview.graph import rules
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge, RelationType
@@ -35,6 +36,8 @@ from .base import (
     UndoStep,
     ground,
 )
+from .edge_set import accept_edges_and_concepts
+from .edge_set_check import end_gone_words
 
 ROLES = ("source", "target")
 
@@ -124,22 +127,30 @@ def endpoint_key(endpoint: dict) -> str:
 
 
 def _end_blocker(role: str, end: dict, concepts: dict, needed: dict) -> str:
+    """What keeps an end from standing for an active concept, in the refusal's words."""
+    refusal = None
     if end.get("concept_id"):
-        concept = concepts.get(end["concept_id"])
-        if concept is None:
-            return f"Its {role} (concept #{end['concept_id']}) does not exist."
-        return "" if concept.is_active else graph.inactive_words(concept)
-    if end.get("proposal_id"):
+        refusal = rules.end_refusal(concepts.get(end["concept_id"]), end["concept_id"])
+    elif end.get("proposal_id"):
         p = needed.get(end["proposal_id"])
         if p is None:
             return f'The proposal for its {role} "{end["name"]}" does not exist.'
         if p.is_open:
             return ""
-        if p.concept_id:
-            concept = concepts.get(p.concept_id) or Concept.objects.get(pk=p.concept_id)
-            return "" if concept.is_active else graph.inactive_words(concept)
-        return f'Its {role} "{end["name"]}" was {p.status} (proposal #{p.pk}).'
-    return ""
+        if not p.concept_id:
+            return end_gone_words(end["name"], p)
+        concept = concepts.get(p.concept_id) or Concept.objects.get(pk=p.concept_id)
+        refusal = rules.end_refusal(concept)
+    return str(refusal) if refusal is not None else ""
+
+
+def _active(concept: Concept) -> int:
+    """The id of a concept an end stands for, refused in the rule book's words unless it
+    is active."""
+    refusal = rules.end_refusal(concept)
+    if refusal is not None:
+        raise ProposalStale(str(refusal), concept_id=concept.pk)
+    return concept.pk
 
 
 def _concept_of(endpoint: dict, step: Step) -> int:
@@ -169,18 +180,11 @@ def _concept_of(endpoint: dict, step: Step) -> int:
             owner = graph_selectors.name_owner(name=needed.payload["name"])
             concept = owner.concept if owner is not None else None
         if concept is not None:
-            if not concept.is_active:
-                raise ProposalStale(graph.inactive_words(concept), concept_id=concept.pk)
-            return concept.pk
-        raise ProposalStale(
-            f'The concept "{endpoint["name"]}" was {needed.status} (proposal #{needed.pk}); '
-            "edit the proposal to use another concept, or reject it."
-        )
+            return _active(concept)
+        raise ProposalStale(end_gone_words(endpoint["name"], needed))
     existing = concept_for_name(endpoint["name"])
     if existing is not None:
-        if not existing.is_active:
-            raise ProposalStale(graph.inactive_words(existing), concept_id=existing.pk)
-        return existing.pk
+        return _active(existing)
     waiting = open_concept_proposal(endpoint["name"])
     if waiting is not None:
         waiting = Proposal.objects.select_for_update(no_key=True).get(pk=waiting.pk)
@@ -201,6 +205,8 @@ class AddEdgeKind(Kind):
     keeps_conflicts = True
     decided_as_a_set = True
     settled = frozenset({Settle.ENDS})
+    # Decided as one set with the concept proposals the edges need (``edge_set``).
+    accept_set = accept_edges_and_concepts
 
     def columns(self, payload: dict, rows: Rows) -> dict:
         """The relation and ends as keys and as links, so contradictions and queue
@@ -266,9 +272,9 @@ class AddEdgeKind(Kind):
                 .first()
             )
         if relation_id is None:
-            raise ProposalStale(f'The relation "{payload["relation"]}" does not exist.')
+            raise ProposalStale(str(rules.no_relation(payload["relation"])))
         if source_id == target_id:
-            raise ProposalStale("Both ends are now the same concept; an edge cannot loop.")
+            raise ProposalStale(str(rules.ends_meet()))
         edge = graph.edge_add(
             source_id=source_id,
             target_id=target_id,
@@ -354,17 +360,24 @@ class AddEdgeKind(Kind):
                 cid = reads.needed[end["proposal_id"]].concept_id
             ends[role] = cid
         relation = reads.relations.get(payload["relation"])
+        refusal: DomainError | None = None
         if relation is None:
-            words.append(f'The relation "{payload["relation"]}" does not exist.')
-        elif not relation.active:
-            words.append(f'The relation "{relation.key}" was retired; edit it to another.')
+            refusal = rules.no_relation(payload["relation"])
+        else:
+            refusal = rules.relation_refusal(relation)
+        if refusal is not None:
+            words.append(str(refusal))
         if relation is not None and ends["source"] and ends["target"]:
             if ends["source"] == ends["target"]:
-                words.append("Both ends are the same concept; an edge cannot loop.")
+                words.append(str(rules.ends_meet()))
             else:
                 held = reads.edge_holding(ends["source"], relation, ends["target"])
                 if held is not None:
-                    words.append(f"The same edge is already in the graph (edge #{held}).")
+                    source, target = (
+                        getattr(reads.concepts.get(ends[r]), "name", payload[r]["name"])
+                        for r in ROLES
+                    )
+                    words.append(str(rules.duplicate_refusal(relation, source, target, held)))
         return words
 
     def claim(self, proposal, relations=None) -> str:

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Protocol
+from typing import Any, Protocol
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils import timezone
@@ -82,6 +83,39 @@ class UndoStep:
     def after(self) -> dict:
         """What the acceptance recorded it did."""
         return self.decision.after or {}
+
+
+class Slow(Exception):
+    """The set-based path cannot take this batch (a race on a name or an edge): the bulk
+    driver falls back to deciding the proposals one by one."""
+
+
+@dataclass
+class SetBatch:
+    """What a kind's ``accept_set`` reads: who decides, the ids asked for (in the order
+    asked), every proposal the driver locked (with the concept proposals edges wait
+    for), the open proposals handed to this set, the note and batch of the decisions, and
+    the bulk result each proposal's outcome is told to (``accept``, ``refuse``)."""
+
+    reviewer: AbstractBaseUser
+    asked: list[int]
+    locked: dict[int, Proposal]
+    proposals: list[Proposal]
+    note: str
+    batch: uuid.UUID
+    result: Any
+
+
+@dataclass
+class SetDone:
+    """What an ``accept_set`` did: the ids it leaves to the one-by-one path, the proposals
+    it accepted (the driver closes them), what changed in the graph and the first
+    decision it wrote (the driver settles the queue by them)."""
+
+    slow: list[int] = field(default_factory=list)
+    closed: list[Proposal] = field(default_factory=list)
+    changes: GraphChanges = field(default_factory=GraphChanges)
+    first: Decision | None = None
 
 
 @dataclass
@@ -221,7 +255,8 @@ class Kind(ABC):
     # Contradictions found later are kept in its payload, for the card and for
     # "keep this, retire what it contradicts".
     keeps_conflicts = False
-    # Bulk accept and bulk undo take proposals of this kind as one set (``review.bulk``).
+    # Bulk undo takes acceptances of this kind as one set (``review.undo_set``); bulk
+    # accept asks the kind's ``accept_set``.
     decided_as_a_set = False
     # Which graph changes settle its open proposals (``review.reconcile``).
     settled: frozenset[Settle] = frozenset()
@@ -297,6 +332,20 @@ class Kind(ABC):
     def edited(self, proposal: Proposal, edits: Edits | None) -> dict:
         """The payload with a reviewer's corrections, validated (editable kinds only)."""
         raise ValidationFailed(NOT_EDITABLE)
+
+    def accept_set(self, batch: SetBatch) -> SetDone:
+        """Accept ``batch.proposals`` as one set, in a few statements, inside the bulk
+        driver's transaction (``review.bulk_accept``), and report each to
+        ``batch.result``; return what it leaves to the one-by-one path, what it accepted
+        and what changed. Raise ``Slow`` when a race makes the set impossible.
+
+        The driver hands kinds whose classes share one ``accept_set`` function to it
+        together (an edge and the concept proposals it needs are decided as one set),
+        after locking every proposal; the function takes the graph's locks in the lock
+        order (``decisions``). By default a kind is decided one by one, through the
+        single path.
+        """
+        return SetDone(slow=[p.pk for p in batch.proposals])
 
     def lock_rows(self, proposal: Proposal) -> LockRows:
         """The graph rows accepting it changes, for a decision that locks them up front

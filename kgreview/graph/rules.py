@@ -1,0 +1,269 @@
+"""The graph's rule book for an edge: every rule a new edge must pass, and its words.
+
+Each rule is a pure function over rows the caller already loaded: it returns ``None``
+when the fact passes, else the refusal as a ``DomainError`` instance, which a service
+raises and a set-based writer records against its row. The single services
+(``services.rows.check_edge``, ``services.common.Evidence``, ``services.edges``), the
+set-based writes (``graph.bulk.edges_add_checked``, ``graph.bulk_admit``), the review
+card's blockers and the bulk preview all take their refusals from here, so a rule and
+its sentence are written once and hold on every path.
+
+The rules, in the order ``edge_refusal`` applies them: the relation exists and is
+active; both ends exist and are active concepts (not retired, not merged); the edge is
+no self-loop; confidence lies between 0 and 1 and weight is not negative; the edge
+gives a reason; its evidence lies inside its revision and quotes it verbatim. Then, for
+the graph as it is: the fact is not held already (a symmetric relation holds it both
+ways round, ``fact_keys``), and in an acyclic relation it closes no cycle
+(``cycle_refusal``, ``unchecked_refusal``: the searches are ``graph.order``'s).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import TypeVar
+
+from kgreview.core.errors import (
+    ConceptNotActive,
+    CycleDetected,
+    CycleUnchecked,
+    DomainError,
+    DuplicateEdge,
+    EvidenceMismatch,
+    InactiveRelation,
+    SelfLoop,
+    ValidationFailed,
+)
+
+from .models import Concept, Edge, RelationType, SourceRevision
+
+# An end of a fact: a concept id, or whatever stands for a concept still to be made.
+End = TypeVar("End", bound=Hashable)
+
+# --- The vocabulary ---------------------------------------------------------------------
+
+
+def no_relation(key: str) -> ValidationFailed:
+    """The refusal of an edge whose relation does not exist."""
+    return ValidationFailed(f'The relation "{key}" does not exist.')
+
+
+def relation_refusal(relation: RelationType) -> InactiveRelation | None:
+    """An edge's relation must be active."""
+    if relation.active:
+        return None
+    return InactiveRelation(
+        f'The relation "{relation.key}" was retired; choose an active relation.'
+    )
+
+
+# --- The ends ---------------------------------------------------------------------------
+
+
+def no_concept(concept_id: int) -> ValidationFailed:
+    """The refusal of an edge whose end is no concept at all."""
+    return ValidationFailed(f"There is no concept #{concept_id}.")
+
+
+def inactive_words(concept: Concept) -> str:
+    """Why a concept that is not active cannot be used, naming the concept a merge left
+    its names on (the end of a chain of merges)."""
+    if concept.status == Concept.Status.MERGED and concept.merged_into_id:
+        from .selectors import survivor_of
+
+        survivor = survivor_of(concept)
+        return (
+            f'"{concept.name}" was merged into "{survivor.name if survivor else "?"}"; '
+            "use the surviving concept."
+        )
+    if concept.status == Concept.Status.RETIRED:
+        return (
+            f'"{concept.name}" was retired; a curator can reactivate it from its page, '
+            "or choose another concept."
+        )
+    return f'"{concept.name}" is {concept.status}, not active.'
+
+
+def end_refusal(concept: Concept | None, concept_id: int | None = None) -> DomainError | None:
+    """An edge's end must be an active concept (``None``: the concept ``concept_id``,
+    which was looked for and not found)."""
+    if concept is None:
+        return no_concept(concept_id or 0)
+    if concept.is_active:
+        return None
+    return ConceptNotActive(inactive_words(concept), concept_id=concept.pk)
+
+
+def self_loop(source: Concept, target: Concept) -> SelfLoop | None:
+    """An edge joins two different concepts."""
+    if source.pk != target.pk:
+        return None
+    return SelfLoop(f'An edge cannot join "{source.name}" to itself.')
+
+
+def ends_meet(name: str = "") -> SelfLoop:
+    """The refusal of a proposed edge whose two ends now stand for one concept (named
+    when the caller knows it)."""
+    if name:
+        return SelfLoop(f'Both ends are now the concept "{name}"; an edge cannot loop.')
+    return SelfLoop("Both ends are now the same concept; an edge cannot loop.")
+
+
+# --- Its numbers, reason and evidence ----------------------------------------------------
+
+
+def confidence_refusal(confidence: float) -> ValidationFailed | None:
+    if 0.0 <= confidence <= 1.0:
+        return None
+    return ValidationFailed(f"Confidence must lie between 0 and 1, not {confidence}.")
+
+
+def weight_refusal(weight: float) -> ValidationFailed | None:
+    if weight >= 0:
+        return None
+    return ValidationFailed(f"Weight cannot be negative ({weight}).")
+
+
+def reason_refusal(reason: str) -> ValidationFailed | None:
+    if reason.strip():
+        return None
+    return ValidationFailed("Every edge needs a reason: say why it exists.")
+
+
+def evidence_refusal(
+    revision: SourceRevision, start: int, end: int, quote: str
+) -> EvidenceMismatch | None:
+    """Evidence is a verbatim quote of its revision: the offsets lie inside the text, and
+    the text there is the quote (``revision.source`` is read for the words)."""
+    text = revision.text
+    if not 0 <= start < end <= len(text):
+        return EvidenceMismatch(
+            f"Evidence offsets {start}..{end} fall outside revision "
+            f"{revision.number} of {revision.source.slug} ({len(text)} characters)."
+        )
+    if text[start:end] != quote:
+        return EvidenceMismatch(
+            f"The quoted evidence does not match revision {revision.number} of "
+            f"{revision.source.slug} at {start}..{end}."
+        )
+    return None
+
+
+def edge_refusal(
+    *,
+    source: Concept,
+    target: Concept,
+    relation: RelationType,
+    confidence: float,
+    weight: float,
+    reason: str,
+    evidence: tuple[SourceRevision, int, int, str] | None,
+) -> DomainError | None:
+    """The first rule a new edge breaks, before the graph is asked (duplicates, cycles):
+    relation, ends, loop, numbers, reason, evidence (revision, start, end, quote)."""
+    refusal: DomainError | None = relation_refusal(relation)
+    for concept in (source, target):
+        refusal = refusal or end_refusal(concept)
+    refusal = (
+        refusal
+        or self_loop(source, target)
+        or confidence_refusal(confidence)
+        or weight_refusal(weight)
+        or reason_refusal(reason)
+    )
+    if refusal is None and evidence is not None:
+        refusal = evidence_refusal(*evidence)
+    return refusal
+
+
+def row_refusal(
+    row: Edge, source: Concept, target: Concept, relation: RelationType | None = None
+) -> DomainError | None:
+    """``edge_refusal`` for an unsaved ``Edge`` row with its ends' concepts (and its
+    relation as locked, when the caller read it again)."""
+    return edge_refusal(
+        source=source,
+        target=target,
+        relation=relation or row.relation,
+        confidence=row.confidence,
+        weight=row.weight,
+        reason=row.reason,
+        evidence=evidence_of(row),
+    )
+
+
+def evidence_of(row) -> tuple[SourceRevision, int, int, str] | None:
+    """The evidence a row (an edge or a proposal) carries in its ``evidence_*`` columns,
+    as the evidence rule reads it; offsets missing beside a revision read as outside."""
+    if row.evidence_revision_id is None:
+        return None
+    start, end = row.evidence_start, row.evidence_end
+    return (
+        row.evidence_revision,
+        -1 if start is None else start,
+        -1 if end is None else end,
+        row.evidence_quote,
+    )
+
+
+# --- Against the graph as it is -----------------------------------------------------------
+
+
+def fact_keys(
+    source_id: End, relation: RelationType, target_id: End
+) -> tuple[tuple[End, int, End], ...]:
+    """The (source, relation, target) keys under which an edge holds its fact: both ways
+    round for a symmetric relation, whose edge holds its inverse twin too."""
+    key = (source_id, relation.pk, target_id)
+    if relation.symmetric:
+        return key, (target_id, relation.pk, source_id)
+    return (key,)
+
+
+def duplicate_refusal(
+    relation: RelationType, source_name: str, target_name: str, existing: int
+) -> DuplicateEdge:
+    """The refusal of an edge the graph already holds (``existing``), between the
+    concepts named."""
+    return DuplicateEdge(
+        f"{fact_words(relation, source_name, target_name)} is already in the graph "
+        f"(edge #{existing}).",
+        edge_id=existing,
+    )
+
+
+def fact_words(relation: RelationType, source_name: str, target_name: str) -> str:
+    """An edge's fact in words: "A" is a prerequisite for "B"."""
+    return f'"{source_name}" {relation.verb} "{target_name}"'
+
+
+def cycle_refusal(
+    relation: RelationType,
+    source: Concept,
+    target: Concept,
+    chain: Sequence[tuple[int, str]] | None,
+) -> CycleDetected:
+    """The refusal of ``source -> target``, which closes a cycle: ``chain`` is the way back
+    from the target to the source, (id, name) in order (None: the two ends alone)."""
+    chain = list(chain or [(target.pk, target.name), (source.pk, source.name)])
+    words = " → ".join(name for _, name in [*chain, chain[0]])
+    return CycleDetected(
+        f"{fact_words(relation, source.name, target.name)} would close a cycle: {words}.",
+        path=[cid for cid, _ in chain],
+    )
+
+
+_UNORDERED = (
+    " (its edges are not in order, as they held a cycle or were written past the "
+    "services: `manage.py order_relations` orders them again)"
+)
+
+
+def unchecked_refusal(
+    relation: RelationType, source: Concept, target: Concept, *, limit: int, ordered: bool
+) -> CycleUnchecked:
+    """The refusal of an edge whose bounded cycle search ran out (``limit`` concepts)."""
+    return CycleUnchecked(
+        f"{fact_words(relation, source.name, target.name)} could not be checked for a "
+        f"cycle: more than {limit} concepts lead to and from its ends in "
+        f'"{relation.key}"{"" if ordered else _UNORDERED}. Nothing was changed.'
+    )

@@ -1,0 +1,355 @@
+"""Accepting edge and concept proposals as one set: a thousand in a few statements.
+
+The ``accept_set`` of both kinds (``add_edge``, ``add_concept``): an edge is decided with
+the concept proposals it needs, so the two are one set. One read of the concept
+proposals in play (locked by the driver with the batch), one locking read of the ends;
+concepts, decisions and edges written with bulk inserts. The rules are the graph's
+(``graph.rules``: the same refusals as the single path, in the same words); what they
+cannot decide cheaply for a whole set (a cycle in an acyclic relation) is checked edge
+by edge against the graph as the batch writes it (``graph.bulk``).
+
+``accept_edges_and_concepts`` reads from top to bottom as its stages: gather the concept
+proposals, check the edges (``edge_set_check``, which writes nothing), then make the
+concepts, write the edges, write the decisions and link the concepts; the driver
+(``review.bulk_accept``) closes the proposals and settles the queue.
+
+Locking, in the lock order of ``decisions``: the driver locked the proposals of the
+batch with the concept proposals they need, in id order, in one statement; here the
+concepts at the ends (and those the pending ends are reused as), in id order; then the
+rows of the acyclic relations, as ``edge_add`` does; the name index last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import connection
+from django.utils import timezone
+
+from kgreview.graph import bulk as graph_bulk
+from kgreview.graph import selectors as graph_selectors
+from kgreview.graph import services as graph
+from kgreview.graph.models import Concept, Edge
+
+from ..changes import GraphChanges
+from ..models import Decision, Proposal
+from ..outcome import stale
+from .base import SetBatch, SetDone, Slow
+from .edge_set_check import (
+    EDGE,
+    Ends,
+    Gathered,
+    Lookups,
+    Planned,
+    check_edges,
+    drop_repeats,
+    gather,
+    one_by_one,
+    read_lookups,
+    waiting_on,
+)
+
+
+def accept_edges_and_concepts(_kind, batch: SetBatch) -> SetDone:
+    """Accept the edge and concept proposals of ``batch`` as one set (an edge with a
+    bare name for an end is left to the one-by-one path). Runs inside the driver's
+    transaction; raises ``Slow`` when a race makes the set-based writes impossible."""
+    slow = [p.pk for p in batch.proposals if one_by_one(p)]
+    fast = [p for p in batch.proposals if p.pk not in set(slow)]
+    if not fast:
+        return SetDone(slow=slow)
+    reviewer, result, asked = batch.reviewer, batch.result, batch.asked
+    g = gather(fast, batch.locked, result)
+    look = read_lookups(g)
+    survivors = drop_repeats(check_edges(g, look, result), look, result)
+    made = _make_concepts(g, look, survivors, reviewer)
+    reserved = _reserve_decision_ids(g, survivors, asked)
+    new_edges = _write_edges(survivors, g.ends, look, reviewer, result, reserved)
+    decided = _write_decisions(
+        g, made, survivors, new_edges, reviewer, asked, batch.note, batch.batch, reserved
+    )
+    closed = _close(g, batch.locked, decided, new_edges)
+    _report(made, decided, asked, result)
+    return SetDone(
+        slow=slow,
+        closed=closed,
+        changes=_changes(g.ends, closed, new_edges),
+        first=decided.first,
+    )
+
+
+@dataclass(frozen=True)
+class _Made:
+    """The concept proposals the batch accepts, and what accepting them did to concepts."""
+
+    used: set[int]  # concept proposals the surviving edges and concept items need
+    accepted: list[Proposal]  # the open ones among them, in id order
+    created: set[int]  # concepts made (or brought back) by the batch
+    alias_ids: dict[int, list[int]]  # proposal -> aliases added to the concept it reused
+
+
+def _make_concepts(g: Gathered, look: Lookups, survivors: list[Planned], reviewer) -> _Made:
+    """Make the concepts the surviving edges and concept items need, in bulk; add names to
+    the concepts reused; bring back the retired ones proposed again."""
+    used = {pid for p, _, _, _ in survivors for pid in waiting_on(p)} | {
+        p.pk for p in g.concepts if p.pk not in g.ends.refused
+    }
+    accepted = [g.needed[pk] for pk in sorted(used) if g.needed[pk].is_open]
+    to_create = [p for p in accepted if g.ends.stands.get(p.pk) == ("new", p.pk)]
+    made = graph_bulk.concepts_create_many(
+        [
+            (p.payload["name"], p.payload.get("description", ""), p.payload.get("aliases", []))
+            for p in to_create
+        ]
+    )
+    for p, concept in zip(to_create, made, strict=True):
+        g.ends.stands[p.pk] = concept.pk
+        look.concepts[concept.pk] = concept
+    created = {c.pk for c in made}
+    alias_ids = _add_aliases(g.ends, look, used, reviewer)
+    created |= _reactivate(g.ends, look, used, reviewer)
+    return _Made(used=used, accepted=accepted, created=created, alias_ids=alias_ids)
+
+
+def _add_aliases(ends: Ends, look: Lookups, used: set[int], reviewer) -> dict[int, list[int]]:
+    """Add a reused concept's proposed names that no concept owns yet; returns the alias
+    ids added, by proposal."""
+    alias_ids: dict[int, list[int]] = {}
+    for pk, names in ends.reuse_aliases.items():
+        if pk not in used:
+            continue
+        cid = ends.concept_id(pk)
+        concept = look.concepts.get(cid) or Concept.objects.get(pk=cid)
+        alias_ids[pk] = [
+            graph.concept_add_alias(
+                concept=concept, name=n, acting_user=reviewer, decision=graph.DECIDING
+            ).pk
+            for n in dict.fromkeys(names)
+            if graph_selectors.name_owner(name=n) is None
+        ]
+    return alias_ids
+
+
+def _reactivate(ends: Ends, look: Lookups, used: set[int], reviewer) -> set[int]:
+    """Bring back the retired concepts proposed again by the proposal they came from."""
+    back = set()
+    for pk, cid in ends.reactivate.items():
+        if pk in used:
+            look.concepts[cid] = graph.concept_reactivate(
+                concept=Concept.objects.get(pk=cid), acting_user=reviewer, decision=graph.DECIDING
+            )
+            back.add(cid)
+    return back
+
+
+def _reserve_decision_ids(
+    g: Gathered, survivors: list[Planned], proposal_ids
+) -> dict[int, int] | None:
+    """Ids for the decisions the batch may write for the proposals asked for, in the
+    order asked, taken from the decisions' sequence in one statement (PostgreSQL), so the
+    edges are inserted already pointing at theirs instead of updated afterwards (the
+    foreign key is checked at commit); ids of proposals refused on the way stay unused.
+    None elsewhere: the edges are pointed at their decisions once these are written."""
+    if connection.vendor != "postgresql":
+        return None
+    maybe = {p.pk for p, _, _, _ in survivors} | {
+        p.pk for p in g.concepts if p.pk not in g.ends.refused
+    }
+    wanted = [pk for pk in proposal_ids if pk in maybe]
+    if not wanted:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+            [Decision._meta.db_table, len(wanted)],
+        )
+        ids = sorted(row[0] for row in cursor.fetchall())
+    return dict(zip(wanted, ids, strict=True))
+
+
+def _write_edges(
+    survivors: list[Planned],
+    ends: Ends,
+    look: Lookups,
+    reviewer,
+    result,
+    reserved: dict[int, int] | None,
+) -> list[tuple[Proposal, Edge]]:
+    """Write the edges through ``graph.bulk``, which holds every row to the graph's rules
+    and refuses, in words, a fact already held or a cycle closed as the batch goes."""
+    now = timezone.now()
+    rows: list[tuple[Proposal, Edge, Concept, Concept]] = []
+    for p, s_end, t_end, relation in survivors:
+        s, t = ends.resolve(s_end), ends.resolve(t_end)
+        row = graph.edge_row(
+            source_id=s,
+            target_id=t,
+            relation=relation,
+            weight=p.payload.get("weight", 1.0),
+            confidence=p.confidence,
+            reason=p.reason or "Accepted by a reviewer.",
+            evidence=graph.Evidence.of(p),
+            valid_at=now,
+            recorded_at=now,
+            proposal=p,
+            decided_by=reviewer,
+        )
+        if reserved is not None:
+            row.decision_id = reserved[p.pk]
+        rows.append((p, row, look.concepts[s], look.concepts[t]))
+    new_edges: list[tuple[Proposal, Edge]] = []
+    refusals = graph_bulk.edges_add_checked([(row, a, b) for _, row, a, b in rows])
+    for (p, row, _, _), refusal in zip(rows, refusals, strict=True):
+        if refusal is None:
+            new_edges.append((p, row))
+        else:
+            result.refuse(p.pk, stale(str(refusal)))
+    return new_edges
+
+
+@dataclass(frozen=True)
+class _Decided:
+    """The decisions the batch wrote: one per proposal the reviewer asked for, and one per
+    concept proposal accepted because an edge needs it (caused by that edge's decision)."""
+
+    primaries: list[Proposal]  # the proposals asked for and accepted, in the order asked
+    first: Decision | None  # the first of their decisions, the cause of what settles
+    decision_of: dict[int, Decision]  # proposal -> its decision
+    cause_of: dict[int, Decision]  # concept proposal -> the edge decision that needs it
+
+
+def _write_decisions(
+    g: Gathered,
+    made: _Made,
+    survivors: list[Planned],
+    new_edges: list[tuple[Proposal, Edge]],
+    reviewer,
+    proposal_ids,
+    note: str,
+    batch,
+    reserved: dict[int, int] | None,
+) -> _Decided:
+    """Write the decisions in two inserts (the primaries with their ``reserved`` ids),
+    then point the new edges at theirs unless they were inserted pointing at them.
+    Raises ``Slow`` when a concept would be made for no decision."""
+    accepted_edges = {p.pk for p, _ in new_edges}
+    primaries = [
+        p for p in g.fast if p.pk in accepted_edges or (p.pk in g.needed and p.pk in made.used)
+    ]
+    order = {pk: i for i, pk in enumerate(proposal_ids)}
+    primaries.sort(key=lambda p: order[p.pk])
+    primary_rows = Decision.objects.bulk_create(
+        [
+            Decision(
+                id=reserved.get(p.pk) if reserved is not None else None,
+                proposal=p,
+                user=reviewer,
+                action=Decision.Action.ACCEPT,
+                note=note.strip(),
+                before={"status": p.status},
+                after=_after(p, g.ends, made),
+                proposal_version=p.version,
+                batch=batch,
+            )
+            for p in primaries
+        ]
+    )
+    decision_of = {d.proposal_id: d for d in primary_rows}
+    cause_of: dict[int, Decision] = {}
+    for p, _, _, _ in survivors:
+        if p.pk in accepted_edges:
+            for pid in waiting_on(p):
+                cause_of.setdefault(pid, decision_of[p.pk])
+    consequences = [
+        Decision(
+            proposal=c,
+            user=reviewer,
+            action=Decision.Action.ACCEPT,
+            note=f"Accepted with edge proposal #{cause_of[c.pk].proposal_id}, which needs it.",
+            before={"status": c.status},
+            after=_after(c, g.ends, made),
+            proposal_version=c.version,
+            batch=batch,
+            caused_by=cause_of[c.pk],
+        )
+        for c in made.accepted
+        if c.pk in cause_of and c.pk not in decision_of
+    ]
+    for d in Decision.objects.bulk_create(consequences):
+        decision_of[d.proposal_id] = d
+    if any(c.pk not in decision_of for c in made.accepted):
+        raise Slow("a concept would be made for no decision")
+    # The edges point at the decisions that made them (rows written moments ago).
+    for p, edge in new_edges:
+        edge.decision = decision_of[p.pk]
+    if reserved is None:
+        graph_bulk.edges_link_decisions({edge.pk: decision_of[p.pk].pk for p, edge in new_edges})
+    first = primary_rows[0] if primary_rows else None
+    return _Decided(primaries=primaries, first=first, decision_of=decision_of, cause_of=cause_of)
+
+
+def _after(p: Proposal, ends: Ends, made: _Made) -> dict:
+    after: dict[str, object] = {"status": "accepted"}
+    if p.kind != EDGE:
+        cid = ends.concept_id(p.pk)
+        after.update(concept_id=cid, created=cid in made.created)
+        if p.pk in made.alias_ids:
+            after["aliases_added"] = made.alias_ids[p.pk]
+    return after
+
+
+def _close(
+    g: Gathered,
+    proposals: dict[int, Proposal],
+    decided: _Decided,
+    new_edges: list[tuple[Proposal, Edge]],
+) -> list[Proposal]:
+    """The proposals to close as accepted (the driver closes them): every decided one,
+    the concept proposals linked to their concepts, and the sources grounded in what
+    they now name."""
+    closed = [g.needed.get(pk) or proposals[pk] for pk in decided.decision_of]
+    concepts = [p for p in closed if p.kind != EDGE]
+    for p in concepts:
+        p.concept_id = g.ends.concept_id(p.pk)
+    Proposal.objects.bulk_update(concepts, ["concept"])
+    _ground(closed, new_edges)
+    return closed
+
+
+def _ground(closed: list[Proposal], new_edges) -> None:
+    rows: dict[tuple[int, int], int] = {}
+    for p, edge in new_edges:
+        if p.document_id and p.evidence_revision_id:
+            for cid in (edge.source_id, edge.target_id):
+                rows[(p.document_id, cid)] = p.evidence_revision_id
+    for p in closed:
+        if p.kind != EDGE and p.document_id and p.evidence_revision_id and p.concept_id:
+            rows[(p.document_id, p.concept_id)] = p.evidence_revision_id
+    graph_bulk.sources_ground(rows)
+
+
+def _changes(
+    ends: Ends, closed: list[Proposal], new_edges: list[tuple[Proposal, Edge]]
+) -> GraphChanges:
+    """What the set changed, for settling the queue once for the whole batch: the
+    concepts named, the concept proposals resolved, the edges added."""
+    changes = GraphChanges()
+    for p in closed:
+        if p.kind != EDGE:
+            changes.named.add(ends.concept_id(p.pk))
+            changes.resolved[p.pk] = ends.concept_id(p.pk)
+    changes.edges_added |= {edge.pk for _, edge in new_edges}
+    return changes
+
+
+def _report(made: _Made, decided: _Decided, proposal_ids, result) -> None:
+    """Tell ``result`` what was accepted, with the concept proposals each edge brought
+    along that the reviewer did not ask for."""
+    also: dict[int, list[tuple[int, str]]] = {}
+    asked = set(proposal_ids)
+    for c in made.accepted:
+        if c.pk in decided.cause_of and c.pk not in asked:
+            cause = decided.cause_of[c.pk].proposal_id
+            also.setdefault(cause, []).append((c.pk, c.payload["name"]))
+    for p in decided.primaries:
+        result.accept(p.pk, also=also.get(p.pk, []))
