@@ -34,7 +34,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
         else:
             try:
                 issued = services.api_token_create(
-                    user=request.user, name=form.cleaned_data["name"], acting_user=request.user
+                    owner=request.user, name=form.cleaned_data["name"], acting_user=request.user
                 )
             except DomainError as exc:
                 error, status = exc.message, 400

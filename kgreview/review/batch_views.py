@@ -44,12 +44,12 @@ def undo(request: HttpRequest) -> HttpResponse:
     back_to_queue = form.back_to_queue()
     batch = form.cleaned_data["batch"]
     if batch is None:
-        recent = undo_service.undoable_batches(reviewer=request.user, limit=1)
+        recent = undo_service.undoable_batches(user=request.user, limit=1)
         if not recent:
             return _undo_refused(request, f, trail, "There is nothing of yours to undo.")
         batch = recent[0].batch
     try:
-        result = undo_service.decisions_undo(reviewer=request.user, batch=batch)
+        result = undo_service.decisions_undo(acting_user=request.user, batch=batch)
     except decisions.NotAllowed as exc:
         raise PermissionDenied(str(exc)) from exc
     except DomainError as exc:
@@ -149,7 +149,7 @@ def bulk(request: HttpRequest) -> HttpResponse:
     else:
         try:
             result = bulk_service.proposals_bulk_decide(
-                reviewer=request.user,
+                acting_user=request.user,
                 proposal_ids=ids,
                 action=action,
                 reason_code=reason,

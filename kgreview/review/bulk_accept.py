@@ -21,6 +21,7 @@ relations, as ``edge_add`` does; the name index last.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.db import connection
 from django.db.models import F
@@ -50,18 +51,21 @@ from .models import Decision, Proposal
 from .reconcile import reconcile
 from .services import lock_proposals
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 
 class Slow(Exception):
     """The set-based path cannot take this batch (a race on a name or an edge): the caller
     falls back to deciding the proposals one by one."""
 
 
-def bulk_accept(*, reviewer, proposal_ids, note, batch, result) -> list[int]:
+def bulk_accept(*, acting_user: User, proposal_ids, note, batch, result) -> list[int]:
     """Accept the edge and concept proposals among ``proposal_ids`` as one set; returns
     the ids left for the one-by-one path. Runs inside the caller's transaction; raises
     ``Slow`` when a race makes the set-based writes impossible."""
     proposals = lock_proposals(proposal_ids, needed=True)
-    open_ = screen(proposal_ids, proposals, reviewer, result)
+    open_ = screen(proposal_ids, proposals, result, acting_user=acting_user)
     slow = [p.pk for p in open_ if one_by_one(p)]
     fast = [p for p in open_ if p.pk not in set(slow)]
     if not fast:
@@ -69,14 +73,14 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result) -> list[int]:
     g = gather(fast, proposals, result)
     look = read_lookups(g)
     survivors = drop_repeats(check_edges(g, look, result), look, result)
-    made = _make_concepts(g, look, survivors, reviewer)
+    made = _make_concepts(g, look, survivors, acting_user=acting_user)
     reserved = _reserve_decision_ids(g, survivors, proposal_ids)
-    new_edges = _write_edges(survivors, g.ends, look, reviewer, result, reserved)
+    new_edges = _write_edges(survivors, g.ends, look, result, reserved, acting_user=acting_user)
     decided = _write_decisions(
-        g, made, survivors, new_edges, reviewer, proposal_ids, note, batch, reserved
+        g, made, survivors, new_edges, proposal_ids, note, batch, reserved, acting_user=acting_user
     )
-    closed = _close(g, proposals, decided, new_edges, reviewer)
-    settled = _settle(g.ends, closed, new_edges, decided.first, reviewer, batch)
+    closed = _close(g, proposals, decided, new_edges, acting_user=acting_user)
+    settled = _settle(g.ends, closed, new_edges, decided.first, batch, acting_user=acting_user)
     _report(made, decided, proposal_ids, result)
     result.extra_settled += len(settled)
     return slow
@@ -92,7 +96,9 @@ class _Made:
     alias_ids: dict[int, list[int]]  # proposal -> aliases added to the concept it reused
 
 
-def _make_concepts(g: Gathered, look: Lookups, survivors: list[Planned], reviewer) -> _Made:
+def _make_concepts(
+    g: Gathered, look: Lookups, survivors: list[Planned], *, acting_user: User
+) -> _Made:
     """Make the concepts the surviving edges and concept items need, in bulk; add names to
     the concepts reused; bring back the retired ones proposed again."""
     used = {pid for p, _, _, _ in survivors for pid in waiting_on(p)} | {
@@ -110,12 +116,14 @@ def _make_concepts(g: Gathered, look: Lookups, survivors: list[Planned], reviewe
         g.ends.stands[p.pk] = concept.pk
         look.concepts[concept.pk] = concept
     created = {c.pk for c in made}
-    alias_ids = _add_aliases(g.ends, look, used, reviewer)
-    created |= _reactivate(g.ends, look, used, reviewer)
+    alias_ids = _add_aliases(g.ends, look, used, acting_user=acting_user)
+    created |= _reactivate(g.ends, look, used, acting_user=acting_user)
     return _Made(used=used, accepted=accepted, created=created, alias_ids=alias_ids)
 
 
-def _add_aliases(ends: Ends, look: Lookups, used: set[int], reviewer) -> dict[int, list[int]]:
+def _add_aliases(
+    ends: Ends, look: Lookups, used: set[int], *, acting_user: User
+) -> dict[int, list[int]]:
     """Add a reused concept's proposed names that no concept owns yet; returns the alias
     ids added, by proposal."""
     alias_ids: dict[int, list[int]] = {}
@@ -126,7 +134,7 @@ def _add_aliases(ends: Ends, look: Lookups, used: set[int], reviewer) -> dict[in
         concept = look.concepts.get(cid) or Concept.objects.get(pk=cid)
         alias_ids[pk] = [
             graph.concept_add_alias(
-                concept=concept, name=n, acting_user=reviewer, decision=graph.DECIDING
+                concept=concept, name=n, acting_user=acting_user, decision=graph.DECIDING
             ).pk
             for n in dict.fromkeys(names)
             if graph_selectors.name_owner(name=n) is None
@@ -134,13 +142,15 @@ def _add_aliases(ends: Ends, look: Lookups, used: set[int], reviewer) -> dict[in
     return alias_ids
 
 
-def _reactivate(ends: Ends, look: Lookups, used: set[int], reviewer) -> set[int]:
+def _reactivate(ends: Ends, look: Lookups, used: set[int], *, acting_user: User) -> set[int]:
     """Bring back the retired concepts proposed again by the proposal they came from."""
     back = set()
     for pk, cid in ends.reactivate.items():
         if pk in used:
             look.concepts[cid] = graph.concept_reactivate(
-                concept=Concept.objects.get(pk=cid), acting_user=reviewer, decision=graph.DECIDING
+                concept=Concept.objects.get(pk=cid),
+                acting_user=acting_user,
+                decision=graph.DECIDING,
             )
             back.add(cid)
     return back
@@ -175,9 +185,10 @@ def _write_edges(
     survivors: list[Planned],
     ends: Ends,
     look: Lookups,
-    reviewer,
     result,
     reserved: dict[int, int] | None,
+    *,
+    acting_user: User,
 ) -> list[tuple[Proposal, Edge]]:
     """Write the edges: acyclic ones one by one (each checked against what the batch
     wrote so far, a cycle refused in words), the others in one insert."""
@@ -197,7 +208,7 @@ def _write_edges(
             valid_at=now,
             recorded_at=now,
             proposal=p,
-            decided_by=reviewer,
+            decided_by=acting_user,
         )
         if reserved is not None:
             row.decision_id = reserved[p.pk]
@@ -233,11 +244,12 @@ def _write_decisions(
     made: _Made,
     survivors: list[Planned],
     new_edges: list[tuple[Proposal, Edge]],
-    reviewer,
     proposal_ids,
     note: str,
     batch,
     reserved: dict[int, int] | None,
+    *,
+    acting_user: User,
 ) -> _Decided:
     """Write the decisions in two inserts (the primaries with their ``reserved`` ids),
     then point the new edges at theirs unless they were inserted pointing at them.
@@ -255,7 +267,7 @@ def _write_decisions(
             Decision(
                 id=reserved.get(p.pk) if reserved is not None else None,
                 proposal=p,
-                user=reviewer,
+                user=acting_user,
                 action=Decision.Action.ACCEPT,
                 note=note.strip(),
                 before={"status": p.status},
@@ -275,7 +287,7 @@ def _write_decisions(
     consequences = [
         Decision(
             proposal=c,
-            user=reviewer,
+            user=acting_user,
             action=Decision.Action.ACCEPT,
             note=f"Accepted with edge proposal #{cause_of[c.pk].proposal_id}, which needs it.",
             before={"status": c.status},
@@ -315,7 +327,8 @@ def _close(
     proposals: dict[int, Proposal],
     decided: _Decided,
     new_edges: list[tuple[Proposal, Edge]],
-    reviewer,
+    *,
+    acting_user: User,
 ) -> list[Proposal]:
     """Close every decided proposal as accepted, link the concept proposals to their
     concepts, and ground the sources in what they now name; returns the closed ones."""
@@ -323,7 +336,7 @@ def _close(
     for p in closed:
         if p.kind == "add_concept":
             p.concept_id = g.ends.concept_id(p.pk)
-    close_all(closed, Proposal.Status.ACCEPTED, reviewer)
+    close_all(closed, Proposal.Status.ACCEPTED, acting_user=acting_user)
     Proposal.objects.bulk_update([p for p in closed if p.kind == "add_concept"], ["concept"])
     _ground(closed, new_edges)
     return closed
@@ -346,8 +359,9 @@ def _settle(
     closed: list[Proposal],
     new_edges: list[tuple[Proposal, Edge]],
     first: Decision | None,
-    reviewer,
     batch,
+    *,
+    acting_user: User,
 ) -> list[Decision]:
     """Settle the queue once for the whole batch (the concepts named, the concept
     proposals resolved, the edges added); returns the decisions settling took."""
@@ -359,7 +373,7 @@ def _settle(
     changes.edges_added |= {edge.pk for _, edge in new_edges}
     return reconcile(
         changes,
-        user=reviewer,
+        acting_user=acting_user,
         batch=batch,
         cause=first,
         why=f"(Settled by the bulk accept{f' of decision #{first.pk}' if first else ''}.)",
@@ -379,17 +393,17 @@ def _report(made: _Made, decided: _Decided, proposal_ids, result) -> None:
         result.accept(p.pk, also=also.get(p.pk, []))
 
 
-def close_all(proposals: list[Proposal], status: str, reviewer) -> None:
+def close_all(proposals: list[Proposal], status: str, *, acting_user: User) -> None:
     """Close the (locked) proposals with one UPDATE, and say so on the objects in hand."""
     stamp = timezone.now()
     for p in proposals:
-        p.status, p.decided_at, p.decided_by = status, stamp, reviewer
+        p.status, p.decided_at, p.decided_by = status, stamp, acting_user
         p.version += 1
         p.updated_at = stamp
     Proposal.objects.filter(pk__in=[p.pk for p in proposals]).update(
         status=status,
         decided_at=stamp,
-        decided_by=reviewer,
+        decided_by=acting_user,
         version=F("version") + 1,
         updated_at=stamp,
     )

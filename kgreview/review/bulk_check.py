@@ -12,6 +12,7 @@ edges already holding the same facts).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
 from django.utils import timezone
@@ -25,6 +26,9 @@ from .ends import retired_name_words
 from .kinds import kind_of
 from .models import Proposal
 from .services import lock_proposals
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 ROLES = ("source", "target")
 
@@ -50,7 +54,7 @@ def _user_names(proposals) -> dict[int, str]:
     return dict(User.objects.filter(pk__in=ids).values_list("pk", User.USERNAME_FIELD))
 
 
-def screen(ids, proposals, reviewer, result) -> list[Proposal]:
+def screen(ids, proposals, result, *, acting_user: User) -> list[Proposal]:
     """Refuse what cannot be decided at all; return the open proposals, in the given order."""
     closed = [p for p in proposals.values() if not p.is_open]
     names = _user_names(closed)
@@ -61,7 +65,7 @@ def screen(ids, proposals, reviewer, result) -> list[Proposal]:
             result.refuse(pid, f"There is no proposal #{pid}.")
         elif not p.is_open:
             result.refuse(pid, _already(p, names))
-        elif not can_decide_kind(reviewer, p.kind):
+        elif not can_decide_kind(acting_user, p.kind):
             result.refuse(pid, f"Only curators decide {p.get_kind_display().lower()} proposals.")
         else:
             out.append(p)

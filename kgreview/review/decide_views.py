@@ -112,7 +112,7 @@ def _decide(request, f, pk: int, cursor: str, service, version, *, refused=None,
     why it could not be taken, with ``refused`` passed on to it). A decision the person
     may not take is a 403, a proposal that does not exist a 404."""
     try:
-        out = service(proposal_id=pk, reviewer=request.user, version=version, **details)
+        out = service(proposal_id=pk, acting_user=request.user, version=version, **details)
     except decisions.NotAllowed as exc:
         raise PermissionDenied(str(exc)) from exc
     except NotFound as exc:

@@ -81,7 +81,7 @@ def edge_add(request: HttpRequest) -> HttpResponse:
         return render(request, "review/edge_add.html", context, status=400)
     try:
         out = mend.edge_add_by_hand(
-            user=request.user,
+            acting_user=request.user,
             source=data["ends"]["source"],
             target=data["ends"]["target"],
             relation=data["relation"],
@@ -112,7 +112,9 @@ def edge_retire(request: HttpRequest, pk: int) -> HttpResponse:
     form.is_valid()  # the note is judged by the service, in its words
 
     def retire() -> str:
-        mend.edge_retire_by_hand(user=request.user, edge_id=edge.pk, note=form.cleaned_data["note"])
+        mend.edge_retire_by_hand(
+            acting_user=request.user, edge_id=edge.pk, note=form.cleaned_data["note"]
+        )
         return f"Edge #{edge.pk} retired. Its history stays on this page."
 
     _tell(request, retire)
@@ -136,7 +138,7 @@ def concept_status(request: HttpRequest, pk: int) -> HttpResponse:
 
     def change() -> str:
         mend.concept_update_by_hand(
-            user=request.user,
+            acting_user=request.user,
             concept_id=concept.pk,
             status=status,
             note=form.cleaned_data["note"],
@@ -163,12 +165,12 @@ def concept_names(request: HttpRequest, pk: int) -> HttpResponse:
 
     def change() -> str:
         if action == "rename":
-            mend.concept_update_by_hand(user=request.user, concept_id=pk, name=name)
+            mend.concept_update_by_hand(acting_user=request.user, concept_id=pk, name=name)
             return f'Renamed "{concept.name}" to "{name}"; the old name stays as an alias.'
         if action == "add_alias":
-            mend.concept_update_by_hand(user=request.user, concept_id=pk, add_aliases=[name])
+            mend.concept_update_by_hand(acting_user=request.user, concept_id=pk, add_aliases=[name])
             return f'"{name}" is now also a name of "{concept.name}".'
-        mend.concept_update_by_hand(user=request.user, concept_id=pk, remove_aliases=[name])
+        mend.concept_update_by_hand(acting_user=request.user, concept_id=pk, remove_aliases=[name])
         return f'"{name}" is no longer a name of "{concept.name}"; the name is free again.'
 
     _tell(request, change)
@@ -206,7 +208,7 @@ def concept_merge(request: HttpRequest, pk: int) -> HttpResponse:
     loser_id = other.pk if survivor_id == concept.pk else concept.pk
     try:
         out = mend.concepts_merge_by_hand(
-            user=request.user,
+            acting_user=request.user,
             survivor_id=survivor_id,
             loser_id=loser_id,
             note=data["note"],
@@ -229,7 +231,7 @@ def concept_merge(request: HttpRequest, pk: int) -> HttpResponse:
 @curator_required
 def concept_unmerge(request: HttpRequest, pk: int) -> HttpResponse:
     def split() -> str:
-        concept = undo.merge_undo(loser_id=pk, user=request.user)
+        concept = undo.merge_undo(loser_id=pk, acting_user=request.user)
         return f'"{concept.name}" is a concept of its own again.'
 
     _tell(request, split)

@@ -18,6 +18,7 @@ It lives in the review layer because "no open proposal" is the queue's to tell.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.db.models import Count
@@ -31,6 +32,9 @@ from kgreview.graph.services.common import lock_relations
 from kgreview.graph.vocabulary_files import RelationDef, Vocabulary
 
 from .models import OPEN_STATUSES, Proposal
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 class VocabularyRefused(StateConflict):
@@ -161,7 +165,11 @@ def _problems(
 
 
 def _install_one(
-    wanted: RelationDef, have: RelationType | None, report: InstallReport, acting_user
+    wanted: RelationDef,
+    have: RelationType | None,
+    report: InstallReport,
+    *,
+    acting_user: User | None,
 ) -> None:
     if have is None:
         graph_services.relation_type_create(
@@ -197,7 +205,7 @@ def _install_one(
 
 
 @transaction.atomic
-def vocabulary_install(*, vocabulary: Vocabulary, acting_user) -> InstallReport:
+def vocabulary_install(*, vocabulary: Vocabulary, acting_user: User | None) -> InstallReport:
     """Make the graph's active relations exactly ``vocabulary``'s: add, describe and
     reactivate what it names, retire what it does not (only while unused).
 
@@ -215,7 +223,7 @@ def vocabulary_install(*, vocabulary: Vocabulary, acting_user) -> InstallReport:
         raise VocabularyRefused(vocabulary, problems)
     report = InstallReport(vocabulary=vocabulary.name, origin=vocabulary.origin)
     for wanted in vocabulary.relations:
-        _install_one(wanted, existing.get(wanted.key), report, acting_user)
+        _install_one(wanted, existing.get(wanted.key), report, acting_user=acting_user)
     for relation in sorted(to_retire, key=lambda r: r.key):
         graph_services.relation_type_retire(relation=relation, acting_user=acting_user)
         report.retired.append(relation.key)

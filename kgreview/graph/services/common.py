@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kgreview.core import audit, retry
 from kgreview.core.errors import EvidenceMismatch
@@ -20,17 +21,20 @@ from kgreview.core.errors import EvidenceMismatch
 from .. import selectors
 from ..models import Concept, Edge, NameChange, RelationType, SourceRevision
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
+
 NAME_MAX = 200
 
 
-class _Deciding:
+class Deciding:
     """The marker for "part of a decision on a proposal, written after this change"."""
 
     def __repr__(self) -> str:
         return "DECIDING"
 
 
-DECIDING = _Deciding()
+DECIDING = Deciding()
 
 
 def decision_row(decision):
@@ -40,7 +44,7 @@ def decision_row(decision):
 
 def audited(
     *,
-    acting_user,
+    acting_user: User | None,
     decision,
     action: str,
     subject,
@@ -70,9 +74,9 @@ def quoted(name: str) -> str:
     return f"“{name}”"
 
 
-def user_row(user):
+def user_row(person: User | AnonymousUser | None) -> User | None:
     """The user to store in a ``*_by`` column: none for an anonymous or missing user."""
-    return user if user is not None and user.is_authenticated else None
+    return person if person is not None and person.is_authenticated else None
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 from datetime import datetime
-from typing import Final, Literal, TypedDict
+from typing import TYPE_CHECKING, Final, Literal, TypedDict
 
 from django.db import transaction
 from django.utils import timezone
@@ -36,6 +36,9 @@ from .rows import (
     lock_for_edge,
     retire_row,
 )
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def _fact(edge: Edge) -> str:
@@ -74,7 +77,7 @@ def edge_add(
     weight: float = 1.0,
     valid_at: datetime | None = None,
     proposal=None,
-    acting_user,
+    acting_user: User | None,
     decision=None,
 ) -> Edge:
     """The body of ``edge_create`` for callers already inside a transaction.
@@ -145,7 +148,7 @@ def edge_invalidate(
     *,
     edge: Edge,
     reason: str,
-    acting_user,
+    acting_user: User | None,
     decision=None,
     at: datetime | None = None,
 ) -> Edge:
@@ -160,7 +163,7 @@ def edge_invalidate(
         edge,
         status=Edge.Status.INVALIDATED,
         at=at,
-        user=user_row(acting_user),
+        acting_user=user_row(acting_user),
         decision=decision_row(decision),
         reason=reason.strip(),
     )
@@ -202,7 +205,7 @@ class _EdgeValues(TypedDict):
 def edge_supersede(
     *,
     edge: Edge,
-    acting_user,
+    acting_user: User | None,
     why: str = "",
     decision=None,
     proposal=None,
@@ -254,12 +257,12 @@ def edge_supersede(
     ):
         raise ValidationFailed("Nothing would change: the update is the same as the edge.")
     now = timezone.now()
-    user = user_row(acting_user)
+    who = user_row(acting_user)
     retire_row(
         old,
         status=Edge.Status.SUPERSEDED,
         at=now,
-        user=user,
+        acting_user=who,
         decision=decision_row(decision),
         reason=why.strip() or "Updated.",
     )
@@ -277,7 +280,7 @@ def edge_supersede(
         supersedes=old,
         proposal=proposal,
         decision=decision_row(decision),
-        decided_by=user,
+        decided_by=who,
         in_order=in_order,
     )
     was, now_is = _columns(old), _columns(new)
@@ -298,7 +301,7 @@ def edge_supersede(
 def edge_restore(
     *,
     edge: Edge,
-    acting_user,
+    acting_user: User | None,
     why: str = "",
     decision=None,
     proposal=None,
