@@ -49,6 +49,7 @@ class GraphRefused(ValidationFailed):
     """This folder or database cannot be the graph asked for; nothing was changed."""
 
     code = "graph_refused"
+    status = 400
 
 
 def var_root() -> Path:

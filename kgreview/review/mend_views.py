@@ -11,18 +11,18 @@ from collections.abc import Callable
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from kgreview.core.errors import DomainError, NotFound
+from kgreview.core.errors import DomainError
 from kgreview.core.forms import errors_in_words
 from kgreview.core.permissions import curator_required, decide_required
+from kgreview.core.refusals import form_refused, said
 from kgreview.graph.models import Concept, Edge, RelationType
 
-from . import decisions, mend, undo
+from . import mend, undo
 from .card_parts import merge_sides
 from .mend_forms import (
     ConceptMergeForm,
@@ -34,25 +34,18 @@ from .mend_forms import (
 from .outcome import ProposalStale
 
 
-def _words(exc: DomainError) -> str:
-    """The refusal in words, without the queue's "cannot apply it as it stands" preamble."""
+def _own(exc: DomainError) -> DomainError:
+    """The refusal to say: the graph's own (its words and status) rather than the queue's
+    "cannot apply it as it stands", which speaks of a proposal the person never saw."""
     if isinstance(exc, ProposalStale) and isinstance(exc.__cause__, DomainError):
-        return str(exc.__cause__)
-    return str(exc)
+        return exc.__cause__
+    return exc
 
 
 def _tell(request: HttpRequest, change: Callable[[], str]) -> None:
     """Make the change and say what it did, or why it was refused, as a message."""
-    try:
-        done = change()
-    except decisions.NotAllowed as exc:
-        raise PermissionDenied(str(exc)) from exc
-    except NotFound as exc:
-        raise Http404(str(exc)) from None
-    except DomainError as exc:
-        messages.error(request, _words(exc))
-    else:
-        messages.success(request, done)
+    with said(request, _own):
+        messages.success(request, change())
 
 
 # --- Edges ------------------------------------------------------------------------------
@@ -89,11 +82,8 @@ def edge_add(request: HttpRequest) -> HttpResponse:
             evidence=data["evidence"],
             confidence=form.confidence_number(),
         )
-    except decisions.NotAllowed as exc:
-        raise PermissionDenied(str(exc)) from exc
     except DomainError as exc:
-        context["error"] = _words(exc)
-        return render(request, "review/edge_add.html", context, status=400)
+        return form_refused(request, "review/edge_add.html", context, _own(exc))
     edge = out.edges[0]
     messages.success(
         request,
@@ -214,8 +204,7 @@ def concept_merge(request: HttpRequest, pk: int) -> HttpResponse:
             note=data["note"],
         )
     except DomainError as exc:
-        context["error"] = _words(exc)
-        return render(request, "review/concept_merge.html", context, status=400)
+        return form_refused(request, "review/concept_merge.html", context, _own(exc))
     survivor = out.concepts[0]
     moved = len(out.edges)
     messages.success(

@@ -41,6 +41,7 @@ class VocabularyRefused(StateConflict):
     """The graph cannot take this vocabulary as it stands; ``problems`` says why."""
 
     code = "vocabulary_refused"
+    status = 409
 
     def __init__(self, vocabulary: Vocabulary, problems: list[str]) -> None:
         shown = "\n".join(f"  - {p}" for p in problems)
