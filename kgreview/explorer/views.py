@@ -129,9 +129,10 @@ def ask(request: HttpRequest) -> HttpResponse:
         try:
             answer = ask_graph(form.cleaned_data["q"], at=form.cleaned_data["as_of"])
         except DomainError as exc:
-            # The question's refusal is said where its answer would be, with the page.
+            # The refusal is said where the answer would be, as a 400 even for a model
+            # that is unavailable (503): htmx swaps a 400 in place, never a 5xx.
             context = _ask_context(request, form, None, refused=True)
-            return form_refused(request, template, context, exc)
+            return form_refused(request, template, context, exc, status=400)
     elif "q" in request.GET:
         error = "Write a question first."
     context = _ask_context(request, form, answer, refused=bool(error))
