@@ -308,7 +308,7 @@ def _change_a_name(clock: _Clock, graph, rng, reviewer, turn: int) -> None:
             .first()
         )
         if pending is not None:
-            proposal_accept(proposal_id=pending, reviewer=reviewer)
+            proposal_accept(proposal_id=pending, acting_user=reviewer)
             clock.changes["concept_accepted"] += 1
             return
     concept = Concept.objects.get(pk=rng.choice(graph.ids))

@@ -151,7 +151,7 @@ def _through_the_api(picks: list[int], targets: list[int]):
 
     user = get_user_model().objects.create_user(username="bench-agent", password="x")
     user.groups.add(Group.objects.get(name="viewer"))
-    token = api_token_create(user=user, name="bench", acting_user=None).secret
+    token = api_token_create(owner=user, name="bench", acting_user=None).secret
     client = Client(headers={"Authorization": f"Bearer {token}"})
     api: dict[str, list[float]] = defaultdict(list)
     queries: dict[str, int] = {}

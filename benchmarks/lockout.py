@@ -153,7 +153,9 @@ def _people_at_work(client, reviewer, waiting, decide, login, logout, heartbeat,
     from kgreview.review.decisions import proposal_accept
 
     for pk in waiting:
-        _timed(decide, lambda pk=pk: proposal_accept(proposal_id=pk, reviewer=reviewer), "decide")
+        _timed(
+            decide, lambda pk=pk: proposal_accept(proposal_id=pk, acting_user=reviewer), "decide"
+        )
         _timed(login, lambda: _answered(client, "/login/", CREDENTIALS), "login")
         _timed(logout, lambda: _answered(client, "/logout/", {}), "logout")
         _timed(

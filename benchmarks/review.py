@@ -343,7 +343,7 @@ def bench_bulk(*, scale: int = 1, proposals: int = 1000, seed: int = 5) -> dict:
         apply_ms, apply_q, _ = timed_request(client, "post", bulk, {**data, "step": "apply"}, HX)
         accepted = Proposal.objects.filter(pk__in=wanted, status="accepted").count()
         with_them = Proposal.objects.filter(kind=AddConceptKind.key, status="accepted").count()
-        (batch,) = undo.undoable_batches(reviewer=user, limit=1)
+        (batch,) = undo.undoable_batches(user=user, limit=1)
         undo_ms, undo_q, _ = timed_request(
             client, "post", reverse("review:undo"), {"batch": str(batch.batch), "from": "queue"}, HX
         )

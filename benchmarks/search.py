@@ -46,7 +46,7 @@ def _clients() -> tuple[Client, Client]:
     picker.force_login(reviewer)
     agent = get_user_model().objects.create_user("bench-search-agent", password="x")
     agent.groups.add(Group.objects.get(name="viewer"))
-    token = api_token_create(user=agent, name="bench", acting_user=None).secret
+    token = api_token_create(owner=agent, name="bench", acting_user=None).secret
     return picker, Client(headers={"Authorization": f"Bearer {token}"})
 
 

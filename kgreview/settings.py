@@ -175,8 +175,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    # A deadlock or lock timeout nobody caught: 409 in words, not a 500.
-    "kgreview.core.middleware.BusyMiddleware",
+    # A refusal (DomainError) or a lost lock race nobody caught: in words, not a 500.
+    "kgreview.core.refusals.RefusalMiddleware",
     "csp.middleware.CSPMiddleware",
     # Last, as django-axes asks: it turns a refused login into the lockout page.
     "axes.middleware.AxesMiddleware",

@@ -220,3 +220,109 @@ def test_the_private_import_check_sees_relative_and_absolute_imports(tmp_path, m
         "kgreview.demo.a <- kgreview.demo.b._OTHER",
         "kgreview.demo.a <- kgreview.demo.b._helper",
     ]
+
+
+# --- One name for the person who acts ------------------------------------------------------
+
+# The modules that change state. Any other module that defines a function taking
+# ``acting_user`` is one too (``_service_modules``).
+SERVICE_MODULES = (
+    "kgreview/core/audit.py",
+    "kgreview/graph/services/*.py",
+    "kgreview/graph/bulk*.py",
+    "kgreview/graph/sources.py",
+    "kgreview/review/decisions.py",
+    "kgreview/review/bulk*.py",
+    "kgreview/review/undo*.py",
+    "kgreview/review/mend.py",
+    "kgreview/review/settle.py",
+    "kgreview/review/services.py",
+    "kgreview/review/reconcile.py",
+    "kgreview/review/kinds/*.py",
+    "kgreview/agents/runs.py",
+    "kgreview/agents/schedules.py",
+    "kgreview/questions/services.py",
+    "kgreview/api/services.py",
+)
+# Functions of those modules that only ask about a user (what may this user do, what could
+# they undo) and act for nobody: they keep the name ``user``.
+ASK_ABOUT_A_USER = {
+    "kgreview.review.decisions.can_decide_kind",
+    "kgreview.review.undo.undoable_batches",
+}
+OTHER_NAMES = ("reviewer", "user")
+
+
+def _functions(path: Path):
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield node
+
+
+def _service_modules(root: Path) -> list[Path]:
+    listed = {path for pattern in SERVICE_MODULES for path in root.glob(pattern)}
+    acting = {
+        path
+        for path in (root / "kgreview").rglob("*.py")
+        if "migrations" not in path.parts
+        and any(
+            arg.arg == "acting_user"
+            for fn in _functions(path)
+            for arg in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
+        )
+    }
+    return sorted(listed | acting)
+
+
+def actor_names(root: Path) -> list[str]:
+    """Where a service names the person who acts otherwise than ``acting_user``, or takes
+    ``acting_user`` positionally or untyped; and every ``**x.by`` unpacking."""
+    found = []
+    for path in _service_modules(root):
+        module = ".".join(path.relative_to(root).with_suffix("").parts)
+        for fn in _functions(path):
+            a = fn.args
+            for arg in a.posonlyargs + a.args + a.kwonlyargs:
+                where = f"{module}.{fn.name}({arg.arg})"
+                if arg.arg in OTHER_NAMES and f"{module}.{fn.name}" not in ASK_ABOUT_A_USER:
+                    found.append(f"{where}: call it acting_user")
+                if arg.arg == "acting_user" and arg not in a.kwonlyargs:
+                    found.append(f"{where}: keyword-only")
+                if arg.arg == "acting_user" and arg.annotation is None:
+                    found.append(f"{where}: typed")
+    for path in (root / "kgreview").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                found += [
+                    f"{path.relative_to(root)}:{node.lineno}: **{ast.unparse(k.value)}"
+                    for k in node.keywords
+                    if k.arg is None and isinstance(k.value, ast.Attribute) and k.value.attr == "by"
+                ]
+    return found
+
+
+def test_every_service_names_the_person_who_acts_acting_user():
+    """One actor, one name (issue 26): every service and kind step takes the person who
+    acts as a keyword-only, typed ``acting_user`` (``None``: the system), never
+    ``reviewer`` or ``user`` or a dict unpacked from ``step.by``."""
+    assert actor_names(ROOT) == []
+
+
+def test_the_actor_check_sees_other_names_positions_and_unpacking(tmp_path):
+    package = tmp_path / "kgreview" / "review"
+    package.mkdir(parents=True)
+    (package / "decisions.py").write_text(
+        "def decide(*, reviewer): ...\n"
+        "def can_decide_kind(user, kind): ...\n"
+        "def settle(out, acting_user: object): ...\n"
+    )
+    (package / "elsewhere.py").write_text(
+        "def change(*, acting_user, user): ...\nchange(**step.by)\n"
+    )
+    assert sorted(actor_names(tmp_path)) == [
+        "kgreview.review.decisions.decide(reviewer): call it acting_user",
+        "kgreview.review.decisions.settle(acting_user): keyword-only",
+        "kgreview.review.elsewhere.change(acting_user): typed",
+        "kgreview.review.elsewhere.change(user): call it acting_user",
+        "kgreview/review/elsewhere.py:2: **step.by",
+    ]

@@ -100,7 +100,7 @@ def site(f):
     )
     proposal = f.edge_proposal(vs, f.concept("Rerankers"), "related", doc=doc)
     run = agent_run_create(agent="heal", acting_user=None)
-    token = api_token_create(user=curator, name="fuzz", acting_user=None)
+    token = api_token_create(owner=curator, name="fuzz", acting_user=None)
     question = question_create(
         spec=QuestionSpec(
             text="What should I learn before vector search?",

@@ -100,7 +100,7 @@ def test_the_explorer_page_of_a_leads_to_c(f, chain):
 
 
 def test_the_api_says_a_lives_on_c(f, chain):
-    secret = api_token_create(user=f.user(role="viewer"), name="bot", acting_user=None).secret
+    secret = api_token_create(owner=f.user(role="viewer"), name="bot", acting_user=None).secret
     agent = Client(headers={"Authorization": f"Bearer {secret}"})
     for loser in (chain["a"], chain["b"]):
         body = agent.get(f"/api/v1/concepts/{loser.pk}").json()

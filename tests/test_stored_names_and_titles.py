@@ -54,14 +54,14 @@ def test_a_source_title_of_format_characters_only_falls_back_to_its_slug(f):
 
 def test_an_api_token_name_loses_its_format_characters(f):
     owner = f.user(role="viewer")
-    issued = api_token_create(user=owner, name=HOSTILE, acting_user=owner)
+    issued = api_token_create(owner=owner, name=HOSTILE, acting_user=owner)
     assert issued.token.name == CLEAN
 
 
 def test_an_api_token_name_of_format_characters_only_is_refused_in_words(f):
     owner = f.user(role="viewer")
     with pytest.raises(ValidationFailed, match="Give the token a name"):
-        api_token_create(user=owner, name=f"{RLO}{ZWJ}", acting_user=owner)
+        api_token_create(owner=owner, name=f"{RLO}{ZWJ}", acting_user=owner)
 
 
 def test_a_relation_label_and_verb_lose_their_format_characters(f):
@@ -155,7 +155,7 @@ def test_an_old_api_token_name_with_an_override_is_shown_inside_bdi(f):
     from kgreview.api.models import ApiToken
 
     client, owner = signed_in(f, "viewer")
-    issued = api_token_create(user=owner, name="bot", acting_user=owner)
+    issued = api_token_create(owner=owner, name="bot", acting_user=owner)
     ApiToken.objects.filter(pk=issued.token.pk).update(name=f"Evil{RLO}gnp.exe")
     html = client.get(reverse("api-tokens")).content.decode()
     assert f"<td><bdi>Evil{RLO}gnp.exe</bdi></td>" in html

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -37,6 +38,9 @@ from .models import AgentRun, AgentRunItem, ExtractionRecord
 from .persist import persist_result
 from .runs import construct_mutex_hold, run_start_record
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 log = logging.getLogger(__name__)
 
 
@@ -59,7 +63,7 @@ def construct_run_create(
     sources: Iterable[Source] | None = None,
     provider: str | None = None,
     trigger: str = AgentRun.Trigger.CLI,
-    acting_user=None,
+    acting_user: User | None = None,
     params: dict | None = None,
 ) -> AgentRun:
     """A queued construction run with one item per source that has text.

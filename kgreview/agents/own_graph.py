@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -36,6 +37,9 @@ from kgreview.graph.importing import BadSourceFile, read_upload
 from kgreview.graph.models import Concept, Source
 from kgreview.review.models import Proposal
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 DEMO = "demo"
 NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 START = "graph.start"
@@ -45,6 +49,7 @@ class GraphRefused(ValidationFailed):
     """This folder or database cannot be the graph asked for; nothing was changed."""
 
     code = "graph_refused"
+    status = 400
 
 
 def var_root() -> Path:
@@ -254,7 +259,9 @@ def check_documents(paths: list[str]) -> None:
 
 
 @transaction.atomic
-def graph_mark(*, name: str, kind: str, vocabulary: str, acting_user=None) -> AuditEntry | None:
+def graph_mark(
+    *, name: str, kind: str, vocabulary: str, acting_user: User | None = None
+) -> AuditEntry | None:
     """Record, once, whose this database is (the curation log's ``graph.start`` row).
     ``acting_user`` None: the operator's command, the system's own change."""
     if identity() is not None:

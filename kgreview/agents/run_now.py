@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from . import tasks
 from .adapters import extractor_for
 from .construct import construct_run_create, sources_to_construct
 from .models import AgentRun
 from .runs import agent_run_create, agent_run_not_queued
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +42,7 @@ class RunNow:
     words: str
 
 
-def agent_run_now(*, agent: str, acting_user, every_source: bool = False) -> RunNow:
+def agent_run_now(*, agent: str, acting_user: User | None, every_source: bool = False) -> RunNow:
     """Start a run of ``agent`` by hand for ``acting_user`` (a curator: the run is theirs
     and the curation log says so). Construction reads the sources no agent has read yet,
     or ``every_source``; with nothing new it starts no run."""

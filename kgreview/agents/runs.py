@@ -13,6 +13,8 @@ write no audit row.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -23,6 +25,9 @@ from kgreview.core.errors import NotFound, StateConflict
 
 from .items import construct_run_close, item_lease
 from .models import AgentRun, AgentRunItem, Mutex, WorkerHeartbeat
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def worker_heartbeat_record(*, hostname: str, pid: int) -> WorkerHeartbeat:
@@ -42,7 +47,7 @@ def construct_mutex_hold() -> None:
     Mutex.objects.select_for_update().get_or_create(name="construct")
 
 
-def run_start_record(run: AgentRun, *, acting_user, after: dict) -> None:
+def run_start_record(run: AgentRun, *, acting_user: User | None, after: dict) -> None:
     """The curation-log row of a run a curator started by hand (none for the system's)."""
     if acting_user is None:
         return
@@ -67,7 +72,7 @@ def agent_run_create(
     *,
     agent: str,
     trigger: str = AgentRun.Trigger.CLI,
-    acting_user=None,
+    acting_user: User | None = None,
     provider: str = "",
     model: str = "",
     params: dict | None = None,
@@ -216,7 +221,7 @@ def agent_run_not_queued(*, run_id: int, reason: str) -> AgentRun:
 
 
 @transaction.atomic
-def agent_run_cancel(*, run_id: int, acting_user) -> AgentRun:
+def agent_run_cancel(*, run_id: int, acting_user: User | None) -> AgentRun:
     """Ask a run to stop between sources (or steps). Sources not started are cancelled now;
     one already being read finishes cleanly, and then the run is marked cancelled.
 
@@ -253,7 +258,9 @@ def agent_run_cancel(*, run_id: int, acting_user) -> AgentRun:
     return run
 
 
-def _cancel_record(run: AgentRun, *, acting_user, before: dict, cancelled: int) -> None:
+def _cancel_record(
+    run: AgentRun, *, acting_user: User | None, before: dict, cancelled: int
+) -> None:
     """The curation-log row of a cancel a curator asked for (none for the system's)."""
     if acting_user is None:
         return

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.db import transaction
 
 from kgreview.core import audit
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 
 @transaction.atomic
-def schedule_set_enabled(*, schedule, enabled: bool, acting_user):
+def schedule_set_enabled(*, schedule, enabled: bool, acting_user: User | None):
     """Pause or resume an agent's schedule; beat notices the change on its next tick.
 
     ``acting_user`` is the curator (audited; ``None`` would be the system). Asking for the

@@ -14,9 +14,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_celery_beat.models import PeriodicTask
 
-from kgreview.core.errors import DomainError, NotFound
 from kgreview.core.forms import errors_in_words
 from kgreview.core.permissions import curator_required, is_curator, view_required
+from kgreview.core.refusals import said
 
 from . import selectors
 from .forms import RunNowForm, ScheduleToggleForm
@@ -190,13 +190,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @curator_required
 def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    try:
+    with said(request):
         run = agent_run_cancel(run_id=pk, acting_user=request.user)
-    except NotFound as exc:
-        raise Http404(str(exc)) from None
-    except DomainError as exc:
-        messages.error(request, str(exc))
-    else:
         messages.success(
             request,
             f"Run #{run.pk} will stop after the source it is reading now."

@@ -17,6 +17,8 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, Throttled
 from ninja.security import HttpBearer, SessionAuth
 
+from kgreview.core import refusals
+from kgreview.core.errors import DomainError
 from kgreview.core.permissions import can_view
 
 from . import schemas as s
@@ -134,6 +136,13 @@ class ApiError(Exception):
 @api.exception_handler(ApiError)
 def _api_error(request, exc: ApiError):
     return api.create_response(request, {"detail": exc.detail}, status=exc.status)
+
+
+@api.exception_handler(DomainError)
+def _refused(request, exc: DomainError):
+    """A service's refusal, said as every refusal is (``core.refusals``): its words, code
+    and status."""
+    return refusals.answer(request, exc)
 
 
 @api.exception_handler(AuthenticationError)

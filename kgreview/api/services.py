@@ -9,6 +9,7 @@ import logging
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -21,6 +22,9 @@ from kgreview.core.disk import is_disk_full
 from kgreview.core.errors import StateConflict, ValidationFailed
 
 from .models import ApiToken
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 log = logging.getLogger(__name__)
 
@@ -45,48 +49,48 @@ def _described(token: ApiToken) -> dict:
     return {"id": token.pk, "name": token.name, "owner": token.user.get_username()}
 
 
-def api_token_create(*, user, name: str, acting_user) -> IssuedToken:
-    """A new read-only token for ``user``, made by ``acting_user`` (``None`` for the
+def api_token_create(*, owner: User, name: str, acting_user: User | None) -> IssuedToken:
+    """A new read-only token for ``owner``, made by ``acting_user`` (``None`` for the
     command line, which acts as the system). The returned secret is the only copy.
-    Refused in words when ``user`` already holds ``KG_API_MAX_TOKENS_PER_USER`` live
+    Refused in words when ``owner`` already holds ``KG_API_MAX_TOKENS_PER_USER`` live
     tokens."""
     name = normal_name(str(name))
     if not name:
         raise ValidationFailed("Give the token a name, such as the agent that will use it.")
     if len(name) > 100:
         raise ValidationFailed("A token name has at most 100 characters.")
-    if not user.is_active:
-        raise ValidationFailed(f"{user.get_username()} is not an active user.")
+    if not owner.is_active:
+        raise ValidationFailed(f"{owner.get_username()} is not an active user.")
     prefix = secrets.token_hex(4)
     secret = f"{TOKEN_PREFIX}_{prefix}_{secrets.token_urlsafe(32)}"
     with transaction.atomic():
         # The owner's row serialises their token writes, so two at once cannot both pass
         # the cap.
-        list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk"))
+        list(get_user_model().objects.select_for_update().filter(pk=owner.pk).values_list("pk"))
         most = settings.KG_API_MAX_TOKENS_PER_USER
-        live = ApiToken.objects.filter(user=user, revoked_at__isnull=True).count()
+        live = ApiToken.objects.filter(user=owner, revoked_at__isnull=True).count()
         if live >= most:
             raise ValidationFailed(
-                f"{user.get_username()} already has {live} live API tokens, the most one "
+                f"{owner.get_username()} already has {live} live API tokens, the most one "
                 f"account may hold (KG_API_MAX_TOKENS_PER_USER={most}); nothing was made. "
                 "Revoke one you no longer use (on the API tokens page, or with "
                 "manage.py api_token revoke PREFIX) and make the new one then. The rate "
                 "limits count per account, so more tokens would not allow more requests."
             )
         token = ApiToken.objects.create(
-            user=user, name=name, prefix=prefix, key_hash=token_hash(secret)
+            user=owner, name=name, prefix=prefix, key_hash=token_hash(secret)
         )
         audit.record(
             acting_user=acting_user,
             action="api_token.create",
             subject=token,
-            summary=f"Made the read-only API token “{name}” for {user.get_username()}.",
+            summary=f"Made the read-only API token “{name}” for {owner.get_username()}.",
             after=_described(token),
         )
     return IssuedToken(token=token, secret=secret)
 
 
-def api_token_revoke(*, token: ApiToken, acting_user) -> ApiToken:
+def api_token_revoke(*, token: ApiToken, acting_user: User | None) -> ApiToken:
     """Revoke a token: ``acting_user`` is its owner or a staff member, or ``None`` for the
     command line, which acts as the system. Locks the row; revoking twice is refused."""
     with transaction.atomic():

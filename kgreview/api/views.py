@@ -11,6 +11,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from kgreview.core.errors import DomainError
 from kgreview.core.permissions import view_required
+from kgreview.core.refusals import form_refused, said
 
 from . import services
 from .forms import TokenForm
@@ -22,36 +23,25 @@ from .models import ApiToken
 @login_required
 @view_required
 def tokens(request: HttpRequest) -> HttpResponse:
-    issued = None
-    error = ""
-    status = 200
-    typed = ""
-    if request.method == "POST":
-        form = TokenForm(request.POST)
-        typed = form.data.get("name", "")
-        if not form.is_valid():
-            error, status = form.error_in_words(), 400
-        else:
-            try:
-                issued = services.api_token_create(
-                    user=request.user, name=form.cleaned_data["name"], acting_user=request.user
-                )
-            except DomainError as exc:
-                error, status = exc.message, 400
     rows = ApiToken.objects.filter(user=request.user).order_by("-created_at", "-id")
-    return render(
-        request,
-        "api/tokens.html",
-        {
-            "tokens": rows,
-            "issued": issued,
-            "error": error,
-            # After a token is made the form starts empty again; after an error it keeps
-            # what was typed.
-            "name": "" if issued else typed,
-        },
-        status=status,
-    )
+    # After a token is made the form starts empty again; after an error it keeps what was
+    # typed.
+    context = {"tokens": rows, "issued": None, "error": "", "name": ""}
+    if request.method == "GET":
+        return render(request, "api/tokens.html", context)
+    form = TokenForm(request.POST)
+    context["name"] = form.data.get("name", "")
+    if not form.is_valid():
+        context["error"] = form.error_in_words()
+        return render(request, "api/tokens.html", context, status=400)
+    try:
+        context["issued"] = services.api_token_create(
+            owner=request.user, name=form.cleaned_data["name"], acting_user=request.user
+        )
+    except DomainError as exc:
+        return form_refused(request, "api/tokens.html", context, exc)
+    context["name"] = ""
+    return render(request, "api/tokens.html", context)
 
 
 @require_POST
@@ -59,9 +49,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
 @view_required
 def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
     token = get_object_or_404(ApiToken, pk=pk, user=request.user)
-    try:
+    with said(request):
         services.api_token_revoke(token=token, acting_user=request.user)
         messages.success(request, f"Revoked {token.name}; agents using it are now refused.")
-    except DomainError as exc:
-        messages.error(request, exc.message)
     return redirect("api-tokens")

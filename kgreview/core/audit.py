@@ -9,11 +9,14 @@ row is its audit row, so no second row is written.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
 from .models import AuditEntry
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 MAX_SUMMARY = 500
 
@@ -64,7 +67,7 @@ def _subject(subject: Any) -> tuple[str, str]:
 
 def record(
     *,
-    acting_user,
+    acting_user: User | None,
     action: str,
     subject: Any,
     summary: str,

@@ -11,13 +11,9 @@ A view that must install its own upload handlers before the body is parsed (the 
 page's size limit) is marked with ``@parses_own_body``: its query string is still
 checked here, its body by the view itself (the upload cleans each file's name).
 
-``BusyMiddleware``: a request that lost to other writers is answered in words, never
-with a 500. The decision services retry a deadlocked transaction and refuse with
-``Busy`` in words (``kgreview.core.retry``), and their views show those words. This
-catches what reaches Django anyway: a ``Busy`` no view caught, or a deadlock,
-serialization failure or SQLite "database is locked" from a write outside a retried
-service. The answer is a 409 with the words and ``Retry-After``: JSON under ``/api/``, a
-fragment for htmx, else a page.
+A refusal of a service (a ``DomainError``, ``Busy`` among them) and a lost lock race
+that reached Django are answered by ``core.refusals.RefusalMiddleware``, in the same
+three shapes.
 
 ``DiskFullMiddleware``: a write that found the disk full (``core.disk``) is answered
 503 "The server's disk is full: nothing was saved." in the same three shapes, wherever
@@ -28,7 +24,6 @@ middleware sits outside the session's and turns that request's 500 into the 503)
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from collections.abc import Callable, Iterable
@@ -36,14 +31,13 @@ from collections.abc import Callable, Iterable
 from django.core.signals import got_request_exception
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
-from django.utils.html import escape, format_html
+from django.utils.html import format_html
 
 from construction.text import CONTROL, control_in
 
 from . import disk
-from .errors import Busy
 from .forms import BIGGEST_INT
-from .retry import busy, is_busy
+from .refusals import is_htmx, refusal
 
 _NAMES = {
     "\x00": "a NUL byte",
@@ -51,7 +45,6 @@ _NAMES = {
     "\x1b": "an escape character",
 }
 _FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
-TOAST_EVENT = "kgRefused"
 
 
 def parses_own_body(view: Callable) -> Callable:
@@ -115,20 +108,6 @@ def control_problem(request: HttpRequest, *, body: bool = True) -> str | None:
     return problem
 
 
-def refusal(request: HttpRequest, words: str) -> HttpResponse:
-    """A 400 saying ``words``: JSON for the API, a fragment and a toast for htmx, a page
-    otherwise."""
-    match = request.resolver_match
-    if match is not None and "api" in match.namespaces:
-        return JsonResponse({"detail": words}, status=400)
-    if request.headers.get("HX-Request") == "true":
-        response = HttpResponse(f'<p class="refusal" role="alert">{escape(words)}</p>', status=400)
-        response["HX-Reswap"] = "none"
-        response["HX-Trigger"] = json.dumps({TOAST_EVENT: {"message": words}})
-        return response
-    return render(request, "400.html", {"words": words}, status=400)
-
-
 class RefuseControlCharacters:
     """Answer 400 in words to any request whose parameters hold control characters."""
 
@@ -148,37 +127,6 @@ class RefuseControlCharacters:
         return refusal(request, words) if words else None
 
 
-RETRY_AFTER = "1"
-
-
-class BusyMiddleware:
-    def __init__(self, get_response) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
-
-    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if isinstance(exception, Busy):
-            refusal = exception
-        elif is_busy(exception):
-            refusal = busy(exception)
-        else:
-            return None
-        words = str(refusal)
-        response: HttpResponse
-        if request.path.startswith("/api/"):
-            response = JsonResponse({"detail": words, "code": refusal.code}, status=409)
-        elif getattr(request, "htmx", False):
-            response = HttpResponse(
-                format_html('<div class="flash bad" role="alert">{}</div>', words), status=409
-            )
-        else:
-            response = render(request, "409.html", {"exception": words}, status=409)
-        response["Retry-After"] = RETRY_AFTER
-        return response
-
-
 # --- A full disk ----------------------------------------------------------------------
 
 log = logging.getLogger(__name__)
@@ -195,7 +143,7 @@ def disk_full_response(request: HttpRequest) -> HttpResponse:
         "application/json" in accept and "text/html" not in accept
     ):
         response = JsonResponse({"detail": words, "code": "disk_full"}, status=503)
-    elif request.headers.get("HX-Request") == "true":
+    elif is_htmx(request):
         response = HttpResponse(
             format_html('<div class="flash bad" role="alert">{}</div>', words), status=503
         )

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET
 
 from kgreview.core.errors import DomainError
 from kgreview.core.permissions import view_required
+from kgreview.core.refusals import form_refused
 from kgreview.graph import history
 from kgreview.graph.asking import ask_graph, question_max
 from kgreview.graph.models import Concept
@@ -120,34 +121,40 @@ def ask(request: HttpRequest) -> HttpResponse:
     plan and the critique that found it. Before a question, suggestions built from the
     graph's own concepts and relations. Works with and without htmx."""
     form = AskForm(request.GET)
+    template = "explorer/ask.html#ask-results" if request.htmx else "explorer/ask.html"
     answer, error = None, ""
-    asked = bool(request.GET.get("q", "").strip())
     if not form.is_valid():
         error = next(iter(form.errors.values()))[0]
-    elif asked:
+    elif request.GET.get("q", "").strip():
         try:
             answer = ask_graph(form.cleaned_data["q"], at=form.cleaned_data["as_of"])
         except DomainError as exc:
-            error = exc.message
+            # The refusal is said where the answer would be, as a 400 even for a model
+            # that is unavailable (503): htmx swaps a 400 in place, never a 5xx.
+            context = _ask_context(request, form, None, refused=True)
+            return form_refused(request, template, context, exc, status=400)
     elif "q" in request.GET:
         error = "Write a question first."
+    context = _ask_context(request, form, answer, refused=bool(error))
+    context["error"] = error
+    return render(request, template, context, status=400 if error else 200)
+
+
+def _ask_context(request: HttpRequest, form: AskForm, answer, *, refused: bool) -> dict:
     # Suggestions show where no answer and no error does (and name the empty box's example).
-    suggestions = ask_suggestions() if answer is None and not error else Suggestions()
+    suggestions = ask_suggestions() if answer is None and not refused else Suggestions()
     shapes = () if request.htmx else question_shapes()
     data = answer.as_json() if answer is not None else None
     found = data["answer"] if data else {"concept_ids": [], "concepts": []}
-    context = {
+    return {
         "form": form,
         "q": request.GET.get("q", "")[: question_max() * 2],
         "as_of_value": request.GET.get("as_of", "")[:60],
         "answer": data,
         "concepts": list(zip(found["concept_ids"], found["concepts"], strict=True)),
-        "error": error,
         "suggestions": suggestions,
         "shapes": shapes,
         "placeholder": (suggestions.questions or shapes or ("",))[0],
         "question_max": question_max(),
         "tz_name": timezone.get_current_timezone_name(),
     }
-    template = "explorer/ask.html#ask-results" if request.htmx else "explorer/ask.html"
-    return render(request, template, context, status=400 if error else 200)

@@ -41,6 +41,7 @@ class ModelUnavailable(DomainError):
     answers stayed invalid); nothing was answered."""
 
     code = "model_unavailable"
+    status = 503
 
 
 STUDY_WALKS = (Walk("prerequisite", "in"), Walk("builds_on", "out"))  # what orders study

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models.functions import Lower
@@ -25,6 +26,9 @@ from .bulk_admit import admit_many
 from .models import Concept, ConceptAlias, Edge, RelationType, SourceConcept
 from .services.common import NAME_MAX, name_index_changed
 from .services.concepts import check_retirable
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def concepts_create_many(specs: Sequence[tuple[str, str, Iterable[str]]]) -> list[Concept]:
@@ -181,7 +185,9 @@ def edges_link_decisions(decision_of: dict[int, int]) -> None:
         _set_from_pairs("decision_id", list(decision_of.items()), {})
 
 
-def edges_invalidate_many(decision_of: dict[int, int], *, user, reason: str, at: datetime) -> None:
+def edges_invalidate_many(
+    decision_of: dict[int, int], *, acting_user: User | None, reason: str, at: datetime
+) -> None:
     """Retire active edges (edge id -> the decision retiring it) with one reason."""
     if not decision_of:
         return
@@ -191,7 +197,7 @@ def edges_invalidate_many(decision_of: dict[int, int], *, user, reason: str, at:
         {
             "status": Edge.Status.INVALIDATED,
             "invalid_at": at,
-            "invalidated_by_id": user.pk if user is not None else None,
+            "invalidated_by_id": acting_user.pk if acting_user is not None else None,
             "invalidation_reason": reason.strip(),
         },
     )

@@ -19,6 +19,7 @@ import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -32,6 +33,9 @@ from construction.formats import SUFFIXES
 from kgreview.core.errors import DomainError
 
 from .sources import SourceImportResult, source_import
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 SUPPORTED = ", ".join(sorted(SUFFIXES))
 MAX_SLUG = 200
@@ -145,7 +149,13 @@ def read_upload(raw: bytes, *, filename: str, max_bytes: int) -> tuple[str, Docu
 
 
 def store_document(
-    *, slug: str, document: Document, raw: bytes, filename: str, origin: str, acting_user
+    *,
+    slug: str,
+    document: Document,
+    raw: bytes,
+    filename: str,
+    origin: str,
+    acting_user: User | None,
 ) -> SourceImportResult:
     """One document into the graph as a new source or revision (raises ``DomainError``).
 
@@ -172,7 +182,7 @@ def store_in_batch(
     raw: bytes,
     filename: str,
     origin: str,
-    acting_user,
+    acting_user: User | None,
     seen: dict[str, str],
     where: str,
     batch: str,
@@ -288,7 +298,7 @@ def import_paths(
     paths: Iterable[str | Path],
     *,
     max_bytes: int,
-    acting_user,
+    acting_user: User | None,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> ImportReport:
     """Import every document under ``paths``; each file in its own transaction.
@@ -302,7 +312,9 @@ def import_paths(
     for done, path in enumerate(files, start=1):
         where = str(path)
         try:
-            problem = _import_one(path, where, max_bytes, seen_slugs, report, acting_user)
+            problem = _import_one(
+                path, where, max_bytes, seen_slugs, report, acting_user=acting_user
+            )
         finally:
             if progress is not None:
                 progress(done, len(files), where)
@@ -311,7 +323,9 @@ def import_paths(
     return report
 
 
-def _import_one(path, where, max_bytes, seen_slugs, report, acting_user) -> str | None:
+def _import_one(
+    path, where, max_bytes, seen_slugs, report, *, acting_user: User | None
+) -> str | None:
     try:
         size = path.stat().st_size
     except OSError as exc:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
@@ -25,6 +25,9 @@ from kgreview.core import audit
 from kgreview.core.errors import ValidationFailed
 
 from .models import Source, SourceFile, SourceRevision
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 __all__ = [
     "NO_PLACE",
@@ -76,7 +79,7 @@ def source_import(
     structure: Mapping | None = None,
     original: bytes | None = None,
     filename: str = "",
-    acting_user,
+    acting_user: User | None,
 ) -> SourceImportResult:
     """Store a source's text: a new source, a new revision, or nothing if unchanged.
 

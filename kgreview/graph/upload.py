@@ -14,6 +14,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from django.core.files.uploadedfile import UploadedFile
 from django.core.files.uploadhandler import FileUploadHandler, SkipFile
@@ -23,6 +24,9 @@ from construction.text import visible
 
 from .importing import SUPPORTED, BadSourceFile, import_json, read_upload, store_in_batch
 from .sources import SourceImportResult
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 __all__ = [
     "ACCEPT",
@@ -149,7 +153,7 @@ def _read(uploaded: UploadedFile, max_bytes: int) -> bytes | None:
 
 
 def upload_one(
-    uploaded: UploadedFile, *, acting_user, max_bytes: int, seen: dict[str, str]
+    uploaded: UploadedFile, *, acting_user: User | None, max_bytes: int, seen: dict[str, str]
 ) -> UploadResult:
     """Read and store one uploaded file; every failure is a result in words."""
     name = clean_name(uploaded.name or "")
@@ -199,7 +203,11 @@ def upload_one(
 
 
 def upload_files(
-    files: Iterable[UploadedFile], *, refused: Iterable[str], acting_user, max_bytes: int
+    files: Iterable[UploadedFile],
+    *,
+    refused: Iterable[str],
+    acting_user: User | None,
+    max_bytes: int,
 ) -> list[UploadResult]:
     """Every file's result, in the order sent; ``refused`` were skipped as too big."""
     seen: dict[str, str] = {}

@@ -14,9 +14,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST
 
-from kgreview.core.errors import DomainError
 from kgreview.core.forms import errors_in_words
 from kgreview.core.permissions import curator_required, view_required
+from kgreview.core.refusals import said
 
 from . import selectors, services, sourcepage
 from .forms import CONCEPT_FILTERS, ConceptListForm, RelationActionForm, RevisionForm
@@ -82,7 +82,7 @@ def relation_action(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, errors_in_words(form))
         return redirect("ontology")
     data = form.cleaned_data
-    try:
+    with said(request):
         if data["action"] == "retire":
             services.relation_type_retire(relation=relation, acting_user=request.user)
             messages.success(request, f'"{relation.key}" retired; its edges and history stay.')
@@ -98,6 +98,4 @@ def relation_action(request: HttpRequest, pk: int) -> HttpResponse:
                 acting_user=request.user,
             )
             messages.success(request, f'"{relation.key}" described.')
-    except DomainError as exc:
-        messages.error(request, str(exc))
     return redirect("ontology")

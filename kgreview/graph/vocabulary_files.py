@@ -99,6 +99,7 @@ class BadVocabulary(ValidationFailed):
     """A vocabulary file that cannot be installed; ``problems`` lists each in words."""
 
     code = "bad_vocabulary"
+    status = 400
 
     def __init__(self, origin: str, problems: list[str]) -> None:
         shown = "\n".join(f"  - {p}" for p in problems)

@@ -22,6 +22,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -34,6 +35,9 @@ from kgreview.core.errors import DomainError, NotFound, StateConflict
 from .judge import Judgement, expected_for, judge
 from .models import CompetencyQuestion, CompetencyRun, QuestionResult
 from .services import unknown_names
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +76,7 @@ def competency_run_current() -> CompetencyRun | None:
 def competency_run_create(
     *,
     trigger: str = CompetencyRun.Trigger.CLI,
-    acting_user=None,
+    acting_user: User | None = None,
     question_id: int | None = None,
 ) -> CompetencyRun:
     """A queued run of every active question, or of one question (active or not).

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils import timezone
@@ -22,6 +23,9 @@ from kgreview.graph.models import Concept
 from kgreview.graph.selectors import clean_name, concepts_for_names
 
 from .models import CompetencyQuestion
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 Expect = CompetencyQuestion.Expect
 MAX_NAMES = 50
@@ -143,7 +147,7 @@ def _active_twin(text: str, *, other_than: int | None = None) -> CompetencyQuest
 
 
 @transaction.atomic
-def question_create(*, spec: QuestionSpec, acting_user) -> CompetencyQuestion:
+def question_create(*, spec: QuestionSpec, acting_user: User | None) -> CompetencyQuestion:
     """Store a new competency question (active). Refuses, in words, a question already
     asked by an active one, and expected names the graph does not know."""
     clean = question_validate(spec)
@@ -178,7 +182,9 @@ def _locked(question_id: int) -> CompetencyQuestion:
 
 
 @transaction.atomic
-def question_update(*, question_id: int, spec: QuestionSpec, acting_user) -> CompetencyQuestion:
+def question_update(
+    *, question_id: int, spec: QuestionSpec, acting_user: User | None
+) -> CompetencyQuestion:
     """Change a question's words, kind of answer, expected answer or note. Its earlier
     results stay as they were (they say what was expected then, in their words)."""
     question = _locked(question_id)
@@ -210,7 +216,7 @@ def question_update(*, question_id: int, spec: QuestionSpec, acting_user) -> Com
 
 
 @transaction.atomic
-def question_retire(*, question_id: int, acting_user) -> CompetencyQuestion:
+def question_retire(*, question_id: int, acting_user: User | None) -> CompetencyQuestion:
     """Stop asking a question; it and its history stay (reactivate it to ask again)."""
     question = _locked(question_id)
     if not question.active:
@@ -230,7 +236,7 @@ def question_retire(*, question_id: int, acting_user) -> CompetencyQuestion:
 
 
 @transaction.atomic
-def question_reactivate(*, question_id: int, acting_user) -> CompetencyQuestion:
+def question_reactivate(*, question_id: int, acting_user: User | None) -> CompetencyQuestion:
     """Ask a retired question again. Refused if an active question asks the same."""
     question = _locked(question_id)
     if question.active:

@@ -11,11 +11,13 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadReque
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from kgreview.agents.schedules import schedule_set_enabled
-from kgreview.core.errors import DomainError, NotFound
+from kgreview.core.errors import DomainError
 from kgreview.core.forms import errors_in_words
 from kgreview.core.permissions import curator_required, is_curator, view_required
+from kgreview.core.refusals import form_refused, said
 
 from . import runs, selectors, services, tasks
 from .forms import QuestionForm, RunNowForm
@@ -59,17 +61,20 @@ def _refused(request: HttpRequest, words: str, *, to: str) -> HttpResponse:
     return redirect(to)
 
 
-def _form_again(request: HttpRequest, form: QuestionForm, words: str, question=None):
-    """The form with what was typed, and what is wrong in words (400)."""
-    form.refusal = words
+def _form_page(request: HttpRequest, form: QuestionForm, question=None) -> tuple[str, dict]:
+    """The page (or, for htmx, the part) that shows the question form again."""
     if question is not None:
-        context = {"question": question, "form": form, "can_curate": True}
-        template = "questions/edit.html"
-        if request.htmx:
-            template += "#question-form"
-        return render(request, template, context, status=400)
+        template = "questions/edit.html" + ("#question-form" if request.htmx else "")
+        return template, {"question": question, "form": form, "can_curate": True}
     template = "questions/home.html#question-form" if request.htmx else "questions/home.html"
-    return render(request, template, _home_context(request, form), status=400)
+    return template, _home_context(request, form)
+
+
+def _form_again(request: HttpRequest, form: QuestionForm, question=None) -> HttpResponse:
+    """The form with what was typed, and what is wrong with it in words (400)."""
+    form.refusal = errors_in_words(form)
+    template, context = _form_page(request, form, question)
+    return render(request, template, context, status=400)
 
 
 @require_POST
@@ -78,16 +83,14 @@ def _form_again(request: HttpRequest, form: QuestionForm, words: str, question=N
 def question_add(request: HttpRequest) -> HttpResponse:
     form = QuestionForm(request.POST)
     if not form.is_valid():
-        return _form_again(request, form, errors_in_words(form))
+        return _form_again(request, form)
     try:
         question = services.question_create(spec=form.spec(), acting_user=request.user)
     except DomainError as exc:
-        return _form_again(request, form, str(exc))
+        return form_refused(request, *_form_page(request, form), exc)
     messages.success(request, f"Question #{question.pk} added; it is asked on the next run.")
     if request.htmx:
-        response = HttpResponse(status=204)
-        response["HX-Redirect"] = reverse("questions:home")
-        return response
+        return HttpResponseClientRedirect(reverse("questions:home"), status=204)
     return redirect("questions:home")
 
 
@@ -103,27 +106,21 @@ def question_edit(request: HttpRequest, pk: int) -> HttpResponse:
         )
     form = QuestionForm(request.POST)
     if not form.is_valid():
-        return _form_again(request, form, errors_in_words(form), question)
+        return _form_again(request, form, question)
     try:
         services.question_update(question_id=pk, spec=form.spec(), acting_user=request.user)
     except DomainError as exc:
-        return _form_again(request, form, str(exc), question)
+        return form_refused(request, *_form_page(request, form, question), exc)
     messages.success(request, f"Question #{pk} saved.")
     if request.htmx:
-        response = HttpResponse(status=204)
-        response["HX-Redirect"] = reverse("questions:detail", args=[pk])
-        return response
+        return HttpResponseClientRedirect(reverse("questions:detail", args=[pk]), status=204)
     return redirect("questions:detail", pk=pk)
 
 
 def _state_change(request: HttpRequest, pk: int, service, done: str) -> HttpResponse:
-    try:
+    with said(request):
         service(question_id=pk, acting_user=request.user)
-    except NotFound as exc:
-        raise Http404(str(exc)) from None
-    except DomainError as exc:
-        return _refused(request, str(exc), to=reverse("questions:detail", args=[pk]))
-    messages.success(request, f"Question #{pk} {done}.")
+        messages.success(request, f"Question #{pk} {done}.")
     return redirect("questions:detail", pk=pk)
 
 
@@ -154,16 +151,15 @@ def run_now(request: HttpRequest) -> HttpResponse:
         if question_id
         else reverse("questions:home")
     )
-    try:
+    run = None
+    with said(request):
         run = runs.competency_run_create(
             trigger=CompetencyRun.Trigger.MANUAL,
             acting_user=request.user,
             question_id=question_id,
         )
-    except NotFound as exc:
-        raise Http404(str(exc)) from None
-    except DomainError as exc:
-        return _refused(request, str(exc), to=back)
+    if run is None:  # refused, and said on the page it came from
+        return redirect(back)
     try:
         tasks.run_questions.delay(run_id=run.pk)
     except Exception as exc:  # any broker failure: said in words, the run not left queued

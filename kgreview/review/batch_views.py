@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from kgreview.core.errors import DomainError
 from kgreview.core.permissions import decide_required
+from kgreview.core.refusals import form_refused
 
 from . import bulk as bulk_service
 from . import decisions, selectors
@@ -44,15 +45,15 @@ def undo(request: HttpRequest) -> HttpResponse:
     back_to_queue = form.back_to_queue()
     batch = form.cleaned_data["batch"]
     if batch is None:
-        recent = undo_service.undoable_batches(reviewer=request.user, limit=1)
+        recent = undo_service.undoable_batches(user=request.user, limit=1)
         if not recent:
             return _undo_refused(request, f, trail, "There is nothing of yours to undo.")
         batch = recent[0].batch
     try:
-        result = undo_service.decisions_undo(reviewer=request.user, batch=batch)
-    except decisions.NotAllowed as exc:
-        raise PermissionDenied(str(exc)) from exc
+        result = undo_service.decisions_undo(acting_user=request.user, batch=batch)
     except DomainError as exc:
+        if isinstance(exc, decisions.NotAllowed):  # not theirs: a 403 (core.refusals)
+            raise
         return _undo_refused(request, f, trail, str(exc), back_to_queue=back_to_queue)
     primary = result.primary
     verb = undo_service.UNDO_VERBS.get(primary[0].action, primary[0].action)
@@ -91,9 +92,7 @@ def _to_queue(request, f) -> HttpResponse:
     """Back to the queue under the same filter: a full page load, with htmx too."""
     url = reverse("review:queue") + (f"?{f.query()}" if f.query() else "")
     if request.htmx:
-        response = HttpResponse(status=204)
-        response["HX-Redirect"] = url
-        return response
+        return HttpResponseClientRedirect(url, status=204)
     return redirect(url)
 
 
@@ -146,27 +145,27 @@ def bulk(request: HttpRequest) -> HttpResponse:
         context["error"] = "Choose a reason for rejecting."
     elif action == "reject" and reason == "other" and not note.strip():
         context["error"] = 'Say why in a few words when the reason is "other".'
-    else:
-        try:
-            result = bulk_service.proposals_bulk_decide(
-                reviewer=request.user,
-                proposal_ids=ids,
-                action=action,
-                reason_code=reason,
-                note=note,
-                dry_run=step != "apply",
-            )
-        except DomainError as exc:
-            context["error"] = str(exc)
-        else:
-            context.update(selectors.bulk_listing(result, page=data["page"]))
-            context["result"] = result
-            context["applied"] = step == "apply"
-            if context["applied"]:
-                context["undo_words"] = (
-                    f"the bulk {action} of {len(result.done)} proposal"
-                    f"{'s' if len(result.done) != 1 else ''}"
-                )
     template = "review/bulk.html#bulk-panel" if request.htmx else "review/bulk.html"
-    status = 400 if "error" in context and not request.htmx else 200
-    return render(request, template, context, status=status)
+    if "error" in context:
+        return render(request, template, context, status=200 if request.htmx else 400)
+    try:
+        result = bulk_service.proposals_bulk_decide(
+            acting_user=request.user,
+            proposal_ids=ids,
+            action=action,
+            reason_code=reason,
+            note=note,
+            dry_run=step != "apply",
+        )
+    except DomainError as exc:
+        # The panel says it in place of the listing (htmx swaps only a 200).
+        return form_refused(request, template, context, exc, status=200 if request.htmx else None)
+    context.update(selectors.bulk_listing(result, page=data["page"]))
+    context["result"] = result
+    context["applied"] = step == "apply"
+    if context["applied"]:
+        context["undo_words"] = (
+            f"the bulk {action} of {len(result.done)} proposal"
+            f"{'s' if len(result.done) != 1 else ''}"
+        )
+    return render(request, template, context)

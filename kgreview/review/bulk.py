@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
 
@@ -27,18 +28,23 @@ from .models import Decision, Proposal
 from .reconcile import reconcile
 from .services import lock_proposals
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
-def bulk_reject(*, reviewer, proposal_ids, reason_code: str, note: str, batch, result) -> None:
+
+def bulk_reject(
+    *, acting_user: User, proposal_ids, reason_code: str, note: str, batch, result
+) -> None:
     """Reject every open proposal of the selection the reviewer may decide, as one set."""
     proposals = lock_proposals(proposal_ids)
-    open_ = screen(proposal_ids, proposals, reviewer, result)
+    open_ = screen(proposal_ids, proposals, result, acting_user=acting_user)
     if not open_:
         return
     rows = Decision.objects.bulk_create(
         [
             Decision(
                 proposal=p,
-                user=reviewer,
+                user=acting_user,
                 action=Decision.Action.REJECT,
                 reason_code=reason_code,
                 note=note.strip(),
@@ -50,11 +56,11 @@ def bulk_reject(*, reviewer, proposal_ids, reason_code: str, note: str, batch, r
             for p in open_
         ]
     )
-    close_all(open_, Proposal.Status.REJECTED, reviewer)
+    close_all(open_, Proposal.Status.REJECTED, acting_user=acting_user)
     changes = GraphChanges(rejected={p.pk for p in open_ if kind_of(p).names_a_concept})
     settled = reconcile(
         changes,
-        user=reviewer,
+        acting_user=acting_user,
         batch=batch,
         cause=rows[0],
         why=f"(Settled by the bulk reject of decision #{rows[0].pk}.)",
@@ -113,19 +119,22 @@ class BulkResult:
         return sum(i.settled for i in self.items) + self.extra_settled
 
 
-def _one_by_one(result: BulkResult, ids, *, reviewer, action, reason_code, note) -> None:
+def _one_by_one(result: BulkResult, ids, *, acting_user: User, action, reason_code, note) -> None:
     """Decide each proposal in its own savepoint: a refusal leaves the others alone."""
     for proposal_id in ids:
         try:
             with transaction.atomic():
                 if action == "accept":
                     out = proposal_accept(
-                        proposal_id=proposal_id, reviewer=reviewer, batch=result.batch, note=note
+                        proposal_id=proposal_id,
+                        acting_user=acting_user,
+                        batch=result.batch,
+                        note=note,
                     )
                 else:
                     out = proposal_reject(
                         proposal_id=proposal_id,
-                        reviewer=reviewer,
+                        acting_user=acting_user,
                         reason_code=reason_code,
                         note=note,
                         batch=result.batch,
@@ -143,7 +152,7 @@ def _one_by_one(result: BulkResult, ids, *, reviewer, action, reason_code, note)
 @retried
 def proposals_bulk_decide(
     *,
-    reviewer,
+    acting_user: User,
     proposal_ids: list[int],
     action: str,
     reason_code: str = "",
@@ -179,7 +188,7 @@ def proposals_bulk_decide(
         with transaction.atomic(), retry.writes_deferred():  # one name journal write
             if action == "accept":
                 slow = bulk_accept(
-                    reviewer=reviewer,
+                    acting_user=acting_user,
                     proposal_ids=ids,
                     note=note,
                     batch=result.batch,
@@ -187,7 +196,7 @@ def proposals_bulk_decide(
                 )
             else:
                 bulk_reject(
-                    reviewer=reviewer,
+                    acting_user=acting_user,
                     proposal_ids=ids,
                     reason_code=reason_code,
                     note=note,
@@ -198,7 +207,9 @@ def proposals_bulk_decide(
     except (Slow, IntegrityError, NameTaken, ValidationFailed):
         result = BulkResult(batch=result.batch)
         slow = ids
-    _one_by_one(result, slow, reviewer=reviewer, action=action, reason_code=reason_code, note=note)
+    _one_by_one(
+        result, slow, acting_user=acting_user, action=action, reason_code=reason_code, note=note
+    )
     result.in_order(ids)
     if dry_run:
         transaction.set_rollback(True)

@@ -13,6 +13,7 @@ relation types) in the set's ``accept_set``, in the same order; the name index l
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from django.db.models import F
 from django.utils import timezone
@@ -27,13 +28,16 @@ from .models import Proposal
 from .reconcile import reconcile
 from .services import lock_proposals
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
-def bulk_accept(*, reviewer, proposal_ids, note, batch, result) -> list[int]:
+
+def bulk_accept(*, acting_user: User, proposal_ids, note, batch, result) -> list[int]:
     """Accept the open proposals among ``proposal_ids`` set by set; returns the ids left
     for the one-by-one path, in the order asked. Runs inside the caller's transaction;
     raises ``Slow`` when a race makes the set-based writes impossible."""
     proposals = lock_proposals(proposal_ids, needed=True)
-    open_ = screen(proposal_ids, proposals, reviewer, result)
+    open_ = screen(proposal_ids, proposals, result, acting_user=acting_user)
     sets: dict[Callable, tuple[Kind, list[Proposal]]] = {}
     for p in open_:
         kind = kind_of(p)
@@ -42,7 +46,7 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result) -> list[int]:
     for kind, members in sets.values():
         done = kind.accept_set(
             SetBatch(
-                reviewer=reviewer,
+                acting_user=acting_user,
                 asked=list(proposal_ids),
                 locked=proposals,
                 proposals=members,
@@ -54,11 +58,11 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result) -> list[int]:
         slow += done.slow
         if not done.closed:
             continue
-        close_all(done.closed, Proposal.Status.ACCEPTED, reviewer)
+        close_all(done.closed, Proposal.Status.ACCEPTED, acting_user=acting_user)
         first = done.first
         settled = reconcile(
             done.changes,
-            user=reviewer,
+            acting_user=acting_user,
             batch=batch,
             cause=first,
             why=f"(Settled by the bulk accept{f' of decision #{first.pk}' if first else ''}.)",
@@ -68,17 +72,17 @@ def bulk_accept(*, reviewer, proposal_ids, note, batch, result) -> list[int]:
     return sorted(slow, key=order.__getitem__)
 
 
-def close_all(proposals: list[Proposal], status: str, reviewer) -> None:
+def close_all(proposals: list[Proposal], status: str, *, acting_user: User) -> None:
     """Close the (locked) proposals with one UPDATE, and say so on the objects in hand."""
     stamp = timezone.now()
     for p in proposals:
-        p.status, p.decided_at, p.decided_by = status, stamp, reviewer
+        p.status, p.decided_at, p.decided_by = status, stamp, acting_user
         p.version += 1
         p.updated_at = stamp
     Proposal.objects.filter(pk__in=[p.pk for p in proposals]).update(
         status=status,
         decided_at=stamp,
-        decided_by=reviewer,
+        decided_by=acting_user,
         version=F("version") + 1,
         updated_at=stamp,
     )

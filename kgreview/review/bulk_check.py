@@ -5,12 +5,17 @@ decide are refused in words; the rest go on, in the order given.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from .decisions import can_decide_kind
 from .models import Proposal
 from .outcome import stale as stale  # re-exported: the prefix of a stale refusal
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def _already(proposal: Proposal, names: dict[int, str]) -> str:
@@ -29,7 +34,7 @@ def _user_names(proposals) -> dict[int, str]:
     return dict(User.objects.filter(pk__in=ids).values_list("pk", User.USERNAME_FIELD))
 
 
-def screen(ids, proposals, reviewer, result) -> list[Proposal]:
+def screen(ids, proposals, result, *, acting_user: User) -> list[Proposal]:
     """Refuse what cannot be decided at all; return the open proposals, in the given order."""
     closed = [p for p in proposals.values() if not p.is_open]
     names = _user_names(closed)
@@ -40,7 +45,7 @@ def screen(ids, proposals, reviewer, result) -> list[Proposal]:
             result.refuse(pid, f"There is no proposal #{pid}.")
         elif not p.is_open:
             result.refuse(pid, _already(p, names))
-        elif not can_decide_kind(reviewer, p.kind):
+        elif not can_decide_kind(acting_user, p.kind):
             result.refuse(pid, f"Only curators decide {p.get_kind_display().lower()} proposals.")
         else:
             out.append(p)

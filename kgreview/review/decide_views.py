@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.module_loading import import_string
 from django.views.decorators.http import require_http_methods, require_POST
 
-from kgreview.core.errors import Busy, DomainError, NotFound
+from kgreview.core.errors import Busy, DomainError
 from kgreview.core.permissions import decide_required
+from kgreview.core.refusals import passes_on
 
 from . import card as card_reads
 from . import decisions, selectors
@@ -113,14 +113,13 @@ def _decide(request, f, pk: int, cursor: str, service, version, *, refused=None,
     """Take the decision ``service`` makes on proposal ``pk`` as this reviewer, at the
     ``version`` the card showed. Returns (its outcome, None), or (None, the page that says
     why it could not be taken, with ``refused`` passed on to it). A decision the person
-    may not take is a 403, a proposal that does not exist a 404."""
+    may not take (403) and a proposal that does not exist (404) are not the card's to say:
+    they go on to ``core.refusals``."""
     try:
-        out = service(proposal_id=pk, reviewer=request.user, version=version, **details)
-    except decisions.NotAllowed as exc:
-        raise PermissionDenied(str(exc)) from exc
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+        out = service(proposal_id=pk, acting_user=request.user, version=version, **details)
     except DomainError as exc:
+        if passes_on(exc):
+            raise
         return None, _refused(request, f, pk, cursor, exc, **(refused or {}))
     return out, None
 

@@ -1,14 +1,15 @@
 """Decisions on proposals: accept, reject, edit-then-accept, keep over contradictions.
 
-Every decision is one service call in one transaction. The proposal row is locked
-first; its status and the version the reviewer saw are checked before anything else,
-so when two reviewers decide the same proposal exactly one wins and the other is told
-who decided and when. Applying a proposal re-verifies it against the graph as it is now
-(through the graph services, which lock what they change); a proposal that went stale
-is refused with the reason in words and nothing of it is written. What the decision
-changed in the graph is then settled in the queue (``reconcile``): twins superseded,
-waiting proposals re-pointed, in the same transaction and batch, each settlement a
-decision caused by this one.
+Every decision is one service call in one transaction, taken by a person: each service
+takes ``acting_user``, a ``User`` and never ``None`` (agents propose; only people
+decide). The proposal row is locked first; its status and the version the reviewer saw
+are checked before anything else, so when two reviewers decide the same proposal exactly
+one wins and the other is told who decided and when. Applying a proposal re-verifies it
+against the graph as it is now (through the graph services, which lock what they
+change); a proposal that went stale is refused with the reason in words and nothing of
+it is written. What the decision changed in the graph is then settled in the queue
+(``reconcile``): twins superseded, waiting proposals re-pointed, in the same transaction
+and batch, each settlement a decision caused by this one.
 
 Locking rules. Every decision path (accept, reject, edit-accept, keep over
 contradictions, a merge's accept, undo, bulk, the mend services) takes its row locks in
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.utils import timezone
 
@@ -73,6 +75,9 @@ from .outcome import AlreadyDecided, NotAllowed, Outcome, ProposalStale, Version
 from .reconcile import reconcile
 from .services import endpoint_columns, lock_proposals
 from .settle import close_proposal
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 REJECT_REASONS = {
     "wrong_direction": "Wrong direction",
@@ -140,8 +145,8 @@ def _lock_open(proposal_id: int, version: int | None, *, also=(), needed: bool =
     return proposal
 
 
-def _require_role(proposal: Proposal, reviewer) -> None:
-    if not can_decide_kind(reviewer, proposal.kind):
+def _require_role(proposal: Proposal, *, acting_user: User) -> None:
+    if not can_decide_kind(acting_user, proposal.kind):
         raise NotAllowed(kind_of(proposal).curators_only())
 
 
@@ -166,7 +171,7 @@ GRAPH_REFUSALS = (
 def accept_one(
     proposal: Proposal,
     *,
-    reviewer,
+    acting_user: User,
     batch: uuid.UUID,
     note: str = "",
     action: str = Decision.Action.ACCEPT,
@@ -177,7 +182,7 @@ def accept_one(
 ) -> Outcome:
     """Apply a locked, open proposal. Runs inside the caller's transaction; a refusal
     propagates (no savepoint) and the caller's transaction rolls back whole."""
-    _require_role(proposal, reviewer)
+    _require_role(proposal, acting_user=acting_user)
     out = Outcome(
         proposal=proposal,
         decision=None,
@@ -189,7 +194,7 @@ def accept_one(
     def close() -> Decision:
         return close_proposal(
             proposal,
-            user=reviewer,
+            acting_user=acting_user,
             status=Proposal.Status.ACCEPTED,
             action=action,
             batch=batch,
@@ -202,9 +207,16 @@ def accept_one(
     kind = kind_of(proposal)
 
     def accept_needed(needed: Proposal) -> int:
-        return _accept_needed(needed, reviewer, out)
+        return _accept_needed(needed, out, acting_user=acting_user)
 
-    step = Step(proposal, reviewer, None, out, record, accept_needed)
+    step = Step(
+        proposal=proposal,
+        acting_user=acting_user,
+        decision=None,
+        out=out,
+        record=record,
+        accept_needed=accept_needed,
+    )
     try:
         if kind.decision_first:
             out.decision = step.decision = close()
@@ -221,11 +233,11 @@ def accept_one(
     return out
 
 
-def _accept_needed(needed: Proposal, reviewer, out: Outcome) -> int:
+def _accept_needed(needed: Proposal, out: Outcome, *, acting_user: User) -> int:
     """Accept the open add_concept proposal an edge needs, in the edge's batch."""
     inner = accept_one(
         needed,
-        reviewer=reviewer,
+        acting_user=acting_user,
         batch=out.batch,
         note=f"Accepted with edge proposal #{out.proposal.pk}, which needs it.",
         cause=out.decision,
@@ -237,13 +249,13 @@ def _accept_needed(needed: Proposal, reviewer, out: Outcome) -> int:
     return inner.concepts[0].pk
 
 
-def settle_outcome(out: Outcome, reviewer) -> Outcome:
+def settle_outcome(out: Outcome, *, acting_user: User) -> Outcome:
     """Settle the queue after a top-level decision (see ``reconcile``)."""
     if out.decision is None:
         raise RuntimeError(f"Proposal #{out.proposal.pk} has no decision to settle the queue by.")
     settled = reconcile(
         out.changes,
-        user=reviewer,
+        acting_user=acting_user,
         batch=out.batch,
         cause=out.decision,
         why=f"(Settled by decision #{out.decision.pk} on proposal #{out.proposal.pk}.)",
@@ -260,7 +272,7 @@ def settle_outcome(out: Outcome, reviewer) -> Outcome:
 def proposal_accept(
     *,
     proposal_id: int,
-    reviewer,
+    acting_user: User,
     version: int | None = None,
     note: str = "",
     batch=None,
@@ -282,22 +294,23 @@ def proposal_accept(
                 setattr(proposal, column, value)
             out = accept_one(
                 proposal,
-                reviewer=reviewer,
+                acting_user=acting_user,
                 batch=batch,
                 note=note or "Kept the other concept than the one suggested.",
                 action=Decision.Action.EDIT_ACCEPT,
                 before=before,
                 after={"payload": proposal.payload},
             )
-            return settle_outcome(out, reviewer)
-    return settle_outcome(accept_one(proposal, reviewer=reviewer, batch=batch, note=note), reviewer)
+            return settle_outcome(out, acting_user=acting_user)
+    out = accept_one(proposal, acting_user=acting_user, batch=batch, note=note)
+    return settle_outcome(out, acting_user=acting_user)
 
 
 @retried
 def proposal_reject(
     *,
     proposal_id: int,
-    reviewer,
+    acting_user: User,
     reason_code: str,
     note: str = "",
     version: int | None = None,
@@ -316,11 +329,11 @@ def proposal_reject(
     if reason_code == "other" and not note.strip():
         raise ValidationFailed('Say why in a few words when the reason is "other".')
     proposal = _lock_open(proposal_id, version, needed=False)
-    _require_role(proposal, reviewer)
+    _require_role(proposal, acting_user=acting_user)
     batch = batch or uuid.uuid4()
     decision = close_proposal(
         proposal,
-        user=reviewer,
+        acting_user=acting_user,
         status=Proposal.Status.REJECTED,
         action=Decision.Action.REJECT,
         batch=batch,
@@ -332,7 +345,7 @@ def proposal_reject(
     if kind_of(proposal).names_a_concept:
         out.changes.rejected.add(proposal.pk)
     if cause is None:
-        settle_outcome(out, reviewer)
+        settle_outcome(out, acting_user=acting_user)
     return out
 
 
@@ -341,7 +354,12 @@ def proposal_reject(
 
 @retried
 def proposal_edit_accept(
-    *, proposal_id: int, reviewer, edits: Edits | None, version: int | None = None, note: str = ""
+    *,
+    proposal_id: int,
+    acting_user: User,
+    edits: Edits | None,
+    version: int | None = None,
+    note: str = "",
 ) -> Outcome:
     """Correct a proposal (an edge's relation, direction, endpoints, numbers) and accept it.
 
@@ -364,8 +382,8 @@ def proposal_edit_accept(
         proposal.confidence = confidence
     changed = payload != proposal.payload or confidence not in (None, before["confidence"])
     if not changed:
-        out = accept_one(proposal, reviewer=reviewer, batch=uuid.uuid4(), note=note)
-        return settle_outcome(out, reviewer)
+        out = accept_one(proposal, acting_user=acting_user, batch=uuid.uuid4(), note=note)
+        return settle_outcome(out, acting_user=acting_user)
     if payload != proposal.payload:
         relation_ids = None
         if payload.get("relation") == proposal.relation_key and proposal.relation_id:
@@ -375,14 +393,14 @@ def proposal_edit_accept(
     proposal.payload = payload
     out = accept_one(
         proposal,
-        reviewer=reviewer,
+        acting_user=acting_user,
         batch=uuid.uuid4(),
         note=note,
         action=Decision.Action.EDIT_ACCEPT,
         before=before,
         after={"payload": payload, "confidence": proposal.confidence},
     )
-    return settle_outcome(out, reviewer)
+    return settle_outcome(out, acting_user=acting_user)
 
 
 def _contradicted(payload: dict | None) -> tuple[list[int], list[int]]:
@@ -395,7 +413,7 @@ def _contradicted(payload: dict | None) -> tuple[list[int], list[int]]:
 
 @retried
 def proposal_accept_over_conflicts(
-    *, proposal_id: int, reviewer, version: int | None = None, note: str = ""
+    *, proposal_id: int, acting_user: User, version: int | None = None, note: str = ""
 ) -> Outcome:
     """Keep the new proposal: retire the active edges it contradicts, reject the open
     proposals it contradicts, then accept it, all in one transaction and one batch.
@@ -410,7 +428,7 @@ def proposal_accept_over_conflicts(
     batch = uuid.uuid4()
     if not proposal.payload.get("conflicts"):
         raise ValidationFailed(f"Proposal #{proposal.pk} contradicts nothing.")
-    why = f"Contradicted by proposal #{proposal.pk}, which {reviewer.get_username()} kept."
+    why = f"Contradicted by proposal #{proposal.pk}, which {acting_user.get_username()} kept."
     edge_ids, proposal_ids = _contradicted(proposal.payload)
     rows = kind_of(proposal).lock_rows(proposal)
     rows.edge_ids |= set(edge_ids)
@@ -418,12 +436,14 @@ def proposal_accept_over_conflicts(
     retired = []
     for edge in Edge.objects.filter(pk__in=edge_ids, status=Edge.Status.ACTIVE).order_by("pk"):
         # Part of the accept decision written just below, which lists these edges.
-        graph.edge_invalidate(edge=edge, reason=why, acting_user=reviewer, decision=graph.DECIDING)
+        graph.edge_invalidate(
+            edge=edge, reason=why, acting_user=acting_user, decision=graph.DECIDING
+        )
         retired.append(edge.pk)
     # The accept decision lists the edges it retired, so undoing it restores them.
     out = accept_one(
         proposal,
-        reviewer=reviewer,
+        acting_user=acting_user,
         batch=batch,
         note=note or why,
         after={"invalidated_edges": retired},
@@ -434,7 +454,7 @@ def proposal_accept_over_conflicts(
         if other is not None and other.is_open:
             inner = proposal_reject(
                 proposal_id=other_id,
-                reviewer=reviewer,
+                acting_user=acting_user,
                 reason_code="other",
                 note=why,
                 batch=batch,
@@ -442,4 +462,4 @@ def proposal_accept_over_conflicts(
             )
             out.decisions += inner.decisions
             out.changes.rejected |= inner.changes.rejected
-    return settle_outcome(out, reviewer)
+    return settle_outcome(out, acting_user=acting_user)

@@ -12,6 +12,7 @@ whole on a deadlock (``kgreview.core.retry``).
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
 from kgreview.core.errors import ValidationFailed
 from kgreview.core.permissions import can_decide, is_curator
@@ -30,13 +31,16 @@ from .kinds.update_concept import UpdateConceptKind
 from .outcome import NotAllowed, Outcome
 from .services import proposal_create, proposal_dedup_key
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 MANUAL = "manual"
 
 
-def _require(user, *, curator: bool = False) -> None:
-    if curator and not is_curator(user):
+def _require(*, acting_user: User, curator: bool = False) -> None:
+    if curator and not is_curator(acting_user):
         raise NotAllowed("Only curators can do this.")
-    if not can_decide(user):
+    if not can_decide(acting_user):
         raise NotAllowed("Your role can read the graph but not change it.")
 
 
@@ -51,7 +55,7 @@ def _note(note: str, *, required: str | None = None) -> str:
 
 def _made_and_accepted(
     *,
-    user,
+    acting_user: User,
     kind: str,
     payload: dict,
     reason: str,
@@ -73,18 +77,18 @@ def _made_and_accepted(
         evidence=evidence,
         flags=[MANUAL],
         dedup_key=dedup,
-        created_by=user,
+        created_by=acting_user,
         document=evidence.revision.source if evidence is not None else None,
         gate=0.0,
     )
-    out = accept_one(proposal, reviewer=user, batch=uuid.uuid4(), note=reason)
-    return settle_outcome(out, user)
+    out = accept_one(proposal, acting_user=acting_user, batch=uuid.uuid4(), note=reason)
+    return settle_outcome(out, acting_user=acting_user)
 
 
 @retried
 def edge_add_by_hand(
     *,
-    user,
+    acting_user: User,
     source: EndChoice,
     target: EndChoice,
     relation: str,
@@ -93,7 +97,7 @@ def edge_add_by_hand(
     confidence: float = 1.0,
 ) -> Outcome:
     """Add an edge the agents missed, with optional evidence quoted from a source."""
-    _require(user)
+    _require(acting_user=acting_user)
     reason = _note(note, required="Say why the edge belongs in the graph.")
     relation_type = RelationType.objects.filter(key=relation).first()
     if relation_type is None or not relation_type.active:
@@ -106,7 +110,7 @@ def edge_add_by_hand(
         "relation": relation,
     }
     return _made_and_accepted(
-        user=user,
+        acting_user=acting_user,
         kind=AddEdgeKind.key,
         payload=payload,
         reason=reason,
@@ -117,9 +121,9 @@ def edge_add_by_hand(
 
 
 @retried
-def edge_retire_by_hand(*, user, edge_id: int, note: str) -> Outcome:
+def edge_retire_by_hand(*, acting_user: User, edge_id: int, note: str) -> Outcome:
     """Retire an accepted edge that is wrong; it stays, invalidated, with the reason."""
-    _require(user)
+    _require(acting_user=acting_user)
     reason = _note(note, required="Say why the edge is wrong.")
     edge = Edge.objects.filter(pk=edge_id).first()
     if edge is None:
@@ -127,7 +131,7 @@ def edge_retire_by_hand(*, user, edge_id: int, note: str) -> Outcome:
     if not edge.is_active:
         raise ValidationFailed(f"Edge #{edge.pk} is already {edge.status}.")
     return _made_and_accepted(
-        user=user,
+        acting_user=acting_user,
         kind=InvalidateEdgeKind.key,
         payload={"edge_id": edge.pk, "reason_code": MANUAL},
         reason=reason,
@@ -135,9 +139,11 @@ def edge_retire_by_hand(*, user, edge_id: int, note: str) -> Outcome:
 
 
 @retried
-def concepts_merge_by_hand(*, user, survivor_id: int, loser_id: int, note: str) -> Outcome:
+def concepts_merge_by_hand(
+    *, acting_user: User, survivor_id: int, loser_id: int, note: str
+) -> Outcome:
     """Merge two concepts a curator chose: the loser's names and edges move over."""
-    _require(user, curator=True)
+    _require(acting_user=acting_user, curator=True)
     if survivor_id == loser_id:
         raise ValidationFailed("Choose two different concepts to merge.")
     found = Concept.objects.in_bulk([survivor_id, loser_id])
@@ -147,7 +153,7 @@ def concepts_merge_by_hand(*, user, survivor_id: int, loser_id: int, note: str) 
     survivor, loser = found[survivor_id], found[loser_id]
     why = _note(note) or f'"{loser.name}" and "{survivor.name}" are the same concept.'
     return _made_and_accepted(
-        user=user,
+        acting_user=acting_user,
         kind=MergeConceptsKind.key,
         payload={"survivor_id": survivor.pk, "loser_id": loser.pk, "why": why},
         reason=why,
@@ -157,7 +163,7 @@ def concepts_merge_by_hand(*, user, survivor_id: int, loser_id: int, note: str) 
 @retried
 def concept_update_by_hand(
     *,
-    user,
+    acting_user: User,
     concept_id: int,
     name: str | None = None,
     add_aliases=(),
@@ -166,7 +172,7 @@ def concept_update_by_hand(
     note: str = "",
 ) -> Outcome:
     """Rename a concept, add or remove its aliases, or retire or reactivate it."""
-    _require(user, curator=True)
+    _require(acting_user=acting_user, curator=True)
     concept = Concept.objects.filter(pk=concept_id).first()
     if concept is None:
         raise ValidationFailed(f"There is no concept #{concept_id}.")
@@ -188,7 +194,7 @@ def concept_update_by_hand(
         words.append("retired it" if status == "retired" else "reactivated it")
     reason = _note(note) or ("Curated by hand: " + "; ".join(words) + ".")
     return _made_and_accepted(
-        user=user,
+        acting_user=acting_user,
         kind=UpdateConceptKind.key,
         payload={
             "concept_id": concept.pk,

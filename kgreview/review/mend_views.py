@@ -11,18 +11,18 @@ from collections.abc import Callable
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from kgreview.core.errors import DomainError, NotFound
+from kgreview.core.errors import DomainError
 from kgreview.core.forms import errors_in_words
 from kgreview.core.permissions import curator_required, decide_required
+from kgreview.core.refusals import form_refused, said
 from kgreview.graph.models import Concept, Edge, RelationType
 
-from . import decisions, mend, undo
+from . import mend, undo
 from .card_parts import merge_sides
 from .mend_forms import (
     ConceptMergeForm,
@@ -34,25 +34,18 @@ from .mend_forms import (
 from .outcome import ProposalStale
 
 
-def _words(exc: DomainError) -> str:
-    """The refusal in words, without the queue's "cannot apply it as it stands" preamble."""
+def _own(exc: DomainError) -> DomainError:
+    """The refusal to say: the graph's own (its words and status) rather than the queue's
+    "cannot apply it as it stands", which speaks of a proposal the person never saw."""
     if isinstance(exc, ProposalStale) and isinstance(exc.__cause__, DomainError):
-        return str(exc.__cause__)
-    return str(exc)
+        return exc.__cause__
+    return exc
 
 
 def _tell(request: HttpRequest, change: Callable[[], str]) -> None:
     """Make the change and say what it did, or why it was refused, as a message."""
-    try:
-        done = change()
-    except decisions.NotAllowed as exc:
-        raise PermissionDenied(str(exc)) from exc
-    except NotFound as exc:
-        raise Http404(str(exc)) from None
-    except DomainError as exc:
-        messages.error(request, _words(exc))
-    else:
-        messages.success(request, done)
+    with said(request, _own):
+        messages.success(request, change())
 
 
 # --- Edges ------------------------------------------------------------------------------
@@ -81,7 +74,7 @@ def edge_add(request: HttpRequest) -> HttpResponse:
         return render(request, "review/edge_add.html", context, status=400)
     try:
         out = mend.edge_add_by_hand(
-            user=request.user,
+            acting_user=request.user,
             source=data["ends"]["source"],
             target=data["ends"]["target"],
             relation=data["relation"],
@@ -89,11 +82,8 @@ def edge_add(request: HttpRequest) -> HttpResponse:
             evidence=data["evidence"],
             confidence=form.confidence_number(),
         )
-    except decisions.NotAllowed as exc:
-        raise PermissionDenied(str(exc)) from exc
     except DomainError as exc:
-        context["error"] = _words(exc)
-        return render(request, "review/edge_add.html", context, status=400)
+        return form_refused(request, "review/edge_add.html", context, _own(exc))
     edge = out.edges[0]
     messages.success(
         request,
@@ -112,7 +102,9 @@ def edge_retire(request: HttpRequest, pk: int) -> HttpResponse:
     form.is_valid()  # the note is judged by the service, in its words
 
     def retire() -> str:
-        mend.edge_retire_by_hand(user=request.user, edge_id=edge.pk, note=form.cleaned_data["note"])
+        mend.edge_retire_by_hand(
+            acting_user=request.user, edge_id=edge.pk, note=form.cleaned_data["note"]
+        )
         return f"Edge #{edge.pk} retired. Its history stays on this page."
 
     _tell(request, retire)
@@ -136,7 +128,7 @@ def concept_status(request: HttpRequest, pk: int) -> HttpResponse:
 
     def change() -> str:
         mend.concept_update_by_hand(
-            user=request.user,
+            acting_user=request.user,
             concept_id=concept.pk,
             status=status,
             note=form.cleaned_data["note"],
@@ -163,12 +155,12 @@ def concept_names(request: HttpRequest, pk: int) -> HttpResponse:
 
     def change() -> str:
         if action == "rename":
-            mend.concept_update_by_hand(user=request.user, concept_id=pk, name=name)
+            mend.concept_update_by_hand(acting_user=request.user, concept_id=pk, name=name)
             return f'Renamed "{concept.name}" to "{name}"; the old name stays as an alias.'
         if action == "add_alias":
-            mend.concept_update_by_hand(user=request.user, concept_id=pk, add_aliases=[name])
+            mend.concept_update_by_hand(acting_user=request.user, concept_id=pk, add_aliases=[name])
             return f'"{name}" is now also a name of "{concept.name}".'
-        mend.concept_update_by_hand(user=request.user, concept_id=pk, remove_aliases=[name])
+        mend.concept_update_by_hand(acting_user=request.user, concept_id=pk, remove_aliases=[name])
         return f'"{name}" is no longer a name of "{concept.name}"; the name is free again.'
 
     _tell(request, change)
@@ -206,14 +198,13 @@ def concept_merge(request: HttpRequest, pk: int) -> HttpResponse:
     loser_id = other.pk if survivor_id == concept.pk else concept.pk
     try:
         out = mend.concepts_merge_by_hand(
-            user=request.user,
+            acting_user=request.user,
             survivor_id=survivor_id,
             loser_id=loser_id,
             note=data["note"],
         )
     except DomainError as exc:
-        context["error"] = _words(exc)
-        return render(request, "review/concept_merge.html", context, status=400)
+        return form_refused(request, "review/concept_merge.html", context, _own(exc))
     survivor = out.concepts[0]
     moved = len(out.edges)
     messages.success(
@@ -229,7 +220,7 @@ def concept_merge(request: HttpRequest, pk: int) -> HttpResponse:
 @curator_required
 def concept_unmerge(request: HttpRequest, pk: int) -> HttpResponse:
     def split() -> str:
-        concept = undo.merge_undo(loser_id=pk, user=request.user)
+        concept = undo.merge_undo(loser_id=pk, acting_user=request.user)
         return f'"{concept.name}" is a concept of its own again.'
 
     _tell(request, split)

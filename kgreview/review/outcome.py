@@ -20,6 +20,7 @@ class ProposalStale(DomainError):
     """The graph changed so that the proposal cannot be applied as it stands."""
 
     code = "stale"
+    status = 409
 
 
 def stale(words: str) -> str:
@@ -29,15 +30,24 @@ def stale(words: str) -> str:
 
 
 class AlreadyDecided(StateConflict):
+    """Someone decided the proposal first; the words say who and when."""
+
     code = "already_decided"
+    status = 409
 
 
 class VersionChanged(StateConflict):
+    """The proposal changed since the card showed it; look again before deciding."""
+
     code = "version_changed"
+    status = 409
 
 
 class NotAllowed(DomainError):
+    """The person's role may not take this decision (a curator's kind, say)."""
+
     code = "not_allowed"
+    status = 403
 
 
 @dataclass

@@ -1,8 +1,8 @@
 """Keep the queue decidable: when the graph changes under open proposals, settle them.
 
 A decision (or a curator's mend, or an undo) changes concepts and edges. Open proposals
-that depended on what changed are settled in the same transaction, by the same user,
-in the same batch, each with a decision that names its cause:
+that depended on what changed are settled in the same transaction, by the same person
+(``acting_user``), in the same batch, each with a decision that names its cause:
 
 - a concept came into being or gained a name: open ``add_concept`` proposals for that
   name (its twins) are superseded, linked to the concept;
@@ -36,6 +36,7 @@ own checks see the new state.
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
 from django.db.models import Q
 
@@ -48,6 +49,9 @@ from .kinds import settled_by
 from .kinds.base import Settle
 from .models import Decision, Proposal
 from .settle import Settler
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def _concept_end(concept: Concept) -> dict:
@@ -93,7 +97,12 @@ def _merge_proposals():
 
 
 def reconcile(
-    changes: GraphChanges, *, user, batch: uuid.UUID, cause: Decision | None, why: str = ""
+    changes: GraphChanges,
+    *,
+    acting_user: User,
+    batch: uuid.UUID,
+    cause: Decision | None,
+    why: str = "",
 ) -> list[Decision]:
     """Settle the open proposals that ``changes`` affect; returns the decisions taken.
 
@@ -102,7 +111,7 @@ def reconcile(
     proposals, and the edges waiting on those are settled after."""
     if not changes:
         return []
-    s = Settler(user=user, batch=batch, cause=cause, why=why)
+    s = Settler(acting_user=acting_user, batch=batch, cause=cause, why=why)
     if cause is not None:
         s.done.add(cause.proposal_id)
     if changes.merged:

@@ -6,6 +6,7 @@ decides which proposals to settle; this says how.
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
 from django.utils import timezone
 
@@ -17,6 +18,9 @@ from kgreview.graph.models import Concept, Edge, RelationType
 from .kinds import kind_of, payload_validate
 from .models import OPEN_STATUSES, Decision, Proposal
 from .services import endpoint_columns, proposal_dedup_key
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 # --- Closing a proposal -----------------------------------------------------------------
 
@@ -48,7 +52,7 @@ REKEY_FIELDS = [*KEY_FIELDS, "version", "updated_at"]
 def close_proposal(
     proposal: Proposal,
     *,
-    user,
+    acting_user: User,
     status: str,
     action: str,
     batch: uuid.UUID,
@@ -61,7 +65,7 @@ def close_proposal(
     """Record the decision and close the (locked) proposal in one UPDATE."""
     decision = Decision.objects.create(
         proposal=proposal,
-        user=user,
+        user=acting_user,
         action=action,
         reason_code=reason_code,
         note=note.replace("\x00", "").strip(),  # PostgreSQL text cannot hold NUL
@@ -73,7 +77,7 @@ def close_proposal(
     )
     proposal.status = status
     proposal.decided_at = timezone.now()
-    proposal.decided_by = user
+    proposal.decided_by = acting_user
     proposal.version += 1
     proposal.save(update_fields=CLOSE_FIELDS)
     if kind_of(proposal).names_a_concept:  # its name no longer stands for a proposed concept
@@ -85,8 +89,10 @@ class Settler:
     """Settles open proposals for one action: each settlement a decision in its batch,
     caused by its decision; ``done`` are the proposals settled (or being decided)."""
 
-    def __init__(self, *, user, batch: uuid.UUID, cause: Decision | None, why: str) -> None:
-        self.user = user
+    def __init__(
+        self, *, acting_user: User, batch: uuid.UUID, cause: Decision | None, why: str
+    ) -> None:
+        self.acting_user = acting_user
         self.batch = batch
         self.cause = cause
         self.why = why
@@ -114,7 +120,7 @@ class Settler:
         self.decisions.append(
             close_proposal(
                 proposal,
-                user=self.user,
+                acting_user=self.acting_user,
                 status=Proposal.Status.SUPERSEDED,
                 action=Decision.Action.SUPERSEDE,
                 batch=self.batch,
@@ -190,7 +196,7 @@ class Settler:
         self.decisions.append(
             Decision.objects.create(
                 proposal=proposal,
-                user=self.user,
+                user=self.acting_user,
                 action=Decision.Action.RERESOLVE,
                 note=note.strip(),
                 before=before,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -35,6 +36,9 @@ from .reconcile import reconcile
 from .services import endpoint_columns, lock_proposals
 from .settle import CLOSE_FIELDS
 from .undo_set import OneByOne, undo_as_a_set
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def _reopen(proposal: Proposal, *, restore: dict | None = None, strict: bool = True) -> bool:
@@ -72,11 +76,17 @@ def _reopen(proposal: Proposal, *, restore: dict | None = None, strict: bool = T
 
 
 def _record_undo(
-    decision: Decision, proposal: Proposal, *, reviewer, batch, cause, withdrawn: bool = False
+    decision: Decision,
+    proposal: Proposal,
+    *,
+    acting_user: User,
+    batch,
+    cause,
+    withdrawn: bool = False,
 ) -> Decision:
     return Decision.objects.create(
         proposal=proposal,
-        user=reviewer,
+        user=acting_user,
         action=Decision.Action.UNDO,
         note=f"Undoes {decision.get_action_display().lower()} #{decision.pk}."
         + (" The change made by hand is withdrawn." if withdrawn else ""),
@@ -90,7 +100,12 @@ def _record_undo(
 
 
 def _undo_one(
-    decision: Decision, *, reviewer, batch: uuid.UUID, changes: GraphChanges, cause=None
+    decision: Decision,
+    *,
+    acting_user: User,
+    batch: uuid.UUID,
+    changes: GraphChanges,
+    cause=None,
 ) -> Decision | None:
     proposal = Proposal.objects.select_for_update(no_key=True).get(pk=decision.proposal_id)
     latest = proposal.decisions.order_by("-created_at", "-id").first()
@@ -106,7 +121,7 @@ def _undo_one(
             return None
         return Decision.objects.create(
             proposal=proposal,
-            user=reviewer,
+            user=acting_user,
             action=Decision.Action.UNDO,
             note=f"Undoes {decision.get_action_display().lower()} #{decision.pk}.",
             before={"status": Proposal.Status.SUPERSEDED},
@@ -124,16 +139,24 @@ def _undo_one(
         )
     manual = "manual" in proposal.flags and proposal.created_by_id == decision.user_id
     undo = _record_undo(
-        decision, proposal, reviewer=reviewer, batch=batch, cause=cause, withdrawn=manual
+        decision, proposal, acting_user=acting_user, batch=batch, cause=cause, withdrawn=manual
     )
     kind = kind_of(proposal)
     if proposal.status == Proposal.Status.ACCEPTED:
-        kind.undo(UndoStep(proposal, decision, reviewer, undo, changes))
+        kind.undo(
+            UndoStep(
+                proposal=proposal,
+                decision=decision,
+                acting_user=acting_user,
+                undo=undo,
+                changes=changes,
+            )
+        )
     if manual:
         # A change made by hand is withdrawn, not put in the queue for someone to decide.
         proposal.status = Proposal.Status.SUPERSEDED
         proposal.decided_at = timezone.now()
-        proposal.decided_by = reviewer
+        proposal.decided_by = acting_user
         proposal.version += 1
         proposal.save(update_fields=["status", "decided_at", "decided_by", "version", "updated_at"])
         return undo
@@ -199,7 +222,7 @@ def _lock_undo(decisions: list[Decision]) -> dict[int, Proposal]:
 
 
 @retried
-def decisions_undo(*, reviewer, batch: uuid.UUID) -> UndoResult:
+def decisions_undo(*, acting_user: User, batch: uuid.UUID) -> UndoResult:
     """Undo every decision of one batch (a single decision, or a bulk action) by compensating.
 
     Only the reviewer's own recent decisions; an accepted edge is invalidated, never
@@ -216,7 +239,7 @@ def decisions_undo(*, reviewer, batch: uuid.UUID) -> UndoResult:
     primary = [d for d in decisions if d.caused_by_id is None]
     if not primary:
         raise NotFound("There is nothing to undo in that batch.")
-    if any(d.user_id != reviewer.pk for d in decisions):
+    if any(d.user_id != acting_user.pk for d in decisions):
         raise NotAllowed("You can only undo your own decisions.")
     if Decision.objects.filter(undoes__in=decisions).exists():
         raise StateConflict("These decisions were already undone.")
@@ -228,14 +251,14 @@ def decisions_undo(*, reviewer, batch: uuid.UUID) -> UndoResult:
         try:
             with transaction.atomic():
                 undone, changes = undo_as_a_set(
-                    decisions, proposals, reviewer=reviewer, undo_batch=undo_batch
+                    decisions, proposals, acting_user=acting_user, undo_batch=undo_batch
                 )
         except (OneByOne, IntegrityError):
             pass
         else:
             settled = reconcile(
                 changes,
-                user=reviewer,
+                acting_user=acting_user,
                 batch=undo_batch,
                 cause=undone[0] if undone else None,
                 why=f"(Settled by the undo of decision #{primary[0].pk}.)",
@@ -249,14 +272,14 @@ def decisions_undo(*, reviewer, batch: uuid.UUID) -> UndoResult:
         # undo); undoing what came with it is caused by that.
         cause = None if decision.caused_by_id is None else first
         undo = _undo_one(
-            decision, reviewer=reviewer, batch=undo_batch, changes=changes, cause=cause
+            decision, acting_user=acting_user, batch=undo_batch, changes=changes, cause=cause
         )
         if undo is not None:
             undone.append(undo)
             first = first or undo
     settled = reconcile(
         changes,
-        user=reviewer,
+        acting_user=acting_user,
         batch=undo_batch,
         cause=first,
         why=f"(Settled by the undo of decision #{primary[0].pk}.)",
@@ -312,11 +335,14 @@ def batch_summary(decisions: list[Decision]) -> BatchSummary | None:
     )
 
 
-def undoable_batches(*, reviewer, limit: int = 10) -> list[BatchSummary]:
-    """The reviewer's most recent decision batches that can still be undone, newest first."""
+def undoable_batches(*, user: User, limit: int = 10) -> list[BatchSummary]:
+    """The user's most recent decision batches that can still be undone, newest first.
+
+    It only reads (what this user could undo), so it takes ``user``, not ``acting_user``.
+    """
     since = timezone.now() - UNDO_WINDOW
     recent = Decision.objects.filter(
-        user=reviewer,
+        user=user,
         created_at__gte=since,
         undone_by__isnull=True,
         caused_by__isnull=True,
@@ -348,7 +374,7 @@ def undoable_batches(*, reviewer, limit: int = 10) -> list[BatchSummary]:
 
 
 @retried
-def merge_undo(*, loser_id: int, user) -> Concept:
+def merge_undo(*, loser_id: int, acting_user: User) -> Concept:
     """Split a merged concept from the concept's page.
 
     When the merge came from a proposal, its acceptance is undone (the proposal goes back
@@ -361,7 +387,7 @@ def merge_undo(*, loser_id: int, user) -> Concept:
         raise NotFound(f"There is no concept #{loser_id}.")
     if seen.status != Concept.Status.MERGED:
         raise StateConflict(f'"{seen.name}" is not merged.')
-    if not is_curator(user):
+    if not is_curator(acting_user):
         raise NotAllowed("Only curators undo merges.")
     found = (
         Proposal.objects.filter(
@@ -382,11 +408,11 @@ def merge_undo(*, loser_id: int, user) -> Concept:
         Decision.Action.ACCEPT,
         Decision.Action.EDIT_ACCEPT,
     ):
-        graph.concept_unmerge(loser=loser, acting_user=user)
+        graph.concept_unmerge(loser=loser, acting_user=acting_user)
     else:
         changes = GraphChanges()
         batch = uuid.uuid4()
-        undo = _undo_one(decision, reviewer=user, batch=batch, changes=changes)
-        reconcile(changes, user=user, batch=batch, cause=undo)
+        undo = _undo_one(decision, acting_user=acting_user, batch=batch, changes=changes)
+        reconcile(changes, acting_user=acting_user, batch=batch, cause=undo)
     loser.refresh_from_db()
     return loser

@@ -7,6 +7,7 @@ settlements qualify; ``undo.decisions_undo`` falls back to one decision at a tim
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -22,6 +23,9 @@ from kgreview.graph.models import Edge
 from .changes import GraphChanges
 from .kinds import kind_of
 from .models import Decision, Proposal
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 # Decisions of any kind undone in a set; acceptances only of the kinds decided as a set.
 ANY_KIND = frozenset({Decision.Action.REJECT, Decision.Action.SUPERSEDE})
@@ -43,7 +47,11 @@ class _Undoing:
 
 
 def undo_as_a_set(
-    decisions: list[Decision], proposals: dict[int, Proposal], *, reviewer, undo_batch
+    decisions: list[Decision],
+    proposals: dict[int, Proposal],
+    *,
+    acting_user: User,
+    undo_batch,
 ) -> tuple[list[Decision], GraphChanges]:
     """Undo a bulk batch as one set: its accepted edges invalidated in one statement, the
     concepts made for them retired, every proposal reopened, the undo decisions written
@@ -56,9 +64,9 @@ def undo_as_a_set(
     _refuse_what_goes_one_by_one(decisions)
     u = _lock_and_check(decisions, proposals)
     now = timezone.now()
-    rows, first = _write_undo_decisions(u, reviewer, undo_batch)
+    rows, first = _write_undo_decisions(u, undo_batch, acting_user=acting_user)
     changes = GraphChanges()
-    changes.edges_gone |= _invalidate_edges(u, rows, first, reviewer, now)
+    changes.edges_gone |= _invalidate_edges(u, rows, first, now, acting_user=acting_user)
     changes.unmade.update(_retire_made_concepts(u, now))
     _reopen(u, now)
     return rows, changes
@@ -104,7 +112,7 @@ def _lock_and_check(decisions: list[Decision], proposals: dict[int, Proposal]) -
 
 
 def _write_undo_decisions(
-    u: _Undoing, reviewer, undo_batch
+    u: _Undoing, undo_batch, *, acting_user: User
 ) -> tuple[list[Decision], Decision | None]:
     """One undo decision per decision the reviewer took, the rest caused by the first;
     returns them all, and that first one (None when the reviewer took none)."""
@@ -115,7 +123,7 @@ def _write_undo_decisions(
         p = u.proposals[d.proposal_id]
         return Decision(
             proposal=p,
-            user=reviewer,
+            user=acting_user,
             action=Decision.Action.UNDO,
             note=f"Undoes {d.get_action_display().lower()} #{d.pk}.",
             before={"status": p.status},
@@ -133,7 +141,7 @@ def _write_undo_decisions(
 
 
 def _invalidate_edges(
-    u: _Undoing, rows: list[Decision], first: Decision | None, reviewer, now
+    u: _Undoing, rows: list[Decision], first: Decision | None, now, *, acting_user: User
 ) -> set[int]:
     """Invalidate the batch's edges in one statement, each by the undo of the decision
     that made it; returns their ids."""
@@ -144,8 +152,8 @@ def _invalidate_edges(
     undo_of = {d.undoes_id: d.pk for d in rows}
     graph_bulk.edges_invalidate_many(
         {e.pk: undo_of[e.decision_id] for e in u.edges},
-        user=reviewer,
-        reason=f"Undone by {reviewer.get_username()} (the bulk undo of decision #{first.pk}).",
+        acting_user=acting_user,
+        reason=f"Undone by {acting_user.get_username()} (the bulk undo of decision #{first.pk}).",
         at=now,
     )
     return {e.pk for e in u.edges}

@@ -62,7 +62,7 @@ def _undo_list(user, hint):
     """The newest undoable batch: known already after a decision, else read."""
     if hint is not None:
         return [hint]
-    return undo_service.undoable_batches(reviewer=user, limit=1) if can_decide(user) else []
+    return undo_service.undoable_batches(user=user, limit=1) if can_decide(user) else []
 
 
 def next_card(request, f, *, after=None, before=None):

@@ -18,6 +18,7 @@ It lives in the review layer because "no open proposal" is the queue's to tell.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.db.models import Count
@@ -32,11 +33,15 @@ from kgreview.graph.vocabulary_files import RelationDef, Vocabulary
 
 from .models import OPEN_STATUSES, Proposal
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 
 class VocabularyRefused(StateConflict):
     """The graph cannot take this vocabulary as it stands; ``problems`` says why."""
 
     code = "vocabulary_refused"
+    status = 409
 
     def __init__(self, vocabulary: Vocabulary, problems: list[str]) -> None:
         shown = "\n".join(f"  - {p}" for p in problems)
@@ -161,7 +166,11 @@ def _problems(
 
 
 def _install_one(
-    wanted: RelationDef, have: RelationType | None, report: InstallReport, acting_user
+    wanted: RelationDef,
+    have: RelationType | None,
+    report: InstallReport,
+    *,
+    acting_user: User | None,
 ) -> None:
     if have is None:
         graph_services.relation_type_create(
@@ -197,7 +206,7 @@ def _install_one(
 
 
 @transaction.atomic
-def vocabulary_install(*, vocabulary: Vocabulary, acting_user) -> InstallReport:
+def vocabulary_install(*, vocabulary: Vocabulary, acting_user: User | None) -> InstallReport:
     """Make the graph's active relations exactly ``vocabulary``'s: add, describe and
     reactivate what it names, retire what it does not (only while unused).
 
@@ -215,7 +224,7 @@ def vocabulary_install(*, vocabulary: Vocabulary, acting_user) -> InstallReport:
         raise VocabularyRefused(vocabulary, problems)
     report = InstallReport(vocabulary=vocabulary.name, origin=vocabulary.origin)
     for wanted in vocabulary.relations:
-        _install_one(wanted, existing.get(wanted.key), report, acting_user)
+        _install_one(wanted, existing.get(wanted.key), report, acting_user=acting_user)
     for relation in sorted(to_retire, key=lambda r: r.key):
         graph_services.relation_type_retire(relation=relation, acting_user=acting_user)
         report.retired.append(relation.key)

@@ -66,7 +66,7 @@ def test_reviewers_log_in_and_decide_while_a_source_is_being_read():
         client = Client()
         log_in(client)
         for proposal in waiting:
-            proposal_accept(proposal_id=proposal.pk, reviewer=reviewer)
+            proposal_accept(proposal_id=proposal.pk, acting_user=reviewer)
         assert client.post("/logout/").status_code == 302
         log_in(client)
     finally:

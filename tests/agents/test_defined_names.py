@@ -89,7 +89,7 @@ def accept_everything(curator) -> int:
         waiting = Proposal.objects.filter(status__in=("pending", "held")).order_by("pk").first()
         if waiting is None:
             return accepted
-        proposal_accept(proposal_id=waiting.pk, reviewer=curator)
+        proposal_accept(proposal_id=waiting.pk, acting_user=curator)
         accepted += 1
 
 

@@ -99,7 +99,7 @@ def test_accepting_the_relation_type_requeues_the_dropped_edges(
     discover()
     p = Proposal.objects.get(kind="add_relation_type")
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        decisions.proposal_accept(proposal_id=p.pk, reviewer=f.user("cora", role="curator"))
+        decisions.proposal_accept(proposal_id=p.pk, acting_user=f.user("cora", role="curator"))
     assert len(callbacks) >= 1  # the requeue waits for the decision to commit
     relation = RelationType.objects.get(key="alternative_to")
     assert relation.active and relation.symmetric

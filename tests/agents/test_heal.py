@@ -165,7 +165,7 @@ def test_running_twice_queues_nothing_new_and_rejected_merges_stay_rejected(f):
 
     proposal_reject(
         proposal_id=p.pk,
-        reviewer=f.user("c", role="curator"),
+        acting_user=f.user("c", role="curator"),
         reason_code="other",
         note="Different things here.",
     )

@@ -294,7 +294,7 @@ def test_a_vanished_quote_in_a_long_document_proposes_retiring_its_edge(openai_s
         .order_by("evidence_start")
         .last()
     )
-    proposal_accept(proposal_id=proposal.pk, reviewer=reviewer)
+    proposal_accept(proposal_id=proposal.pk, acting_user=reviewer)
     quote = proposal.evidence_quote
     changed = [(title, body.replace(quote, "")) for title, body in book]
     assert changed != book

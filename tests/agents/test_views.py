@@ -258,7 +258,7 @@ def test_run_page_counts_proposals_as_they_stand_for_heal_runs(viewer, curator, 
     )
     merge = run.proposals.get()
     decisions.proposal_reject(
-        proposal_id=merge.pk, reviewer=f.user(role="curator"), reason_code="too_vague"
+        proposal_id=merge.pk, acting_user=f.user(role="curator"), reason_code="too_vague"
     )
     html = page(viewer.get(url))
     assert '<tr><td>merge concepts (rejected)</td><td class="num">1</td></tr>' in html

@@ -7,7 +7,7 @@ from kgreview.api.services import api_token_create
 @pytest.fixture
 def token(db, f):
     """A live read-only token of a viewer."""
-    return api_token_create(user=f.user(role="viewer"), name="tutor-bot", acting_user=None).secret
+    return api_token_create(owner=f.user(role="viewer"), name="tutor-bot", acting_user=None).secret
 
 
 @pytest.fixture

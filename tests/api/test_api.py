@@ -96,7 +96,7 @@ def test_every_endpoint_takes_as_of(graph, agent, template):
 def test_a_wrong_or_revoked_token_is_refused(graph, f):
     """Tokens that do not match, or were revoked, get 401."""
     viewer = f.user(role="viewer")
-    issued = api_token_create(user=viewer, name="old-bot", acting_user=None)
+    issued = api_token_create(owner=viewer, name="old-bot", acting_user=None)
     assert (
         Client(headers={"Authorization": "Bearer kgr_nope_nope"})
         .get("/api/v1/relations")
@@ -111,7 +111,7 @@ def test_a_wrong_or_revoked_token_is_refused(graph, f):
 
 def test_a_token_of_a_user_without_a_role_is_refused(graph, f):
     """A token cannot read more than its owner could in the browser."""
-    issued = api_token_create(user=f.user(), name="nobody-bot", acting_user=None)
+    issued = api_token_create(owner=f.user(), name="nobody-bot", acting_user=None)
     c = Client(headers={"Authorization": f"Bearer {issued.secret}"})
     assert c.get("/api/v1/relations").status_code == 401
 
@@ -307,7 +307,7 @@ def test_edge_explain_gives_evidence_in_context_and_the_decision_trail(f, agent)
     emb, vs = f.concept("Embeddings"), f.concept("Vector search")
     p = f.edge_proposal(emb, vs, doc=doc)
     reviewer = f.user("rita", role="reviewer")
-    decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer, note="Clear cue phrase.")
+    decisions.proposal_accept(proposal_id=p.pk, acting_user=reviewer, note="Clear cue phrase.")
     edge = Edge.objects.get(proposal=p)
     body = agent.get(f"/api/v1/edges/{edge.pk}").json()
     assert body["claim"] == "Embeddings is a prerequisite for Vector search"

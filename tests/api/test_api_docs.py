@@ -48,7 +48,7 @@ def test_a_viewer_reads_the_schema_and_the_docs(f):
 
 
 def test_a_token_reads_the_schema_a_revoked_one_does_not(f):
-    issued = api_token_create(user=f.user(role="viewer"), name="gen", acting_user=None)
+    issued = api_token_create(owner=f.user(role="viewer"), name="gen", acting_user=None)
     agent = Client(headers={"Authorization": f"Bearer {issued.secret}"})
     assert agent.get(SCHEMA).status_code == 200
     wrong = Client(headers={"Authorization": "Bearer kgr_nothing_here"})

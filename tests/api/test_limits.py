@@ -37,7 +37,7 @@ def fresh_counts():
 
 
 def client_for(f, name: str) -> Client:
-    secret = api_token_create(user=f.user(role="viewer"), name=name, acting_user=None).secret
+    secret = api_token_create(owner=f.user(role="viewer"), name=name, acting_user=None).secret
     return Client(headers={"Authorization": f"Bearer {secret}"})
 
 
@@ -369,7 +369,7 @@ def test_an_account_s_tokens_share_one_rate(f, settings):
         Client(
             headers={
                 "Authorization": "Bearer "
-                + api_token_create(user=viewer, name=f"bot {i}", acting_user=None).secret
+                + api_token_create(owner=viewer, name=f"bot {i}", acting_user=None).secret
             }
         )
         for i in range(5)
@@ -387,24 +387,24 @@ def test_an_account_s_tokens_share_one_rate(f, settings):
 def test_an_account_past_its_token_cap_is_refused_in_words(f, settings):
     settings.KG_API_MAX_TOKENS_PER_USER = 2
     viewer = f.user("vera", role="viewer")
-    first = api_token_create(user=viewer, name="one", acting_user=viewer)
-    api_token_create(user=viewer, name="two", acting_user=viewer)
+    first = api_token_create(owner=viewer, name="one", acting_user=viewer)
+    api_token_create(owner=viewer, name="two", acting_user=viewer)
     with pytest.raises(ValidationFailed) as refused:
-        api_token_create(user=viewer, name="three", acting_user=viewer)
+        api_token_create(owner=viewer, name="three", acting_user=viewer)
     assert "vera already has 2 live API tokens" in refused.value.message
     assert "KG_API_MAX_TOKENS_PER_USER=2" in refused.value.message
     assert "nothing was made" in refused.value.message
     assert ApiToken.objects.filter(user=viewer).count() == 2
     assert not AuditEntry.objects.filter(summary__contains="three").exists()
     api_token_revoke(token=first.token, acting_user=viewer)
-    assert api_token_create(user=viewer, name="three", acting_user=viewer).token.name == "three"
+    assert api_token_create(owner=viewer, name="three", acting_user=viewer).token.name == "three"
 
 
 @pytest.mark.parametrize("htmx", [False, True])
 def test_the_tokens_page_past_the_cap_says_so(f, settings, htmx):
     settings.KG_API_MAX_TOKENS_PER_USER = 1
     viewer = f.user("vera", role="viewer")
-    api_token_create(user=viewer, name="one", acting_user=viewer)
+    api_token_create(owner=viewer, name="one", acting_user=viewer)
     browser = Client(headers={"HX-Request": "true"} if htmx else {})
     browser.force_login(viewer)
     response = browser.post(reverse("api-tokens"), {"name": "two"})

@@ -69,7 +69,7 @@ def beyond_the_schema(case) -> list:
 def test_generated_requests_never_cause_a_server_error(graph, f, wsgi_keeps_the_test_connection):
     """For every operation, generated requests (bounded) get a documented answer that
     conforms to the schema, and never a 500."""
-    token = api_token_create(user=f.user(role="viewer"), name="fuzz", acting_user=None).secret
+    token = api_token_create(owner=f.user(role="viewer"), name="fuzz", acting_user=None).secret
     headers = {"Authorization": f"Bearer {token}"}
     for op in _operations():
 

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db
 
 def test_a_token_is_stored_only_as_a_hash(f):
     """The secret never reaches the database; its SHA-256 does."""
-    issued = api_token_create(user=f.user(role="viewer"), name="tutor", acting_user=None)
+    issued = api_token_create(owner=f.user(role="viewer"), name="tutor", acting_user=None)
     row = ApiToken.objects.get()
     assert issued.secret not in (row.key_hash, row.prefix, row.name)
     assert row.key_hash == token_hash(issued.secret)
@@ -33,13 +33,13 @@ def test_a_token_is_stored_only_as_a_hash(f):
 def test_a_token_needs_a_name_in_words(f):
     """A blank name is refused with a hint of what to call it."""
     with pytest.raises(ValidationFailed, match="name"):
-        api_token_create(user=f.user(role="viewer"), name="   ", acting_user=None)
+        api_token_create(owner=f.user(role="viewer"), name="   ", acting_user=None)
 
 
 def test_authenticate_accepts_the_secret_and_nothing_else(f):
     """The right secret finds the token; a changed one, a blank one, a revoked one do not."""
     user = f.user(role="viewer")
-    issued = api_token_create(user=user, name="a", acting_user=None)
+    issued = api_token_create(owner=user, name="a", acting_user=None)
     assert api_token_authenticate(secret=issued.secret).pk == issued.token.pk
     assert api_token_authenticate(secret=issued.secret[:-1] + "x") is None
     assert api_token_authenticate(secret="") is None
@@ -50,7 +50,7 @@ def test_authenticate_accepts_the_secret_and_nothing_else(f):
 def test_a_token_of_a_deactivated_user_stops_working(f):
     """Deactivating the account ends its tokens too."""
     user = f.user(role="viewer")
-    issued = api_token_create(user=user, name="a", acting_user=None)
+    issued = api_token_create(owner=user, name="a", acting_user=None)
     user.is_active = False
     user.save()
     assert api_token_authenticate(secret=issued.secret) is None
@@ -59,7 +59,7 @@ def test_a_token_of_a_deactivated_user_stops_working(f):
 def test_revoking_twice_is_refused_and_only_owner_or_staff_may(f):
     """Someone else's token cannot be revoked; a revoked one says so."""
     owner, other = f.user(role="viewer"), f.user(role="reviewer")
-    issued = api_token_create(user=owner, name="a", acting_user=None)
+    issued = api_token_create(owner=owner, name="a", acting_user=None)
     with pytest.raises(ValidationFailed, match="owner"):
         api_token_revoke(token=issued.token, acting_user=other)
     api_token_revoke(token=issued.token, acting_user=owner)
@@ -69,7 +69,7 @@ def test_revoking_twice_is_refused_and_only_owner_or_staff_may(f):
 
 def test_tokens_are_never_deleted(f):
     """Revoked tokens stay for the audit trail."""
-    api_token_create(user=f.user(role="viewer"), name="a", acting_user=None)
+    api_token_create(owner=f.user(role="viewer"), name="a", acting_user=None)
     with pytest.raises(HardDeleteForbidden, match="revoke"):
         ApiToken.objects.all().delete()
 
@@ -98,8 +98,8 @@ def test_the_tokens_page_refuses_a_blank_name_with_400(f):
 def test_the_tokens_page_revokes_only_your_own_tokens(f):
     """Revoking someone else's token is a 404; your own works and says so."""
     mine, theirs = f.user(role="viewer"), f.user(role="viewer")
-    t1 = api_token_create(user=mine, name="mine", acting_user=None).token
-    t2 = api_token_create(user=theirs, name="theirs", acting_user=None).token
+    t1 = api_token_create(owner=mine, name="mine", acting_user=None).token
+    t2 = api_token_create(owner=theirs, name="theirs", acting_user=None).token
     c = Client()
     c.force_login(mine)
     assert c.post(f"/api/tokens/{t2.pk}/revoke/").status_code == 404
@@ -163,7 +163,7 @@ def test_making_a_token_writes_one_audit_row_without_the_secret(f):
     from kgreview.core.models import AuditEntry
 
     owner, staff = f.user("olga", role="viewer"), f.user("sam", role="curator")
-    issued = api_token_create(user=owner, name="tutor", acting_user=staff)
+    issued = api_token_create(owner=owner, name="tutor", acting_user=staff)
     (row,) = AuditEntry.objects.all()
     assert (row.user, row.action, row.subject_type, row.subject_id) == (
         staff,
@@ -183,7 +183,7 @@ def test_revoking_a_token_writes_one_audit_row_without_the_secret(f):
     from kgreview.core.models import AuditEntry
 
     owner = f.user("olga", role="viewer")
-    issued = api_token_create(user=owner, name="tutor", acting_user=owner)
+    issued = api_token_create(owner=owner, name="tutor", acting_user=owner)
     api_token_revoke(token=issued.token, acting_user=owner)
     row = AuditEntry.objects.get(action="api_token.revoke")
     token = ApiToken.objects.get()
@@ -202,9 +202,9 @@ def test_a_refused_create_or_revoke_writes_no_audit_row(f):
 
     owner, other = f.user(role="viewer"), f.user(role="reviewer")
     with pytest.raises(ValidationFailed):
-        api_token_create(user=owner, name=" ", acting_user=owner)
+        api_token_create(owner=owner, name=" ", acting_user=owner)
     assert AuditEntry.objects.count() == 0
-    issued = api_token_create(user=owner, name="a", acting_user=owner)
+    issued = api_token_create(owner=owner, name="a", acting_user=owner)
     with pytest.raises(ValidationFailed):
         api_token_revoke(token=issued.token, acting_user=other)
     api_token_revoke(token=issued.token, acting_user=owner)

@@ -429,7 +429,7 @@ def test_undoing_a_merge_that_a_proposal_made_sends_the_proposal_back_to_the_que
     kept, away = f.concept("Vector database"), f.concept("Vector databases")
     f.edge(away, f.concept("ANN search"), "applies_to")
     p = merge_proposal(kept, away)
-    proposal_accept(proposal_id=p.pk, reviewer=f.user("merger", role="curator"))
+    proposal_accept(proposal_id=p.pk, acting_user=f.user("merger", role="curator"))
     login("curator")
     page.goto(f"{live_server.url}/concepts/{away.pk}/")
     page.locator("#unmerge").click()

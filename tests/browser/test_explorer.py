@@ -79,7 +79,7 @@ def curriculum(f):
     kw, tok, ag = f.concept("Keyword search"), f.concept("Tokenization"), f.concept("Agents")
     rita = f.user("rita", role="reviewer")
     p = f.edge_proposal(emb, vs, doc=doc, quote=QUOTE)
-    decisions.proposal_accept(proposal_id=p.pk, reviewer=rita, note="Clear cue phrase.")
+    decisions.proposal_accept(proposal_id=p.pk, acting_user=rita, note="Clear cue phrase.")
     reviewed = _back(Edge.objects.get(proposal=p), 10)
     builds = _back(
         f.edge(
@@ -639,7 +639,7 @@ def test_hostile_names_and_evidence_stay_inert_in_the_explorer(
         evil, vs, doc=doc, quote=f"{HOSTILE_NAME} is a prerequisite for vector search."
     )
     decisions.proposal_accept(
-        proposal_id=p.pk, reviewer=f.user(HOSTILE_NAME, role="reviewer"), note=HOSTILE_TEXT
+        proposal_id=p.pk, acting_user=f.user(HOSTILE_NAME, role="reviewer"), note=HOSTILE_TEXT
     )
     edge = Edge.objects.get(proposal=p)
     login("viewer")

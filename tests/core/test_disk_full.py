@@ -133,7 +133,7 @@ def test_a_session_that_cannot_be_saved_after_the_view_is_503_in_words(f, monkey
 
 
 def test_the_api_on_a_full_disk_is_503_json_in_words(f, monkeypatch):
-    secret = api_token_create(user=f.user(role="viewer"), name="bot", acting_user=None).secret
+    secret = api_token_create(owner=f.user(role="viewer"), name="bot", acting_user=None).secret
     monkeypatch.setattr("kgreview.api.app.api_token_authenticate", no_space)
     client = Client(raise_request_exception=False, headers={"Authorization": f"Bearer {secret}"})
     response = client.get("/api/v1/relations")

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from kgreview.graph import services
+from kgreview.graph.asking import ModelUnavailable
 from tests import ask_world
 
 pytestmark = pytest.mark.django_db
@@ -116,3 +117,19 @@ def test_a_hostile_question_is_escaped(f, world):
 def test_only_people_with_a_role_may_ask(f, world):
     assert Client().get(URL).status_code == 302
     assert _client(f, role=None).get(URL, {"q": "What is RLHF used for?"}).status_code == 403
+
+
+@pytest.mark.parametrize("headers", [{}, {"HX-Request": "true"}], ids=["plain", "htmx"])
+def test_an_unavailable_model_is_said_in_place_as_a_400(f, world, monkeypatch, headers):
+    """The refusal (a 503 in the API) is said where the answer would be, as a 400 that
+    htmx swaps in, with and without htmx."""
+
+    def unavailable(*args, **kwargs):
+        raise ModelUnavailable("The model endpoint did not answer; nothing was asked.")
+
+    monkeypatch.setattr("kgreview.explorer.views.ask_graph", unavailable)
+    response = _client(f).get(URL, {"q": "What is RLHF used for?"}, headers=headers)
+    assert response.status_code == 400
+    html = unescape(response.content.decode())
+    assert "The model endpoint did not answer; nothing was asked." in html
+    assert html.strip().startswith('<div id="ask-results"') == bool(headers)

@@ -55,7 +55,7 @@ def build(f) -> Built:
     kw = f.concept("Keyword search")
     dense = f.concept("Dense retrieval")
     proposal = f.edge_proposal(emb, vs, doc=doc)
-    (accepted,) = decisions.proposal_accept(proposal_id=proposal.pk, reviewer=reviewer).edges
+    (accepted,) = decisions.proposal_accept(proposal_id=proposal.pk, acting_user=reviewer).edges
     builds_on = f.edge(
         rag,
         vs,

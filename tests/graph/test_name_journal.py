@@ -66,7 +66,7 @@ def test_a_queued_and_a_decided_concept_proposal_are_journaled(f):
     proposal = f.concept_proposal("Sparse retrieval")
     assert _journal_after(mark) == [(None, proposal.pk)]
     mark = _mark()
-    proposal_accept(proposal_id=proposal.pk, reviewer=reviewer)
+    proposal_accept(proposal_id=proposal.pk, acting_user=reviewer)
     proposal.refresh_from_db()
     assert set(_journal_after(mark)) == {(proposal.concept_id, None), (None, proposal.pk)}
 
@@ -92,7 +92,7 @@ def test_a_decided_concept_proposal_moves_its_name_to_the_concept_without_a_rebu
     proposal = f.concept_proposal("Sparse retrieval")
     assert INDEX_CACHE.get().exact(name_key("Sparse retrieval")).proposal_id == proposal.pk
     rebuilds = INDEX_CACHE.rebuilds
-    proposal_accept(proposal_id=proposal.pk, reviewer=reviewer)
+    proposal_accept(proposal_id=proposal.pk, acting_user=reviewer)
     entry = INDEX_CACHE.get().exact(name_key("Sparse retrieval"))
     proposal.refresh_from_db()
     assert entry.concept_id == proposal.concept_id and entry.proposal_id is None

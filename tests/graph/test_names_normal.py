@@ -54,7 +54,7 @@ def test_an_add_concept_proposal_with_a_zero_width_space_links_to_the_concept(f)
     emb = f.concept("Embeddings")
     proposal = f.concept_proposal(f"{ZWSP}Embeddings")
     assert proposal.payload["name"] == "Embeddings"
-    proposal_accept(proposal_id=proposal.pk, reviewer=f.user(role="reviewer"))
+    proposal_accept(proposal_id=proposal.pk, acting_user=f.user(role="reviewer"))
     proposal.refresh_from_db()
     assert proposal.concept == emb
     assert Concept.objects.count() == 1

@@ -163,8 +163,8 @@ def test_reviewer_activity_counts_an_undo_as_a_decision_of_its_own(f):
     """A reject undone through the real services is two decisions: reject and undo."""
     rita = f.user("rita", role="reviewer")
     p = plant(confidence=0.9)
-    out = decisions.proposal_reject(proposal_id=p.pk, reviewer=rita, reason_code="too_vague")
-    undo.decisions_undo(reviewer=rita, batch=out.decision.batch)
+    out = decisions.proposal_reject(proposal_id=p.pk, acting_user=rita, reason_code="too_vague")
+    undo.decisions_undo(acting_user=rita, batch=out.decision.batch)
     (row,) = reviewer_activity(days=1).rows
     assert row.reviewer == "rita"
     assert {a: n for a, n in row.totals.items() if n} == {"reject": 1, "undo": 1}
@@ -182,9 +182,9 @@ def test_a_bulk_batch_and_its_undo_count_one_decision_per_proposal_decided(f):
         f.edge_proposal(f.concept(f"Known {i}"), needed[i % 3], "related", doc=doc).pk
         for i in range(6)
     ]
-    result = bulk.proposals_bulk_decide(reviewer=rita, proposal_ids=ids, action="accept")
+    result = bulk.proposals_bulk_decide(acting_user=rita, proposal_ids=ids, action="accept")
     assert len(result.done) == 6 and result.also_count == 3
-    undo.decisions_undo(reviewer=rita, batch=result.batch)
+    undo.decisions_undo(acting_user=rita, batch=result.batch)
     (row,) = reviewer_activity(days=1).rows
     assert {a: n for a, n in row.totals.items() if n} == {"accept": 6, "undo": 6}
 
@@ -236,7 +236,7 @@ def decided(f):
     )
     decisions.proposal_edit_accept(
         proposal_id=edited.pk,
-        reviewer=f.user("rita", role="reviewer"),
+        acting_user=f.user("rita", role="reviewer"),
         edits=EdgeEdits(relation="prerequisite", confidence=0.9),
     )
     edited.refresh_from_db()

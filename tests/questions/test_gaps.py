@@ -51,7 +51,7 @@ def test_a_failing_question_yields_a_verified_gap_proposal_that_makes_it_pass(
     assert quote == proposal.evidence_quote == "Embeddings are a prerequisite for quantization."
     assert proposal.agent_run == searched
 
-    proposal_accept(proposal_id=proposal.pk, reviewer=curator_user)
+    proposal_accept(proposal_id=proposal.pk, acting_user=curator_user)
     (second,) = run_once()
     assert second.passed and second.words.startswith("All 1 expected concept found")
 

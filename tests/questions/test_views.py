@@ -263,7 +263,7 @@ def test_the_history_shows_the_fix_and_the_decision_that_made_it(
     q = ask(QUESTION, "concepts", ["Embeddings"])
     curator.post(reverse("questions:run-now"))  # fails, and its gap search proposes the link
     proposal = q.gap_proposals.get()
-    proposal_accept(proposal_id=proposal.pk, reviewer=curator_user)
+    proposal_accept(proposal_id=proposal.pk, acting_user=curator_user)
     curator.post(reverse("questions:run-now"))
     html = page(curator.get(reverse("questions:detail", args=[q.pk])))
     assert html.count('<span class="badge ok">pass</span>') == 1

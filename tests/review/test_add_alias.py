@@ -58,7 +58,7 @@ def test_it_is_keyed_by_concept_and_name_key_and_points_at_its_concept(alias, tc
 
 def test_accepting_adds_the_name_and_the_ask_loop_finds_the_concept_by_it(alias, tcp, reviewer):
     """A reviewer may decide it; afterwards "TCP" names the concept in questions."""
-    decisions.proposal_accept(proposal_id=alias.pk, reviewer=reviewer)
+    decisions.proposal_accept(proposal_id=alias.pk, acting_user=reviewer)
     assert tcp.aliases.filter(name="TCP").exists()
     assert QUESTION_INDEX.get().exact(name_key("TCP")).concept_id == tcp.pk
     assert tcp.source_links.filter(source__slug="transport").exists()
@@ -66,8 +66,8 @@ def test_accepting_adds_the_name_and_the_ask_loop_finds_the_concept_by_it(alias,
 
 def test_undoing_takes_the_name_off_again(alias, tcp, reviewer):
     """The acceptance is compensated: the name is free, the decision log keeps both."""
-    out = decisions.proposal_accept(proposal_id=alias.pk, reviewer=reviewer)
-    undo.decisions_undo(reviewer=reviewer, batch=out.batch)
+    out = decisions.proposal_accept(proposal_id=alias.pk, acting_user=reviewer)
+    undo.decisions_undo(acting_user=reviewer, batch=out.batch)
     assert not tcp.aliases.filter(name="TCP").exists()
     assert Proposal.objects.get(pk=alias.pk).status == "pending"
     assert Decision.objects.filter(proposal=alias).count() == 2
@@ -82,7 +82,7 @@ def test_a_name_another_concept_holds_blocks_it_and_accepting_is_refused_in_word
         'The name "TCP" already belongs to the concept "TCP".'
     ]
     with pytest.raises(ProposalStale, match='already belongs to the concept "TCP"'):
-        decisions.proposal_accept(proposal_id=alias.pk, reviewer=reviewer)
+        decisions.proposal_accept(proposal_id=alias.pk, acting_user=reviewer)
 
 
 def test_a_name_the_concept_already_has_is_accepted_without_a_second_row(alias, tcp, reviewer):
@@ -90,7 +90,7 @@ def test_a_name_the_concept_already_has_is_accepted_without_a_second_row(alias, 
     from kgreview.graph import services
 
     services.concept_add_alias(concept=tcp, name="TCP", acting_user=None)
-    out = decisions.proposal_accept(proposal_id=alias.pk, reviewer=reviewer)
+    out = decisions.proposal_accept(proposal_id=alias.pk, acting_user=reviewer)
     assert "already answers to" in out.message
     assert tcp.aliases.filter(name="TCP").count() == 1
 
@@ -129,7 +129,7 @@ def test_an_open_concept_proposal_is_given_the_names_a_document_defines(f):
     again = proposal_add_names(proposal_id=p.pk, defined=[defined])
     assert again.version == changed.version
     decisions.proposal_reject(
-        proposal_id=p.pk, reviewer=f.user("rita", role="reviewer"), reason_code="duplicate"
+        proposal_id=p.pk, acting_user=f.user("rita", role="reviewer"), reason_code="duplicate"
     )
     assert proposal_add_names(proposal_id=p.pk, defined=[{**defined, "alias": "NS"}]) is None
 

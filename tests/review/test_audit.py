@@ -41,9 +41,9 @@ def test_accepting_and_undoing_an_edge_with_new_concepts_logs_nothing(f, reviewe
     vs = f.concept_proposal("Vector search", aliases=["VS"], doc=doc)
     p = f.edge_proposal(emb, vs, doc=doc)
     log.mark()
-    out = decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
+    out = decisions.proposal_accept(proposal_id=p.pk, acting_user=reviewer)
     assert graph_selectors.edges_active().count() == 1
-    undo.decisions_undo(reviewer=reviewer, batch=out.batch)
+    undo.decisions_undo(acting_user=reviewer, batch=out.batch)
     assert graph_selectors.edges_active().count() == 0
     assert log.written() == 0 and Decision.objects.count() == 6
 
@@ -52,9 +52,9 @@ def test_a_concept_proposal_for_a_known_name_adds_its_aliases_without_a_log_row(
     emb = f.concept("Embeddings")
     p = f.concept_proposal("Embeddings", aliases=["vector embeddings"])
     log.mark()
-    out = decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
+    out = decisions.proposal_accept(proposal_id=p.pk, acting_user=reviewer)
     assert emb.aliases.filter(name="vector embeddings").exists()
-    undo.decisions_undo(reviewer=reviewer, batch=out.batch)
+    undo.decisions_undo(acting_user=reviewer, batch=out.batch)
     assert not emb.aliases.filter(name="vector embeddings").exists()
     assert log.written() == 0
 
@@ -69,8 +69,8 @@ def test_updating_invalidating_and_undoing_edges_logs_nothing(f, reviewer, log):
         confidence=0.9,
         reason="Direction was wrong.",
     )
-    out = decisions.proposal_accept(proposal_id=update.pk, reviewer=reviewer)
-    undo.decisions_undo(reviewer=reviewer, batch=out.batch)
+    out = decisions.proposal_accept(proposal_id=update.pk, acting_user=reviewer)
+    undo.decisions_undo(acting_user=reviewer, batch=out.batch)
     (back,) = graph_selectors.edges_active()
     retire = proposal_create(
         kind="invalidate_edge",
@@ -78,9 +78,9 @@ def test_updating_invalidating_and_undoing_edges_logs_nothing(f, reviewer, log):
         confidence=0.9,
         reason="Quote vanished.",
     )
-    gone = decisions.proposal_accept(proposal_id=retire.pk, reviewer=reviewer)
+    gone = decisions.proposal_accept(proposal_id=retire.pk, acting_user=reviewer)
     assert not graph_selectors.edges_active().exists()
-    undo.decisions_undo(reviewer=reviewer, batch=gone.batch)
+    undo.decisions_undo(acting_user=reviewer, batch=gone.batch)
     (again,) = graph_selectors.edges_active()
     assert (again.source, again.target, again.relation.key) == (emb, vs, "prerequisite")
     assert log.written() == 0
@@ -95,9 +95,9 @@ def test_keeping_a_contradicting_proposal_logs_no_row_for_the_edge_it_retires(f,
         flags=["contradiction"],
     )
     log.mark()
-    out = decisions.proposal_accept_over_conflicts(proposal_id=p.pk, reviewer=reviewer)
+    out = decisions.proposal_accept_over_conflicts(proposal_id=p.pk, acting_user=reviewer)
     assert reload(old).status == "invalidated"
-    undo.decisions_undo(reviewer=reviewer, batch=out.batch)
+    undo.decisions_undo(acting_user=reviewer, batch=out.batch)
     assert log.written() == 0
 
 
@@ -110,8 +110,8 @@ def test_merges_and_relation_types_decided_by_a_curator_log_nothing(f, curator, 
         payload={"survivor_id": a.pk, "loser_id": b.pk, "score": 95.0, "why": "Spelling."},
         confidence=0.9,
     )
-    out = decisions.proposal_accept(proposal_id=merge.pk, reviewer=curator)
-    undo.decisions_undo(reviewer=curator, batch=out.batch)
+    out = decisions.proposal_accept(proposal_id=merge.pk, acting_user=curator)
+    undo.decisions_undo(acting_user=curator, batch=out.batch)
     relation = proposal_create(
         kind="add_relation_type",
         payload={
@@ -124,8 +124,8 @@ def test_merges_and_relation_types_decided_by_a_curator_log_nothing(f, curator, 
         confidence=0.8,
         reason="Recurs in three lessons.",
     )
-    out = decisions.proposal_accept(proposal_id=relation.pk, reviewer=curator)
-    undo.decisions_undo(reviewer=curator, batch=out.batch)
+    out = decisions.proposal_accept(proposal_id=relation.pk, acting_user=curator)
+    undo.decisions_undo(acting_user=curator, batch=out.batch)
     assert reload(b).status == "active"
     assert log.written() == 0
 
@@ -134,15 +134,15 @@ def test_concepts_curated_by_hand_are_decisions_and_log_nothing(f, curator, log)
     c = f.concept("Retrieval", aliases=["retrieval step"])
     log.mark()
     renamed = mend.concept_update_by_hand(
-        user=curator,
+        acting_user=curator,
         concept_id=c.pk,
         name="RAG",
         add_aliases=["rag pipeline"],
         remove_aliases=["retrieval step"],
     )
-    retired = mend.concept_update_by_hand(user=curator, concept_id=c.pk, status="retired")
-    undo.decisions_undo(reviewer=curator, batch=retired.batch)
-    undo.decisions_undo(reviewer=curator, batch=renamed.batch)
+    retired = mend.concept_update_by_hand(acting_user=curator, concept_id=c.pk, status="retired")
+    undo.decisions_undo(acting_user=curator, batch=retired.batch)
+    undo.decisions_undo(acting_user=curator, batch=renamed.batch)
     assert reload(c).name == "Retrieval" and reload(c).status == "active"
     assert log.written() == 0
 
@@ -151,13 +151,13 @@ def test_an_edge_added_and_merges_made_by_hand_log_nothing(f, curator, log):
     emb, vs, twin = f.concept("Embeddings"), f.concept("Vector search"), f.concept("Embedding")
     log.mark()
     mend.edge_add_by_hand(
-        user=curator,
+        acting_user=curator,
         source=EndChoice(concept_id=emb.pk),
         target=EndChoice(concept_id=vs.pk),
         relation="prerequisite",
         note="Obvious.",
     )
-    mend.concepts_merge_by_hand(user=curator, survivor_id=emb.pk, loser_id=twin.pk, note="")
+    mend.concepts_merge_by_hand(acting_user=curator, survivor_id=emb.pk, loser_id=twin.pk, note="")
     assert log.written() == 0
 
 
@@ -171,11 +171,11 @@ def test_a_bulk_accept_and_its_undo_log_nothing(f, reviewer, log):
     ]
     log.mark()
     result = bulk.proposals_bulk_decide(
-        reviewer=reviewer, proposal_ids=[p.pk for p in ps], action="accept"
+        acting_user=reviewer, proposal_ids=[p.pk for p in ps], action="accept"
     )
     assert result.done == [p.pk for p in ps]
     assert emb.aliases.filter(name="emb").exists()
-    undo.decisions_undo(reviewer=reviewer, batch=result.batch)
+    undo.decisions_undo(acting_user=reviewer, batch=result.batch)
     assert graph_selectors.edges_active().count() == 0
     assert log.written() == 0
 
@@ -184,10 +184,12 @@ def test_a_direct_unmerge_from_the_concept_page_is_logged_but_a_decided_one_is_n
     a, b = f.concept("Fine-tuning"), f.concept("Finetuning")
     graph.concept_merge(loser=b, survivor=a, acting_user=None)
     log.mark()
-    undo.merge_undo(loser_id=b.pk, user=curator)
+    undo.merge_undo(loser_id=b.pk, acting_user=curator)
     (row,) = AuditEntry.objects.filter(action="concept.unmerge")
     assert row.user == curator and log.written() == 1
-    decided = mend.concepts_merge_by_hand(user=curator, survivor_id=a.pk, loser_id=b.pk, note="")
+    decided = mend.concepts_merge_by_hand(
+        acting_user=curator, survivor_id=a.pk, loser_id=b.pk, note=""
+    )
     assert decided.decision is not None
-    undo.merge_undo(loser_id=b.pk, user=curator)
+    undo.merge_undo(loser_id=b.pk, acting_user=curator)
     assert log.written() == 1

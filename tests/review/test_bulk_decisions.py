@@ -23,12 +23,12 @@ def test_bulk_accept_reports_refusals_and_undoes_as_one_batch(f, reviewer):
     good2 = f.edge_proposal(b, c, "related")
     cyclic = f.edge_proposal(a, c)
     result = bulk.proposals_bulk_decide(
-        reviewer=reviewer, proposal_ids=[good1.pk, cyclic.pk, good2.pk], action="accept"
+        acting_user=reviewer, proposal_ids=[good1.pk, cyclic.pk, good2.pk], action="accept"
     )
     assert result.done == [good1.pk, good2.pk]
     assert result.refused[0][0] == cyclic.pk and "cycle" in result.refused[0][1]
     assert graph_selectors.edges_active().count() == 3
-    undo.decisions_undo(reviewer=reviewer, batch=result.batch)
+    undo.decisions_undo(acting_user=reviewer, batch=result.batch)
     assert graph_selectors.edges_active().count() == 1
     assert {reload(p).status for p in (good1, good2, cyclic)} == {"pending"}
 
@@ -38,7 +38,7 @@ def test_bulk_dry_run_shows_what_would_happen_and_writes_nothing(f, reviewer):
     p1 = f.edge_proposal(f.concept("A14"), f.concept("B14"))
     p2 = f.edge_proposal(f.concept("A15"), f.concept("B15"))
     result = bulk.proposals_bulk_decide(
-        reviewer=reviewer,
+        acting_user=reviewer,
         proposal_ids=[p1.pk, p2.pk],
         action="reject",
         reason_code="too_vague",
@@ -52,10 +52,10 @@ def test_bulk_dry_run_shows_what_would_happen_and_writes_nothing(f, reviewer):
 def test_bulk_limits_size_and_actions(reviewer):
     """Bulk decisions are accept or reject, at most BULK_LIMIT at once."""
     with pytest.raises(ValidationFailed):
-        bulk.proposals_bulk_decide(reviewer=reviewer, proposal_ids=[1], action="maybe")
+        bulk.proposals_bulk_decide(acting_user=reviewer, proposal_ids=[1], action="maybe")
     with pytest.raises(ValidationFailed, match="At most"):
         bulk.proposals_bulk_decide(
-            reviewer=reviewer,
+            acting_user=reviewer,
             proposal_ids=list(range(bulk.BULK_LIMIT + 1)),
             action="accept",
         )
@@ -72,7 +72,7 @@ def test_bulk_accept_refuses_a_cycle_among_the_concepts_it_creates(f, reviewer):
     ps = [f.edge_proposal(x, y, doc=doc), f.edge_proposal(y, z, doc=doc)]
     ps.append(f.edge_proposal(z, x, doc=doc))
     result = bulk.proposals_bulk_decide(
-        reviewer=reviewer, proposal_ids=[p.pk for p in ps], action="accept"
+        acting_user=reviewer, proposal_ids=[p.pk for p in ps], action="accept"
     )
     assert result.done == [ps[0].pk, ps[1].pk]
     ((pid, words),) = result.refused
@@ -99,7 +99,7 @@ def test_bulk_accept_of_edges_against_the_order_reorders_and_refuses_what_closes
     f.edge(d, f.concept("After D"))
     ps = [f.edge_proposal(d, a), f.edge_proposal(b, c), f.edge_proposal(c, b)]
     result = bulk.proposals_bulk_decide(
-        reviewer=reviewer, proposal_ids=[p.pk for p in ps], action="accept"
+        acting_user=reviewer, proposal_ids=[p.pk for p in ps], action="accept"
     )
     assert result.done == [ps[0].pk, ps[2].pk]
     ((pid, words),) = result.refused
@@ -123,7 +123,7 @@ def test_bulk_accept_places_new_concepts_once_and_keeps_every_order(
     ps.append(f.edge_proposal(known[1], known[0]))
     with django_assert_max_num_queries(60):
         result = bulk.proposals_bulk_decide(
-            reviewer=reviewer, proposal_ids=[p.pk for p in ps], action="accept"
+            acting_user=reviewer, proposal_ids=[p.pk for p in ps], action="accept"
         )
     assert result.done == [p.pk for p in ps[:-1]]
     assert "cycle" in result.refused[0][1]

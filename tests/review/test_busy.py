@@ -16,7 +16,7 @@ from django.test import RequestFactory
 from django.urls import reverse
 
 from kgreview.core import retry
-from kgreview.core.middleware import BusyMiddleware
+from kgreview.core.refusals import RefusalMiddleware
 from kgreview.review import decisions
 from kgreview.review.models import Proposal
 
@@ -83,7 +83,7 @@ def test_a_deadlock_that_escapes_a_view_is_409_words_not_500(db, f, client, monk
 
 def test_the_api_gets_busy_as_json_and_sqlite_locked_says_the_database_was_busy():
     request = RequestFactory().get("/api/v1/concepts")
-    response = BusyMiddleware(lambda r: None).process_exception(
+    response = RefusalMiddleware(lambda r: None).process_exception(
         request, OperationalError("database is locked")
     )
     assert response is not None and response.status_code == 409
@@ -95,6 +95,6 @@ def test_the_api_gets_busy_as_json_and_sqlite_locked_says_the_database_was_busy(
 
 def test_other_errors_are_left_alone():
     request = RequestFactory().get("/review/")
-    middleware = BusyMiddleware(lambda r: None)
+    middleware = RefusalMiddleware(lambda r: None)
     assert middleware.process_exception(request, OperationalError("no such table")) is None
     assert middleware.process_exception(request, ValueError("x")) is None

@@ -60,11 +60,11 @@ def test_overlapping_reviewers_decide_each_proposal_exactly_once(on_postgres, f)
         for pid in order:
             try:
                 if (pid + seed) % 3:
-                    decisions.proposal_accept(proposal_id=pid, reviewer=user)
+                    decisions.proposal_accept(proposal_id=pid, acting_user=user)
                     verdict = "accept"
                 else:
                     decisions.proposal_reject(
-                        proposal_id=pid, reviewer=user, reason_code="too_vague"
+                        proposal_id=pid, acting_user=user, reason_code="too_vague"
                     )
                     verdict = "reject"
             except DomainError as exc:
@@ -104,8 +104,8 @@ def test_two_reviewers_accepting_edges_that_share_a_new_concept_create_it_once(o
     u1, u2 = f.user("u1", role="reviewer"), f.user("u2", role="reviewer")
     errors = run_threads(
         [
-            lambda: decisions.proposal_accept(proposal_id=p1.pk, reviewer=u1),
-            lambda: decisions.proposal_accept(proposal_id=p2.pk, reviewer=u2),
+            lambda: decisions.proposal_accept(proposal_id=p1.pk, acting_user=u1),
+            lambda: decisions.proposal_accept(proposal_id=p2.pk, acting_user=u2),
         ]
     )
     assert errors == []

@@ -304,7 +304,7 @@ def test_accepting_a_relation_type_tells_the_listeners_once_the_decision_commits
             confidence=0.9,
         )
         with django_capture_on_commit_callbacks(execute=False) as callbacks:
-            decisions.proposal_accept(proposal_id=p.pk, reviewer=f.user("cora", role="curator"))
+            decisions.proposal_accept(proposal_id=p.pk, acting_user=f.user("cora", role="curator"))
         assert heard == []  # not before the commit
         for callback in callbacks:
             callback()

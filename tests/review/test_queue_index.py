@@ -133,14 +133,14 @@ def test_queued_proposals_get_flag_rows_and_tally_rows(queue):
 
 
 def test_accepting_an_edge_with_the_concept_it_needs_keeps_flags_and_tally_true(queue, reviewer):
-    decisions.proposal_accept(proposal_id=queue["needs_rag"].pk, reviewer=reviewer)
+    decisions.proposal_accept(proposal_id=queue["needs_rag"].pk, acting_user=reviewer)
     assert Proposal.objects.get(pk=queue["rag"].pk).status == "accepted"
     assert_index_true()
 
 
 def test_rejecting_keeps_flags_and_tally_true(queue, reviewer):
     decisions.proposal_reject(
-        proposal_id=queue["contra"].pk, reviewer=reviewer, reason_code="too_vague"
+        proposal_id=queue["contra"].pk, acting_user=reviewer, reason_code="too_vague"
     )
     assert ProposalFlag.objects.get(proposal=queue["contra"]).status == "rejected"
     assert_index_true()
@@ -150,7 +150,7 @@ def test_edit_then_accept_changing_the_relation_keeps_the_tally_true(queue, revi
     """The relation moves in the tally: the old key loses one, the new gains one."""
     decisions.proposal_edit_accept(
         proposal_id=queue["plain"].pk,
-        reviewer=reviewer,
+        acting_user=reviewer,
         edits=EdgeEdits(relation="builds_on", confidence=0.75),
     )
     assert Proposal.objects.get(pk=queue["plain"].pk).relation_key == "builds_on"
@@ -160,9 +160,9 @@ def test_edit_then_accept_changing_the_relation_keeps_the_tally_true(queue, revi
 def test_accepting_a_held_proposal_and_undoing_it_holds_it_again(queue, reviewer):
     """Undo re-opens: held again below the gate, its flag rows back to held."""
     held = queue["held"]
-    out = decisions.proposal_accept(proposal_id=held.pk, reviewer=reviewer)
+    out = decisions.proposal_accept(proposal_id=held.pk, acting_user=reviewer)
     assert_index_true()
-    undo.decisions_undo(reviewer=reviewer, batch=out.batch)
+    undo.decisions_undo(acting_user=reviewer, batch=out.batch)
     assert Proposal.objects.get(pk=held.pk).status == "held"
     assert ProposalFlag.objects.get(proposal=held).status == "held"
     assert_index_true()
@@ -170,26 +170,26 @@ def test_accepting_a_held_proposal_and_undoing_it_holds_it_again(queue, reviewer
 
 def test_undoing_a_rejection_reopens_it_in_flags_and_tally(queue, reviewer):
     out = decisions.proposal_reject(
-        proposal_id=queue["plain"].pk, reviewer=reviewer, reason_code="too_vague"
+        proposal_id=queue["plain"].pk, acting_user=reviewer, reason_code="too_vague"
     )
-    undo.decisions_undo(reviewer=reviewer, batch=out.batch)
+    undo.decisions_undo(acting_user=reviewer, batch=out.batch)
     assert Proposal.objects.get(pk=queue["plain"].pk).status == "pending"
     assert_index_true()
 
 
 def test_bulk_accept_and_its_undo_keep_flags_and_tally_true(queue, reviewer):
     ids = [queue["plain"].pk, queue["contra"].pk, queue["needs_rag"].pk]
-    result = bulk.proposals_bulk_decide(reviewer=reviewer, proposal_ids=ids, action="accept")
+    result = bulk.proposals_bulk_decide(acting_user=reviewer, proposal_ids=ids, action="accept")
     assert sorted(result.done) == sorted(ids)
     assert_index_true()
-    undo.decisions_undo(reviewer=reviewer, batch=result.batch)
+    undo.decisions_undo(acting_user=reviewer, batch=result.batch)
     assert_index_true()
 
 
 def test_bulk_reject_keeps_flags_and_tally_true(queue, reviewer):
     ids = [queue["plain"].pk, queue["held"].pk]
     bulk.proposals_bulk_decide(
-        reviewer=reviewer, proposal_ids=ids, action="reject", reason_code="too_vague"
+        acting_user=reviewer, proposal_ids=ids, action="reject", reason_code="too_vague"
     )
     assert_index_true()
 
@@ -199,7 +199,7 @@ def test_a_superseded_twin_moves_in_flags_and_tally(f, queue, curator):
     re-points the edges that waited for it."""
     rag = queue["rag"]
     mend.concept_update_by_hand(
-        user=curator, concept_id=queue["tok"].pk, name="Retrieval-augmented generation"
+        acting_user=curator, concept_id=queue["tok"].pk, name="Retrieval-augmented generation"
     )
     assert Proposal.objects.get(pk=rag.pk).status == "superseded"
     assert ProposalFlag.objects.get(proposal=rag).status == "superseded"
@@ -232,7 +232,7 @@ def test_rows_written_past_the_services_are_indexed_too(queue):
 
 def test_the_flag_filter_returns_exactly_the_flagged_proposals_in_each_status(queue, reviewer):
     decisions.proposal_reject(
-        proposal_id=queue["contra"].pk, reviewer=reviewer, reason_code="too_vague"
+        proposal_id=queue["contra"].pk, acting_user=reviewer, reason_code="too_vague"
     )
     for status in ("pending", "open", "rejected", "all"):
         for flag in selectors.FLAGS:
@@ -255,7 +255,7 @@ def test_counts_after_each_decision_equal_a_fresh_recount_and_nothing_is_emptied
     """The tally moves by the decision's own rows: the counts are live, never recounted."""
     f = parse("")
     before = selectors.queue_counts_cached(f)
-    decisions.proposal_accept(proposal_id=queue["plain"].pk, reviewer=reviewer)
+    decisions.proposal_accept(proposal_id=queue["plain"].pk, acting_user=reviewer)
     after = selectors.queue_counts_cached(f)
     assert after["status"]["pending"] == before["status"]["pending"] - 1
     assert after["status"]["accepted"] == before["status"].get("accepted", 0) + 1
@@ -264,7 +264,7 @@ def test_counts_after_each_decision_equal_a_fresh_recount_and_nothing_is_emptied
 
 def test_compacting_the_tally_keeps_every_count(queue, reviewer):
     decisions.proposal_reject(
-        proposal_id=queue["plain"].pk, reviewer=reviewer, reason_code="too_vague"
+        proposal_id=queue["plain"].pk, acting_user=reviewer, reason_code="too_vague"
     )
     rows_before = QueueTally.objects.count()
     queue_index.compact()
@@ -275,7 +275,7 @@ def test_compacting_the_tally_keeps_every_count(queue, reviewer):
 
 def test_rebuilding_the_index_from_the_proposals_gives_the_same_rows(queue, reviewer):
     """The migration's backfill (``rebuild``) and the triggers agree."""
-    decisions.proposal_accept(proposal_id=queue["needs_rag"].pk, reviewer=reviewer)
+    decisions.proposal_accept(proposal_id=queue["needs_rag"].pk, acting_user=reviewer)
     flags_before = set(ProposalFlag.objects.values_list("proposal_id", "flag", "status"))
     queue_index.rebuild()
     assert set(ProposalFlag.objects.values_list("proposal_id", "flag", "status")) == flags_before
@@ -300,7 +300,7 @@ def test_counts_for_a_source_filter_are_exact_and_kept_per_filter(f, queue, revi
     counts = selectors.queue_counts_cached(f_doc)
     assert not counts["estimated"]
     assert counts["total"] == Proposal.objects.filter(document__slug="qi").count()
-    decisions.proposal_accept(proposal_id=queue["plain"].pk, reviewer=reviewer)
+    decisions.proposal_accept(proposal_id=queue["plain"].pk, acting_user=reviewer)
     assert selectors.queue_counts_cached(f_doc) == counts
     assert selectors.queue_counts(f_doc)["status"]["accepted"] >= 1
 

@@ -100,8 +100,8 @@ def race_merge_and_edge(merge_p, curator, edge_p, reviewer) -> list[object]:
     """A curator accepts the merge while a reviewer accepts the edge, at the same moment;
     each is answered (an outcome or a refusal in words)."""
     results = race(
-        lambda: decisions.proposal_accept(proposal_id=merge_p.pk, reviewer=curator),
-        lambda: decisions.proposal_accept(proposal_id=edge_p.pk, reviewer=reviewer),
+        lambda: decisions.proposal_accept(proposal_id=merge_p.pk, acting_user=curator),
+        lambda: decisions.proposal_accept(proposal_id=edge_p.pk, acting_user=reviewer),
     )
     assert_answered_in_words(results)
     return results
@@ -165,8 +165,8 @@ def test_two_reviewers_keeping_contradicting_proposals_apply_exactly_one(on_post
                 flags=["contradiction"],
             )
         results = race(
-            lambda a=p1.pk: decisions.proposal_accept_over_conflicts(proposal_id=a, reviewer=r1),
-            lambda b=p2.pk: decisions.proposal_accept_over_conflicts(proposal_id=b, reviewer=r2),
+            lambda a=p1.pk: decisions.proposal_accept_over_conflicts(proposal_id=a, acting_user=r1),
+            lambda b=p2.pk: decisions.proposal_accept_over_conflicts(proposal_id=b, acting_user=r2),
         )
         assert_answered_in_words(results)
         statuses = sorted(Proposal.objects.filter(pk__in=[p1.pk, p2.pk]).values_list("status"))
@@ -200,9 +200,9 @@ def test_a_bulk_accept_racing_a_merge_of_an_end_leaves_no_edge_on_the_merged_con
         ids = [f.edge_proposal(x, loser, "related", doc=doc).pk for x in xs]
         merge_p = _merge_proposal(loser, survivor)
         merged, bulked = race(
-            lambda m=merge_p: decisions.proposal_accept(proposal_id=m.pk, reviewer=curator),
+            lambda m=merge_p: decisions.proposal_accept(proposal_id=m.pk, acting_user=curator),
             lambda ids=ids: bulk.proposals_bulk_decide(
-                reviewer=reviewer, proposal_ids=ids, action="accept"
+                acting_user=reviewer, proposal_ids=ids, action="accept"
             ),
         )
         assert_answered_in_words([merged])
@@ -236,9 +236,9 @@ def test_a_single_decision_racing_a_bulk_accept_closes_no_cycle_between_them(on_
         closing = f.edge_proposal(chain[-1], chain[0], doc=doc)
         bulked, single = race(
             lambda ids=ids: bulk.proposals_bulk_decide(
-                reviewer=rita, proposal_ids=ids, action="accept"
+                acting_user=rita, proposal_ids=ids, action="accept"
             ),
-            lambda p=closing: decisions.proposal_accept(proposal_id=p.pk, reviewer=rob),
+            lambda p=closing: decisions.proposal_accept(proposal_id=p.pk, acting_user=rob),
         )
         assert_answered_in_words([single])
         assert not isinstance(bulked, BaseException), bulked

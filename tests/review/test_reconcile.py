@@ -40,7 +40,7 @@ def test_edit_naming_a_pending_concept_accepts_that_proposal_instead_of_a_twin(f
     waiting = f.edge_proposal(queries, f.concept("Vector search"), doc=doc)
     p = f.edge_proposal(f.concept("Embeddings"), f.concept("Rerankers"), doc=doc)
     out = decisions.proposal_edit_accept(
-        proposal_id=p.pk, reviewer=reviewer, edits=EdgeEdits(target=EndChoice(name="queries"))
+        proposal_id=p.pk, acting_user=reviewer, edits=EdgeEdits(target=EndChoice(name="queries"))
     )
     (edge,) = out.edges
     assert edge.target.name == "Queries" and reload(queries).status == "accepted"
@@ -51,7 +51,7 @@ def test_edit_naming_a_pending_concept_accepts_that_proposal_instead_of_a_twin(f
     assert reload(waiting).source_key == f"c{edge.target.pk}"
     assert Concept.objects.filter(name__iexact="queries").count() == 1
     assert_queue_decidable()
-    decisions.proposal_accept(proposal_id=waiting.pk, reviewer=reviewer)
+    decisions.proposal_accept(proposal_id=waiting.pk, acting_user=reviewer)
     assert_queue_decidable()
 
 
@@ -65,7 +65,7 @@ def test_a_concept_made_by_another_route_supersedes_its_twin_and_repoints_its_ed
     e1 = f.edge_proposal(twin, f.concept("Rerankers"), doc=doc)
     e2 = f.edge_proposal(f.concept("Embeddings"), twin, "builds_on", doc=doc)
     ce = f.concept("CE model")
-    out = mend.concept_update_by_hand(user=curator, concept_id=ce.pk, name="Cross-encoder")
+    out = mend.concept_update_by_hand(acting_user=curator, concept_id=ce.pk, name="Cross-encoder")
     twin = reload(twin)
     assert twin.status == "superseded" and twin.concept == ce
     assert "already the concept" in twin.decisions.get(action="supersede").note
@@ -73,8 +73,8 @@ def test_a_concept_made_by_another_route_supersedes_its_twin_and_repoints_its_ed
     assert {d.action for d in out.settled} == {"supersede", "reresolve"}
     assert all(d.caused_by == out.decision and d.user == curator for d in out.settled)
     assert_queue_decidable()
-    decisions.proposal_accept(proposal_id=e1.pk, reviewer=reviewer)
-    decisions.proposal_accept(proposal_id=e2.pk, reviewer=reviewer)
+    decisions.proposal_accept(proposal_id=e1.pk, acting_user=reviewer)
+    decisions.proposal_accept(proposal_id=e2.pk, acting_user=reviewer)
     assert graph_selectors.edges_active().filter(source=ce).count() == 1
     assert_queue_decidable()
 
@@ -89,7 +89,7 @@ def test_editing_only_the_relation_when_the_end_concept_already_exists_accepts(f
         name="Tokenization", acting_user=None
     )  # behind the queue's back
     out = decisions.proposal_edit_accept(
-        proposal_id=p.pk, reviewer=reviewer, edits=EdgeEdits(relation="builds_on")
+        proposal_id=p.pk, acting_user=reviewer, edits=EdgeEdits(relation="builds_on")
     )
     (edge,) = out.edges
     assert edge.source == existing and edge.relation.key == "builds_on"
@@ -109,10 +109,12 @@ def test_rejecting_a_concept_whose_name_now_belongs_to_a_concept_repoints_its_ed
     existing = graph.concept_create(
         name="Cross-encoder", acting_user=None
     )  # behind the queue's back
-    out = decisions.proposal_reject(proposal_id=ce.pk, reviewer=reviewer, reason_code="duplicate")
+    out = decisions.proposal_reject(
+        proposal_id=ce.pk, acting_user=reviewer, reason_code="duplicate"
+    )
     assert end(waiting, "source")["concept_id"] == existing.pk
     assert [d.action for d in out.settled] == ["reresolve"]
-    accepted = decisions.proposal_accept(proposal_id=waiting.pk, reviewer=reviewer)
+    accepted = decisions.proposal_accept(proposal_id=waiting.pk, acting_user=reviewer)
     assert accepted.edges[0].source == existing
     assert_queue_decidable()
 
@@ -127,14 +129,14 @@ def test_rejecting_a_concept_nobody_has_supersedes_the_edges_that_need_it_and_un
     e1 = f.edge_proposal(embed, f.concept("Vector search"), doc=doc)
     e2 = f.edge_proposal(f.concept("RAG"), embed, "builds_on", doc=doc)
     out = decisions.proposal_reject(
-        proposal_id=embed.pk, reviewer=reviewer, reason_code="too_vague"
+        proposal_id=embed.pk, acting_user=reviewer, reason_code="too_vague"
     )
     for e in (e1, e2):
         e = reload(e)
         assert e.status == "superseded"
         assert 'needs the concept "Embed", which was rejected' in e.decisions.last().note
     assert_queue_decidable()
-    undone = undo.decisions_undo(reviewer=reviewer, batch=out.batch)
+    undone = undo.decisions_undo(acting_user=reviewer, batch=out.batch)
     assert {reload(x).status for x in (embed, e1, e2)} == {"pending"}
     assert undone.first_proposal_id == embed.pk and len(undone.undone) == 3
     assert_queue_decidable()
@@ -154,7 +156,7 @@ def test_accepting_an_edge_whose_end_was_retired_is_refused_in_words_not_a_500(f
         "or choose another concept."
     ]
     with pytest.raises(ProposalStale, match='"Bag of words" was retired'):
-        decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
+        decisions.proposal_accept(proposal_id=p.pk, acting_user=reviewer)
     assert reload(p).status == "pending"
 
 
@@ -166,19 +168,19 @@ def test_accepting_an_edge_whose_end_was_merged_names_the_survivor(f, reviewer):
         '"Dense vectors" was merged into "Embeddings"; use the surviving concept.'
     ]
     with pytest.raises(ProposalStale, match='merged into "Embeddings"'):
-        decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
+        decisions.proposal_accept(proposal_id=p.pk, acting_user=reviewer)
 
 
 def test_retiring_a_concept_supersedes_the_proposals_that_need_it(f, curator):
     """A curator retires an orphan; edges and merges proposed on it close with the reason."""
     orphan, other = f.concept("Bag of words"), f.concept("TF-IDF")
     p = f.edge_proposal(orphan, other)
-    out = mend.concept_update_by_hand(user=curator, concept_id=orphan.pk, status="retired")
+    out = mend.concept_update_by_hand(acting_user=curator, concept_id=orphan.pk, status="retired")
     assert reload(orphan).status == "retired"
     assert reload(p).status == "superseded" and "was retired" in reload(p).decisions.last().note
     assert out.settled[0].caused_by == out.decision
     assert_queue_decidable()
-    undo.decisions_undo(reviewer=curator, batch=out.batch)
+    undo.decisions_undo(acting_user=curator, batch=out.batch)
     assert reload(orphan).status == "active" and reload(p).status == "pending"
     assert_queue_decidable()
 
@@ -188,7 +190,7 @@ def test_merging_moves_open_proposals_to_the_survivor_and_closes_rival_merges(f,
     p = f.edge_proposal(dense, f.concept("Vector search"))
     rival = decisions_merge_proposal(dense, vec)
     out = mend.concepts_merge_by_hand(
-        user=curator, survivor_id=emb.pk, loser_id=dense.pk, note="Same thing."
+        acting_user=curator, survivor_id=emb.pk, loser_id=dense.pk, note="Same thing."
     )
     assert end(p, "source")["concept_id"] == emb.pk and reload(p).source_concept == emb
     assert reload(rival).status == "superseded"
@@ -209,7 +211,7 @@ def decisions_merge_proposal(a: Concept, b: Concept) -> Proposal:
 def test_a_merge_that_joins_both_ends_of_a_proposal_closes_it_as_a_loop(f, curator):
     emb, dense = f.concept("Embeddings"), f.concept("Dense vectors")
     p = f.edge_proposal(dense, emb, "related")
-    mend.concepts_merge_by_hand(user=curator, survivor_id=emb.pk, loser_id=dense.pk, note="")
+    mend.concepts_merge_by_hand(acting_user=curator, survivor_id=emb.pk, loser_id=dense.pk, note="")
     assert reload(p).status == "superseded"
     assert "an edge cannot loop" in reload(p).decisions.last().note
     assert_queue_decidable()
@@ -222,7 +224,7 @@ def test_adding_an_edge_by_hand_supersedes_the_agent_proposal_for_the_same_fact(
     emb, vs = f.concept("Embeddings"), f.concept("Vector search")
     p = f.edge_proposal(emb, vs)
     out = mend.edge_add_by_hand(
-        user=reviewer,
+        acting_user=reviewer,
         source=EndChoice(concept_id=emb.pk),
         target=EndChoice(concept_id=vs.pk),
         relation="prerequisite",
@@ -231,7 +233,7 @@ def test_adding_an_edge_by_hand_supersedes_the_agent_proposal_for_the_same_fact(
     assert reload(p).status == "superseded"
     assert f"edge #{out.edges[0].pk}" in reload(p).decisions.last().note
     assert_queue_decidable()
-    undo.decisions_undo(reviewer=reviewer, batch=out.batch)
+    undo.decisions_undo(acting_user=reviewer, batch=out.batch)
     assert reload(p).status == "pending" and graph_selectors.edges_active().count() == 0
     assert_queue_decidable()
 
@@ -246,10 +248,10 @@ def test_retiring_an_edge_by_hand_supersedes_the_open_proposals_to_retire_it(f, 
         confidence=0.8,
         reason="The quote is gone.",
     )
-    out = mend.edge_retire_by_hand(user=reviewer, edge_id=edge.pk, note="Wrong direction.")
+    out = mend.edge_retire_by_hand(acting_user=reviewer, edge_id=edge.pk, note="Wrong direction.")
     assert reload(edge).status == "invalidated" and reload(heal).status == "superseded"
     assert_queue_decidable()
-    undo.decisions_undo(reviewer=reviewer, batch=out.batch)
+    undo.decisions_undo(acting_user=reviewer, batch=out.batch)
     assert graph_selectors.edges_active().count() == 1 and reload(heal).status == "pending"
     assert_queue_decidable()
 
@@ -263,17 +265,17 @@ def test_undoing_an_accept_that_created_concepts_makes_later_proposals_wait_agai
     ce = f.concept_proposal("Cross-encoder", doc=doc)
     first = f.edge_proposal(ce, f.concept("Rerankers"), doc=doc)
     second = f.edge_proposal(f.concept("Embeddings"), ce, "related", doc=doc)
-    out = decisions.proposal_accept(proposal_id=first.pk, reviewer=reviewer)
+    out = decisions.proposal_accept(proposal_id=first.pk, acting_user=reviewer)
     concept = reload(ce).concept
     assert end(second, "target")["concept_id"] == concept.pk
-    result = undo.decisions_undo(reviewer=reviewer, batch=out.batch)
+    result = undo.decisions_undo(acting_user=reviewer, batch=out.batch)
     assert result.first_proposal_id == first.pk
     assert reload(concept).status == "retired" and reload(ce).status == "pending"
     target = end(second, "target")
     assert target.get("concept_id") is None and target["proposal_id"] == ce.pk
     assert reload(second).target_key == "n:cross encoder"
     assert_queue_decidable()
-    again = decisions.proposal_accept(proposal_id=second.pk, reviewer=reviewer)
+    again = decisions.proposal_accept(proposal_id=second.pk, acting_user=reviewer)
     assert again.edges[0].target == concept and reload(concept).status == "active"
     assert_queue_decidable()
 
@@ -282,8 +284,8 @@ def test_undoable_batch_is_named_by_the_decision_the_reviewer_took(f, reviewer):
     doc = f.lesson()
     emb, vs = f.concept_proposal("Embeddings", doc=doc), f.concept_proposal("VS", doc=doc)
     p = f.edge_proposal(emb, vs, doc=doc)
-    decisions.proposal_accept(proposal_id=p.pk, reviewer=reviewer)
-    (latest,) = undo.undoable_batches(reviewer=reviewer, limit=1)
+    decisions.proposal_accept(proposal_id=p.pk, acting_user=reviewer)
+    (latest,) = undo.undoable_batches(user=reviewer, limit=1)
     assert latest.first.proposal_id == p.pk
     assert latest.words == f"accept #{p.pk} and the 2 concepts accepted with it"
 
@@ -297,16 +299,16 @@ def test_bulk_accept_of_edges_sharing_a_pending_concept_accepts_it_once(f, revie
     ce = f.concept_proposal("Cross-encoder", doc=doc)
     ids = [f.edge_proposal(ce, f.concept(f"Target {i}"), doc=doc).pk for i in range(3)]
     preview = bulk.proposals_bulk_decide(
-        reviewer=reviewer, proposal_ids=ids, action="accept", dry_run=True
+        acting_user=reviewer, proposal_ids=ids, action="accept", dry_run=True
     )
     assert preview.done == ids and preview.refused == []
     assert preview.items[0].also == [(ce.pk, "Cross-encoder")]
     assert not Decision.objects.exists() and reload(ce).status == "pending"
-    result = bulk.proposals_bulk_decide(reviewer=reviewer, proposal_ids=ids, action="accept")
+    result = bulk.proposals_bulk_decide(acting_user=reviewer, proposal_ids=ids, action="accept")
     assert result.done == ids and Edge.objects.count() == 3
     assert Concept.objects.filter(name="Cross-encoder").count() == 1
     assert_queue_decidable()
-    (batch,) = undo.undoable_batches(reviewer=reviewer, limit=1)
+    (batch,) = undo.undoable_batches(user=reviewer, limit=1)
     assert batch.words == "bulk accept of 3 proposals and the 1 concept accepted with them"
 
 
@@ -327,7 +329,7 @@ def test_bulk_accept_refuses_an_edge_whose_concept_proposal_does_not_exist(f, re
     )
     fine = f.edge_proposal(f.concept("Rerankers"), f.concept("Vector search"), doc=doc)
     result = bulk.proposals_bulk_decide(
-        reviewer=reviewer, proposal_ids=[ghost.pk, fine.pk], action="accept"
+        acting_user=reviewer, proposal_ids=[ghost.pk, fine.pk], action="accept"
     )
     assert result.done == [fine.pk]
     ((pid, words),) = result.refused
@@ -343,15 +345,15 @@ def test_bulk_accept_is_set_based_not_one_call_per_proposal(
     ends = [f.concept(f"Known {i}") for i in range(30)]
     ids = [f.edge_proposal(ends[i], needed[i % 10], "related", doc=doc).pk for i in range(30)]
     with django_assert_max_num_queries(40):
-        result = bulk.proposals_bulk_decide(reviewer=reviewer, proposal_ids=ids, action="accept")
+        result = bulk.proposals_bulk_decide(acting_user=reviewer, proposal_ids=ids, action="accept")
     assert result.done == ids and Edge.objects.filter(status="active").count() == 30
     assert Concept.objects.filter(name__startswith="Topic").count() == 10
     assert sum(len(i.also) for i in result.items) == 10
-    (batch,) = undo.undoable_batches(reviewer=reviewer, limit=1)
+    (batch,) = undo.undoable_batches(user=reviewer, limit=1)
     assert batch.words == "bulk accept of 30 proposals and the 10 concepts accepted with them"
     assert_queue_decidable()
     with django_assert_max_num_queries(30):  # undone as one set too
-        undone = undo.decisions_undo(reviewer=reviewer, batch=result.batch)
+        undone = undo.decisions_undo(acting_user=reviewer, batch=result.batch)
     assert len(undone.undone) == 40 and len(undone.primary) == 30
     assert Proposal.objects.filter(pk__in=ids, status="pending").count() == 30
     assert not Concept.objects.filter(name__startswith="Topic", status="active").exists()
@@ -377,10 +379,10 @@ def test_bulk_refuses_in_words_what_one_by_one_would_refuse(f, reviewer, curator
     twin = f.edge_proposal(c, cp, "related", doc=doc)
     same = f.edge_proposal(c, b, "related", doc=doc)
     done = f.edge_proposal(a, c)
-    decisions.proposal_reject(proposal_id=done.pk, reviewer=curator, reason_code="too_vague")
+    decisions.proposal_reject(proposal_id=done.pk, acting_user=curator, reason_code="too_vague")
     merge = decisions_merge_proposal(a, c)
     ids = [forward.pk, backward.pk, twin.pk, same.pk, done.pk, merge.pk, 999999]
-    result = bulk.proposals_bulk_decide(reviewer=reviewer, proposal_ids=ids, action="accept")
+    result = bulk.proposals_bulk_decide(acting_user=reviewer, proposal_ids=ids, action="accept")
     words = dict(result.refused)
     assert result.done == [forward.pk, twin.pk]
     assert "would close a cycle" in words[backward.pk]
@@ -397,7 +399,7 @@ def test_bulk_of_curator_kinds_falls_back_to_one_by_one_and_keeps_the_order(f, c
     edge = f.edge_proposal(a, b)
     merge = decisions_merge_proposal(c, b)
     result = bulk.proposals_bulk_decide(
-        reviewer=curator, proposal_ids=[merge.pk, edge.pk], action="accept"
+        acting_user=curator, proposal_ids=[merge.pk, edge.pk], action="accept"
     )
     assert result.done == [merge.pk, edge.pk]
     assert reload(c).status == "merged"
@@ -409,7 +411,7 @@ def test_bulk_reject_of_concepts_settles_the_edges_that_needed_them(f, reviewer)
     embed = f.concept_proposal("Embed", doc=doc)
     waiting = f.edge_proposal(embed, f.concept("Vector search"), doc=doc)
     result = bulk.proposals_bulk_decide(
-        reviewer=reviewer, proposal_ids=[embed.pk], action="reject", reason_code="too_vague"
+        acting_user=reviewer, proposal_ids=[embed.pk], action="reject", reason_code="too_vague"
     )
     assert result.done == [embed.pk] and result.settled_count == 1
     assert reload(waiting).status == "superseded"

@@ -111,7 +111,7 @@ def test_reject_without_a_reason_is_explained_and_nothing_changes(f, world):
 def test_second_reviewer_is_told_who_decided_and_when(f, world):
     """The loser of a race sees the winner's name and time, and the next card."""
     p = world["p_edge"]
-    decisions.proposal_accept(proposal_id=p.pk, reviewer=f.user("ann", role="reviewer"))
+    decisions.proposal_accept(proposal_id=p.pk, acting_user=f.user("ann", role="reviewer"))
     response = client_for(f, "reviewer").post(
         reverse("review:reject", args=[p.pk]),
         {"version": 1, "reason_code": "too_vague"},
@@ -192,7 +192,7 @@ def test_bulk_lists_refused_proposals_with_links_and_reasons(f, world):
     """Proposals that cannot be decided are listed with their reason, linked when they exist."""
     decisions.proposal_reject(
         proposal_id=world["p_edge"].pk,
-        reviewer=f.user("x", role="reviewer"),
+        acting_user=f.user("x", role="reviewer"),
         reason_code="too_vague",
     )
     client = client_for(f, "reviewer")
@@ -299,8 +299,10 @@ def test_queue_pages_by_keyset_and_query_count_does_not_grow_with_page_size(f, w
 def test_decision_log_filters_by_reviewer_and_date(f, world):
     """The log lists decisions newest first; reviewer and date narrow it."""
     ann, bob = f.user("ann", role="reviewer"), f.user("bob", role="reviewer")
-    decisions.proposal_reject(proposal_id=world["p_edge"].pk, reviewer=ann, reason_code="too_vague")
-    decisions.proposal_accept(proposal_id=world["p_concept"].pk, reviewer=bob)
+    decisions.proposal_reject(
+        proposal_id=world["p_edge"].pk, acting_user=ann, reason_code="too_vague"
+    )
+    decisions.proposal_accept(proposal_id=world["p_concept"].pk, acting_user=bob)
     client = client_for(f, "viewer")
     both = client.get(reverse("review:decisions")).content.decode()
     assert "ann" in both and "bob" in both
@@ -328,7 +330,7 @@ def test_edge_page_costs_no_queries_per_row(f, world):
     """Each row's concepts, relation, people and quoted source come with the row itself."""
     from kgreview.graph import services as graph
 
-    decisions.proposal_accept(proposal_id=world["p_edge"].pk, reviewer=f.user(role="reviewer"))
+    decisions.proposal_accept(proposal_id=world["p_edge"].pk, acting_user=f.user(role="reviewer"))
     e1 = Edge.objects.get(proposal=world["p_edge"])
     assert e1.evidence_revision_id and e1.decided_by_id
     curator = f.user(role="curator")
@@ -365,7 +367,9 @@ def test_concept_search_finds_names_and_aliases_and_escapes_them(f, world):
 def test_source_page_highlights_each_proposal_by_status(f, world):
     """Quoted sentences are marked with their proposal's status and link to it."""
     decisions.proposal_reject(
-        proposal_id=world["held"].pk, reviewer=f.user("x", role="reviewer"), reason_code="too_vague"
+        proposal_id=world["held"].pk,
+        acting_user=f.user("x", role="reviewer"),
+        reason_code="too_vague",
     )
     html = client_for(f, "viewer").get(reverse("source-detail", args=["vs"])).content.decode()
     assert 'class="hl status-pending"' in html and 'class="hl status-rejected"' in html
@@ -397,7 +401,7 @@ def test_counts_load_after_the_page_and_follow_decisions(f, world):
     assert re.search(r'value="add_concept"[^>]*> Add concept <span class="count">1<', counts)
     decisions.proposal_reject(
         proposal_id=world["p_edge"].pk,
-        reviewer=f.user("z", role="reviewer"),
+        acting_user=f.user("z", role="reviewer"),
         reason_code="too_vague",
     )
     again = client.get(reverse("review:queue-counts"), headers=HX).content.decode()

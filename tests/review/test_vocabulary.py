@@ -196,7 +196,7 @@ def test_a_decided_proposal_does_not_hold_its_relation(f):
 
     proposal = f.edge_proposal(f.concept("RLHF"), f.concept("Alignment"), "applies_to")
     proposal_reject(
-        proposal_id=proposal.pk, reviewer=f.user(role="reviewer"), reason_code="too_vague"
+        proposal_id=proposal.pk, acting_user=f.user(role="reviewer"), reason_code="too_vague"
     )
     report = vocabulary_install(vocabulary=load_preset("documentation"), acting_user=None)
     assert "applies_to" in report.retired

@@ -262,7 +262,7 @@ def test_undoing_an_accepted_merge_proposal_sends_it_back_to_the_queue(curator, 
         payload={"survivor_id": a.pk, "loser_id": b.pk, "score": 95.0, "why": "Spelling."},
         confidence=0.9,
     )
-    decisions.proposal_accept(proposal_id=p.pk, reviewer=f.user(role="curator"))
+    decisions.proposal_accept(proposal_id=p.pk, acting_user=f.user(role="curator"))
     assert reload(b).status == "merged"
     response = curator.post(reverse("concept-unmerge", args=[b.pk]), follow=True)
     assert ("success", '"Finetuning" is a concept of its own again.') in flashes(response)

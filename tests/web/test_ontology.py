@@ -305,7 +305,7 @@ def test_open_proposal_counts_ignore_decided_proposals(viewer, f):
         quote="Unlike keyword search, dense retrieval compares meanings.",
     )
     decisions.proposal_reject(
-        proposal_id=p.pk, reviewer=f.user(role="reviewer"), reason_code="too_vague"
+        proposal_id=p.pk, acting_user=f.user(role="reviewer"), reason_code="too_vague"
     )
     rows = relation_rows(viewer.get(reverse("ontology")))
     assert Proposal.objects.get(pk=p.pk).status == "rejected"

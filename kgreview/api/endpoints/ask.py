@@ -6,9 +6,8 @@ from datetime import datetime
 
 from django.conf import settings
 
-from kgreview.core.errors import DomainError
 from kgreview.core.permissions import is_curator
-from kgreview.graph.asking import PROVIDERS, ModelUnavailable, ask_graph
+from kgreview.graph.asking import PROVIDERS, ask_graph
 
 from .. import schemas as s
 from ..app import ApiError, answers, api, served
@@ -49,11 +48,7 @@ def ask(
             f"{settings.KG_ASK_PROVIDER}. Leave out provider (or send "
             f"provider={settings.KG_ASK_PROVIDER}); nothing was asked.",
         )
-    at = instant(as_of)
-    try:
-        answer = ask_graph(q, at=at, provider=provider or None)
-    except ModelUnavailable as exc:
-        raise ApiError(503, exc.message) from None
-    except DomainError as exc:
-        raise ApiError(400, exc.message) from None
+    # A question the graph cannot take is a 400, an unusable model a 503, in words
+    # (the API's handler for ``DomainError``).
+    answer = ask_graph(q, at=instant(as_of), provider=provider or None)
     return answer.as_json()

@@ -13,23 +13,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kgreview.core import audit, retry
 
 from .. import rules, selectors
 from ..models import Concept, Edge, NameChange, RelationType, SourceRevision
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
+
 NAME_MAX = 200
 
 
-class _Deciding:
+class Deciding:
     """The marker for "part of a decision on a proposal, written after this change"."""
 
     def __repr__(self) -> str:
         return "DECIDING"
 
 
-DECIDING = _Deciding()
+DECIDING = Deciding()
 
 
 def decision_row(decision):
@@ -39,7 +43,7 @@ def decision_row(decision):
 
 def audited(
     *,
-    acting_user,
+    acting_user: User | None,
     decision,
     action: str,
     subject,
@@ -69,9 +73,9 @@ def quoted(name: str) -> str:
     return f"“{name}”"
 
 
-def user_row(user):
+def user_row(person: User | AnonymousUser | None) -> User | None:
     """The user to store in a ``*_by`` column: none for an anonymous or missing user."""
-    return user if user is not None and user.is_authenticated else None
+    return person if person is not None and person.is_authenticated else None
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ same transaction (``name_index_changed``).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q
@@ -19,6 +20,9 @@ from kgreview.core.errors import ConceptNotActive, NameTaken, StateConflict, Val
 from .. import rules, selectors
 from ..models import Concept, ConceptAlias
 from .common import NAME_MAX, audited, name_index_changed, quoted
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def _checked_name(name: str) -> str:
@@ -62,7 +66,7 @@ def concept_create(
     name: str,
     description: str = "",
     aliases: Iterable[str] = (),
-    acting_user,
+    acting_user: User | None,
     decision=None,
 ) -> Concept:
     """Create an active concept with its canonical name and aliases registered."""
@@ -101,7 +105,9 @@ def concept_create(
 
 
 @transaction.atomic
-def concept_describe(*, concept: Concept, description: str, acting_user, decision=None) -> Concept:
+def concept_describe(
+    *, concept: Concept, description: str, acting_user: User | None, decision=None
+) -> Concept:
     """Change what a concept's description says; its names and edges stay."""
     concept = Concept.objects.select_for_update(no_key=True).get(pk=concept.pk)
     before = concept.description
@@ -120,7 +126,9 @@ def concept_describe(*, concept: Concept, description: str, acting_user, decisio
 
 
 @transaction.atomic
-def concept_add_alias(*, concept: Concept, name: str, acting_user, decision=None) -> ConceptAlias:
+def concept_add_alias(
+    *, concept: Concept, name: str, acting_user: User | None, decision=None
+) -> ConceptAlias:
     """Register another name for an active concept."""
     concept = _lock_active(concept)
     alias = _claim_name(concept=concept, name=_checked_name(name), kind=ConceptAlias.Role.ALIAS)
@@ -147,7 +155,7 @@ def _own_alias(concept: Concept, name: str) -> ConceptAlias | None:
 
 @transaction.atomic
 def concept_rename(
-    *, concept: Concept, name: str, acting_user, decision=None
+    *, concept: Concept, name: str, acting_user: User | None, decision=None
 ) -> tuple[Concept, bool]:
     """Give an active concept a new canonical name; the old name stays as an alias.
 
@@ -209,7 +217,7 @@ def concept_rename(
 
 @transaction.atomic
 def concept_remove_alias(
-    *, concept: Concept, name: str, acting_user, decision=None
+    *, concept: Concept, name: str, acting_user: User | None, decision=None
 ) -> ConceptAlias:
     """Take a name off a concept. The row stays (``removed_at``); the name is free again."""
     concept = _lock_active(concept)
@@ -239,7 +247,9 @@ def concept_remove_alias(
 
 
 @transaction.atomic
-def concept_restore_alias(*, alias_id: int, acting_user, decision=None) -> ConceptAlias:
+def concept_restore_alias(
+    *, alias_id: int, acting_user: User | None, decision=None
+) -> ConceptAlias:
     """Give a removed name back to its concept (undoing its removal), if still free."""
     alias = (
         ConceptAlias.all_objects.select_for_update(no_key=True)
@@ -284,7 +294,7 @@ def check_retirable(concept: Concept, active_edges: int) -> None:
         )
 
 
-def _set_status(concept: Concept, status: str, *, acting_user, decision) -> Concept:
+def _set_status(concept: Concept, status: str, *, acting_user: User | None, decision) -> Concept:
     """Retire or reactivate a locked, checked concept; its names change meaning."""
     before = concept.status
     concept.status = status
@@ -305,7 +315,7 @@ def _set_status(concept: Concept, status: str, *, acting_user, decision) -> Conc
 
 
 @transaction.atomic
-def concept_retire(*, concept: Concept, acting_user, decision=None) -> Concept:
+def concept_retire(*, concept: Concept, acting_user: User | None, decision=None) -> Concept:
     """Take back a concept that should not have been created (undoing its acceptance).
 
     Only a concept with no active edges can be retired; its names stay reserved for it,
@@ -318,7 +328,7 @@ def concept_retire(*, concept: Concept, acting_user, decision=None) -> Concept:
 
 
 @transaction.atomic
-def concept_reactivate(*, concept: Concept, acting_user, decision=None) -> Concept:
+def concept_reactivate(*, concept: Concept, acting_user: User | None, decision=None) -> Concept:
     """Bring a retired concept back, with all its names."""
     concept = Concept.objects.select_for_update(no_key=True).get(pk=concept.pk)
     if concept.status != Concept.Status.RETIRED:

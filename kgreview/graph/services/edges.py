@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 from datetime import datetime
-from typing import Final, Literal, TypedDict
+from typing import TYPE_CHECKING, Final, Literal, TypedDict
 
 from django.db import transaction
 from django.utils import timezone
@@ -37,6 +37,9 @@ from .rows import (
     lock_for_edge,
     retire_row,
 )
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def _fact(edge: Edge) -> str:
@@ -75,7 +78,7 @@ def edge_add(
     weight: float = 1.0,
     valid_at: datetime | None = None,
     proposal=None,
-    acting_user,
+    acting_user: User | None,
     decision=None,
 ) -> Edge:
     """The body of ``edge_create`` for callers already inside a transaction.
@@ -147,7 +150,7 @@ def edge_invalidate(
     *,
     edge: Edge,
     reason: str,
-    acting_user,
+    acting_user: User | None,
     decision=None,
     at: datetime | None = None,
 ) -> Edge:
@@ -162,7 +165,7 @@ def edge_invalidate(
         edge,
         status=Edge.Status.INVALIDATED,
         at=at,
-        user=user_row(acting_user),
+        acting_user=user_row(acting_user),
         decision=decision_row(decision),
         reason=reason.strip(),
     )
@@ -204,7 +207,7 @@ class _EdgeValues(TypedDict):
 def edge_supersede(
     *,
     edge: Edge,
-    acting_user,
+    acting_user: User | None,
     why: str = "",
     decision=None,
     proposal=None,
@@ -256,12 +259,12 @@ def edge_supersede(
     ):
         raise ValidationFailed("Nothing would change: the update is the same as the edge.")
     now = timezone.now()
-    user = user_row(acting_user)
+    who = user_row(acting_user)
     retire_row(
         old,
         status=Edge.Status.SUPERSEDED,
         at=now,
-        user=user,
+        acting_user=who,
         decision=decision_row(decision),
         reason=why.strip() or "Updated.",
     )
@@ -279,7 +282,7 @@ def edge_supersede(
         supersedes=old,
         proposal=proposal,
         decision=decision_row(decision),
-        decided_by=user,
+        decided_by=who,
         in_order=in_order,
     )
     was, now_is = _columns(old), _columns(new)
@@ -300,7 +303,7 @@ def edge_supersede(
 def edge_restore(
     *,
     edge: Edge,
-    acting_user,
+    acting_user: User | None,
     why: str = "",
     decision=None,
     proposal=None,

@@ -6,7 +6,7 @@ retired or wrote carries its timestamp, which is how an unmerge finds them again
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from django.db import transaction
 from django.db.models import Q
@@ -27,6 +27,9 @@ from .common import (
     user_row,
 )
 from .rows import admit_fact, fact_of, insert_edge, retire_row, set_retired_status
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 @dataclass
@@ -61,7 +64,7 @@ def concept_merge(
     *,
     loser: Concept,
     survivor: Concept,
-    acting_user,
+    acting_user: User | None,
     reason: str = "",
     proposal=None,
     decision=None,
@@ -106,7 +109,7 @@ def concept_merge(
         src = survivor.pk if old.source_id == loser.pk else old.source_id
         dst = survivor.pk if old.target_id == loser.pk else old.target_id
         retire_row(
-            old, status=Edge.Status.SUPERSEDED, at=now, user=who, decision=linked, reason=why
+            old, status=Edge.Status.SUPERSEDED, at=now, acting_user=who, decision=linked, reason=why
         )
         if src == dst:
             set_retired_status(
@@ -186,7 +189,7 @@ class UnmergeOutcome:
 
 @transaction.atomic
 def concept_unmerge(
-    *, loser: Concept, acting_user, reason: str = "", decision=None
+    *, loser: Concept, acting_user: User | None, reason: str = "", decision=None
 ) -> UnmergeOutcome:
     """Undo a merge: the loser is a concept again, with its names and edges.
 
@@ -241,7 +244,7 @@ def concept_unmerge(
                 successor,
                 status=Edge.Status.SUPERSEDED,
                 at=now,
-                user=who,
+                acting_user=who,
                 decision=linked,
                 reason=why,
             )

@@ -5,6 +5,8 @@ since that would change the meaning of its history; retiring keeps its edges.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -14,6 +16,9 @@ from kgreview.core.errors import NameTaken, StateConflict, ValidationFailed
 
 from ..models import RelationType
 from .common import audited, lock_relation, quoted
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 @transaction.atomic
@@ -26,7 +31,7 @@ def relation_type_create(
     directed: bool = True,
     symmetric: bool = False,
     acyclic: bool = False,
-    acting_user,
+    acting_user: User | None,
     decision=None,
 ) -> RelationType:
     """Add a term to the vocabulary. Its shape (direction, symmetry, acyclicity) is fixed."""
@@ -74,7 +79,7 @@ def relation_type_describe(
     label: str | None = None,
     verb: str | None = None,
     description: str | None = None,
-    acting_user,
+    acting_user: User | None,
     decision=None,
 ) -> RelationType:
     """Change how a relation is named and explained; never what it means structurally."""
@@ -109,7 +114,9 @@ def relation_type_describe(
     return relation
 
 
-def _switch(relation: RelationType, *, active: bool, acting_user, decision) -> RelationType:
+def _switch(
+    relation: RelationType, *, active: bool, acting_user: User | None, decision
+) -> RelationType:
     """Put a relation in or out of the active vocabulary, refusing a change to nothing."""
     relation = lock_relation(relation)
     if relation.active == active:
@@ -133,12 +140,16 @@ def _switch(relation: RelationType, *, active: bool, acting_user, decision) -> R
 
 
 @transaction.atomic
-def relation_type_retire(*, relation: RelationType, acting_user, decision=None) -> RelationType:
+def relation_type_retire(
+    *, relation: RelationType, acting_user: User | None, decision=None
+) -> RelationType:
     """Take a relation out of the active vocabulary; its edges and history stay."""
     return _switch(relation, active=False, acting_user=acting_user, decision=decision)
 
 
 @transaction.atomic
-def relation_type_reactivate(*, relation: RelationType, acting_user, decision=None) -> RelationType:
+def relation_type_reactivate(
+    *, relation: RelationType, acting_user: User | None, decision=None
+) -> RelationType:
     """Put a retired relation back in the active vocabulary."""
     return _switch(relation, active=True, acting_user=acting_user, decision=decision)

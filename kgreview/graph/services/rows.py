@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, connection, transaction
 
@@ -17,12 +17,17 @@ from .. import order, rules, selectors
 from ..models import Concept, ConceptOrder, Edge, RelationType
 from .common import Evidence
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
-def retire_row(edge: Edge, *, status: str, at: datetime, user, decision, reason: str) -> None:
+
+def retire_row(
+    edge: Edge, *, status: str, at: datetime, acting_user: User | None, decision, reason: str
+) -> None:
     """Mark an edge row superseded or invalidated, with when, by whom and why."""
     edge.status = status
     edge.invalid_at = at
-    edge.invalidated_by = user
+    edge.invalidated_by = acting_user
     edge.invalidation_decision = decision
     edge.invalidation_reason = reason
     edge.save(

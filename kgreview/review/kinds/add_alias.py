@@ -60,7 +60,9 @@ class AddAliasKind(Kind):
         if owner is not None and owner.concept_id != concept.pk:
             raise ProposalStale(_taken_words(alias, owner), concept_id=owner.concept_id)
         if owner is None:
-            added = graph.concept_add_alias(concept=concept, name=alias, **step.by)
+            added = graph.concept_add_alias(
+                concept=concept, name=alias, acting_user=step.acting_user, decision=step.audit_row
+            )
             record["aliases_added"] = [added.pk]
         else:
             record["aliases_added"] = []
@@ -76,7 +78,12 @@ class AddAliasKind(Kind):
         for alias_id in step.after.get("aliases_added", []):
             alias = ConceptAlias.objects.filter(pk=alias_id, removed_at__isnull=True).first()
             if alias is not None:
-                graph.concept_remove_alias(concept=concept, name=alias.name, **step.by)
+                graph.concept_remove_alias(
+                    concept=concept,
+                    name=alias.name,
+                    acting_user=step.acting_user,
+                    decision=step.audit_row,
+                )
         step.changes.named.add(concept.pk)
 
     def blocker_reads(self, payload: dict, reads: BlockerReads) -> None:

@@ -65,13 +65,22 @@ class AddConceptKind(Kind):
         if concept is not None and concept.status == Concept.Status.RETIRED:
             if proposal.concept_id != concept.pk:  # not this proposal's own concept coming back
                 raise ProposalStale(retired_name_words(name, concept), concept_id=concept.pk)
-            concept = graph.concept_reactivate(concept=concept, **step.by)
+            concept = graph.concept_reactivate(
+                concept=concept, acting_user=step.acting_user, decision=step.audit_row
+            )
             record.update(concept_id=concept.pk, created=True)
         elif concept is not None:
             added = []
             for alias in [name, *payload.get("aliases", [])]:
                 if graph_selectors.name_owner(name=alias) is None:
-                    added.append(graph.concept_add_alias(concept=concept, name=alias, **step.by).pk)
+                    added.append(
+                        graph.concept_add_alias(
+                            concept=concept,
+                            name=alias,
+                            acting_user=step.acting_user,
+                            decision=step.audit_row,
+                        ).pk
+                    )
             record.update(concept_id=concept.pk, created=False, aliases_added=added)
             out.message = f'"{name}" was already the concept "{concept.name}"; linked to it.'
         else:
@@ -79,7 +88,11 @@ class AddConceptKind(Kind):
                 a for a in payload.get("aliases", []) if graph_selectors.name_owner(name=a) is None
             ]
             concept = graph.concept_create(
-                name=name, description=payload.get("description", ""), aliases=free, **step.by
+                name=name,
+                description=payload.get("description", ""),
+                aliases=free,
+                acting_user=step.acting_user,
+                decision=step.audit_row,
             )
             record.update(concept_id=concept.pk, created=True)
         proposal.concept = concept
@@ -95,12 +108,19 @@ class AddConceptKind(Kind):
         if concept is None:
             return
         if step.after.get("created", True):
-            retired = graph.concept_retire(concept=concept, **step.by)
+            retired = graph.concept_retire(
+                concept=concept, acting_user=step.acting_user, decision=step.audit_row
+            )
             step.changes.unmade[retired.pk] = proposal.pk
         for alias_id in step.after.get("aliases_added", []):
             alias = ConceptAlias.objects.filter(pk=alias_id).first()
             if alias is not None:
-                graph.concept_remove_alias(concept=concept, name=alias.name, **step.by)
+                graph.concept_remove_alias(
+                    concept=concept,
+                    name=alias.name,
+                    acting_user=step.acting_user,
+                    decision=step.audit_row,
+                )
 
     def blockers(self, proposal, reads: BlockerReads) -> list[str]:
         name = proposal.payload["name"]

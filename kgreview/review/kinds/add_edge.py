@@ -190,7 +190,9 @@ def _concept_of(endpoint: dict, step: Step) -> int:
         waiting = Proposal.objects.select_for_update(no_key=True).get(pk=waiting.pk)
         if waiting.is_open:
             return step.accept_needed(waiting)
-    concept = graph.concept_create(name=endpoint["name"], **step.by)
+    concept = graph.concept_create(
+        name=endpoint["name"], acting_user=step.acting_user, decision=step.audit_row
+    )
     step.out.concepts.append(concept)
     step.out.changes.named.add(concept.pk)
     return concept.pk
@@ -284,7 +286,8 @@ class AddEdgeKind(Kind):
             evidence=graph.Evidence.of(proposal),
             weight=payload.get("weight", 1.0),
             proposal=proposal,
-            **step.by,
+            acting_user=step.acting_user,
+            decision=step.audit_row,
         )
         ground(proposal, [source_id, target_id])
         out.edges.append(edge)
@@ -300,13 +303,16 @@ class AddEdgeKind(Kind):
                     f"Edge #{edge.pk} made by this decision was {edge.status} since; "
                     "it can no longer be undone from here."
                 )
-            graph.edge_invalidate(edge=edge, reason=step.why, **step.by)
+            graph.edge_invalidate(
+                edge=edge, reason=step.why, acting_user=step.acting_user, decision=step.audit_row
+            )
             step.changes.edges_gone.add(edge.pk)
         for edge_id in step.after.get("invalidated_edges", []):
             back = graph.edge_restore(
                 edge=Edge.objects.get(pk=edge_id),
                 why=step.why,
-                **step.by,
+                acting_user=step.acting_user,
+                decision=step.audit_row,
             )
             step.changes.edges_added.add(back.pk)
 

@@ -78,7 +78,8 @@ class AddRelationTypeKind(Kind):
             directed=payload.get("directed", True),
             symmetric=payload.get("symmetric", False),
             acyclic=payload.get("acyclic", False),
-            **step.by,
+            acting_user=step.acting_user,
+            decision=step.audit_row,
         )
 
     def undo(self, step: UndoStep) -> None:
@@ -88,7 +89,9 @@ class AddRelationTypeKind(Kind):
             raise StateConflict(
                 f'The relation "{relation.key}" already has edges; retire it instead.'
             )
-        graph.relation_type_retire(relation=relation, **step.by)
+        graph.relation_type_retire(
+            relation=relation, acting_user=step.acting_user, decision=step.audit_row
+        )
 
     def claim(self, proposal, relations=None) -> str:
         payload = proposal.payload

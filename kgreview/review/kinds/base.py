@@ -18,9 +18,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils import timezone
 from pydantic import ValidationError
 
@@ -36,8 +35,13 @@ from ..models import Decision, Proposal
 from ..outcome import Outcome, ProposalStale
 from ..payloads import Strict, describe
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
-@dataclass
+    from kgreview.graph.services.common import Deciding
+
+
+@dataclass(kw_only=True)
 class Step:
     """One accepted proposal being applied: what a kind's ``apply`` reads and writes.
 
@@ -47,37 +51,39 @@ class Step:
     """
 
     proposal: Proposal
-    reviewer: AbstractBaseUser
+    acting_user: User
     decision: Decision | None
     out: Outcome
     record: dict
     accept_needed: Callable[[Proposal], int]
 
     @property
-    def by(self) -> dict:
-        """Who changes the graph, and the decision that is the audit row of the change
-        (``DECIDING`` while it is still to be written, after the change)."""
-        return {"acting_user": self.reviewer, "decision": self.decision or DECIDING}
+    def audit_row(self) -> Decision | Deciding:
+        """The decision that is the audit row of the change, passed to the graph services
+        with ``acting_user`` (``DECIDING`` while it is still to be written, after the
+        change)."""
+        return self.decision or DECIDING
 
 
-@dataclass
+@dataclass(kw_only=True)
 class UndoStep:
     """One accepted proposal whose change to the graph is being compensated."""
 
     proposal: Proposal
     decision: Decision  # the acceptance being undone
-    reviewer: AbstractBaseUser
+    acting_user: User
     undo: Decision  # the undo decision, which the compensating rows name
     changes: GraphChanges
 
     @property
-    def by(self) -> dict:
-        """Who compensates, and the undo decision that is the audit row of it."""
-        return {"acting_user": self.reviewer, "decision": self.undo}
+    def audit_row(self) -> Decision:
+        """The undo decision: the audit row of the compensation, passed to the graph
+        services with ``acting_user``."""
+        return self.undo
 
     @property
     def why(self) -> str:
-        return f"Undone by {self.reviewer.get_username()} (decision #{self.undo.pk})."
+        return f"Undone by {self.acting_user.get_username()} (decision #{self.undo.pk})."
 
     @property
     def after(self) -> dict:
@@ -97,7 +103,7 @@ class SetBatch:
     for), the open proposals handed to this set, the note and batch of the decisions, and
     the bulk result each proposal's outcome is told to (``accept``, ``refuse``)."""
 
-    reviewer: AbstractBaseUser
+    acting_user: User
     asked: list[int]
     locked: dict[int, Proposal]
     proposals: list[Proposal]

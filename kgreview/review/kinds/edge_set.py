@@ -58,15 +58,15 @@ def accept_edges_and_concepts(_kind, batch: SetBatch) -> SetDone:
     fast = [p for p in batch.proposals if p.pk not in set(slow)]
     if not fast:
         return SetDone(slow=slow)
-    reviewer, result, asked = batch.reviewer, batch.result, batch.asked
+    acting_user, result, asked = batch.acting_user, batch.result, batch.asked
     g = gather(fast, batch.locked, result)
     look = read_lookups(g)
     survivors = drop_repeats(check_edges(g, look, result), look, result)
-    made = _make_concepts(g, look, survivors, reviewer)
+    made = _make_concepts(g, look, survivors, acting_user)
     reserved = _reserve_decision_ids(g, survivors, asked)
-    new_edges = _write_edges(survivors, g.ends, look, reviewer, result, reserved)
+    new_edges = _write_edges(survivors, g.ends, look, acting_user, result, reserved)
     decided = _write_decisions(
-        g, made, survivors, new_edges, reviewer, asked, batch.note, batch.batch, reserved
+        g, made, survivors, new_edges, acting_user, asked, batch.note, batch.batch, reserved
     )
     closed = _close(g, batch.locked, decided, new_edges)
     _report(made, decided, asked, result)
@@ -88,7 +88,7 @@ class _Made:
     alias_ids: dict[int, list[int]]  # proposal -> aliases added to the concept it reused
 
 
-def _make_concepts(g: Gathered, look: Lookups, survivors: list[Planned], reviewer) -> _Made:
+def _make_concepts(g: Gathered, look: Lookups, survivors: list[Planned], acting_user) -> _Made:
     """Make the concepts the surviving edges and concept items need, in bulk; add names to
     the concepts reused; bring back the retired ones proposed again."""
     used = {pid for p, _, _, _ in survivors for pid in waiting_on(p)} | {
@@ -106,12 +106,12 @@ def _make_concepts(g: Gathered, look: Lookups, survivors: list[Planned], reviewe
         g.ends.stands[p.pk] = concept.pk
         look.concepts[concept.pk] = concept
     created = {c.pk for c in made}
-    alias_ids = _add_aliases(g.ends, look, used, reviewer)
-    created |= _reactivate(g.ends, look, used, reviewer)
+    alias_ids = _add_aliases(g.ends, look, used, acting_user)
+    created |= _reactivate(g.ends, look, used, acting_user)
     return _Made(used=used, accepted=accepted, created=created, alias_ids=alias_ids)
 
 
-def _add_aliases(ends: Ends, look: Lookups, used: set[int], reviewer) -> dict[int, list[int]]:
+def _add_aliases(ends: Ends, look: Lookups, used: set[int], acting_user) -> dict[int, list[int]]:
     """Add a reused concept's proposed names that no concept owns yet; returns the alias
     ids added, by proposal."""
     alias_ids: dict[int, list[int]] = {}
@@ -122,7 +122,7 @@ def _add_aliases(ends: Ends, look: Lookups, used: set[int], reviewer) -> dict[in
         concept = look.concepts.get(cid) or Concept.objects.get(pk=cid)
         alias_ids[pk] = [
             graph.concept_add_alias(
-                concept=concept, name=n, acting_user=reviewer, decision=graph.DECIDING
+                concept=concept, name=n, acting_user=acting_user, decision=graph.DECIDING
             ).pk
             for n in dict.fromkeys(names)
             if graph_selectors.name_owner(name=n) is None
@@ -130,13 +130,15 @@ def _add_aliases(ends: Ends, look: Lookups, used: set[int], reviewer) -> dict[in
     return alias_ids
 
 
-def _reactivate(ends: Ends, look: Lookups, used: set[int], reviewer) -> set[int]:
+def _reactivate(ends: Ends, look: Lookups, used: set[int], acting_user) -> set[int]:
     """Bring back the retired concepts proposed again by the proposal they came from."""
     back = set()
     for pk, cid in ends.reactivate.items():
         if pk in used:
             look.concepts[cid] = graph.concept_reactivate(
-                concept=Concept.objects.get(pk=cid), acting_user=reviewer, decision=graph.DECIDING
+                concept=Concept.objects.get(pk=cid),
+                acting_user=acting_user,
+                decision=graph.DECIDING,
             )
             back.add(cid)
     return back
@@ -171,7 +173,7 @@ def _write_edges(
     survivors: list[Planned],
     ends: Ends,
     look: Lookups,
-    reviewer,
+    acting_user,
     result,
     reserved: dict[int, int] | None,
 ) -> list[tuple[Proposal, Edge]]:
@@ -192,7 +194,7 @@ def _write_edges(
             valid_at=now,
             recorded_at=now,
             proposal=p,
-            decided_by=reviewer,
+            decided_by=acting_user,
         )
         if reserved is not None:
             row.decision_id = reserved[p.pk]
@@ -223,7 +225,7 @@ def _write_decisions(
     made: _Made,
     survivors: list[Planned],
     new_edges: list[tuple[Proposal, Edge]],
-    reviewer,
+    acting_user,
     proposal_ids,
     note: str,
     batch,
@@ -243,7 +245,7 @@ def _write_decisions(
             Decision(
                 id=reserved.get(p.pk) if reserved is not None else None,
                 proposal=p,
-                user=reviewer,
+                user=acting_user,
                 action=Decision.Action.ACCEPT,
                 note=note.strip(),
                 before={"status": p.status},
@@ -263,7 +265,7 @@ def _write_decisions(
     consequences = [
         Decision(
             proposal=c,
-            user=reviewer,
+            user=acting_user,
             action=Decision.Action.ACCEPT,
             note=f"Accepted with edge proposal #{cause_of[c.pk].proposal_id}, which needs it.",
             before={"status": c.status},

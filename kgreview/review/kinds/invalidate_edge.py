@@ -46,7 +46,8 @@ class InvalidateEdgeKind(EdgeChangeKind):
         graph.edge_invalidate(
             edge=edge,
             reason=proposal.reason or "Invalidated by a reviewer.",
-            **step.by,
+            acting_user=step.acting_user,
+            decision=step.audit_row,
         )
         step.out.edges.append(edge)
         step.out.changes.edges_gone.add(edge.pk)
@@ -56,7 +57,8 @@ class InvalidateEdgeKind(EdgeChangeKind):
         back = graph.edge_restore(
             edge=Edge.objects.get(pk=step.proposal.payload["edge_id"]),
             why=step.why,
-            **step.by,
+            acting_user=step.acting_user,
+            decision=step.audit_row,
         )
         step.changes.edges_added.add(back.pk)
 

@@ -63,7 +63,8 @@ class MergeConceptsKind(Kind):
             survivor=Concept.objects.get(pk=payload["survivor_id"]),
             reason=payload.get("why", ""),
             proposal=step.proposal,
-            **step.by,
+            acting_user=step.acting_user,
+            decision=step.audit_row,
         )
         out = step.out
         out.concepts.append(merged.survivor)
@@ -76,7 +77,9 @@ class MergeConceptsKind(Kind):
     def undo(self, step: UndoStep) -> None:
         """Split the loser off again, with the edges it brought."""
         loser = Concept.objects.get(pk=step.proposal.payload["loser_id"])
-        result = graph.concept_unmerge(loser=loser, reason=step.why, **step.by)
+        result = graph.concept_unmerge(
+            loser=loser, reason=step.why, acting_user=step.acting_user, decision=step.audit_row
+        )
         step.changes.named.add(loser.pk)
         step.changes.edges_added |= {e.pk for e in result.restored}
 

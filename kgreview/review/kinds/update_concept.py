@@ -51,24 +51,41 @@ class UpdateConceptKind(Kind):
             raise ProposalStale(f"There is no concept #{payload['concept_id']}.")
         status = payload.get("status")
         if status == "retired":
-            concept = graph.concept_retire(concept=concept, **step.by)
+            concept = graph.concept_retire(
+                concept=concept, acting_user=step.acting_user, decision=step.audit_row
+            )
             out.changes.retired.add(concept.pk)
         elif status == "active":
-            concept = graph.concept_reactivate(concept=concept, **step.by)
+            concept = graph.concept_reactivate(
+                concept=concept, acting_user=step.acting_user, decision=step.audit_row
+            )
             out.changes.named.add(concept.pk)
         else:
             if payload.get("name"):
                 old = concept.name
                 concept, was_alias = graph.concept_rename(
-                    concept=concept, name=payload["name"], **step.by
+                    concept=concept,
+                    name=payload["name"],
+                    acting_user=step.acting_user,
+                    decision=step.audit_row,
                 )
                 record.update(renamed_from=old, renamed_to=concept.name, was_alias=was_alias)
             record["aliases_added"] = [
-                graph.concept_add_alias(concept=concept, name=name, **step.by).pk
+                graph.concept_add_alias(
+                    concept=concept,
+                    name=name,
+                    acting_user=step.acting_user,
+                    decision=step.audit_row,
+                ).pk
                 for name in payload.get("add_aliases", [])
             ]
             record["aliases_removed"] = [
-                graph.concept_remove_alias(concept=concept, name=name, **step.by).pk
+                graph.concept_remove_alias(
+                    concept=concept,
+                    name=name,
+                    acting_user=step.acting_user,
+                    decision=step.audit_row,
+                ).pk
                 for name in payload.get("remove_aliases", [])
             ]
             out.changes.named.add(concept.pk)
@@ -80,25 +97,44 @@ class UpdateConceptKind(Kind):
         concept = Concept.objects.get(pk=payload["concept_id"])
         status = payload.get("status")
         if status == "retired":
-            graph.concept_reactivate(concept=concept, **step.by)
+            graph.concept_reactivate(
+                concept=concept, acting_user=step.acting_user, decision=step.audit_row
+            )
             changes.named.add(concept.pk)
             return
         if status == "active":
-            graph.concept_retire(concept=concept, **step.by)
+            graph.concept_retire(
+                concept=concept, acting_user=step.acting_user, decision=step.audit_row
+            )
             changes.retired.add(concept.pk)
             return
         for alias_id in after.get("aliases_removed", []):
-            graph.concept_restore_alias(alias_id=alias_id, **step.by)
+            graph.concept_restore_alias(
+                alias_id=alias_id, acting_user=step.acting_user, decision=step.audit_row
+            )
         for alias_id in after.get("aliases_added", []):
             alias = ConceptAlias.objects.filter(pk=alias_id).first()
             if alias is not None:
-                graph.concept_remove_alias(concept=concept, name=alias.name, **step.by)
+                graph.concept_remove_alias(
+                    concept=concept,
+                    name=alias.name,
+                    acting_user=step.acting_user,
+                    decision=step.audit_row,
+                )
         if after.get("renamed_from"):
             concept, _ = graph.concept_rename(
-                concept=concept, name=after["renamed_from"], **step.by
+                concept=concept,
+                name=after["renamed_from"],
+                acting_user=step.acting_user,
+                decision=step.audit_row,
             )
             if not after.get("was_alias"):
-                graph.concept_remove_alias(concept=concept, name=after["renamed_to"], **step.by)
+                graph.concept_remove_alias(
+                    concept=concept,
+                    name=after["renamed_to"],
+                    acting_user=step.acting_user,
+                    decision=step.audit_row,
+                )
         changes.named.add(concept.pk)
 
     def claim(self, proposal, relations=None) -> str:

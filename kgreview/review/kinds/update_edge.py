@@ -66,7 +66,8 @@ class UpdateEdgeKind(EdgeChangeKind):
         new = graph.edge_supersede(
             edge=edge,
             why=proposal.reason or "Updated by a reviewer.",
-            **step.by,
+            acting_user=step.acting_user,
+            decision=step.audit_row,
             proposal=proposal,
             **changes,
         )
@@ -83,7 +84,8 @@ class UpdateEdgeKind(EdgeChangeKind):
         back = graph.edge_supersede(
             edge=new,
             why=step.why,
-            **step.by,
+            acting_user=step.acting_user,
+            decision=step.audit_row,
             source=old.source,
             target=old.target,
             relation=old.relation,

@@ -51,7 +51,7 @@ class Command(BaseCommand):
     def _create(self, opts):
         user = self._user(opts["user"])
         try:
-            issued = services.api_token_create(user=user, name=opts["name"], acting_user=None)
+            issued = services.api_token_create(owner=user, name=opts["name"], acting_user=None)
         except DomainError as exc:
             raise CommandError(exc.message) from exc
         if opts["json"]:
