@@ -22,6 +22,7 @@ rows of the acyclic relations, as ``edge_add`` does; the name index last.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.db import connection
 from django.utils import timezone
@@ -49,6 +50,9 @@ from .edge_set_check import (
     waiting_on,
 )
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 
 def accept_edges_and_concepts(_kind, batch: SetBatch) -> SetDone:
     """Accept the edge and concept proposals of ``batch`` as one set (an edge with a
@@ -62,11 +66,19 @@ def accept_edges_and_concepts(_kind, batch: SetBatch) -> SetDone:
     g = gather(fast, batch.locked, result)
     look = read_lookups(g)
     survivors = drop_repeats(check_edges(g, look, result), look, result)
-    made = _make_concepts(g, look, survivors, acting_user)
+    made = _make_concepts(g, look, survivors, acting_user=acting_user)
     reserved = _reserve_decision_ids(g, survivors, asked)
-    new_edges = _write_edges(survivors, g.ends, look, acting_user, result, reserved)
+    new_edges = _write_edges(survivors, g.ends, look, result, reserved, acting_user=acting_user)
     decided = _write_decisions(
-        g, made, survivors, new_edges, acting_user, asked, batch.note, batch.batch, reserved
+        g,
+        made,
+        survivors,
+        new_edges,
+        asked,
+        batch.note,
+        batch.batch,
+        reserved,
+        acting_user=acting_user,
     )
     closed = _close(g, batch.locked, decided, new_edges)
     _report(made, decided, asked, result)
@@ -88,7 +100,9 @@ class _Made:
     alias_ids: dict[int, list[int]]  # proposal -> aliases added to the concept it reused
 
 
-def _make_concepts(g: Gathered, look: Lookups, survivors: list[Planned], acting_user) -> _Made:
+def _make_concepts(
+    g: Gathered, look: Lookups, survivors: list[Planned], *, acting_user: User
+) -> _Made:
     """Make the concepts the surviving edges and concept items need, in bulk; add names to
     the concepts reused; bring back the retired ones proposed again."""
     used = {pid for p, _, _, _ in survivors for pid in waiting_on(p)} | {
@@ -106,12 +120,14 @@ def _make_concepts(g: Gathered, look: Lookups, survivors: list[Planned], acting_
         g.ends.stands[p.pk] = concept.pk
         look.concepts[concept.pk] = concept
     created = {c.pk for c in made}
-    alias_ids = _add_aliases(g.ends, look, used, acting_user)
-    created |= _reactivate(g.ends, look, used, acting_user)
+    alias_ids = _add_aliases(g.ends, look, used, acting_user=acting_user)
+    created |= _reactivate(g.ends, look, used, acting_user=acting_user)
     return _Made(used=used, accepted=accepted, created=created, alias_ids=alias_ids)
 
 
-def _add_aliases(ends: Ends, look: Lookups, used: set[int], acting_user) -> dict[int, list[int]]:
+def _add_aliases(
+    ends: Ends, look: Lookups, used: set[int], *, acting_user: User
+) -> dict[int, list[int]]:
     """Add a reused concept's proposed names that no concept owns yet; returns the alias
     ids added, by proposal."""
     alias_ids: dict[int, list[int]] = {}
@@ -130,7 +146,7 @@ def _add_aliases(ends: Ends, look: Lookups, used: set[int], acting_user) -> dict
     return alias_ids
 
 
-def _reactivate(ends: Ends, look: Lookups, used: set[int], acting_user) -> set[int]:
+def _reactivate(ends: Ends, look: Lookups, used: set[int], *, acting_user: User) -> set[int]:
     """Bring back the retired concepts proposed again by the proposal they came from."""
     back = set()
     for pk, cid in ends.reactivate.items():
@@ -173,9 +189,10 @@ def _write_edges(
     survivors: list[Planned],
     ends: Ends,
     look: Lookups,
-    acting_user,
     result,
     reserved: dict[int, int] | None,
+    *,
+    acting_user: User,
 ) -> list[tuple[Proposal, Edge]]:
     """Write the edges through ``graph.bulk``, which holds every row to the graph's rules
     and refuses, in words, a fact already held or a cycle closed as the batch goes."""
@@ -225,11 +242,12 @@ def _write_decisions(
     made: _Made,
     survivors: list[Planned],
     new_edges: list[tuple[Proposal, Edge]],
-    acting_user,
     proposal_ids,
     note: str,
     batch,
     reserved: dict[int, int] | None,
+    *,
+    acting_user: User,
 ) -> _Decided:
     """Write the decisions in two inserts (the primaries with their ``reserved`` ids),
     then point the new edges at theirs unless they were inserted pointing at them.
