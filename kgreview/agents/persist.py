@@ -22,8 +22,9 @@ from construction.types import (
     Span,
 )
 from kgreview.core.errors import DuplicateProposal, StateConflict
-from kgreview.graph.models import SourceConcept, SourceRevision
+from kgreview.graph.models import SourceRevision
 from kgreview.graph.services import Evidence
+from kgreview.graph.sources import source_ground
 from kgreview.review.models import Proposal
 from kgreview.review.services import (
     ProposalSpec,
@@ -115,7 +116,7 @@ def persist_result(*, run: AgentRun, revision: SourceRevision, result: SourceRes
     _link_drafts(edge_proposals)
     stats["flagged_existing"] = _flag_existing(result.flag_existing, edge_proposals)
     _record_dropped(origin, result.dropped, stats)
-    _ground(revision, result.grounded_concepts)
+    source_ground(revision, result.grounded_concepts)
     return stats
 
 
@@ -312,17 +313,3 @@ def _record_dropped(origin: _Origin, dropped: Sequence[Dropped], stats: dict) ->
     )
     for d in dropped:
         stats["dropped"][d.reason] = stats["dropped"].get(d.reason, 0) + 1
-
-
-def _ground(revision: SourceRevision, concept_ids: Sequence[int]) -> None:
-    """The concepts this source grounds, as of this revision."""
-    if concept_ids:
-        SourceConcept.objects.bulk_create(
-            [
-                SourceConcept(source=revision.source, concept_id=cid, revision=revision)
-                for cid in concept_ids
-            ],
-            update_conflicts=True,
-            unique_fields=["source", "concept"],
-            update_fields=["revision"],
-        )

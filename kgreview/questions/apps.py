@@ -10,9 +10,15 @@ class QuestionsConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_migrate
 
+        from kgreview.core import links
+
         from . import audit_actions  # noqa: F401  (registers this app's curation-log actions)
         from .schedule import schedule_sync_after_migrate
 
+        # The agents' page links to the questions, and the focus card to the question
+        # that asked for a proposal, without naming this app's pages.
+        links.provide("questions", "questions:home")
+        links.provide("question", "questions:detail")
         post_migrate.connect(
             schedule_sync_after_migrate, sender=self, dispatch_uid="questions.schedule"
         )
