@@ -42,7 +42,7 @@ from kgreview.agents.runs import agent_run_finish, construct_mutex_hold
 from kgreview.graph.models import ConceptAlias, Source, SourceRevision
 from kgreview.review.models import OPEN_STATUSES, Proposal
 
-from .models import QuestionResult
+from .models import GapProposal, QuestionResult
 
 log = logging.getLogger(__name__)
 
@@ -230,8 +230,11 @@ def _search_revision(
         ).values_list("pk", flat=True)
         fresh = set(new)
         tally.proposals += len(fresh)
-        Proposal.objects.filter(pk__in=fresh | twins, competency_question__isnull=True).update(
-            competency_question_id=question_id
+        # The first question whose search found a proposal keeps it: a proposal already
+        # linked to another question is left as it is.
+        GapProposal.objects.bulk_create(
+            [GapProposal(question_id=question_id, proposal_id=pk) for pk in sorted(fresh | twins)],
+            ignore_conflicts=True,
         )
 
 

@@ -113,16 +113,6 @@ class Proposal(NoDeleteModel):
         related_name="+",
         help_text="For an accepted add_concept: the concept it created.",
     )
-    # A gap search for a failing competency question drafted it. Named by string: review
-    # sits below the questions app and never imports it.
-    competency_question = models.ForeignKey(
-        "questions.CompetencyQuestion",
-        null=True,
-        blank=True,
-        on_delete=models.PROTECT,
-        related_name="gap_proposals",
-        help_text="The competency question whose gap search proposed it.",
-    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

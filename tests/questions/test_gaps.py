@@ -70,7 +70,7 @@ def test_twins_collapse_into_the_open_proposal_and_the_result_says_so(world, gap
     assert searched.stats["proposals"] == 0 and searched.stats["twins"] == 1
     assert "already waiting in the queue" in searched.stats["words"]
     waiting.refresh_from_db()
-    assert waiting.competency_question == question
+    assert waiting.gap_link.question == question
     assert Proposal.objects.filter(kind="add_edge").count() == 1
 
 
