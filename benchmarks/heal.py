@@ -118,7 +118,7 @@ def bench_heal(*, scale: int = 1, seed: int = 13) -> dict:
     by_name = dict(Concept.objects.values_list("name", "pk"))
     proposed = {
         frozenset((p["survivor_id"], p["loser_id"]))
-        for p in Proposal.objects.filter(kind="merge_concepts", agent_run=run).values_list(
+        for p in Proposal.objects.filter(kind="merge_concepts", origin__agent_run=run).values_list(
             "payload", flat=True
         )
     }
@@ -128,7 +128,7 @@ def bench_heal(*, scale: int = 1, seed: int = 13) -> dict:
         if frozenset((by_name.get(names[i]), by_name.get(twin))) in proposed:
             found_by_kind[kind][0] += 1
     retiring = set(
-        Proposal.objects.filter(kind="invalidate_edge", agent_run=run).values_list(
+        Proposal.objects.filter(kind="invalidate_edge", origin__agent_run=run).values_list(
             "payload__edge_id", flat=True
         )
     )

@@ -114,7 +114,7 @@ def bench_review(*, scale: int = 1, decisions: int = 300, seed: int = 3) -> dict
 #: link now (issue 26: the link is the questions app's), one table further.
 JOINED_BEFORE = (
     "document",
-    "agent_run",
+    "origin",
     "gap_link__question",
     "evidence_revision__source",
     "relation",

@@ -34,6 +34,7 @@ from kgreview.review.services import (
 )
 
 from .models import AgentRun, DroppedCandidate
+from .runs import run_origin
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,7 @@ def _create_concepts(
             flags=("new_concept",),
             dedup_key=draft.dedup_key,
             priority=_priority(draft.confidence, ()),
-            agent_run=origin.run,
+            origin=run_origin(origin.run),
             document=origin.revision.source,
         )
         for draft in drafts
@@ -173,7 +174,7 @@ def _create_aliases(origin: _Origin, drafts: Sequence[AliasDraft], stats: dict) 
             evidence=origin.evidence(d.evidence),
             dedup_key=d.dedup_key,
             priority=_priority(d.confidence, ()),
-            agent_run=origin.run,
+            origin=run_origin(origin.run),
             document=origin.revision.source,
         )
         for d in drafts
@@ -210,7 +211,7 @@ def _edge_spec(origin: _Origin, draft: EdgeDraft, created: dict[str, Proposal]) 
         flags=draft.flags,
         dedup_key=draft.dedup_key,
         priority=_priority(draft.confidence, draft.flags),
-        agent_run=origin.run,
+        origin=run_origin(origin.run),
         document=origin.revision.source,
     )
 
@@ -223,7 +224,7 @@ def _invalidation_spec(origin: _Origin, draft: InvalidationDraft) -> ProposalSpe
         reason=draft.reason,
         dedup_key=draft.dedup_key,
         priority=_priority(draft.confidence, ()),
-        agent_run=origin.run,
+        origin=run_origin(origin.run),
         document=origin.revision.source,
     )
 

@@ -226,7 +226,7 @@ def _search_revision(
             persist_result(run=run, revision=revision, result=kept)
         keys = [d.dedup_key for d in kept.edges]
         new = Proposal.objects.filter(
-            agent_run=run, dedup_key__in=keys, status__in=OPEN_STATUSES
+            origin__agent_run=run, dedup_key__in=keys, status__in=OPEN_STATUSES
         ).values_list("pk", flat=True)
         fresh = set(new)
         tally.proposals += len(fresh)

@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import Q
 
 from kgreview.core.nodelete import AppendOnlyModel, NoDeleteModel
+from kgreview.review.models import Proposal
 
 
 class CompetencyQuestion(NoDeleteModel):
@@ -52,7 +53,7 @@ class CompetencyQuestion(NoDeleteModel):
     # What the question's gap searches queued. The link is this app's (``GapProposal``):
     # review sits below the questions and knows nothing of them. A proposal's question
     # is read ``Proposal.objects.filter(competency_question=q)``.
-    gap_proposals = models.ManyToManyField(
+    gap_proposals: models.ManyToManyField[Proposal, GapProposal] = models.ManyToManyField(
         "review.Proposal",
         through="GapProposal",
         related_name="competency_questions",

@@ -136,7 +136,7 @@ def queue_queryset(f: QueueFilter) -> QuerySet:
     if f.source:
         qs = qs.filter(document__slug=f.source)
     if f.run is not None:
-        qs = qs.filter(agent_run_id=f.run)
+        qs = qs.filter(origin__run=f.run)
     if f.cmin is not None:
         qs = qs.filter(confidence__gte=f.cmin)
     if f.cmax is not None:
@@ -239,7 +239,7 @@ def queue_page(
 ) -> Page:
     """One page of the queue, by keyset: the same cost on page 1 and page 2,000."""
     base = queue_queryset(f).select_related(
-        "document", "agent_run", "source_concept", "target_concept", "relation"
+        "document", "origin", "source_concept", "target_concept", "relation"
     )
     if before:
         rows = list(
@@ -441,7 +441,7 @@ def next_in_queue(
 #: took 11 to 31 ms to plan against 1 to 3 ms for these. A card reads nothing of the
 #: proposal's ``document``; what higher apps add comes in subqueries (``with_card``).
 CARD_RELATED = (
-    "agent_run",
+    "origin",
     "evidence_revision__source",
     "relation",
     "source_concept",

@@ -21,7 +21,7 @@ def _column_links() -> dict[int, int]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_migration_carries_every_link_over_and_back(f, ask):
+def test_the_migration_carries_every_link_over_and_back(reference_data, f, ask):
     f.concept("A"), f.concept("B")
     first, second = ask("What is A?", "concepts", ["A"]), ask("What is B?", "concepts", ["B"])
     a, b, c = (f.concept_proposal(name) for name in ("Ca", "Cb", "Cc"))

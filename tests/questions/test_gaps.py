@@ -49,7 +49,7 @@ def test_a_failing_question_yields_a_verified_gap_proposal_that_makes_it_pass(
     assert proposal.evidence_revision == revision and proposal.document == gap_lesson
     quote = revision.text[proposal.evidence_start : proposal.evidence_end]
     assert quote == proposal.evidence_quote == "Embeddings are a prerequisite for quantization."
-    assert proposal.agent_run == searched
+    assert proposal.origin.agent_run == searched
 
     proposal_accept(proposal_id=proposal.pk, reviewer=curator_user)
     (second,) = run_once()
