@@ -119,3 +119,51 @@ def graph_writes(source: str, models: set[str]) -> set[tuple[int, str]]:
             ):
                 found.add((node.lineno, "SQL " + " ".join(node.value.split())[:40]))
     return found
+
+
+# --- URL names a module reverses -----------------------------------------------------------
+
+_REVERSERS = {"reverse", "reverse_lazy", "redirect", "resolve_url"}
+
+
+def reversed_url_names(source: str) -> set[str]:
+    """The URL names ``source`` reverses with a string literal: ``reverse("a:b")``,
+    ``redirect("home")``, ``reverse_lazy(...)``, ``resolve_url(...)``."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        first = node.args[0]
+        literal = first.value if isinstance(first, ast.Constant) else None
+        if name in _REVERSERS and isinstance(literal, str) and "/" not in literal:
+            found.add(literal)
+    return found
+
+
+# --- Relations the models declare -----------------------------------------------------------
+
+
+def model_relations() -> set[tuple[str, str, str, str]]:
+    """(app, "app.Model.field", related app, "app.Model") for every relation a model of
+    the apps declares: foreign keys, one-to-ones and many-to-manys, the auto-created
+    tables of many-to-manys too; reverse relations are the other model's declaration."""
+    from django.apps import apps
+
+    found = set()
+    for model in apps.get_models(include_auto_created=True):
+        for field in model._meta.get_fields():
+            forward = field.is_relation and not field.auto_created
+            if not forward or field.related_model is None:
+                continue
+            theirs = field.related_model._meta
+            found.add(
+                (
+                    model._meta.app_label,
+                    f"{model._meta.label}.{field.name}",
+                    theirs.app_label,
+                    theirs.label,
+                )
+            )
+    return found
