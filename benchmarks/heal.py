@@ -120,9 +120,9 @@ def bench_heal(*, scale: int = 1, seed: int = 13) -> dict:
     by_name = dict(Concept.objects.values_list("name", "pk"))
     proposed = {
         frozenset((p["survivor_id"], p["loser_id"]))
-        for p in Proposal.objects.filter(kind=MergeConceptsKind.key, agent_run=run).values_list(
-            "payload", flat=True
-        )
+        for p in Proposal.objects.filter(
+            kind=MergeConceptsKind.key, origin__agent_run=run
+        ).values_list("payload", flat=True)
     }
     found_by_kind = {kind: [0, 0] for kind in TWIN_KINDS}
     for i, twin, kind in twins:
@@ -130,7 +130,7 @@ def bench_heal(*, scale: int = 1, seed: int = 13) -> dict:
         if frozenset((by_name.get(names[i]), by_name.get(twin))) in proposed:
             found_by_kind[kind][0] += 1
     retiring = set(
-        Proposal.objects.filter(kind=InvalidateEdgeKind.key, agent_run=run).values_list(
+        Proposal.objects.filter(kind=InvalidateEdgeKind.key, origin__agent_run=run).values_list(
             "payload__edge_id", flat=True
         )
     )

@@ -37,6 +37,7 @@ from .runs import (
     agent_run_finish,
     agent_run_step,
     construct_mutex_hold,
+    run_origin,
 )
 
 log = logging.getLogger(__name__)
@@ -153,7 +154,7 @@ def discover_run(run: AgentRun, *, provider: str | None = None) -> AgentRun:
                 ),
                 dedup_key=keys.relation_type_dedup_key(d.key),
                 priority=150,
-                agent_run=run,
+                origin=run_origin(run),
             )
             for d in fresh
         ]

@@ -37,7 +37,7 @@ from kgreview.review.models import OPEN_STATUSES, Proposal
 from kgreview.review.services import ProposalSpec, proposals_create_many
 
 from .models import AgentRun
-from .runs import RunCancelled, agent_run_finish, agent_run_step
+from .runs import RunCancelled, agent_run_finish, agent_run_step, run_origin
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +227,7 @@ def _duplicates(run: AgentRun) -> dict:
                 flags=("duplicate",),
                 dedup_key=keys.merge_dedup_key(c.survivor_id, c.loser_id),
                 priority=round(c.score),
-                agent_run=run,
+                origin=run_origin(run),
             )
         )
     created = _queue(run, specs)
@@ -361,7 +361,7 @@ def _cycles(run: AgentRun) -> dict:
                 flags=("contradiction",),
                 dedup_key=keys.invalidation_dedup_key(weakest.pk),
                 priority=190,
-                agent_run=run,
+                origin=run_origin(run),
             )
         )
     return {
@@ -454,7 +454,7 @@ def _evidence_spec(run: AgentRun, edge: Edge) -> ProposalSpec:
         ),
         dedup_key=keys.invalidation_dedup_key(edge.pk),
         priority=90,
-        agent_run=run,
+        origin=run_origin(run),
         document=revision.source,
     )
 

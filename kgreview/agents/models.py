@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 
 from kgreview.core.nodelete import AppendOnlyModel, NoDeleteModel
+from kgreview.review.models import Proposal, ProposalOrigin
 
 
 class AgentRun(NoDeleteModel):
@@ -60,6 +61,16 @@ class AgentRun(NoDeleteModel):
         on_delete=models.PROTECT,
         related_name="agent_runs",
     )
+    # What review shows of the run beside each proposal it queued (``agents.runs.
+    # run_origin`` makes it with the first proposal). Review sits below the agents: the
+    # link runs from the run to the origin, never from a proposal to the run.
+    origin = models.OneToOneField(
+        ProposalOrigin,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="agent_run",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -86,6 +97,11 @@ class AgentRun(NoDeleteModel):
     @property
     def is_finished(self) -> bool:
         return self.status in self.FINISHED
+
+    @property
+    def proposals(self) -> QuerySet[Proposal]:
+        """The proposals this run queued."""
+        return Proposal.objects.filter(origin__agent_run=self)
 
     @property
     def progress_percent(self) -> int:

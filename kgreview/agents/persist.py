@@ -22,8 +22,9 @@ from construction.types import (
     Span,
 )
 from kgreview.core.errors import DuplicateProposal, StateConflict
-from kgreview.graph.models import SourceConcept, SourceRevision
+from kgreview.graph.models import SourceRevision
 from kgreview.graph.services import Evidence
+from kgreview.graph.sources import source_ground
 from kgreview.review.kinds.add_alias import AddAliasKind
 from kgreview.review.kinds.add_concept import AddConceptKind
 from kgreview.review.kinds.add_edge import AddEdgeKind
@@ -37,6 +38,7 @@ from kgreview.review.services import (
 )
 
 from .models import AgentRun, DroppedCandidate
+from .runs import run_origin
 
 
 @dataclass(frozen=True)
@@ -119,7 +121,7 @@ def persist_result(*, run: AgentRun, revision: SourceRevision, result: SourceRes
     _link_drafts(edge_proposals)
     stats["flagged_existing"] = _flag_existing(result.flag_existing, edge_proposals)
     _record_dropped(origin, result.dropped, stats)
-    _ground(revision, result.grounded_concepts)
+    source_ground(revision, result.grounded_concepts)
     return stats
 
 
@@ -143,7 +145,7 @@ def _create_concepts(
             flags=("new_concept",),
             dedup_key=draft.dedup_key,
             priority=_priority(draft.confidence, ()),
-            agent_run=origin.run,
+            origin=run_origin(origin.run),
             document=origin.revision.source,
         )
         for draft in drafts
@@ -176,7 +178,7 @@ def _create_aliases(origin: _Origin, drafts: Sequence[AliasDraft], stats: dict) 
             evidence=origin.evidence(d.evidence),
             dedup_key=d.dedup_key,
             priority=_priority(d.confidence, ()),
-            agent_run=origin.run,
+            origin=run_origin(origin.run),
             document=origin.revision.source,
         )
         for d in drafts
@@ -213,7 +215,7 @@ def _edge_spec(origin: _Origin, draft: EdgeDraft, created: dict[str, Proposal]) 
         flags=draft.flags,
         dedup_key=draft.dedup_key,
         priority=_priority(draft.confidence, draft.flags),
-        agent_run=origin.run,
+        origin=run_origin(origin.run),
         document=origin.revision.source,
     )
 
@@ -226,7 +228,7 @@ def _invalidation_spec(origin: _Origin, draft: InvalidationDraft) -> ProposalSpe
         reason=draft.reason,
         dedup_key=draft.dedup_key,
         priority=_priority(draft.confidence, ()),
-        agent_run=origin.run,
+        origin=run_origin(origin.run),
         document=origin.revision.source,
     )
 
@@ -316,17 +318,3 @@ def _record_dropped(origin: _Origin, dropped: Sequence[Dropped], stats: dict) ->
     )
     for d in dropped:
         stats["dropped"][d.reason] = stats["dropped"].get(d.reason, 0) + 1
-
-
-def _ground(revision: SourceRevision, concept_ids: Sequence[int]) -> None:
-    """The concepts this source grounds, as of this revision."""
-    if concept_ids:
-        SourceConcept.objects.bulk_create(
-            [
-                SourceConcept(source=revision.source, concept_id=cid, revision=revision)
-                for cid in concept_ids
-            ],
-            update_conflicts=True,
-            unique_fields=["source", "concept"],
-            update_fields=["revision"],
-        )

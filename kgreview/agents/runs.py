@@ -22,6 +22,8 @@ from django.utils import timezone
 from construction.types import LLMUsage
 from kgreview.core import audit
 from kgreview.core.errors import NotFound, StateConflict
+from kgreview.review.models import ProposalOrigin
+from kgreview.review.services import proposal_origin
 
 from .items import construct_run_close, item_lease
 from .models import AgentRun, AgentRunItem, Mutex, WorkerHeartbeat
@@ -45,6 +47,23 @@ def construct_mutex_hold() -> None:
     so two workers never interleave their checks and writes.
     """
     Mutex.objects.select_for_update().get_or_create(name="construct")
+
+
+def run_origin(run: AgentRun) -> ProposalOrigin:
+    """The origin review shows beside each proposal ``run`` queues (its agent, model and
+    number), made with the run's first proposal and kept on the run."""
+    origin = run.origin
+    if origin is None:
+        origin = proposal_origin(
+            agent=run.agent,
+            agent_label=run.get_agent_display(),
+            provider=run.provider,
+            model=run.model,
+            run=run.pk,
+        )
+        AgentRun.objects.filter(pk=run.pk, origin__isnull=True).update(origin=origin)
+        run.origin = origin
+    return origin
 
 
 def run_start_record(run: AgentRun, *, acting_user: User | None, after: dict) -> None:

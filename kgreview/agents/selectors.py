@@ -149,7 +149,7 @@ def token_use(run: AgentRun) -> dict:
 def run_report(run: AgentRun) -> dict:
     """What a run did, in the shape ``manage.py construct --json`` prints."""
     proposals = list(
-        Proposal.objects.filter(agent_run=run)
+        Proposal.objects.filter(origin__agent_run=run)
         .select_related("evidence_revision__source")
         .order_by("pk")
     )

@@ -64,7 +64,7 @@ def agents_home(request: HttpRequest) -> HttpResponse:
         )
     runs = list(
         AgentRun.objects.select_related("requested_by")
-        .annotate(n_proposals=Count("proposals"))
+        .annotate(n_proposals=Count("origin__proposals"))
         .order_by("-created_at", "-id")[:25]
     )
     _attach_reading(runs)

@@ -312,7 +312,7 @@ def explain_out(
     """``ExplainOut``: the edge (``edge_row``, its ``EdgeOut``), ``info`` from
     ``review.history.edge_explain``, and its ``evidence`` in context with the quote's place."""
     proposal = info["proposal"]
-    run = info["agent_run"]
+    origin = info["origin"]
     return {
         "edge": edge_row,
         "claim": info["claim"],
@@ -327,8 +327,8 @@ def explain_out(
             "id": proposal.pk,
             **_attributes(proposal, "kind", "confidence", "reason", "created_at"),
             "agent": None
-            if run is None
-            else {"run_id": run.pk, **_attributes(run, "agent", "provider", "model")},
+            if origin is None
+            else {"run_id": origin.run, **_attributes(origin, "agent", "provider", "model")},
         },
         "trail": info["trail"],
         "supersedes": info["supersedes"],

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from kgreview.core import links
 from kgreview.core.errors import DomainError
 from kgreview.core.permissions import view_required
 from kgreview.core.refusals import form_refused
@@ -32,7 +33,7 @@ NODE_LIMIT = 150
 def _shell(request: HttpRequest, concept: Concept | None) -> HttpResponse:
     first = selectors.first_edge_instant()
     relations = selectors.relation_palette()
-    api_base = reverse("api:relations").removesuffix("relations")
+    api_base = links.url("api-relations").removesuffix("relations")
     return render(
         request,
         "explorer/explore.html",
@@ -53,9 +54,9 @@ def _shell(request: HttpRequest, concept: Concept | None) -> HttpResponse:
                 "urls": {
                     "explore": reverse("explorer:home"),
                     "changes": reverse("explorer:changes"),
-                    "concept": reverse("concept-detail", args=[0]).replace("/0/", "/{id}/"),
+                    "concept": links.url("concept", 0).replace("/0/", "/{id}/"),
                     "edge": reverse("review:edge", args=[0]).replace("/0/", "/{id}/"),
-                    "source": reverse("source-detail", args=["slug"]).replace("/slug/", "/{slug}/"),
+                    "source": links.url("source", "slug").replace("/slug/", "/{slug}/"),
                 },
             },
         },

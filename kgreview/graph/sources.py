@@ -9,7 +9,7 @@ downloaded again; re-importing the same content adds nothing.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -24,7 +24,7 @@ from construction.types import Section
 from kgreview.core import audit
 from kgreview.core.errors import ValidationFailed
 
-from .models import Source, SourceFile, SourceRevision
+from .models import Source, SourceConcept, SourceFile, SourceRevision
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -174,6 +174,23 @@ def source_import(
         after={"revision": number, "sha256": digest, "title": title},
     )
     return SourceImportResult(source, revision, "created" if created else "revised")
+
+
+def source_ground(revision: SourceRevision, concept_ids: Sequence[int]) -> None:
+    """Record that ``revision``'s source grounds these concepts, as of that revision (a
+    concept it grounded before moves to this revision). The agents' own work, inside the
+    caller's transaction: a construct run's bookkeeping, not a change a curator makes,
+    so it writes no curation log row."""
+    if concept_ids:
+        SourceConcept.objects.bulk_create(
+            [
+                SourceConcept(source_id=revision.source_id, concept_id=cid, revision=revision)
+                for cid in concept_ids
+            ],
+            update_conflicts=True,
+            unique_fields=["source", "concept"],
+            update_fields=["revision"],
+        )
 
 
 # --- Where evidence sits -----------------------------------------------------------------

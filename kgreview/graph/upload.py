@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 
 from django.core.files.uploadedfile import UploadedFile
 from django.core.files.uploadhandler import FileUploadHandler, SkipFile
-from django.urls import reverse
 
 from construction.text import visible
+from kgreview.core import links
 
 from .importing import SUPPORTED, BadSourceFile, import_json, read_upload, store_in_batch
 from .sources import SourceImportResult
@@ -196,7 +196,7 @@ def upload_one(
         name=name,
         message="; ".join([describe(result), *document.notes]),
         ok=True,
-        url=reverse("source-detail", args=[result.source.slug]),
+        url=links.url("source", result.source.slug),
         outcome=result.outcome,
         data=import_json(f"upload:{name}", result, notes=document.notes),
     )

@@ -14,6 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST
 
+from kgreview.core import links
 from kgreview.core.forms import errors_in_words
 from kgreview.core.permissions import curator_required, view_required
 from kgreview.core.refusals import said
@@ -80,7 +81,7 @@ def relation_action(request: HttpRequest, pk: int) -> HttpResponse:
     form = RelationActionForm(request.POST)
     if not form.is_valid():
         messages.error(request, errors_in_words(form))
-        return redirect("ontology")
+        return redirect(links.url("ontology"))
     data = form.cleaned_data
     with said(request):
         if data["action"] == "retire":
@@ -98,4 +99,4 @@ def relation_action(request: HttpRequest, pk: int) -> HttpResponse:
                 acting_user=request.user,
             )
             messages.success(request, f'"{relation.key}" described.')
-    return redirect("ontology")
+    return redirect(links.url("ontology"))

@@ -43,7 +43,7 @@ from kgreview.graph.models import ConceptAlias, Source, SourceRevision
 from kgreview.review.kinds.add_edge import AddEdgeKind
 from kgreview.review.models import OPEN_STATUSES, Proposal
 
-from .models import QuestionResult
+from .models import GapProposal, QuestionResult
 
 log = logging.getLogger(__name__)
 
@@ -227,12 +227,15 @@ def _search_revision(
             persist_result(run=run, revision=revision, result=kept)
         keys = [d.dedup_key for d in kept.edges]
         new = Proposal.objects.filter(
-            agent_run=run, dedup_key__in=keys, status__in=OPEN_STATUSES
+            origin__agent_run=run, dedup_key__in=keys, status__in=OPEN_STATUSES
         ).values_list("pk", flat=True)
         fresh = set(new)
         tally.proposals += len(fresh)
-        Proposal.objects.filter(pk__in=fresh | twins, competency_question__isnull=True).update(
-            competency_question_id=question_id
+        # The first question whose search found a proposal keeps it: a proposal already
+        # linked to another question is left as it is.
+        GapProposal.objects.bulk_create(
+            [GapProposal(question_id=question_id, proposal_id=pk) for pk in sorted(fresh | twins)],
+            ignore_conflicts=True,
         )
 
 

@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import Q
 
 from kgreview.core.nodelete import AppendOnlyModel, NoDeleteModel
+from kgreview.review.models import Proposal
 
 
 class CompetencyQuestion(NoDeleteModel):
@@ -49,6 +50,16 @@ class CompetencyQuestion(NoDeleteModel):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # What the question's gap searches queued. The link is this app's (``GapProposal``):
+    # review sits below the questions and knows nothing of them. A proposal's question
+    # is read ``Proposal.objects.filter(competency_question=q)``.
+    gap_proposals: models.ManyToManyField[Proposal, GapProposal] = models.ManyToManyField(
+        "review.Proposal",
+        through="GapProposal",
+        related_name="competency_questions",
+        related_query_name="competency_question",
+        blank=True,
+    )
 
     class Meta:
         ordering = ["id"]
@@ -194,3 +205,23 @@ class QuestionResult(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"{'pass' if self.passed else 'fail'}: {self.question_id} in run {self.run_id}"
+
+
+class GapProposal(AppendOnlyModel):
+    """A proposal a failing question's gap search queued, or found already waiting. A
+    proposal belongs to the first question whose search linked it; the link is written
+    once and never changed."""
+
+    question = models.ForeignKey(
+        CompetencyQuestion, on_delete=models.PROTECT, related_name="gap_links"
+    )
+    proposal = models.OneToOneField(
+        "review.Proposal", on_delete=models.PROTECT, related_name="gap_link"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"proposal {self.proposal_id} for question {self.question_id}"

@@ -9,7 +9,7 @@ from .models import Decision, Proposal
 
 @admin.register(Proposal)
 class ProposalAdmin(ReadOnlyAdmin):
-    list_display = ("id", "kind", "status", "confidence", "priority", "agent_run", "created_at")
+    list_display = ("id", "kind", "status", "confidence", "priority", "origin", "created_at")
     list_filter = ("status", "kind")
     search_fields = ("reason", "evidence_quote", "dedup_key")
 

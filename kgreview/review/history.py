@@ -47,11 +47,11 @@ def edge_explain(*, edge: Edge, at: datetime | None = None) -> dict:
     """Why an edge exists: the claim in words, its evidence in context, the agent's reason
     and confidence, who decided and when, and the rows it replaced or was replaced by."""
     proposal = (
-        Proposal.objects.select_related("agent_run").filter(pk=edge.proposal_id).first()
+        Proposal.objects.select_related("origin").filter(pk=edge.proposal_id).first()
         if edge.proposal_id
         else None
     )
-    run = proposal.agent_run if proposal and proposal.agent_run_id else None
+    origin = proposal.origin if proposal and proposal.origin_id else None
     replaced_by = Edge.objects.filter(supersedes=edge).values_list("pk", flat=True).first()
     return {
         "edge": edge,
@@ -59,7 +59,7 @@ def edge_explain(*, edge: Edge, at: datetime | None = None) -> dict:
         "state_at": edge_state_at(edge, at),
         "evidence": evidence_context(edge),
         "proposal": proposal,
-        "agent_run": run,
+        "origin": origin,
         "trail": edge_trail(edge),
         "supersedes": edge.supersedes_id,
         "superseded_by": replaced_by,

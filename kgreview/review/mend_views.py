@@ -13,9 +13,9 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from kgreview.core import links
 from kgreview.core.errors import DomainError
 from kgreview.core.forms import errors_in_words
 from kgreview.core.permissions import curator_required, decide_required
@@ -123,7 +123,7 @@ def concept_status(request: HttpRequest, pk: int) -> HttpResponse:
     form = ConceptStatusForm(request.POST)
     if not form.is_valid():
         messages.error(request, errors_in_words(form))
-        return redirect("concept-detail", pk=pk)
+        return redirect(links.url("concept", pk))
     status = form.cleaned_data["action"]
 
     def change() -> str:
@@ -138,7 +138,7 @@ def concept_status(request: HttpRequest, pk: int) -> HttpResponse:
         return f'"{concept.name}" is active again.'
 
     _tell(request, change)
-    return redirect("concept-detail", pk=pk)
+    return redirect(links.url("concept", pk))
 
 
 @require_POST
@@ -150,7 +150,7 @@ def concept_names(request: HttpRequest, pk: int) -> HttpResponse:
     form = ConceptNamesForm(request.POST)
     if not form.is_valid():
         messages.error(request, errors_in_words(form))
-        return redirect("concept-detail", pk=pk)
+        return redirect(links.url("concept", pk))
     action, name = form.cleaned_data["action"], form.cleaned_data["name"]
 
     def change() -> str:
@@ -164,7 +164,7 @@ def concept_names(request: HttpRequest, pk: int) -> HttpResponse:
         return f'"{name}" is no longer a name of "{concept.name}"; the name is free again.'
 
     _tell(request, change)
-    return redirect("concept-detail", pk=pk)
+    return redirect(links.url("concept", pk))
 
 
 @require_http_methods(["GET", "POST"])
@@ -212,7 +212,7 @@ def concept_merge(request: HttpRequest, pk: int) -> HttpResponse:
         f'Merged into "{survivor.name}": its names and {moved} edge{"s" if moved != 1 else ""} '
         "moved over. Undo it from this page or from the Review page (u).",
     )
-    return redirect("concept-detail", pk=survivor.pk)
+    return redirect(links.url("concept", survivor.pk))
 
 
 @require_POST
@@ -224,4 +224,4 @@ def concept_unmerge(request: HttpRequest, pk: int) -> HttpResponse:
         return f'"{concept.name}" is a concept of its own again.'
 
     _tell(request, split)
-    return redirect(reverse("concept-detail", args=[pk]))
+    return redirect(links.url("concept", pk))

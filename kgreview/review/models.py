@@ -14,6 +14,34 @@ from kgreview.graph.models import EVIDENCE_CONSISTENT
 OPEN_STATUSES = ("pending", "held")
 
 
+class ProposalOrigin(NoDeleteModel):
+    """Who or what proposed: an agent, its model, and its run, in words review can show
+    and filter by. Review sits below the agents and never names their run: an agent run
+    points at its origin (``agents.AgentRun.origin``), and so, later, may a batch an
+    external agent sends through the API."""
+
+    DELETE_HINT = "its proposals name it"
+
+    agent = models.CharField(max_length=32, help_text="The proposer's key: construct, heal, ...")
+    agent_label = models.CharField(max_length=100, help_text="The proposer in words.")
+    provider = models.CharField(max_length=32, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    run = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="The run's number, as its proposer numbers runs."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "run"], name="proposalorigin_one_per_run")
+        ]
+        indexes = [models.Index(fields=["run"], name="proposalorigin_run")]
+
+    def __str__(self) -> str:
+        return f"{self.agent_label} run #{self.run}" if self.run else self.agent_label
+
+
 class Proposal(NoDeleteModel):
     """A change an agent (or a person) wants made to the graph, waiting for a decision."""
 
@@ -60,12 +88,13 @@ class Proposal(NoDeleteModel):
     flags_text = models.CharField(max_length=500, blank=True, default="")
     dedup_key = models.CharField(max_length=255)
     priority = models.IntegerField(default=0)
-    agent_run = models.ForeignKey(
-        "agents.AgentRun",
+    origin = models.ForeignKey(
+        "ProposalOrigin",
         null=True,
         blank=True,
         on_delete=models.PROTECT,
         related_name="proposals",
+        help_text="Who or what proposed it; empty for a proposal a person added.",
     )
     document = models.ForeignKey(
         "graph.Source",
@@ -115,16 +144,6 @@ class Proposal(NoDeleteModel):
         on_delete=models.PROTECT,
         related_name="+",
         help_text="For an accepted add_concept: the concept it created.",
-    )
-    # A gap search for a failing competency question drafted it. Named by string: review
-    # sits below the questions app and never imports it.
-    competency_question = models.ForeignKey(
-        "questions.CompetencyQuestion",
-        null=True,
-        blank=True,
-        on_delete=models.PROTECT,
-        related_name="gap_proposals",
-        help_text="The competency question whose gap search proposed it.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time
 from urllib.parse import urlencode
 
 from django.db import connection
-from django.db.models import Count, OuterRef, QuerySet, Subquery
+from django.db.models import Count, Expression, QuerySet
 from django.http import QueryDict
 from django.utils import timezone
 
@@ -135,7 +136,7 @@ def queue_queryset(f: QueueFilter) -> QuerySet:
     if f.source:
         qs = qs.filter(document__slug=f.source)
     if f.run is not None:
-        qs = qs.filter(agent_run_id=f.run)
+        qs = qs.filter(origin__run=f.run)
     if f.cmin is not None:
         qs = qs.filter(confidence__gte=f.cmin)
     if f.cmax is not None:
@@ -238,7 +239,7 @@ def queue_page(
 ) -> Page:
     """One page of the queue, by keyset: the same cost on page 1 and page 2,000."""
     base = queue_queryset(f).select_related(
-        "document", "agent_run", "source_concept", "target_concept", "relation"
+        "document", "origin", "source_concept", "target_concept", "relation"
     )
     if before:
         rows = list(
@@ -440,9 +441,9 @@ def next_in_queue(
 #: joins (six tables): PostgreSQL searches every order of a join of up to
 #: ``join_collapse_limit`` (8) tables, and the next card's join of eight, with its sort,
 #: took 11 to 31 ms to plan against 1 to 3 ms for these. A card reads nothing of the
-#: proposal's ``document`` and only the text of its competency question (``with_card``).
+#: proposal's ``document``; what higher apps add comes in subqueries (``with_card``).
 CARD_RELATED = (
-    "agent_run",
+    "origin",
     "evidence_revision__source",
     "relation",
     "source_concept",
@@ -450,12 +451,23 @@ CARD_RELATED = (
 )
 
 
+#: Columns a higher app adds to the query of every card, by name: the questions app adds
+#: the competency question that asked for a proposal (``question_id``, ``question_text``),
+#: which the focus card shows when present. Review itself names none of them.
+CARD_ANNOTATIONS: dict[str, Callable[[], Expression]] = {}
+
+
+def card_annotation(name: str, expression: Callable[[], Expression]) -> None:
+    """Add ``name`` to every card's query, computed by ``expression()`` (a subquery
+    against ``OuterRef("pk")``, planned on its own); called from an ``AppConfig.ready``."""
+    CARD_ANNOTATIONS[name] = expression
+
+
 def with_card(qs: QuerySet[Proposal]) -> QuerySet[Proposal]:
-    """``qs`` loading what a card shows in the same query: ``CARD_RELATED`` joined, the
-    competency question's text as ``question_text`` (a subquery, planned on its own)."""
-    question = Proposal._meta.get_field("competency_question").related_model
-    text = question.objects.filter(pk=OuterRef("competency_question_id")).values("text")[:1]
-    return qs.select_related(*CARD_RELATED).annotate(question_text=Subquery(text))
+    """``qs`` loading what a card shows in the same query: ``CARD_RELATED`` joined, and
+    the columns higher apps add (``CARD_ANNOTATIONS``)."""
+    extra = {name: expression() for name, expression in CARD_ANNOTATIONS.items()}
+    return qs.select_related(*CARD_RELATED).annotate(**extra)
 
 
 def card_proposals() -> QuerySet[Proposal]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.conf import settings
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import IntegerField
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
@@ -27,7 +27,7 @@ from kgreview.graph.services import Evidence
 
 from .kinds import kind_of, payload_validate
 from .kinds.base import Rows
-from .models import Proposal
+from .models import Proposal, ProposalOrigin
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -85,9 +85,8 @@ class ProposalSpec:
     flags: tuple[str, ...] = ()
     dedup_key: str | None = None
     priority: int = 0
-    # The agents.AgentRun that drafted it: review sits below agents and cannot name the
-    # class, so it keeps the run's row and links the proposal to it by id.
-    agent_run: models.Model | None = None
+    # Who or what drafted it (an agent's run gives its own: ``agents.runs.run_origin``).
+    origin: ProposalOrigin | None = None
     created_by: User | None = None
     document: Source | None = None
 
@@ -125,11 +124,25 @@ def _build(
         flags_text=flags_text(flags),
         dedup_key=key,
         priority=spec.priority,
-        agent_run_id=spec.agent_run.pk if spec.agent_run is not None else None,
+        origin=spec.origin,
         created_by=spec.created_by,
         document=spec.document,
         **endpoints,
     )
+
+
+def proposal_origin(
+    *, agent: str, agent_label: str, provider: str = "", model: str = "", run: int | None = None
+) -> ProposalOrigin:
+    """The origin of the proposals ``agent``'s run number ``run`` queues, made the first
+    time it is asked for. The agents' own work (no acting user, no curation log row):
+    the origin is what the queue shows beside a proposal and filters by."""
+    origin, _ = ProposalOrigin.objects.get_or_create(
+        agent=agent,
+        run=run,
+        defaults={"agent_label": agent_label, "provider": provider, "model": model},
+    )
+    return origin
 
 
 def _duplicate(key: str) -> DuplicateProposal:
@@ -152,7 +165,7 @@ def proposal_create(
     flags: Iterable[str] = (),
     dedup_key: str | None = None,
     priority: int = 0,
-    agent_run=None,
+    origin=None,
     created_by=None,
     document=None,
     gate: float | None = None,
@@ -170,7 +183,7 @@ def proposal_create(
         flags=tuple(flags),
         dedup_key=dedup_key,
         priority=priority,
-        agent_run=agent_run,
+        origin=origin,
         created_by=created_by,
         document=document,
     )

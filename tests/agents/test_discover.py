@@ -80,7 +80,7 @@ def test_a_recurring_unknown_relation_becomes_one_relation_type_proposal(recurri
     assert "is an alternative to" in payload["verb"]
     assert {e["source_slug"] for e in payload["examples"]} == {"dpo", "rerank", "quant"}
     assert set(payload["labels"]) >= {"is_an_alternative_to", "alternative_to"}
-    assert "3" in p.reason and p.agent_run == run
+    assert "3" in p.reason and p.origin.agent_run == run
     assert run.stats["relation_proposals"] == 1
 
 
@@ -136,7 +136,7 @@ def test_a_requeue_missed_at_accept_time_is_done_by_the_next_discovery(recurring
     edges = Proposal.objects.filter(kind="add_edge", relation_key="alternative_to")
     assert edges.count() == 3
     # The edges and the concepts they need (new names), all from the requeue run.
-    requeued = Proposal.objects.filter(agent_run__trigger="requeue")
+    requeued = Proposal.objects.filter(origin__agent_run__trigger="requeue")
     assert run.stats["requeued"] == requeued.count() == 9
     assert set(requeued.values_list("kind", flat=True)) == {"add_edge", "add_concept"}
 

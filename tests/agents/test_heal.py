@@ -74,7 +74,7 @@ def test_planted_duplicates_become_merge_proposals_naming_the_survivor(f):
     assert (big.pk, small.pk) in merges and (rag.pk, abbr.pk) in merges
     plural = merges[(big.pk, small.pk)]
     assert plural.payload["score"] >= 90 and "kept" in plural.payload["why"]
-    assert plural.flags == ["duplicate"] and plural.agent_run == run
+    assert plural.flags == ["duplicate"] and plural.origin.agent_run == run
     assert "abbreviat" in merges[(rag.pk, abbr.pk)].reason
 
 

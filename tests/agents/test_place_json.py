@@ -13,6 +13,7 @@ from django.core.management import call_command
 from kgreview.agents import selectors
 from kgreview.agents.construct import construct_run_create
 from kgreview.agents.models import AgentRun
+from kgreview.agents.runs import run_origin
 from kgreview.graph.services import Evidence
 from kgreview.review.services import proposal_create
 from tests.paged import page, pdf
@@ -127,7 +128,7 @@ def test_a_report_reads_each_revisions_structure_once(f, django_assert_max_num_q
             payload={"name": f"Thing {i}", "aliases": [], "description": ""},
             confidence=0.9,
             evidence=Evidence(revision=revision, start=start, end=start + len(quote), quote=quote),
-            agent_run=run,
+            origin=run_origin(run),
         )
     with django_assert_max_num_queries(6):
         report = selectors.run_report(run)

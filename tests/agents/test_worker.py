@@ -132,7 +132,7 @@ def test_workers_on_redis_construct_the_whole_corpus_through_the_queue(
     assert finished.status == "succeeded", finished.error
     assert finished.progress_done == finished.progress_total == run.items.count()
     assert set(run.items.values_list("status", flat=True)) == {"done"}
-    assert Proposal.objects.filter(agent_run=run, kind="add_edge").count() > 50
+    assert Proposal.objects.filter(origin__agent_run=run, kind="add_edge").count() > 50
     keys = list(
         Proposal.objects.filter(status__in=["pending", "held"]).values_list("dedup_key", flat=True)
     )

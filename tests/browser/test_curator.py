@@ -128,7 +128,7 @@ def test_curator_runs_self_healing_now_and_follows_its_merge_proposal_to_the_que
     assert_fits_width(page)
     shot("curator-run-heal")
 
-    (merge,) = Proposal.objects.filter(agent_run=run)
+    (merge,) = Proposal.objects.filter(origin__agent_run=run)
     assert merge.kind == "merge_concepts"
     assert {merge.payload["survivor_id"], merge.payload["loser_id"]} == {one.pk, many.pk}
     with page.expect_response(re.compile(r"/review/counts/")):

@@ -31,8 +31,8 @@ from kgreview.core.audit import record
 from kgreview.core.errors import HardDeleteForbidden, ImmutableRecord
 from kgreview.core.nodelete import guarded_models
 from kgreview.graph.models import Concept, ConceptAlias, SourceConcept, SourceFile
-from kgreview.questions.models import CompetencyQuestion, CompetencyRun, QuestionResult
-from kgreview.review.models import Decision, Proposal
+from kgreview.questions.models import CompetencyQuestion, CompetencyRun, GapProposal, QuestionResult
+from kgreview.review.models import Decision, Proposal, ProposalOrigin
 
 # Models whose rows may be deleted, and why. A new model must be guarded (subclass
 # NoDeleteModel or AppendOnlyModel, or list it in core.nodelete.EXTERNAL_NO_DELETE, and
@@ -168,6 +168,8 @@ def history(f, django_user_model):
         ApiToken.objects.create(user=user, name="planner", prefix="abcd1234", key_hash="f" * 64),
         question,
         competency_run,
+        GapProposal.objects.create(question=question, proposal=proposal),
+        ProposalOrigin.objects.create(agent="construct", agent_label="Construction", run=run.pk),
         QuestionResult.objects.create(
             run=competency_run,
             question=question,

@@ -8,6 +8,7 @@ from datetime import datetime
 from django.utils import timezone
 
 from kgreview.agents.models import AgentRun
+from kgreview.agents.runs import run_origin
 from kgreview.review.models import OPEN_STATUSES, Proposal
 from kgreview.review.services import proposal_create
 
@@ -39,7 +40,11 @@ def plant(
     else:
         payload = {"name": f"Planted concept {n}", "aliases": [], "description": ""}
     proposal = proposal_create(
-        kind=kind, payload=payload, confidence=confidence, reason="Planted.", agent_run=run
+        kind=kind,
+        payload=payload,
+        confidence=confidence,
+        reason="Planted.",
+        origin=None if run is None else run_origin(run),
     )
     fields: dict = {}
     if created is not None:

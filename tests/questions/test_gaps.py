@@ -49,7 +49,7 @@ def test_a_failing_question_yields_a_verified_gap_proposal_that_makes_it_pass(
     assert proposal.evidence_revision == revision and proposal.document == gap_lesson
     quote = revision.text[proposal.evidence_start : proposal.evidence_end]
     assert quote == proposal.evidence_quote == "Embeddings are a prerequisite for quantization."
-    assert proposal.agent_run == searched
+    assert proposal.origin.agent_run == searched
 
     proposal_accept(proposal_id=proposal.pk, acting_user=curator_user)
     (second,) = run_once()
@@ -70,7 +70,7 @@ def test_twins_collapse_into_the_open_proposal_and_the_result_says_so(world, gap
     assert searched.stats["proposals"] == 0 and searched.stats["twins"] == 1
     assert "already waiting in the queue" in searched.stats["words"]
     waiting.refresh_from_db()
-    assert waiting.competency_question == question
+    assert waiting.gap_link.question == question
     assert Proposal.objects.filter(kind="add_edge").count() == 1
 
 

@@ -96,7 +96,7 @@ def _by_origin() -> list[dict]:
     accepted = Q(status=Proposal.Status.ACCEPTED)
     return list(
         Proposal.objects.filter(status__in=DECIDED)
-        .values("agent_run__agent", "agent_run__provider", "agent_run__model")
+        .values("origin__agent", "origin__provider", "origin__model")
         .annotate(
             accepted=Count("pk", filter=accepted),
             rejected=Count("pk", filter=~accepted),
@@ -144,9 +144,9 @@ def _edits(*, gate: float) -> list[dict]:
             "passes_now",
             "passes_said",
             "accepted",
-            "proposal__agent_run__agent",
-            "proposal__agent_run__provider",
-            "proposal__agent_run__model",
+            "proposal__origin__agent",
+            "proposal__origin__provider",
+            "proposal__origin__model",
         )
         .annotate(n=Count("pk"), sum_now=Sum(now), sum_said=Sum("said"))
         .order_by()
@@ -266,9 +266,9 @@ def outcomes(*, target: float = DEFAULT_TARGET, gate: float | None = None) -> Ou
     for row in edits:
         if row["accepted"]:
             origin = (
-                row["proposal__agent_run__agent"],
-                row["proposal__agent_run__provider"],
-                row["proposal__agent_run__model"],
+                row["proposal__origin__agent"],
+                row["proposal__origin__provider"],
+                row["proposal__origin__model"],
             )
             for key in (
                 ("rel", row["relation_said"]),
@@ -287,8 +287,8 @@ def outcomes(*, target: float = DEFAULT_TARGET, gate: float | None = None) -> Ou
     models: dict[object, list[_Cell]] = defaultdict(list)
     for row in _by_origin():
         cell = _Cell(accepted=row["accepted"], rejected=row["rejected"])
-        agents[row["agent_run__agent"]].append(cell)
-        models[(row["agent_run__provider"], row["agent_run__model"])].append(cell)
+        agents[row["origin__agent"]].append(cell)
+        models[(row["origin__provider"], row["origin__model"])].append(cell)
     return Outcomes(
         overall=_rate(ALL, "All proposals", (c for _, c in everything), edited_by[("all", ALL)]),
         by_relation=_sorted(

@@ -173,7 +173,7 @@ class Command(BaseCommand):
         gold_edges = load_gold(gold)
         qs = Proposal.objects.filter(kind=AddEdgeKind.key).exclude(status="superseded")
         if run:
-            qs = qs.filter(agent_run_id__in=run)
+            qs = qs.filter(origin__agent_run__in=run)
         if above_gate:
             qs = qs.exclude(status="held")
         rows = list(qs.select_related("document").order_by("pk"))
