@@ -8,9 +8,9 @@ PORT   ?= 8000
 # writes (the services). Django models are typed by django-stubs.
 MYPY_PATHS := construction/ kgreview/core/audit.py kgreview/core/retry.py kgreview/graph/services kgreview/graph/order.py kgreview/graph/bulk_admit.py kgreview/graph/sources.py \
 	kgreview/graph/rules.py kgreview/graph/bulk.py \
-	kgreview/review/decisions.py kgreview/review/mend.py kgreview/review/undo.py \
-	kgreview/review/undo_set.py kgreview/review/bulk.py kgreview/review/bulk_accept.py \
-	kgreview/review/bulk_check.py kgreview/review/services.py kgreview/review/kinds \
+	kgreview/review/decide/decisions.py kgreview/review/decide/mend.py kgreview/review/decide/undo.py \
+	kgreview/review/decide/undo_set.py kgreview/review/decide/bulk.py kgreview/review/decide/bulk_accept.py \
+	kgreview/review/decide/bulk_check.py kgreview/review/services.py kgreview/review/kinds \
 	kgreview/agents/runs.py kgreview/agents/items.py kgreview/agents/construct.py \
 	kgreview/agents/schedules.py kgreview/agents/persist.py kgreview/agents/reaper.py \
 	kgreview/questions/services.py kgreview/questions/runs.py kgreview/questions/gaps.py \

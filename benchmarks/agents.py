@@ -297,7 +297,7 @@ def _change_a_name(clock: _Clock, graph, rng, reviewer, turn: int) -> None:
     """Accept the oldest open add_concept proposal, or give a random concept an alias."""
     from kgreview.graph.models import Concept
     from kgreview.graph.services import concept_add_alias
-    from kgreview.review.decisions import proposal_accept
+    from kgreview.review.decide.decisions import proposal_accept
     from kgreview.review.models import OPEN_STATUSES, Proposal
 
     if turn % 2:

@@ -150,7 +150,7 @@ def bench_lockout(*, megabytes: int = 50, decisions: int = 50) -> dict:
 def _people_at_work(client, reviewer, waiting, decide, login, logout, heartbeat, reap) -> None:
     from kgreview.agents import reaper
     from kgreview.agents.runs import worker_heartbeat_record
-    from kgreview.review.decisions import proposal_accept
+    from kgreview.review.decide.decisions import proposal_accept
 
     for pk in waiting:
         _timed(

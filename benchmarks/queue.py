@@ -20,8 +20,8 @@ from django.core.cache import cache
 from django.db import connection
 from django.urls import reverse
 
-from kgreview.review import selectors
 from kgreview.review.models import Proposal
+from kgreview.review.workspace import selectors
 
 from .common import percentiles, plain_static, scaled, timed_request
 from .curriculum import BASE_CONCEPTS, BASE_EDGES, BASE_PROPOSALS, seed_curriculum, seed_proposals

@@ -129,7 +129,7 @@ def card_planning(rounds: int = 21) -> dict:
     """PostgreSQL's planning time of the next card's query (the queue's first pending
     proposal with what its card shows), as loaded now and with the eight-table join it
     had before, by ``EXPLAIN (ANALYZE, TIMING)``: medians in ms. Empty elsewhere."""
-    from kgreview.review import selectors
+    from kgreview.review.workspace import selectors
 
     if connection.vendor != "postgresql":
         return {}
@@ -324,7 +324,7 @@ def _seed_bulk(graph: Curriculum, n: int, rng: random.Random) -> list[int]:
 def bench_bulk(*, scale: int = 1, proposals: int = 1000, seed: int = 5) -> dict:
     """Preview then apply one bulk accept of ``proposals`` edge proposals through the view,
     half of them needing concept proposals accepted with them; then undo it."""
-    from kgreview.review import undo
+    from kgreview.review.decide import undo
 
     from .common import analyze
 

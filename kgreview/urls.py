@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from kgreview.review import mend_views
+from kgreview.review.workspace import mend_views
 
 urlpatterns = [
     # Pages that combine apps (home, sources, a concept, the ontology, the curation log)

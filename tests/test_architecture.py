@@ -234,13 +234,13 @@ SERVICE_MODULES = (
     "kgreview/graph/services/*.py",
     "kgreview/graph/bulk*.py",
     "kgreview/graph/sources.py",
-    "kgreview/review/decisions.py",
-    "kgreview/review/bulk*.py",
-    "kgreview/review/undo*.py",
-    "kgreview/review/mend.py",
-    "kgreview/review/settle.py",
+    "kgreview/review/decide/decisions.py",
+    "kgreview/review/decide/bulk*.py",
+    "kgreview/review/decide/undo*.py",
+    "kgreview/review/decide/mend.py",
+    "kgreview/review/decide/settle.py",
     "kgreview/review/services.py",
-    "kgreview/review/reconcile.py",
+    "kgreview/review/decide/reconcile.py",
     "kgreview/review/kinds/*.py",
     "kgreview/agents/runs.py",
     "kgreview/agents/schedules.py",
@@ -250,8 +250,8 @@ SERVICE_MODULES = (
 # Functions of those modules that only ask about a user (what may this user do, what could
 # they undo) and act for nobody: they keep the name ``user``.
 ASK_ABOUT_A_USER = {
-    "kgreview.review.decisions.can_decide_kind",
-    "kgreview.review.undo.undoable_batches",
+    "kgreview.review.decide.decisions.can_decide_kind",
+    "kgreview.review.decide.undo.undoable_batches",
 }
 OTHER_NAMES = ("reviewer", "user")
 
@@ -323,8 +323,8 @@ def test_the_actor_check_sees_other_names_positions_and_unpacking(tmp_path):
         "def change(*, acting_user, user): ...\nchange(**step.by)\n"
     )
     assert sorted(actor_names(tmp_path)) == [
-        "kgreview.review.decisions.decide(reviewer): call it acting_user",
-        "kgreview.review.decisions.settle(acting_user): keyword-only",
+        "kgreview.review.decide.decisions.decide(reviewer): call it acting_user",
+        "kgreview.review.decide.decisions.settle(acting_user): keyword-only",
         "kgreview.review.elsewhere.change(acting_user): typed",
         "kgreview.review.elsewhere.change(user): call it acting_user",
         "kgreview/review/elsewhere.py:2: **step.by",

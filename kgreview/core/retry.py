@@ -3,7 +3,7 @@ keeps failing.
 
 PostgreSQL ends one of two transactions that wait on each other ("deadlock detected",
 SQLSTATE 40P01) and may refuse a transaction it cannot serialise (40001). The lock
-order every decision keeps (``kgreview.review.decisions``) makes a deadlock between
+order every decision keeps (``kgreview.review.decide.decisions``) makes a deadlock between
 decisions rare; what is left is retried here, at the outermost transaction only, a few
 times with a short jittered pause. A transaction that still fails is refused with
 ``Busy`` (a ``DomainError``: the pages say it in words, with 409), and nothing of it

@@ -562,7 +562,7 @@ def concept_page(*, q: str = "", show: str = "active", after: str = "") -> tuple
 
 def concept_profile(concept: Concept) -> dict:
     """What the graph knows of a concept: names, edges both ways, sources, merges. (Its
-    open proposals are review's: ``kgreview.review.pending.open_proposals_touching``.)"""
+    open proposals are review's: ``kgreview.review.workspace.pending.open_proposals_touching``.)"""
     from .models import SourceConcept
 
     edges = list(

@@ -30,7 +30,7 @@ def _card_shows_the_question() -> None:
     proposal, if one did (``question_id``, ``question_text``): the focus card names it."""
     from django.db.models import OuterRef, Subquery
 
-    from kgreview.review.selectors import card_annotation
+    from kgreview.review.workspace.selectors import card_annotation
 
     from .models import GapProposal
 

@@ -3,8 +3,7 @@
 from django.contrib import admin
 
 from kgreview.core.admin import ReadOnlyAdmin
-
-from .models import Decision, Proposal
+from kgreview.review.models import Decision, Proposal
 
 
 @admin.register(Proposal)

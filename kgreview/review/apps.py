@@ -9,8 +9,8 @@ class ReviewConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_migrate
 
-        from . import audit_actions  # noqa: F401  (registers this app's curation-log actions)
-        from .queue_index import install_triggers_after_migrate
+        from kgreview.review import audit_actions  # noqa: F401  (registers this app's curation-log actions)
+        from kgreview.review.queue_index import install_triggers_after_migrate
 
         # SQLite drops a table's triggers when a migration rebuilds it: put the queue's
         # back after every migrate (PostgreSQL keeps the ones its migration installed).

@@ -13,8 +13,7 @@ from django.db.models import Q
 
 from kgreview.graph.history import edge_state_at, evidence_context
 from kgreview.graph.models import Edge
-
-from .models import Decision, Proposal
+from kgreview.review.models import Decision, Proposal
 
 
 def edge_trail(edge: Edge) -> list[dict]:

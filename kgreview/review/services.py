@@ -24,10 +24,9 @@ from kgreview.graph import rules as graph_rules
 from kgreview.graph import services as graph_services
 from kgreview.graph.models import Concept, Source
 from kgreview.graph.services import Evidence
-
-from .kinds import kind_of, payload_validate
-from .kinds.base import Rows
-from .models import Proposal, ProposalOrigin
+from kgreview.review.kinds import kind_of, payload_validate
+from kgreview.review.kinds.base import Rows
+from kgreview.review.models import Proposal, ProposalOrigin
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import batch_views, decide_views, mend_views, views
+from kgreview.review.workspace import batch_views, decide_views, mend_views, views
 
 app_name = "review"
 

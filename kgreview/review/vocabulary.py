@@ -30,8 +30,7 @@ from kgreview.graph import services as graph_services
 from kgreview.graph.models import Edge, RelationType
 from kgreview.graph.services.common import lock_relations
 from kgreview.graph.vocabulary_files import RelationDef, Vocabulary
-
-from .models import OPEN_STATUSES, Proposal
+from kgreview.review.models import OPEN_STATUSES, Proposal
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

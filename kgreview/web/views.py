@@ -23,9 +23,9 @@ from kgreview.core.permissions import can_decide, curator_required, is_curator, 
 from kgreview.graph import selectors, sourcepage, upload
 from kgreview.graph.models import Concept, Source, SourceFile
 from kgreview.graph.sources import place_of, revision_structure
-from kgreview.review import pending
 from kgreview.review.models import Proposal
-from kgreview.review.selectors import STATUS_RANK
+from kgreview.review.workspace import pending
+from kgreview.review.workspace.selectors import STATUS_RANK
 
 from . import health
 from .forms import SourcePageForm

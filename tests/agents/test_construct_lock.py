@@ -13,7 +13,7 @@ from django.test import Client
 from construction.linguistic import LinguisticExtractor
 from kgreview.agents.construct import construct_item_run, construct_run_create
 from kgreview.agents.models import AgentRunItem
-from kgreview.review.decisions import proposal_accept
+from kgreview.review.decide.decisions import proposal_accept
 from kgreview.review.models import Proposal
 from tests import factories as f
 

@@ -23,7 +23,7 @@ from construction.quotes import find_quote
 from kgreview.graph.asking import ask_graph
 from kgreview.graph.importing import read_upload, store_document
 from kgreview.graph.models import Concept
-from kgreview.review.decisions import proposal_accept
+from kgreview.review.decide.decisions import proposal_accept
 from kgreview.review.models import Proposal
 from tests import factories
 from tests.construction.fake_llm import reply

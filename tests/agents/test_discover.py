@@ -13,7 +13,7 @@ from kgreview.agents.models import AgentRun, DroppedCandidate
 from kgreview.agents.runs import agent_run_create
 from kgreview.graph import services as graph
 from kgreview.graph.models import RelationType
-from kgreview.review import decisions
+from kgreview.review.decide import decisions
 from kgreview.review.models import Proposal
 from tests.construction.fake_llm import reply
 

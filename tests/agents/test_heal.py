@@ -161,7 +161,7 @@ def test_running_twice_queues_nothing_new_and_rejected_merges_stay_rejected(f):
     (p,) = Proposal.objects.filter(kind="merge_concepts")
     heal()
     assert Proposal.objects.filter(kind="merge_concepts").count() == 1
-    from kgreview.review.decisions import proposal_reject
+    from kgreview.review.decide.decisions import proposal_reject
 
     proposal_reject(
         proposal_id=p.pk,

@@ -279,7 +279,7 @@ def test_a_vanished_quote_in_a_long_document_proposes_retiring_its_edge(openai_s
     """An accepted edge's sentence is cut from one section of the handbook: the re-run
     reads that chunk again and asks to retire the edge; every other chunk comes from
     the cache and no other edge is touched."""
-    from kgreview.review.decisions import proposal_accept
+    from kgreview.review.decide.decisions import proposal_accept
     from tests import factories
 
     calls: list = []

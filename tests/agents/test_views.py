@@ -17,7 +17,7 @@ from django.utils import timezone
 from kgreview.agents.construct import construct_run_create
 from kgreview.agents.models import AgentRun, AgentRunItem, WorkerHeartbeat
 from kgreview.agents.schedules import schedule_set_enabled
-from kgreview.review import decisions
+from kgreview.review.decide import decisions
 from tests.agents.pages import (
     HOSTILE,
     HX,

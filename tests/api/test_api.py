@@ -301,7 +301,7 @@ def test_learning_path_refuses_relations_that_do_not_order_study(graph, agent):
 def test_edge_explain_gives_evidence_in_context_and_the_decision_trail(f, agent):
     """Explain quotes the evidence with the text around it, the agent's reason, and
     every decision on the proposal that made the edge."""
-    from kgreview.review import decisions
+    from kgreview.review.decide import decisions
 
     doc = f.lesson("explain")
     emb, vs = f.concept("Embeddings"), f.concept("Vector search")

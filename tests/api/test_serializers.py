@@ -200,7 +200,7 @@ def test_learning_path_out_fits_its_schema_in_order_and_in_a_cycle(rows, f):
 def test_explain_out_fits_its_schema_with_paged_evidence_and_without(rows, f):
     """An accepted proposal's edge quoting page 2 of a PDF, with its agent and trail;
     and a bare edge with neither evidence nor proposal."""
-    from kgreview.review import decisions
+    from kgreview.review.decide import decisions
 
     doc = f.lesson("explained")
     p = f.edge_proposal(rows["emb"], rows["ls"], doc=doc)

@@ -424,7 +424,7 @@ def test_undoing_a_merge_that_a_proposal_made_sends_the_proposal_back_to_the_que
     page, live_server, login, f
 ):
     """The merge came from an accepted proposal: undoing it reopens that proposal."""
-    from kgreview.review.decisions import proposal_accept
+    from kgreview.review.decide.decisions import proposal_accept
 
     kept, away = f.concept("Vector database"), f.concept("Vector databases")
     f.edge(away, f.concept("ANN search"), "applies_to")

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from kgreview.graph import services as graph
 from kgreview.graph.models import Edge, RelationType
-from kgreview.review import decisions
+from kgreview.review.decide import decisions
 from tests.factories import LESSON_TEXT
 
 pytestmark = [

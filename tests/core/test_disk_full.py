@@ -22,7 +22,7 @@ from kgreview.agents.models import AgentRun
 from kgreview.api.services import api_token_create
 from kgreview.core import disk
 from kgreview.graph.models import Source
-from kgreview.review import decisions
+from kgreview.review.decide import decisions
 from kgreview.review.models import Proposal
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from django.template import Template
 from django.urls import reverse
 
 from kgreview.core.markup import Span
-from kgreview.review.card import Context, evidence_context
+from kgreview.review.workspace.card import Context, evidence_context
 
 pytestmark = pytest.mark.django_db
 

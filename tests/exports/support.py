@@ -18,7 +18,7 @@ from kgreview.exports import writers
 from kgreview.exports.writers import neo4j_csv
 from kgreview.graph import services
 from kgreview.graph.models import Concept, Edge
-from kgreview.review import decisions
+from kgreview.review.decide import decisions
 
 HOSTILE = "<script>alert(\"x\")</script> & 'q' </data>]]>"
 LESSON = (

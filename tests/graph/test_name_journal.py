@@ -11,7 +11,7 @@ from kgreview.graph import name_index, services
 from kgreview.graph.models import ConceptAlias, NameChange
 from kgreview.graph.name_index import QUESTION_INDEX, JournalCursor
 from kgreview.graph.search import NAME_CACHE, concept_search
-from kgreview.review.decisions import proposal_accept
+from kgreview.review.decide.decisions import proposal_accept
 
 pytestmark = pytest.mark.django_db
 

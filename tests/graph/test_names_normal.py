@@ -17,7 +17,7 @@ from kgreview.core.errors import NameTaken
 from kgreview.core.models import AuditEntry
 from kgreview.graph import selectors, services
 from kgreview.graph.models import Concept, ConceptAlias
-from kgreview.review.decisions import proposal_accept
+from kgreview.review.decide.decisions import proposal_accept
 
 pytestmark = pytest.mark.django_db
 

@@ -12,8 +12,8 @@ from django.test.utils import CaptureQueriesContext
 from kgreview.insights.selectors.activity import SYSTEM, queue_history, reviewer_activity
 from kgreview.insights.selectors.decided import ALL, outcomes
 from kgreview.insights.selectors.rates import GateNeed, wilson
-from kgreview.review import bulk, decisions, undo
-from kgreview.review.decisions import EdgeEdits
+from kgreview.review.decide import bulk, decisions, undo
+from kgreview.review.decide.decisions import EdgeEdits
 from kgreview.review.models import Decision, Proposal
 
 from .planting import plant, run

@@ -9,7 +9,7 @@ from kgreview.agents.models import AgentRun
 from kgreview.questions import gaps
 from kgreview.questions.models import QuestionResult
 from kgreview.questions.runs import competency_run_create, competency_run_execute
-from kgreview.review.decisions import proposal_accept
+from kgreview.review.decide.decisions import proposal_accept
 from kgreview.review.models import Proposal
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from django_celery_beat.models import PeriodicTask
 from kgreview.core.models import AuditEntry
 from kgreview.questions.models import CompetencyQuestion, CompetencyRun, QuestionResult
 from kgreview.questions.schedule import SCHEDULE_NAME
-from kgreview.review.decisions import proposal_accept
+from kgreview.review.decide.decisions import proposal_accept
 from tests.agents.pages import HOSTILE, HX, client_for, flashes, page
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgreview.review.blockers import open_proposal_blockers, twin_concept_proposals
+from kgreview.review.decide.blockers import open_proposal_blockers, twin_concept_proposals
 from kgreview.review.models import OPEN_STATUSES, Proposal
 
 

@@ -11,11 +11,11 @@ from django.urls import reverse
 from construction.text import name_key
 from kgreview.core.errors import DuplicateProposal
 from kgreview.graph.name_index import QUESTION_INDEX
-from kgreview.review import decisions, undo
-from kgreview.review.blockers import open_proposal_blockers
+from kgreview.review.decide import decisions, undo
+from kgreview.review.decide.blockers import open_proposal_blockers
+from kgreview.review.decide.outcome import ProposalStale
 from kgreview.review.kinds import kind_of
 from kgreview.review.models import Decision, Proposal
-from kgreview.review.outcome import ProposalStale
 from kgreview.review.services import proposal_add_names, proposal_create
 from tests import factories
 from tests.review.workspace import HX, client_for

@@ -8,8 +8,8 @@ import pytest
 from kgreview.core.models import AuditEntry
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
-from kgreview.review import bulk, decisions, mend, undo
-from kgreview.review.decisions import EndChoice
+from kgreview.review.decide import bulk, decisions, mend, undo
+from kgreview.review.decide.decisions import EndChoice
 from kgreview.review.models import Decision, Proposal
 from kgreview.review.services import proposal_create
 from tests.review.conftest import reload

@@ -7,8 +7,8 @@ import pytest
 
 from kgreview.core.errors import ValidationFailed
 from kgreview.graph import selectors as graph_selectors
-from kgreview.review import bulk, undo
-from kgreview.review.bulk_check import stale
+from kgreview.review.decide import bulk, undo
+from kgreview.review.decide.bulk_check import stale
 from kgreview.review.models import Decision
 from tests.review.conftest import reload
 

@@ -17,7 +17,7 @@ from django.urls import reverse
 
 from kgreview.core import retry
 from kgreview.core.refusals import RefusalMiddleware
-from kgreview.review import decisions
+from kgreview.review.decide import decisions
 from kgreview.review.models import Proposal
 
 HX = {"HX-Request": "true"}

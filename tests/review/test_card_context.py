@@ -13,7 +13,7 @@ from django.urls import reverse
 from benchmarks.synthetic_print import printed_pdf
 from construction.sentences import sentences
 from kgreview.graph.importing import read_upload, store_document
-from kgreview.review.card import evidence_context
+from kgreview.review.workspace.card import evidence_context
 
 pytestmark = pytest.mark.django_db
 

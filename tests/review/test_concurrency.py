@@ -11,7 +11,7 @@ from django.db import connections
 from kgreview.core.errors import DomainError
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph.models import Concept
-from kgreview.review import decisions
+from kgreview.review.decide import decisions
 from kgreview.review.models import Decision, Proposal
 
 pytestmark = pytest.mark.usefixtures("reference_data")

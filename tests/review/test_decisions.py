@@ -8,8 +8,8 @@ from kgreview.core.errors import NotFound, StateConflict, ValidationFailed
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge, RelationType, SourceConcept
-from kgreview.review import decisions, undo
-from kgreview.review.decisions import (
+from kgreview.review.decide import decisions, undo
+from kgreview.review.decide.decisions import (
     AlreadyDecided,
     EdgeEdits,
     EndChoice,

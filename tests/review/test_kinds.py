@@ -11,8 +11,8 @@ import pytest
 from django.conf import settings
 
 from kgreview.core.errors import ValidationFailed
-from kgreview.review import decisions
-from kgreview.review.decisions import EdgeEdits, EndChoice
+from kgreview.review.decide import decisions
+from kgreview.review.decide.decisions import EdgeEdits, EndChoice
 from kgreview.review.kinds import KINDS, kind_of, payload_validate
 from kgreview.review.kinds.base import BlockerReads, Kind, Rows
 from kgreview.review.models import Proposal
@@ -71,8 +71,8 @@ NAMING_ALLOWED = (
 # Words that are spelled like a kind but name something else: the concept page's form
 # action that adds a name by hand (a curator's mend, not a proposal).
 NOT_A_KIND = {
-    ("kgreview/review/mend_forms.py", "add_alias"),
-    ("kgreview/review/mend_views.py", "add_alias"),
+    ("kgreview/review/workspace/mend_forms.py", "add_alias"),
+    ("kgreview/review/workspace/mend_views.py", "add_alias"),
     ("templates/web/concept.html", "add_alias"),
 }
 
@@ -119,7 +119,7 @@ def test_the_kind_name_scan_sees_each_way_of_naming_a_kind():
     assert kind_names_in("{% if p.kind == 'merge_concepts' %}", keys) == {"merge_concepts"}
     assert kind_names_in("kind=Proposal.KindChoice.ADD_EDGE", keys) == {"add_edge"}
     assert kind_names_in("kind=AddEdgeKind.key, edge_kind", keys) == set()
-    assert {"kgreview/review/reconcile.py", "templates/web/source_detail.html"} <= {
+    assert {"kgreview/review/decide/reconcile.py", "templates/web/source_detail.html"} <= {
         name for name, _ in scanned_files()
     }
 
@@ -127,7 +127,7 @@ def test_the_kind_name_scan_sees_each_way_of_naming_a_kind():
 def test_an_editable_kind_names_its_edit_form_and_no_other_kind_has_one():
     from django.utils.module_loading import import_string
 
-    from kgreview.review.forms import DecisionForm
+    from kgreview.review.workspace.forms import DecisionForm
 
     for kind in KINDS.values():
         if kind.editable:
@@ -370,7 +370,7 @@ def test_an_edge_proposals_row_shows_its_ends_and_its_relation_in_words(f):
 
 
 def test_a_cycle_breaking_invalidation_says_the_cycle_is_its_evidence(f):
-    from kgreview.review.card import proposal_card
+    from kgreview.review.workspace.card import proposal_card
 
     a, b = f.concept("A"), f.concept("B")
     edge = f.edge(a, b)

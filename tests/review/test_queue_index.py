@@ -15,10 +15,12 @@ from django.db import connection
 from django.http import QueryDict
 from django.urls import reverse
 
-from kgreview.review import bulk, decisions, mend, queue_index, selectors, undo
-from kgreview.review.decisions import EdgeEdits
+from kgreview.review import queue_index
+from kgreview.review.decide import bulk, decisions, mend, undo
+from kgreview.review.decide.decisions import EdgeEdits
 from kgreview.review.models import OPEN_STATUSES, Proposal, ProposalFlag, QueueTally
 from kgreview.review.services import flags_text, proposal_flag_conflict
+from kgreview.review.workspace import selectors
 from tests.review.workspace import client_for
 
 pytestmark = pytest.mark.django_db

@@ -18,9 +18,9 @@ import pytest
 
 from kgreview.core.errors import Busy, DomainError
 from kgreview.graph.models import Concept, Edge
-from kgreview.review import bulk, decisions
+from kgreview.review.decide import bulk, decisions
+from kgreview.review.decide.outcome import AlreadyDecided, Outcome, ProposalStale
 from kgreview.review.models import Decision, Proposal
-from kgreview.review.outcome import AlreadyDecided, Outcome, ProposalStale
 from kgreview.review.services import proposal_create
 from tests.races import race
 

@@ -12,12 +12,12 @@ import pytest
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge
-from kgreview.review import bulk, decisions, mend, undo
-from kgreview.review.blockers import (
+from kgreview.review.decide import bulk, decisions, mend, undo
+from kgreview.review.decide.blockers import (
     proposal_blockers,
 )
-from kgreview.review.decisions import EdgeEdits, ProposalStale
-from kgreview.review.ends import EndChoice
+from kgreview.review.decide.decisions import EdgeEdits, ProposalStale
+from kgreview.review.decide.ends import EndChoice
 from kgreview.review.models import Decision, Proposal
 from kgreview.review.services import proposal_create
 from tests.review.conftest import assert_queue_decidable, reload

@@ -12,9 +12,10 @@ from django.urls import reverse
 
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph.models import Edge
-from kgreview.review import decisions, selectors
+from kgreview.review.decide import decisions
 from kgreview.review.models import Decision, Proposal
 from kgreview.review.services import proposal_create
+from kgreview.review.workspace import selectors
 from tests.review.workspace import HX, client_for
 
 pytestmark = pytest.mark.django_db
@@ -283,7 +284,7 @@ def test_queue_pages_by_keyset_and_query_count_does_not_grow_with_page_size(f, w
 
     def queries(size):
         monkeypatch.setattr(selectors, "PAGE_SIZE", size)
-        from kgreview.review import views
+        from kgreview.review.workspace import views
 
         monkeypatch.setattr(views.selectors, "PAGE_SIZE", size)
         with CaptureQueriesContext(connection) as ctx:

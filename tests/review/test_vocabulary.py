@@ -192,7 +192,7 @@ def test_a_retired_edge_does_not_hold_its_relation(f):
 
 def test_a_decided_proposal_does_not_hold_its_relation(f):
     """Only open proposals (pending or held) stand on a relation."""
-    from kgreview.review.decisions import proposal_reject
+    from kgreview.review.decide.decisions import proposal_reject
 
     proposal = f.edge_proposal(f.concept("RLHF"), f.concept("Alignment"), "applies_to")
     proposal_reject(

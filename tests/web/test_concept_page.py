@@ -15,7 +15,7 @@ from django.urls import reverse
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services
 from kgreview.graph.models import Concept
-from kgreview.review import decisions
+from kgreview.review.decide import decisions
 from kgreview.review.services import proposal_create
 from tests.pages import HOSTILE, client_for, flashes, page, reload
 

@@ -13,7 +13,7 @@ from kgreview.agents.models import AgentRun, DroppedCandidate
 from kgreview.agents.runs import agent_run_create
 from kgreview.graph import services
 from kgreview.graph.models import Edge, RelationType
-from kgreview.review import decisions
+from kgreview.review.decide import decisions
 from kgreview.review.models import Proposal
 from tests.pages import HOSTILE, client_for, flashes, page, reload
 

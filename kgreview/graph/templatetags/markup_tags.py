@@ -38,7 +38,7 @@ def evidence_html(context, clip: int = 0, heading_offset: int = 4) -> SafeString
     sentences where they fit (``construction.excerpt``); a
     heading in the excerpt becomes an ``<h5>`` (``heading_offset``) inside the card.
 
-    ``context`` is a ``kgreview.review.card.Context`` (``before``, ``quote``,
+    ``context`` is a ``kgreview.review.workspace.card.Context`` (``before``, ``quote``,
     ``after``); None renders nothing.
     """
     if context is None:

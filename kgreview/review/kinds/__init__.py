@@ -10,17 +10,16 @@ makes or reads proposals of one particular kind names its class's ``key``.
 from __future__ import annotations
 
 from kgreview.core.errors import ValidationFailed
-
-from ..models import Proposal
-from .add_alias import AddAliasKind
-from .add_concept import AddConceptKind
-from .add_edge import AddEdgeKind
-from .add_relation_type import AddRelationTypeKind
-from .base import Kind, Settle
-from .invalidate_edge import InvalidateEdgeKind
-from .merge_concepts import MergeConceptsKind
-from .update_concept import UpdateConceptKind
-from .update_edge import UpdateEdgeKind
+from kgreview.review.kinds.add_alias import AddAliasKind
+from kgreview.review.kinds.add_concept import AddConceptKind
+from kgreview.review.kinds.add_edge import AddEdgeKind
+from kgreview.review.kinds.add_relation_type import AddRelationTypeKind
+from kgreview.review.kinds.base import Kind, Settle
+from kgreview.review.kinds.invalidate_edge import InvalidateEdgeKind
+from kgreview.review.kinds.merge_concepts import MergeConceptsKind
+from kgreview.review.kinds.update_concept import UpdateConceptKind
+from kgreview.review.kinds.update_edge import UpdateEdgeKind
+from kgreview.review.models import Proposal
 
 KINDS: dict[str, Kind] = {
     kind.key: kind

@@ -12,10 +12,9 @@ from construction import keys
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, ConceptAlias
-
-from ..outcome import ProposalStale
-from ..payloads import Name, RowId, Strict
-from .base import BlockerReads, Kind, Rows, Step, UndoStep, ground
+from kgreview.review.decide.outcome import ProposalStale
+from kgreview.review.kinds.base import BlockerReads, Kind, Rows, Step, UndoStep, ground
+from kgreview.review.payloads import Name, RowId, Strict
 
 
 class AddAlias(Strict):

@@ -14,12 +14,11 @@ from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, ConceptAlias
 from kgreview.graph.search import concept_search
-
-from ..ends import concept_for_name, retired_name_words
-from ..outcome import ProposalStale
-from ..payloads import Name, Offset, RowId, Strict
-from .base import BlockerReads, Kind, Settle, Step, UndoStep, ground
-from .edge_set import accept_edges_and_concepts
+from kgreview.review.decide.ends import concept_for_name, retired_name_words
+from kgreview.review.decide.outcome import ProposalStale
+from kgreview.review.kinds.base import BlockerReads, Kind, Settle, Step, UndoStep, ground
+from kgreview.review.kinds.edge_set import accept_edges_and_concepts
+from kgreview.review.payloads import Name, Offset, RowId, Strict
 
 
 class Defined(Strict):

@@ -19,13 +19,14 @@ from kgreview.graph import rules
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge, RelationType
-
-from ..card_parts import evidence_context, neighbours_and_fact
-from ..ends import EndChoice, concept_for_name, open_concept_proposal, resolve_choice
-from ..models import Proposal
-from ..outcome import ProposalStale
-from ..payloads import Name, Offset, RelationKey, RowId, Score, Strict, Weight
-from .base import (
+from kgreview.review.decide.ends import (
+    EndChoice,
+    concept_for_name,
+    open_concept_proposal,
+    resolve_choice,
+)
+from kgreview.review.decide.outcome import ProposalStale
+from kgreview.review.kinds.base import (
     NOT_EDITABLE,
     BlockerReads,
     Kind,
@@ -36,8 +37,11 @@ from .base import (
     UndoStep,
     ground,
 )
-from .edge_set import accept_edges_and_concepts
-from .edge_set_check import end_gone_words
+from kgreview.review.kinds.edge_set import accept_edges_and_concepts
+from kgreview.review.kinds.edge_set_check import end_gone_words
+from kgreview.review.models import Proposal
+from kgreview.review.payloads import Name, Offset, RelationKey, RowId, Score, Strict, Weight
+from kgreview.review.workspace.card_parts import evidence_context, neighbours_and_fact
 
 ROLES = ("source", "target")
 
@@ -203,7 +207,7 @@ class AddEdgeKind(Kind):
     schema = AddEdge
     decision_first = True
     editable = True
-    edit_form = "kgreview.review.forms.EdgeEditForm"
+    edit_form = "kgreview.review.workspace.forms.EdgeEditForm"
     keeps_conflicts = True
     decided_as_a_set = True
     settled = frozenset({Settle.ENDS})

@@ -17,10 +17,9 @@ from construction import keys
 from kgreview.core.errors import StateConflict
 from kgreview.graph import services as graph
 from kgreview.graph.models import RelationType
-
-from ..payloads import Name, Offset, RelationKey, RowId, Strict
-from ..signals import relation_type_accepted
-from .base import Kind, Step, UndoStep
+from kgreview.review.kinds.base import Kind, Step, UndoStep
+from kgreview.review.payloads import Name, Offset, RelationKey, RowId, Strict
+from kgreview.review.signals import relation_type_accepted
 
 
 class RelationExample(Strict):

@@ -29,11 +29,10 @@ from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph_services
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.services import DECIDING
-
-from ..changes import GraphChanges
-from ..models import Decision, Proposal
-from ..outcome import Outcome, ProposalStale
-from ..payloads import Strict, describe
+from kgreview.review.decide.changes import GraphChanges
+from kgreview.review.decide.outcome import Outcome, ProposalStale
+from kgreview.review.models import Decision, Proposal
+from kgreview.review.payloads import Strict, describe
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -5,9 +5,8 @@ that shows the edge with its evidence (and, for a cycle, every edge of the cycle
 from __future__ import annotations
 
 from kgreview.graph.models import Edge
-
-from ..card_parts import evidence_context
-from .base import BlockerReads, Kind, Rows, Settle
+from kgreview.review.kinds.base import BlockerReads, Kind, Rows, Settle
+from kgreview.review.workspace.card_parts import evidence_context
 
 
 class EdgeChangeKind(Kind):

@@ -31,12 +31,10 @@ from kgreview.graph import bulk as graph_bulk
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge
-
-from ..changes import GraphChanges
-from ..models import Decision, Proposal
-from ..outcome import stale
-from .base import SetBatch, SetDone, Slow
-from .edge_set_check import (
+from kgreview.review.decide.changes import GraphChanges
+from kgreview.review.decide.outcome import stale
+from kgreview.review.kinds.base import SetBatch, SetDone, Slow
+from kgreview.review.kinds.edge_set_check import (
     EDGE,
     Ends,
     Gathered,
@@ -49,6 +47,7 @@ from .edge_set_check import (
     read_lookups,
     waiting_on,
 )
+from kgreview.review.models import Decision, Proposal
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -16,10 +16,9 @@ from kgreview.graph import bulk as graph_bulk
 from kgreview.graph import rules
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph.models import Concept, RelationType, SourceRevision
-
-from ..ends import retired_name_words
-from ..models import Proposal
-from ..outcome import stale
+from kgreview.review.decide.ends import retired_name_words
+from kgreview.review.decide.outcome import stale
+from kgreview.review.models import Proposal
 
 ROLES = ("source", "target")
 EDGE = "add_edge"  # the set's edges; its other proposals propose concepts

@@ -13,10 +13,9 @@ from pydantic import Field
 from construction import keys
 from kgreview.graph import services as graph
 from kgreview.graph.models import Edge
-
-from ..payloads import RowId, Strict
-from .base import Step, UndoStep, active_edge
-from .edge_change import EdgeChangeKind
+from kgreview.review.kinds.base import Step, UndoStep, active_edge
+from kgreview.review.kinds.edge_change import EdgeChangeKind
+from kgreview.review.payloads import RowId, Strict
 
 
 class InvalidateEdge(Strict):

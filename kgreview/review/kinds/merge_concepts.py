@@ -12,10 +12,9 @@ from construction import keys
 from kgreview.core.errors import ValidationFailed
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept
-
-from ..card_parts import merge_sides, neighbours_of
-from ..payloads import RowId, Score, Strict
-from .base import BlockerReads, Kind, Rows, Settle, Step, UndoStep
+from kgreview.review.kinds.base import BlockerReads, Kind, Rows, Settle, Step, UndoStep
+from kgreview.review.payloads import RowId, Score, Strict
+from kgreview.review.workspace.card_parts import merge_sides, neighbours_of
 
 
 class MergeConcepts(Strict):

@@ -12,10 +12,9 @@ from pydantic import Field, model_validator
 
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, ConceptAlias
-
-from ..outcome import ProposalStale
-from ..payloads import Name, RowId, Strict
-from .base import Kind, Rows, Step, UndoStep
+from kgreview.review.decide.outcome import ProposalStale
+from kgreview.review.kinds.base import Kind, Rows, Step, UndoStep
+from kgreview.review.payloads import Name, RowId, Strict
 
 
 class UpdateConcept(Strict):

@@ -11,10 +11,9 @@ from pydantic import model_validator
 from kgreview.core.errors import StateConflict
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge, RelationType
-
-from ..payloads import Confidence, RelationKey, RowId, Strict, Weight
-from .base import Step, UndoStep, active_edge
-from .edge_change import EdgeChangeKind
+from kgreview.review.kinds.base import Step, UndoStep, active_edge
+from kgreview.review.kinds.edge_change import EdgeChangeKind
+from kgreview.review.payloads import Confidence, RelationKey, RowId, Strict, Weight
 
 
 class UpdateEdge(Strict):

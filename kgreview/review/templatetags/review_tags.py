@@ -5,8 +5,7 @@ from __future__ import annotations
 from django import template
 
 from kgreview.core.clip import clip_end, clip_start
-
-from ..kinds import kind_of
+from kgreview.review.kinds import kind_of
 
 register = template.Library()
 

@@ -19,10 +19,9 @@ from kgreview.core.tally import tally
 from kgreview.graph import bulk as graph_bulk
 from kgreview.graph import services as graph
 from kgreview.graph.models import Edge
-
-from .changes import GraphChanges
-from .kinds import kind_of
-from .models import Decision, Proposal
+from kgreview.review.decide.changes import GraphChanges
+from kgreview.review.kinds import kind_of
+from kgreview.review.models import Decision, Proposal
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -13,9 +13,8 @@ from datetime import date
 from django import forms
 
 from kgreview.core.forms import TextField, parse_finite, parse_int, parse_row_id
-
-from .ends import EndChoice
-from .payloads import WEIGHT_MAX
+from kgreview.review.decide.ends import EndChoice
+from kgreview.review.payloads import WEIGHT_MAX
 
 
 def clean_text(value, limit: int = 2000) -> str:

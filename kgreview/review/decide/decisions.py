@@ -64,17 +64,25 @@ from kgreview.core.permissions import is_curator
 from kgreview.core.retry import retried
 from kgreview.graph import services as graph
 from kgreview.graph.models import Edge
-
-from .changes import GraphChanges
-from .ends import EndChoice as EndChoice  # re-exported: the edit form's ends
-from .kinds import CURATOR_KINDS, kind_of
-from .kinds.add_edge import EdgeEdits as EdgeEdits  # re-exported: an edge's corrections
-from .kinds.base import Edits, Step
-from .models import Decision, Proposal
-from .outcome import AlreadyDecided, NotAllowed, Outcome, ProposalStale, VersionChanged, stale
-from .reconcile import reconcile
-from .services import endpoint_columns, lock_proposals
-from .settle import close_proposal
+from kgreview.review.decide.changes import GraphChanges
+from kgreview.review.decide.ends import EndChoice as EndChoice  # re-exported: the edit form's ends
+from kgreview.review.decide.outcome import (
+    AlreadyDecided,
+    NotAllowed,
+    Outcome,
+    ProposalStale,
+    VersionChanged,
+    stale,
+)
+from kgreview.review.decide.reconcile import reconcile
+from kgreview.review.decide.settle import close_proposal
+from kgreview.review.kinds import CURATOR_KINDS, kind_of
+from kgreview.review.kinds.add_edge import (
+    EdgeEdits as EdgeEdits,  # re-exported: an edge's corrections
+)
+from kgreview.review.kinds.base import Edits, Step
+from kgreview.review.models import Decision, Proposal
+from kgreview.review.services import endpoint_columns, lock_proposals
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 
 from kgreview.core.errors import DomainError, StateConflict
 from kgreview.graph.models import Concept, Edge
-
-from .changes import GraphChanges
-from .models import Decision, Proposal
+from kgreview.review.decide.changes import GraphChanges
+from kgreview.review.models import Decision, Proposal
 
 
 class ProposalStale(DomainError):

@@ -21,17 +21,16 @@ from kgreview.core.forms import errors_in_words
 from kgreview.core.permissions import curator_required, decide_required
 from kgreview.core.refusals import form_refused, said
 from kgreview.graph.models import Concept, Edge, RelationType
-
-from . import mend, undo
-from .card_parts import merge_sides
-from .mend_forms import (
+from kgreview.review.decide import mend, undo
+from kgreview.review.decide.outcome import ProposalStale
+from kgreview.review.workspace.card_parts import merge_sides
+from kgreview.review.workspace.mend_forms import (
     ConceptMergeForm,
     ConceptNamesForm,
     ConceptStatusForm,
     EdgeAddForm,
     NoteForm,
 )
-from .outcome import ProposalStale
 
 
 def _own(exc: DomainError) -> DomainError:

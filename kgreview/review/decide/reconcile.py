@@ -43,12 +43,11 @@ from django.db.models import Q
 from construction import keys
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph.models import Concept, Edge
-
-from .changes import GraphChanges
-from .kinds import settled_by
-from .kinds.base import Settle
-from .models import Decision, Proposal
-from .settle import Settler
+from kgreview.review.decide.changes import GraphChanges
+from kgreview.review.decide.settle import Settler
+from kgreview.review.kinds import settled_by
+from kgreview.review.kinds.base import Settle
+from kgreview.review.models import Decision, Proposal
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -11,11 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kgreview.graph.models import Edge, RelationType, SourceRevision
-
-from .blockers import proposal_blockers
-from .card_parts import Context, Neighbour, evidence_context
-from .kinds import Kind, kind_of
-from .models import Decision, Proposal
+from kgreview.review.decide.blockers import proposal_blockers
+from kgreview.review.kinds import Kind, kind_of
+from kgreview.review.models import Decision, Proposal
+from kgreview.review.workspace.card_parts import Context, Neighbour, evidence_context
 
 
 @dataclass

@@ -24,18 +24,17 @@ from kgreview.core.permissions import is_curator
 from kgreview.core.retry import retried
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge
-
-from .changes import GraphChanges
-from .decisions import PRIMARY_ACTIONS, UNDO_WINDOW
-from .kinds import kind_of
-from .kinds.base import LockRows, UndoStep, rows_named
-from .kinds.merge_concepts import MergeConceptsKind
-from .models import OPEN_STATUSES, Decision, Proposal
-from .outcome import NotAllowed
-from .reconcile import reconcile
-from .services import endpoint_columns, lock_proposals
-from .settle import CLOSE_FIELDS
-from .undo_set import OneByOne, undo_as_a_set
+from kgreview.review.decide.changes import GraphChanges
+from kgreview.review.decide.decisions import PRIMARY_ACTIONS, UNDO_WINDOW
+from kgreview.review.decide.outcome import NotAllowed
+from kgreview.review.decide.reconcile import reconcile
+from kgreview.review.decide.settle import CLOSE_FIELDS
+from kgreview.review.decide.undo_set import OneByOne, undo_as_a_set
+from kgreview.review.kinds import kind_of
+from kgreview.review.kinds.base import LockRows, UndoStep, rows_named
+from kgreview.review.kinds.merge_concepts import MergeConceptsKind
+from kgreview.review.models import OPEN_STATUSES, Decision, Proposal
+from kgreview.review.services import endpoint_columns, lock_proposals
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

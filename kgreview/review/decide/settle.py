@@ -14,10 +14,9 @@ from kgreview.graph import rules
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph_services
 from kgreview.graph.models import Concept, Edge, RelationType
-
-from .kinds import kind_of, payload_validate
-from .models import OPEN_STATUSES, Decision, Proposal
-from .services import endpoint_columns, proposal_dedup_key
+from kgreview.review.kinds import kind_of, payload_validate
+from kgreview.review.models import OPEN_STATUSES, Decision, Proposal
+from kgreview.review.services import endpoint_columns, proposal_dedup_key
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

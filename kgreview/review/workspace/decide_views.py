@@ -17,16 +17,16 @@ from django.views.decorators.http import require_http_methods, require_POST
 from kgreview.core.errors import Busy, DomainError
 from kgreview.core.permissions import decide_required
 from kgreview.core.refusals import passes_on
-
-from . import card as card_reads
-from . import decisions, selectors
-from . import undo as undo_service
-from .decisions import REJECT_REASONS, AlreadyDecided, VersionChanged
-from .forms import AcceptForm, DecisionForm, RejectForm
-from .kinds import KINDS, kind_of
-from .kinds.base import NOT_EDITABLE, Kind
-from .models import Proposal
-from .views import (
+from kgreview.review.decide import decisions
+from kgreview.review.decide import undo as undo_service
+from kgreview.review.decide.decisions import REJECT_REASONS, AlreadyDecided, VersionChanged
+from kgreview.review.kinds import KINDS, kind_of
+from kgreview.review.kinds.base import NOT_EDITABLE, Kind
+from kgreview.review.models import Proposal
+from kgreview.review.workspace import card as card_reads
+from kgreview.review.workspace import selectors
+from kgreview.review.workspace.forms import AcceptForm, DecisionForm, RejectForm
+from kgreview.review.workspace.views import (
     card_context,
     filter_from,
     focus_url,

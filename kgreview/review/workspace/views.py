@@ -16,18 +16,24 @@ from django.views.decorators.http import require_GET
 
 from kgreview.core.permissions import can_decide, is_curator, view_required
 from kgreview.graph.models import RelationType
-
-from . import card as card_reads
-from . import ends, selectors
-from . import undo as undo_service
-from .decisions import (
+from kgreview.review.decide import ends
+from kgreview.review.decide import undo as undo_service
+from kgreview.review.decide.decisions import (
     CURATOR_KINDS,
     REJECT_REASONS,
     can_decide_kind,
 )
-from .forms import TRAIL_MAX, ConceptSearchForm, DecisionLogForm, QueueWalkForm, TrailForm
-from .kinds import kind_of
-from .models import Proposal
+from kgreview.review.kinds import kind_of
+from kgreview.review.models import Proposal
+from kgreview.review.workspace import card as card_reads
+from kgreview.review.workspace import selectors
+from kgreview.review.workspace.forms import (
+    TRAIL_MAX,
+    ConceptSearchForm,
+    DecisionLogForm,
+    QueueWalkForm,
+    TrailForm,
+)
 
 
 def filter_from(request: HttpRequest, source: QueryDict | None = None):

@@ -10,9 +10,8 @@ from __future__ import annotations
 from django.db.models import Count, Q
 
 from kgreview.graph.models import Concept, RelationType
-
-from .kinds.add_edge import AddEdgeKind
-from .models import OPEN_STATUSES, Proposal
+from kgreview.review.kinds.add_edge import AddEdgeKind
+from kgreview.review.models import OPEN_STATUSES, Proposal
 
 
 def proposal_totals() -> dict[str, int]:

@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from .decisions import can_decide_kind
-from .models import Proposal
-from .outcome import stale as stale  # re-exported: the prefix of a stale refusal
+from kgreview.review.decide.decisions import can_decide_kind
+from kgreview.review.decide.outcome import (
+    stale as stale,  # re-exported: the prefix of a stale refusal
+)
+from kgreview.review.models import Proposal
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

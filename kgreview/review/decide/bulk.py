@@ -18,15 +18,14 @@ from django.db import IntegrityError, transaction
 from kgreview.core import retry
 from kgreview.core.errors import DomainError, NameTaken, ValidationFailed
 from kgreview.core.retry import retried
-
-from .bulk_accept import Slow, bulk_accept, close_all
-from .bulk_check import screen
-from .changes import GraphChanges
-from .decisions import REJECT_REASONS, proposal_accept, proposal_reject
-from .kinds import kind_of
-from .models import Decision, Proposal
-from .reconcile import reconcile
-from .services import lock_proposals
+from kgreview.review.decide.bulk_accept import Slow, bulk_accept, close_all
+from kgreview.review.decide.bulk_check import screen
+from kgreview.review.decide.changes import GraphChanges
+from kgreview.review.decide.decisions import REJECT_REASONS, proposal_accept, proposal_reject
+from kgreview.review.decide.reconcile import reconcile
+from kgreview.review.kinds import kind_of
+from kgreview.review.models import Decision, Proposal
+from kgreview.review.services import lock_proposals
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

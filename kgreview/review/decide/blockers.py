@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from construction.keys import concept_dedup_key
 from kgreview.graph.models import Concept, ConceptAlias, Edge, RelationType
-
-from .kinds import kind_of
-from .kinds.add_concept import AddConceptKind
-from .kinds.base import BlockerReads
-from .models import OPEN_STATUSES, Proposal
+from kgreview.review.kinds import kind_of
+from kgreview.review.kinds.add_concept import AddConceptKind
+from kgreview.review.kinds.base import BlockerReads
+from kgreview.review.models import OPEN_STATUSES, Proposal
 
 
 def proposal_blockers(proposal: Proposal, *, facts=None) -> list[str]:

@@ -19,14 +19,13 @@ from django.db.models import F
 from django.utils import timezone
 
 from kgreview.graph import services as graph
-
-from .bulk_check import screen
-from .kinds import kind_of
-from .kinds.base import Kind, SetBatch
-from .kinds.base import Slow as Slow  # re-exported: the fall back to one by one
-from .models import Proposal
-from .reconcile import reconcile
-from .services import lock_proposals
+from kgreview.review.decide.bulk_check import screen
+from kgreview.review.decide.reconcile import reconcile
+from kgreview.review.kinds import kind_of
+from kgreview.review.kinds.base import Kind, SetBatch
+from kgreview.review.kinds.base import Slow as Slow  # re-exported: the fall back to one by one
+from kgreview.review.models import Proposal
+from kgreview.review.services import lock_proposals
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -19,15 +19,14 @@ from kgreview.graph import search as graph_search
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept
-
-from .models import OPEN_STATUSES, Proposal
+from kgreview.review.models import OPEN_STATUSES, Proposal
 
 
 def concept_proposals():
     """Proposals of the kinds that propose a concept by name (``Kind.names_a_concept``).
 
     The registry is read when asked: the kinds' modules import this one."""
-    from .kinds import naming_a_concept
+    from kgreview.review.kinds import naming_a_concept
 
     return Proposal.objects.filter(kind__in=naming_a_concept())
 

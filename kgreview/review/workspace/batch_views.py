@@ -17,13 +17,13 @@ from django_htmx.http import HttpResponseClientRedirect
 from kgreview.core.errors import DomainError
 from kgreview.core.permissions import decide_required
 from kgreview.core.refusals import form_refused
-
-from . import bulk as bulk_service
-from . import decisions, selectors
-from . import undo as undo_service
-from .decisions import REJECT_REASONS
-from .forms import BulkForm, UndoForm
-from .views import (
+from kgreview.review.decide import bulk as bulk_service
+from kgreview.review.decide import decisions
+from kgreview.review.decide import undo as undo_service
+from kgreview.review.decide.decisions import REJECT_REASONS
+from kgreview.review.workspace import selectors
+from kgreview.review.workspace.forms import BulkForm, UndoForm
+from kgreview.review.workspace.views import (
     filter_from,
     focus_url,
     hidden_kinds_of,

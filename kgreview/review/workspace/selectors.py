@@ -14,10 +14,9 @@ from django.utils import timezone
 
 from kgreview.core.forms import parse_finite, parse_int, parse_row_id
 from kgreview.graph.models import Edge, RelationType
-
-from . import queue_index
-from .card import claim_words
-from .models import OPEN_STATUSES, Decision, Proposal, ProposalFlag
+from kgreview.review import queue_index
+from kgreview.review.models import OPEN_STATUSES, Decision, Proposal, ProposalFlag
+from kgreview.review.workspace.card import claim_words
 
 STATUS_CHOICES = ("pending", "held", "open", "accepted", "rejected", "superseded", "all")
 SORTS = {"priority": "priority", "confidence": "confidence", "newest": None}

@@ -19,17 +19,16 @@ from kgreview.core.permissions import can_decide, is_curator
 from kgreview.core.retry import retried
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.services import Evidence
-
-from .decisions import accept_one, settle_outcome
-from .ends import EndChoice as EndChoice  # re-exported for callers
-from .ends import resolve_choice
-from .kinds import payload_validate
-from .kinds.add_edge import AddEdgeKind
-from .kinds.invalidate_edge import InvalidateEdgeKind
-from .kinds.merge_concepts import MergeConceptsKind
-from .kinds.update_concept import UpdateConceptKind
-from .outcome import NotAllowed, Outcome
-from .services import proposal_create, proposal_dedup_key
+from kgreview.review.decide.decisions import accept_one, settle_outcome
+from kgreview.review.decide.ends import EndChoice as EndChoice  # re-exported for callers
+from kgreview.review.decide.ends import resolve_choice
+from kgreview.review.decide.outcome import NotAllowed, Outcome
+from kgreview.review.kinds import payload_validate
+from kgreview.review.kinds.add_edge import AddEdgeKind
+from kgreview.review.kinds.invalidate_edge import InvalidateEdgeKind
+from kgreview.review.kinds.merge_concepts import MergeConceptsKind
+from kgreview.review.kinds.update_concept import UpdateConceptKind
+from kgreview.review.services import proposal_create, proposal_dedup_key
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

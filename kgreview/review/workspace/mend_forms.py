@@ -14,8 +14,7 @@ from kgreview.core.forms import TextField
 from kgreview.core.markup import locate_quote
 from kgreview.graph.models import Concept, SourceRevision
 from kgreview.graph.services import Evidence
-
-from .forms import IdField, clean_text, end_choice, parse_float
+from kgreview.review.workspace.forms import IdField, clean_text, end_choice, parse_float
 
 ROLES = ("source", "target")
 

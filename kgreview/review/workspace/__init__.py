@@ -1,0 +1,1 @@
+"""The reviewer's workspace: the pages, forms, the queue's reads and the card."""
