@@ -150,7 +150,7 @@ def test_the_curator_kinds_are_the_merges_relation_types_and_concept_corrections
 def test_the_bulk_driver_names_no_kind_and_each_set_is_a_kinds_accept_set():
     """Bulk accept dispatches through ``Kind.accept_set``: the driver and its screen never
     name a kind, edges and concepts share one set, every other kind goes one by one."""
-    review = Path(settings.BASE_DIR) / "kgreview" / "review"
+    review = Path(settings.BASE_DIR) / "kgreview" / "review" / "decide"
     for module in ("bulk.py", "bulk_accept.py", "bulk_check.py"):
         text = (review / module).read_text()
         named = [key for key in KINDS if f'"{key}"' in text or key.upper() in text]
