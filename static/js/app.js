@@ -11,8 +11,13 @@
     box._timer = setTimeout(function () { box.hidden = true; }, 6000);
   }
   window.kgToast = toast;
+  // The event core.refusals triggers (HX-Trigger) to say a refusal in words.
+  var TOAST_EVENT = "kgRefused";
   document.addEventListener("htmx:responseError", function (event) {
     var xhr = event.detail.xhr;
+    // A refusal in words (core.refusals: HX-Trigger names kgRefused) has been said in the
+    // toast already; a 403 or 404 of that kind keeps its own words, not the generic ones.
+    if ((xhr.getResponseHeader("HX-Trigger") || "").indexOf(TOAST_EVENT) !== -1) return;
     var words = {
       403: "You are not allowed to do that with your role.",
       404: "That no longer exists.",
@@ -22,7 +27,7 @@
   });
   // A request the server refused at the door (a control character in a field, say)
   // answers 400 with HX-Trigger: {"kgRefused": {"message": "..."}} and swaps nothing.
-  document.addEventListener("kgRefused", function (event) {
+  document.addEventListener(TOAST_EVENT, function (event) {
     toast((event.detail && event.detail.message) || "The server did not accept that; nothing was saved.", "bad");
   });
   document.addEventListener("htmx:sendError", function () {

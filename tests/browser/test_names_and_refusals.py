@@ -62,3 +62,30 @@ def test_an_htmx_request_refused_at_the_edge_is_said_in_the_toast(page, live_ser
     expect(toast).to_be_visible()
     expect(toast).to_contain_text("The query parameter “relation” holds a NUL byte")
     assert rows.inner_html() == before
+
+
+def test_a_refusal_htmx_does_not_swap_keeps_its_words_in_the_toast(page, live_server, f, login):
+    """``core.refusals`` answers htmx with the refusal's words (``kgRefused``) whatever its
+    status. A 403 or a 404 is not swapped, so htmx also reports it as an error; the toast
+    keeps the refusal's own words rather than the generic ones for that status."""
+    from kgreview.review import decisions
+    from kgreview.review.models import Decision
+
+    proposal = f.edge_proposal(f.concept("Embeddings"), f.concept("Vector search"))
+    out = decisions.proposal_accept(
+        proposal_id=proposal.pk, acting_user=f.user("cura", role="curator")
+    )
+    batch = Decision.objects.get(pk=out.decision.pk).batch
+    login("reviewer")
+    page.goto(f"{live_server.url}/review/focus/")
+    page.wait_for_load_state("networkidle")
+    # Undoing another person's decision is refused with a 403, in words.
+    page.evaluate(
+        "batch => htmx.ajax('POST', '/review/undo/', {target: '#card', swap: 'outerHTML', "
+        "values: {batch: batch}})",
+        batch.hex,
+    )
+    toast = page.locator("#toast")
+    expect(toast).to_be_visible()
+    expect(toast).to_have_text("You can only undo your own decisions.")
+    assert Decision.objects.filter(batch=batch).count() == 1  # nothing was undone
