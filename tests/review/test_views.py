@@ -173,6 +173,53 @@ def test_undo_last_returns_the_proposal_to_the_queue_and_shows_it(f, world):
     assert "nothing of yours to undo" in nothing
 
 
+def test_undo_with_an_unreadable_batch_is_refused_in_words_and_undoes_nothing(f, world):
+    """Only an absent batch means "my latest": one that was sent but cannot be read is
+    refused, with and without htmx, and the last decision stays."""
+    client = client_for(f, "reviewer")
+    p = world["p_edge"]
+    client.post(reverse("review:reject", args=[p.pk]), {"reason_code": "too_vague"}, headers=HX)
+    for headers in (HX, {}):
+        response = client.post(reverse("review:undo"), {"batch": "not-a-batch"}, headers=headers)
+        assert response.status_code in (200, 302)
+        page = response.content.decode()
+        if response.status_code == 302:
+            page = client.get(response["Location"]).content.decode()
+        assert "Which decisions to undo could not be read: nothing was undone." in page
+    assert Proposal.objects.get(pk=p.pk).status == "rejected"
+    assert not Decision.objects.filter(proposal=p, action="undo").exists()
+
+
+@pytest.mark.parametrize("version", ["abc", "-1", "99999999999999999999999", "1.5"])
+def test_a_decision_with_an_unreadable_version_is_refused_not_taken_as_no_version(
+    f, world, version
+):
+    """A version the page sent that cannot be read never skips the "changed while you
+    were looking" check: the decision is refused in words and nothing is decided."""
+    client = client_for(f, "reviewer")
+    p = world["p_edge"]
+    accepted = client.post(
+        reverse("review:accept", args=[p.pk]), {"version": version}, headers=HX
+    ).content.decode()
+    rejected = client.post(
+        reverse("review:reject", args=[p.pk]),
+        {"version": version, "reason_code": "too_vague"},
+        headers=HX,
+    ).content.decode()
+    for page in (accepted, rejected):
+        assert "The version of the card you decided on could not be read" in page
+    assert Proposal.objects.get(pk=p.pk).status == "pending"
+    assert not Decision.objects.filter(proposal=p).exists()
+
+
+def test_a_decision_without_a_version_is_still_taken(f, world):
+    """No version sent (a client that does not compare) decides as before."""
+    client = client_for(f, "reviewer")
+    p = world["p_edge"]
+    client.post(reverse("review:reject", args=[p.pk]), {"reason_code": "too_vague"}, headers=HX)
+    assert Proposal.objects.get(pk=p.pk).status == "rejected"
+
+
 # --- bulk -------------------------------------------------------------------------------
 
 

@@ -40,9 +40,13 @@ def undo(request: HttpRequest) -> HttpResponse:
     """Undo a batch, then show the card that was undone (focus) or stay on the queue."""
     f, _ = filter_from(request, request.POST)
     form = UndoForm(request.POST)
-    form.is_valid()  # an unreadable batch means the reviewer's latest
+    form.is_valid()  # no batch means the reviewer's latest; an unreadable one is refused
     trail = form.cleaned_data["trail"]
     back_to_queue = form.back_to_queue()
+    if "batch" in form.errors:
+        return _undo_refused(
+            request, f, trail, " ".join(form.errors["batch"]), back_to_queue=back_to_queue
+        )
     batch = form.cleaned_data["batch"]
     if batch is None:
         recent = undo_service.undoable_batches(user=request.user, limit=1)

@@ -25,7 +25,12 @@ from kgreview.review.kinds.base import NOT_EDITABLE, Kind
 from kgreview.review.models import Proposal
 from kgreview.review.workspace import card as card_reads
 from kgreview.review.workspace import selectors
-from kgreview.review.workspace.forms import AcceptForm, DecisionForm, RejectForm
+from kgreview.review.workspace.forms import (
+    VERSION_UNREADABLE,
+    AcceptForm,
+    DecisionForm,
+    RejectForm,
+)
 from kgreview.review.workspace.views import (
     card_context,
     filter_from,
@@ -99,6 +104,10 @@ def _refused(request, f, proposal_id: int, cursor: str, exc: DomainError, **extr
     return redirect(focus_url(f, id=proposal_id, trail=trail_text(trail)))
 
 
+# A version the page sent that cannot be read (``_posted``): never taken as "no version".
+UNREADABLE = object()
+
+
 def _posted(request, form_class) -> tuple:
     """The queue's filter and the decision form's fields. The form reads leniently: its
     fields are optional, and what they must hold (a reason to reject) the service judges
@@ -106,7 +115,10 @@ def _posted(request, form_class) -> tuple:
     f, _ = filter_from(request, request.POST)
     form = form_class(request.POST)
     form.is_valid()
-    return f, form.cleaned_data
+    data = form.cleaned_data
+    if "version" in form.errors:  # sent but unreadable: refused in ``_decide``
+        data["version"] = UNREADABLE
+    return f, data
 
 
 def _decide(request, f, pk: int, cursor: str, service, version, *, refused=None, **details):
@@ -115,6 +127,8 @@ def _decide(request, f, pk: int, cursor: str, service, version, *, refused=None,
     why it could not be taken, with ``refused`` passed on to it). A decision the person
     may not take (403) and a proposal that does not exist (404) are not the card's to say:
     they go on to ``core.refusals``."""
+    if version is UNREADABLE:
+        return None, _refused(request, f, pk, cursor, DomainError(VERSION_UNREADABLE))
     try:
         out = service(proposal_id=pk, acting_user=request.user, version=version, **details)
     except DomainError as exc:

@@ -75,6 +75,13 @@ class TrailForm(forms.Form):
     trail = TrailField()
 
 
+VERSION_UNREADABLE = (
+    "The version of the card you decided on could not be read: nothing was decided. "
+    "Reload the card and decide again."
+)
+BATCH_UNREADABLE = "Which decisions to undo could not be read: nothing was undone."
+
+
 class DecisionForm(forms.Form):
     """What every decision form sends: the version the reviewer saw, a note, and where in
     the queue they were (``cursor``)."""
@@ -84,11 +91,21 @@ class DecisionForm(forms.Form):
     cursor = TextField()
 
     def clean_version(self) -> int | None:
+        """None when the page sent no version (nothing to compare); a version that was
+        sent but cannot be read is refused, never taken as "none"."""
         raw = self.cleaned_data["version"]
-        return parse_int(raw, low=0, high=2**31 - 1)
+        if raw == "":
+            return None
+        version = parse_int(raw, low=0, high=2**31 - 1)
+        if version is None:
+            raise forms.ValidationError(VERSION_UNREADABLE)
+        return version
 
     def error_words(self) -> str:
-        return " ".join(self.non_field_errors())
+        """Every error of the form, in its words (the form-wide ones first)."""
+        words = list(self.non_field_errors())
+        words += [e for name, errs in self.errors.items() if name != "__all__" for e in errs]
+        return " ".join(words)
 
     def typed_values(self) -> dict:
         """What the reviewer typed, to show it again after a refusal."""
@@ -178,7 +195,7 @@ class DecisionLogForm(forms.Form):
 
 
 class UndoForm(forms.Form):
-    """The batch to undo; none (or one unreadable) means the reviewer's latest. ``from``
+    """The batch to undo; none means the reviewer's latest (one unreadable is refused). ``from``
     says which page asked (``queue`` goes back to the queue, else to the card)."""
 
     batch = TextField()
@@ -192,10 +209,15 @@ class UndoForm(forms.Form):
         return self.cleaned_data.get("from") == "queue"
 
     def clean_batch(self) -> uuid.UUID | None:
-        try:
-            return uuid.UUID(self.cleaned_data["batch"])
-        except ValueError:
+        """None when no batch was sent (the reviewer's latest); a batch that was sent but
+        cannot be read is refused, never taken for the latest."""
+        raw = self.cleaned_data["batch"].strip()
+        if raw == "":
             return None
+        try:
+            return uuid.UUID(raw)
+        except ValueError:
+            raise forms.ValidationError(BATCH_UNREADABLE) from None
 
 
 class BulkForm(forms.Form):
