@@ -313,8 +313,8 @@ def test_every_service_names_the_person_who_acts_acting_user():
 
 def test_the_actor_check_sees_other_names_positions_and_unpacking(tmp_path):
     package = tmp_path / "kgreview" / "review"
-    package.mkdir(parents=True)
-    (package / "decisions.py").write_text(
+    (package / "decide").mkdir(parents=True)
+    (package / "decide" / "decisions.py").write_text(
         "def decide(*, reviewer): ...\n"
         "def can_decide_kind(user, kind): ...\n"
         "def settle(out, acting_user: object): ...\n"

@@ -68,7 +68,7 @@ def test_a_refusal_htmx_does_not_swap_keeps_its_words_in_the_toast(page, live_se
     """``core.refusals`` answers htmx with the refusal's words (``kgRefused``) whatever its
     status. A 403 or a 404 is not swapped, so htmx also reports it as an error; the toast
     keeps the refusal's own words rather than the generic ones for that status."""
-    from kgreview.review import decisions
+    from kgreview.review.decide import decisions
     from kgreview.review.models import Decision
 
     proposal = f.edge_proposal(f.concept("Embeddings"), f.concept("Vector search"))
