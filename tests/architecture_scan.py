@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
 # The calls that write rows: on a manager or a queryset of a graph model, or, for
 # ``save`` and ``delete``, on an instance of one.
@@ -166,4 +167,83 @@ def model_relations() -> set[tuple[str, str, str, str]]:
                     theirs.label,
                 )
             )
+    return found
+
+
+# --- One name for the person who acts ------------------------------------------------------
+
+# The modules that change state. Any other module that defines a function taking
+# ``acting_user`` is one too (``_service_modules``).
+SERVICE_MODULES = (
+    "kgreview/core/audit.py",
+    "kgreview/graph/services/*.py",
+    "kgreview/graph/bulk*.py",
+    "kgreview/graph/sources.py",
+    "kgreview/review/decide/decisions.py",
+    "kgreview/review/decide/bulk*.py",
+    "kgreview/review/decide/undo*.py",
+    "kgreview/review/decide/mend.py",
+    "kgreview/review/decide/settle.py",
+    "kgreview/review/services.py",
+    "kgreview/review/decide/reconcile.py",
+    "kgreview/review/kinds/*.py",
+    "kgreview/agents/runs.py",
+    "kgreview/agents/schedules.py",
+    "kgreview/questions/services.py",
+    "kgreview/api/services.py",
+)
+# Functions of those modules that only ask about a user (what may this user do, what could
+# they undo) and act for nobody: they keep the name ``user``.
+ASK_ABOUT_A_USER = {
+    "kgreview.review.decide.decisions.can_decide_kind",
+    "kgreview.review.decide.undo.undoable_batches",
+}
+OTHER_NAMES = ("reviewer", "user")
+
+
+def _functions(path: Path):
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield node
+
+
+def _service_modules(root: Path) -> list[Path]:
+    listed = {path for pattern in SERVICE_MODULES for path in root.glob(pattern)}
+    acting = {
+        path
+        for path in (root / "kgreview").rglob("*.py")
+        if "migrations" not in path.parts
+        and any(
+            arg.arg == "acting_user"
+            for fn in _functions(path)
+            for arg in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
+        )
+    }
+    return sorted(listed | acting)
+
+
+def actor_names(root: Path) -> list[str]:
+    """Where a service names the person who acts otherwise than ``acting_user``, or takes
+    ``acting_user`` positionally or untyped; and every ``**x.by`` unpacking."""
+    found = []
+    for path in _service_modules(root):
+        module = ".".join(path.relative_to(root).with_suffix("").parts)
+        for fn in _functions(path):
+            a = fn.args
+            for arg in a.posonlyargs + a.args + a.kwonlyargs:
+                where = f"{module}.{fn.name}({arg.arg})"
+                if arg.arg in OTHER_NAMES and f"{module}.{fn.name}" not in ASK_ABOUT_A_USER:
+                    found.append(f"{where}: call it acting_user")
+                if arg.arg == "acting_user" and arg not in a.kwonlyargs:
+                    found.append(f"{where}: keyword-only")
+                if arg.arg == "acting_user" and arg.annotation is None:
+                    found.append(f"{where}: typed")
+    for path in (root / "kgreview").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                found += [
+                    f"{path.relative_to(root)}:{node.lineno}: **{ast.unparse(k.value)}"
+                    for k in node.keywords
+                    if k.arg is None and isinstance(k.value, ast.Attribute) and k.value.attr == "by"
+                ]
     return found
