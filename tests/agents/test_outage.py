@@ -216,6 +216,14 @@ def test_a_run_interrupted_by_an_outage_finishes_without_a_person(tmp_path):
             what="beat to send its first task",
             proc=beat,
         )
+        # Running means started: the worker has connected and said it is ready (a worker
+        # that starts during an outage is the broker-retry-on-startup case, not this one).
+        helpers.wait_for(
+            lambda: " ready." in (tmp_path / "worker.log").read_text(errors="replace"),
+            timeout=60,
+            what="the worker to be ready",
+            proc=worker,
+        )
 
         # The outage: the database and the broker go away under the running processes.
         seen = len(beat_log.read_bytes())
@@ -245,10 +253,7 @@ def test_a_run_interrupted_by_an_outage_finishes_without_a_person(tmp_path):
         assert sorted(s for (s,) in items) == ["done", "done", "done"]
         assert pg.query("SELECT count(*) FROM review_proposal")[0][0] > 0
     except AssertionError:
-        for name in ("beat.log", "worker.log"):
-            path = tmp_path / name
-            if path.exists():
-                print(f"--- {name}\n" + path.read_text(errors="replace")[-4000:])
+        _tell_what_happened(tmp_path, pg, run_id if "run_id" in locals() else None)
         raise
     finally:
         for proc in (beat, worker):
@@ -267,3 +272,27 @@ def _status(pg: OwnPostgres, run_id: int) -> str | None:
     except psycopg.OperationalError:
         return None
     return rows[0][0] if rows else None
+
+
+def _tell_what_happened(tmp_path: Path, pg: OwnPostgres, run_id: int | None) -> None:
+    """On a failure: the worker's whole story (its warnings and errors first, then its
+    last lines), beat's last lines, and where each source of the run stands."""
+    worker_log = tmp_path / "worker.log"
+    if worker_log.exists():
+        lines = worker_log.read_text(errors="replace").splitlines()
+        said = [line for line in lines if "WARNING/" in line or "ERROR/" in line]
+        print("--- worker.log, warnings and errors\n" + "\n".join(said[-80:]))
+        print("--- worker.log, last lines\n" + "\n".join(lines[-60:]))
+    beat_log = tmp_path / "beat.log"
+    if beat_log.exists():
+        print("--- beat.log, last lines\n" + beat_log.read_text(errors="replace")[-1500:])
+    if run_id is not None:
+        try:
+            rows = pg.query(
+                "SELECT id, status, claimed_by, attempts, error FROM agents_agentrunitem "
+                "WHERE run_id = %s ORDER BY id",
+                run_id,
+            )
+        except psycopg.OperationalError as exc:
+            rows = [f"(the database did not answer: {exc})"]
+        print("--- the run's sources\n" + "\n".join(map(str, rows)))
