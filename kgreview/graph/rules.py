@@ -97,7 +97,13 @@ def self_loop(source: Concept, target: Concept) -> SelfLoop | None:
     """An edge joins two different concepts."""
     if source.pk != target.pk:
         return None
-    return SelfLoop(f'An edge cannot join "{source.name}" to itself.')
+    return self_loop_named(source.name)
+
+
+def self_loop_named(name: str) -> SelfLoop:
+    """The refusal of an edge whose two ends are the one concept ``name`` (also said of a
+    proposal or a hand-made edge whose ends name it twice, before any concept is read)."""
+    return SelfLoop(f'An edge cannot join "{name}" to itself.')
 
 
 def ends_meet(name: str = "") -> SelfLoop:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgreview.core.errors import NotFound, StateConflict, ValidationFailed
+from kgreview.core.errors import NotFound, SelfLoop, StateConflict, ValidationFailed
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge, RelationType, SourceConcept
@@ -221,6 +221,20 @@ def test_edit_then_accept_can_repoint_an_endpoint_to_an_existing_or_new_concept(
     )
     (edge,) = out.edges
     assert edge.target == ann and edge.source.name == "Dense embeddings"
+
+
+def test_edit_that_points_both_ends_at_one_concept_is_refused_in_the_rule_books_words(
+    f, reviewer
+):
+    emb, vs = f.concept("Embeddings"), f.concept("Vector search")
+    p = f.edge_proposal(emb, vs)
+    with pytest.raises(SelfLoop, match='An edge cannot join "Embeddings" to itself.'):
+        decisions.proposal_edit_accept(
+            proposal_id=p.pk,
+            acting_user=reviewer,
+            edits=EdgeEdits(target=EndChoice(concept_id=emb.pk)),
+        )
+    assert reload(p).status == "pending" and not Edge.objects.exists()
 
 
 def test_edit_with_a_typed_name_nobody_picked_is_refused_with_the_closest_names(f, reviewer):

@@ -94,6 +94,23 @@ def test_adding_an_edge_with_an_end_id_that_is_not_one_asks_for_both_ends(curato
     assert page_error(response) == "Pick a concept for both ends."
 
 
+def test_adding_an_edge_from_a_concept_to_itself_says_the_rule_books_words(curator, f):
+    """The rule book's sentence, not the payload validator's jargon (found walking the
+    redesign: it said "Invalid add_edge payload: … the same concept")."""
+    emb = f.concept("Embeddings")
+    data = {
+        "source_concept_id": str(emb.pk),
+        "target_concept_id": str(emb.pk),
+        "relation": "related",
+        "note": "x",
+    }
+    response = curator.post(reverse("review:edge-add"), data)
+    assert response.status_code == 400
+    assert page_error(response) == 'An edge cannot join "Embeddings" to itself.'
+    assert not Edge.objects.exists()
+    assert not Decision.objects.exists()
+
+
 def test_adding_an_edge_quoting_a_revision_that_does_not_exist_says_so(curator, f):
     emb, vs = f.concept("Embeddings"), f.concept("Vector search")
     data = {

@@ -47,7 +47,7 @@ INVALID = [
     ("add_concept", {"name": "X", "colour": "red"}, "colour"),
     ("add_edge", {**EDGE, "relation": "Not A Key"}, "relation"),
     ("add_edge", {**EDGE, "weight": -1}, "weight"),
-    ("add_edge", {**EDGE, "target": {"name": "embeddings"}}, "same concept"),
+    ("add_edge", {**EDGE, "target": {"name": "embeddings"}}, "cannot join"),
     ("add_edge", {**EDGE, "target": {"name": "T", "match": "fuzzy", "concept_id": 2}}, "score"),
     ("add_edge", {**EDGE, "target": {"name": "T", "match": "exact"}}, "concept_id"),
     ("add_edge", {**EDGE, "target": {"name": "T", "match": "new", "concept_id": 9}}, "new"),

@@ -68,6 +68,15 @@ class EndChoice:
     create: bool = False
 
 
+def same_end(source: dict, target: dict) -> bool:
+    """Whether two payload ends stand for one concept: the same concept or pending concept
+    proposal, or the same name whatever its case."""
+    for key in ("concept_id", "proposal_id"):
+        if source.get(key) is not None and source.get(key) == target.get(key):
+            return True
+    return str(source.get("name", "")).casefold() == str(target.get("name", "")).casefold()
+
+
 def _suggestion_words(name: str) -> str:
     hits = graph_search.concept_search(q=name, limit=3)
     if not hits:

@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING
 from kgreview.core.errors import ValidationFailed
 from kgreview.core.permissions import can_decide, is_curator
 from kgreview.core.retry import retried
+from kgreview.graph import rules
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.services import Evidence
 from kgreview.review.decide.decisions import accept_one, settle_outcome
 from kgreview.review.decide.ends import EndChoice as EndChoice  # re-exported for callers
-from kgreview.review.decide.ends import resolve_choice
+from kgreview.review.decide.ends import resolve_choice, same_end
 from kgreview.review.decide.outcome import NotAllowed, Outcome
 from kgreview.review.kinds import payload_validate
 from kgreview.review.kinds.add_edge import AddEdgeKind
@@ -108,6 +109,8 @@ def edge_add_by_hand(
         "target": resolve_choice(target),
         "relation": relation,
     }
+    if same_end(payload["source"], payload["target"]):
+        raise rules.self_loop_named(payload["source"]["name"])
     return _made_and_accepted(
         acting_user=acting_user,
         kind=AddEdgeKind.key,

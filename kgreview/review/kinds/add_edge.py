@@ -24,6 +24,7 @@ from kgreview.review.decide.ends import (
     concept_for_name,
     open_concept_proposal,
     resolve_choice,
+    same_end,
 )
 from kgreview.review.decide.outcome import ProposalStale
 from kgreview.review.kinds.base import (
@@ -99,11 +100,8 @@ class AddEdge(Strict):
 
     @model_validator(mode="after")
     def _not_a_self_loop(self) -> AddEdge:
-        same_id = self.source.concept_id is not None and (
-            self.source.concept_id == self.target.concept_id
-        )
-        if same_id or self.source.name.casefold() == self.target.name.casefold():
-            raise ValueError("source and target are the same concept")
+        if same_end(self.source.model_dump(), self.target.model_dump()):
+            raise ValueError(str(rules.self_loop_named(self.source.name)))
         return self
 
 
@@ -339,6 +337,8 @@ class AddEdgeKind(Kind):
         target = resolve_choice(edits.target, payload["target"])
         if edits.swap_direction:
             source, target = target, source
+        if same_end(source, target):
+            raise rules.self_loop_named(source["name"])
         payload["source"], payload["target"] = source, target
         if edits.relation:
             if not RelationType.objects.filter(key=edits.relation, active=True).exists():
