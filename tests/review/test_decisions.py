@@ -223,9 +223,7 @@ def test_edit_then_accept_can_repoint_an_endpoint_to_an_existing_or_new_concept(
     assert edge.target == ann and edge.source.name == "Dense embeddings"
 
 
-def test_edit_that_points_both_ends_at_one_concept_is_refused_in_the_rule_books_words(
-    f, reviewer
-):
+def test_edit_that_points_both_ends_at_one_concept_is_refused_in_the_rule_books_words(f, reviewer):
     emb, vs = f.concept("Embeddings"), f.concept("Vector search")
     p = f.edge_proposal(emb, vs)
     with pytest.raises(SelfLoop, match='An edge cannot join "Embeddings" to itself.'):
