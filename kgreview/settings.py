@@ -175,6 +175,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Signed out in another tab: htmx goes to the sign-in page, not into the card.
+    "kgreview.core.middleware.HtmxSignInAgain",
     # A refusal (DomainError) or a lost lock race nobody caught: in words, not a 500.
     "kgreview.core.refusals.RefusalMiddleware",
     "csp.middleware.CSPMiddleware",

@@ -15,6 +15,9 @@ A refusal of a service (a ``DomainError``, ``Busy`` among them) and a lost lock 
 that reached Django are answered by ``core.refusals.RefusalMiddleware``, in the same
 three shapes.
 
+``HtmxSignInAgain``: an htmx request from a session that ended goes to the sign-in page
+as a whole page (its docstring says why).
+
 ``DiskFullMiddleware``: a write that found the disk full (``core.disk``) is answered
 503 "The server's disk is full: nothing was saved." in the same three shapes, wherever
 it failed: in a view (``process_exception``) or after it, such as the session saved as
@@ -27,11 +30,14 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable, Iterable
+from urllib.parse import urlencode, urlsplit
 
+from django.conf import settings
 from django.core.signals import got_request_exception
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import render, resolve_url
 from django.utils.html import format_html
+from django_htmx.http import HttpResponseClientRedirect
 
 from construction.text import CONTROL, control_in
 
@@ -197,3 +203,28 @@ class DiskFullMiddleware:
         if not _note(request, exception):
             return None
         return disk_full_response(request)
+
+
+class HtmxSignInAgain:
+    """A request htmx sent after its session ended (signed out in another tab, the
+    session expired) is sent to the sign-in page as a whole page, coming back to the
+    page the person was on.
+
+    ``login_required`` answers with a redirect to the sign-in page; htmx follows it
+    inside the request and swapped the sign-in form into the card. htmx's ``HX-Redirect``
+    makes the browser go there instead; ``next`` is the page in the address bar, not the
+    fragment or decision URL the request was for. Nothing was decided: the view never ran.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if not (is_htmx(request) and response.status_code in (301, 302)):
+            return response
+        sign_in = resolve_url(settings.LOGIN_URL)
+        if urlsplit(response.get("Location", "")).path != sign_in:
+            return response
+        here = request.htmx.current_url_abs_path or "/"
+        return HttpResponseClientRedirect(f"{sign_in}?{urlencode({'next': here})}")

@@ -274,6 +274,30 @@ def test_second_reviewer_is_told_who_decided_first(browser, browser_context_args
             c.close()
 
 
+def test_signed_out_in_another_tab_a_goes_to_the_sign_in_page_and_decides_nothing(
+    page, live_server, login, f
+):
+    """The sign-in form is never swapped into the card: the whole page goes to it, and
+    signing in comes back to the card (found walking the review in Chromium)."""
+    p = f.edge_proposal(f.concept("Embeddings"), f.concept("Vector search"))
+    login("reviewer")
+    open_focus(page, live_server, p)
+    other = page.context.new_page()
+    other.goto(f"{live_server.url}/")
+    other.get_by_role("button", name="Log out").click()
+    other.wait_for_url(re.compile(r"/login/"))
+    other.close()
+
+    page.keyboard.press("a")
+    page.wait_for_url(re.compile(r"/login/\?next=%2Freview%2Ffocus%2F"))
+    expect(page.locator("#card")).to_have_count(0)
+    assert status(p) == "pending"
+    page.fill("#id_username", "reviewer")
+    page.fill("#id_password", "browser-pass-1")
+    page.click("button[type=submit]")
+    expect_card(page, p)
+
+
 # --- 5. stale ---------------------------------------------------------------------------
 
 
