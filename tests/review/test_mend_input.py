@@ -276,6 +276,7 @@ def test_the_merge_page_reads_an_other_that_is_no_concept_as_none_chosen(curator
     assert curator.get(url, {"other": other, "target_concept_id": other}).status_code == 200
     response = curator.post(url, {"other": other, "survivor": str(emb.pk)})
     assert response.status_code == 400
+    assert page_error(response) == "Pick the concept to merge with this one (type its name)."
     assert emb.__class__.objects.get(pk=emb.pk).status == "active"
 
 

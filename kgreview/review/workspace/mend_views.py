@@ -187,6 +187,8 @@ def concept_merge(request: HttpRequest, pk: int) -> HttpResponse:
             context["sides"] = merge_sides({"this": concept, "other": other})
     elif data["target_name"]:
         context["error"] = "Pick the other concept from the list (↓ then Enter)."
+    elif request.method == "POST":
+        context["error"] = "Pick the concept to merge with this one (type its name)."
     if request.method == "GET" or "error" in context or context.get("other") is None:
         status = 400 if request.method == "POST" else 200
         return render(request, "review/concept_merge.html", context, status=status)
