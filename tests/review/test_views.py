@@ -523,3 +523,22 @@ def test_mending_with_nul_bytes_and_huge_numbers_is_answered_in_words(f):
     assert "Confidence must be a number" in added.content.decode()
     merge = client.get(reverse("review:concept-merge", args=[emb.pk]) + "?other=1e99")
     assert merge.status_code == 200
+
+
+def test_a_reviewer_sees_waiting_for_a_curator_only_while_a_curator_only_card_is_open(f):
+    """Once a curator decided it, the card says who did, not that it waits (found walking
+    the review: a decided merge still said "Waiting for a curator")."""
+    a, b = f.concept("Embeddings"), f.concept("Embedding")
+    merge = proposal_create(
+        kind="merge_concepts",
+        payload={"survivor_id": a.pk, "loser_id": b.pk, "score": 95.0, "why": "Plural."},
+        confidence=0.9,
+    )
+    reviewer = client_for(f, "reviewer")
+    url = reverse("review:focus") + f"?id={merge.pk}"
+    assert "Waiting for a curator." in reviewer.get(url).content.decode()
+
+    decisions.proposal_accept(proposal_id=merge.pk, acting_user=f.user("cora", role="curator"))
+    html = reviewer.get(url).content.decode()
+    assert "Waiting for a curator." not in html
+    assert "cora" in html

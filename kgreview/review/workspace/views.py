@@ -94,10 +94,13 @@ def card_context(
         "previous_id": trail[-1] if trail else None,
         "previous_trail": trail_text(trail[:-1]),
         "can_decide": allowed,
-        # The refusal in words when only curators decide it and this person is not one.
+        # The refusal in words when only curators decide it, this person is not one, and
+        # it is still waiting (a decided card says who decided it instead).
         "curator_only": (
             kind_of(proposal).curators_only()
-            if proposal.kind in CURATOR_KINDS and not is_curator(user)
+            if proposal.kind in CURATOR_KINDS
+            and not is_curator(user)
+            and proposal.status == Proposal.Status.PENDING
             else ""
         ),
         "reject_reasons": REJECT_REASONS,
