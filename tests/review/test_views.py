@@ -362,6 +362,14 @@ def test_decision_log_filters_by_reviewer_and_date(f, world):
     assert "is not a date" in bad
 
 
+def test_decision_log_names_an_edge_proposals_relation_in_words_not_by_its_key(f, world):
+    p = f.edge_proposal(world["emb"], world["vs"], "builds_on")
+    decisions.proposal_accept(proposal_id=p.pk, acting_user=f.user("ann", role="reviewer"))
+    html = client_for(f, "viewer").get(reverse("review:decisions")).content.decode()
+    assert "builds_on" not in html
+    assert re.search(r'Embeddings</bdi> <span class="verb">builds on</span>', html)
+
+
 def test_edge_page_shows_its_whole_life(f, world):
     """Created, superseded and invalidated rows, oldest first, with who and why."""
     from kgreview.graph import services as graph
