@@ -1,0 +1,2 @@
+"""The explorer in headless Chromium, a file per subject: fixtures in conftest.py,
+helpers in support.py."""
