@@ -80,7 +80,7 @@ def curriculum(f):
     rita = f.user("rita", role="reviewer")
     p = f.edge_proposal(emb, vs, doc=doc, quote=QUOTE)
     decisions.proposal_accept(proposal_id=p.pk, acting_user=rita, note="Clear cue phrase.")
-    reviewed = _back(Edge.objects.get(proposal=p), 10)
+    reviewed = _back(Edge.objects.get(provenance__proposal=p), 10)
     builds = _back(
         f.edge(
             rag,
@@ -641,7 +641,7 @@ def test_hostile_names_and_evidence_stay_inert_in_the_explorer(
     decisions.proposal_accept(
         proposal_id=p.pk, acting_user=f.user(HOSTILE_NAME, role="reviewer"), note=HOSTILE_TEXT
     )
-    edge = Edge.objects.get(proposal=p)
+    edge = Edge.objects.get(provenance__proposal=p)
     login("viewer")
     page.goto(f"{live_server.url}/explore/{evil.pk}/")
     drawn(page, evil.pk)
