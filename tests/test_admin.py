@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from kgreview.graph.models import Concept, ConceptAlias, Edge, RelationType, Source
-from kgreview.review.models import Decision, Proposal
+from kgreview.review.models import Decision, EdgeProvenance, Proposal
 
 pytestmark = pytest.mark.django_db
 
@@ -131,9 +131,10 @@ def test_curator_adds_a_concept_through_the_service(curator):
     assert c.aliases.get().kind == "canonical"
 
 
-@pytest.mark.parametrize("model", [Edge, Source, Proposal, Decision])
+@pytest.mark.parametrize("model", [Edge, Source, Proposal, Decision, EdgeProvenance])
 def test_provenance_is_read_only_for_curators(curator, model):
-    """Curators cannot add or change edges, sources, proposals or decisions in the admin."""
+    """Curators cannot add or change edges, their provenance, sources, proposals or
+    decisions in the admin."""
     opts = model._meta
     assert curator.get(reverse(f"admin:{opts.app_label}_{opts.model_name}_add")).status_code == 403
 

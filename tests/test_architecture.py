@@ -514,17 +514,11 @@ def test_the_write_scan_sees_managers_querysets_instances_and_sql():
 # A foreign key, one-to-one or many-to-many field names the model it points at as surely
 # as an import does: a lower app's model never points at a higher app's (or a peer's).
 # Where both must be linked, the link lives in the higher app (``questions.GapProposal``,
-# ``agents.AgentRun.origin``).
+# ``agents.AgentRun.origin``, ``review.EdgeProvenance``).
 #
-# Still to move (issue 26): an edge's provenance. ``graph.Edge`` points up at the review
-# proposal and decisions that made and retired it; the plan is a review-owned row per edge
-# written in the decision's transaction (ARCHITECTURE.md, "The layers"). This list only
-# shrinks: the test below fails on a stale entry.
-KNOWN_UPWARD_RELATIONS = {
-    "graph.Edge.proposal -> review.Proposal",
-    "graph.Edge.decision -> review.Decision",
-    "graph.Edge.invalidation_decision -> review.Decision",
-}
+# Nothing is left to move (issue 26 moved an edge's provenance to review). The list stays
+# for the next exception and only shrinks: the test below fails on a stale entry.
+KNOWN_UPWARD_RELATIONS: set[str] = set()
 
 
 def upward_relations(relations) -> set[str]:

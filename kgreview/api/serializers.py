@@ -21,7 +21,7 @@ from kgreview.graph.sources import RevisionPlaces
 from kgreview.review import history as review_history
 
 # What an edge's explanation reads beside the edge itself, in the same query.
-EXPLAIN_RELATED = (*EDGE_RELATED, "evidence_revision__source__current_revision")
+EXPLAIN_RELATED = (*EDGE_RELATED, "evidence_revision__source__current_revision", "provenance")
 
 
 def concept_ref(concept: Concept) -> dict:
@@ -84,8 +84,9 @@ EDGE_VALUES = (
     "evidence_start",
     "evidence_end",
     "evidence_quote",
-    "proposal_id",
-    "decision_id",
+    # Review's record of why the edge exists (none for an edge seeded or imported).
+    "provenance__proposal_id",
+    "provenance__decision_id",
     "decided_by__username",
 )
 
@@ -115,8 +116,8 @@ def edge_out(row: dict, places: RevisionPlaces) -> dict:
             "quote": row["evidence_quote"],
             **places.place(row["evidence_revision_id"], row["evidence_start"]).as_json(),
         },
-        "proposal_id": row["proposal_id"],
-        "decision_id": row["decision_id"],
+        "proposal_id": row["provenance__proposal_id"],
+        "decision_id": row["provenance__decision_id"],
         "decided_by": row["decided_by__username"],
     }
 

@@ -87,10 +87,11 @@ def export_edges(*, at: datetime) -> QuerySet[Edge]:
             "evidence_start",
             "evidence_end",
             "evidence_quote",
-            "proposal",
-            "decision",
             "decided_by__username",
         )
+        # Review's record of the proposal and decision behind each edge (none for an edge
+        # seeded or imported), joined in the same query.
+        .annotate(proposal_ref=F("provenance__proposal"), decision_ref=F("provenance__decision"))
         .order_by("pk")
     )
 

@@ -180,4 +180,4 @@ class EdgeAdmin(ReadOnlyAdmin):
     list_filter = ("status", "relation")
     search_fields = ("source__name", "target__name", "reason", "evidence_quote")
     list_select_related = ("source", "target", "relation")
-    raw_id_fields = ("source", "target", "supersedes", "proposal", "decision")
+    raw_id_fields = ("source", "target", "supersedes")

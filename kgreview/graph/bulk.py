@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models.functions import Lower
 
 from construction.text import name_key
@@ -162,44 +162,19 @@ def _insert_plain(items: Sequence[tuple[Edge, Concept, Concept]]) -> list[Domain
     return out
 
 
-def _set_from_pairs(column: str, pairs: Sequence[tuple[int, int]], extra: dict) -> None:
-    """UPDATE edges SET column = the value paired with each id (one statement)."""
-    table = Edge._meta.db_table
-    values = ", ".join(["(%s, %s)"] * len(pairs))
-    sets = [f"{column} = v.column2"]
-    params: list = []
-    for name, value in extra.items():
-        sets.append(f"{name} = %s")
-        params.append(value)
-    sql = (
-        f"UPDATE {table} SET {', '.join(sets)} FROM (VALUES {values}) AS v "
-        f"WHERE {table}.id = v.column1"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params + [x for pair in pairs for x in pair])
-
-
-def edges_link_decisions(decision_of: dict[int, int]) -> None:
-    """Point newly written edges at the decisions that made them: edge id -> decision id."""
-    if decision_of:
-        _set_from_pairs("decision_id", list(decision_of.items()), {})
-
-
 def edges_invalidate_many(
-    decision_of: dict[int, int], *, acting_user: User | None, reason: str, at: datetime
+    edge_ids: Iterable[int], *, acting_user: User | None, reason: str, at: datetime
 ) -> None:
-    """Retire active edges (edge id -> the decision retiring it) with one reason."""
-    if not decision_of:
+    """Retire active edges with one reason, in one statement (the decisions retiring them
+    are review's to record)."""
+    ids = sorted(set(edge_ids))
+    if not ids:
         return
-    _set_from_pairs(
-        "invalidation_decision_id",
-        list(decision_of.items()),
-        {
-            "status": Edge.Status.INVALIDATED,
-            "invalid_at": at,
-            "invalidated_by_id": acting_user.pk if acting_user is not None else None,
-            "invalidation_reason": reason.strip(),
-        },
+    Edge.objects.filter(pk__in=ids).update(
+        status=Edge.Status.INVALIDATED,
+        invalid_at=at,
+        invalidated_by=acting_user,
+        invalidation_reason=reason.strip(),
     )
 
 

@@ -359,11 +359,12 @@ class SourceConcept(NoDeleteModel):
 
 
 class Edge(NoDeleteModel):
-    """A typed, bi-temporal fact ``source --relation--> target`` with its provenance.
+    """A typed, bi-temporal fact ``source --relation--> target`` with its evidence.
 
     Rows are never edited in substance: an update is a new row that ``supersedes`` the
     old one, a retraction sets ``invalid_at`` and the status. ``valid_at`` is when the
-    fact holds from, ``recorded_at`` when the graph learned it.
+    fact holds from, ``recorded_at`` when the graph learned it. Which proposal and
+    decisions made or retired a row is review's record (``review.EdgeProvenance``).
     """
 
     DELETE_HINT = "invalidate it instead"
@@ -395,12 +396,6 @@ class Edge(NoDeleteModel):
     supersedes = models.OneToOneField(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="superseded_by"
     )
-    proposal = models.ForeignKey(
-        "review.Proposal", null=True, blank=True, on_delete=models.PROTECT, related_name="edges"
-    )
-    decision = models.ForeignKey(
-        "review.Decision", null=True, blank=True, on_delete=models.PROTECT, related_name="edges"
-    )
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -414,9 +409,6 @@ class Edge(NoDeleteModel):
         blank=True,
         on_delete=models.PROTECT,
         related_name="invalidated_edges",
-    )
-    invalidation_decision = models.ForeignKey(
-        "review.Decision", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     invalidation_reason = models.TextField(blank=True)
     in_order = models.BooleanField(

@@ -3,7 +3,7 @@
 from django.contrib import admin
 
 from kgreview.core.admin import ReadOnlyAdmin
-from kgreview.review.models import Decision, Proposal
+from kgreview.review.models import Decision, EdgeProvenance, Proposal
 
 
 @admin.register(Proposal)
@@ -18,3 +18,13 @@ class DecisionAdmin(ReadOnlyAdmin):
     list_display = ("id", "proposal", "action", "user", "reason_code", "created_at")
     list_filter = ("action", "reason_code")
     search_fields = ("note",)
+
+
+@admin.register(EdgeProvenance)
+class EdgeProvenanceAdmin(ReadOnlyAdmin):
+    """Which proposal and decisions made and retired an edge row (the edge's own admin
+    page is graph's, which never names review)."""
+
+    list_display = ("edge", "proposal", "decision", "invalidation_decision")
+    list_select_related = ("edge__source", "edge__target", "edge__relation")
+    raw_id_fields = ("edge", "proposal", "decision", "invalidation_decision")

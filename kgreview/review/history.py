@@ -13,17 +13,19 @@ from django.db.models import Q
 
 from kgreview.graph.history import edge_state_at, evidence_context
 from kgreview.graph.models import Edge
+from kgreview.review import provenance
 from kgreview.review.models import Decision, Proposal
 
 
 def edge_trail(edge: Edge) -> list[dict]:
     """Every decision about the proposal that made the edge, and about its retirement,
     oldest first, in words a person (or an agent) can quote."""
-    ids = {d for d in (edge.decision_id, edge.invalidation_decision_id) if d}
+    made = provenance.of(edge)
+    ids = {d for d in (made.decision_id, made.invalidation_decision_id) if d}
     qs = Decision.objects.select_related("user", "proposal")
     q = Q(pk__in=ids)
-    if edge.proposal_id:
-        q |= Q(proposal_id=edge.proposal_id)
+    if made.proposal_id:
+        q |= Q(proposal_id=made.proposal_id)
     rows = list(qs.filter(q).order_by("created_at", "id"))
     return [
         {
@@ -45,9 +47,10 @@ def edge_trail(edge: Edge) -> list[dict]:
 def edge_explain(*, edge: Edge, at: datetime | None = None) -> dict:
     """Why an edge exists: the claim in words, its evidence in context, the agent's reason
     and confidence, who decided and when, and the rows it replaced or was replaced by."""
+    proposal_id = provenance.of(edge).proposal_id
     proposal = (
-        Proposal.objects.select_related("origin").filter(pk=edge.proposal_id).first()
-        if edge.proposal_id
+        Proposal.objects.select_related("origin").filter(pk=proposal_id).first()
+        if proposal_id
         else None
     )
     origin = proposal.origin if proposal and proposal.origin_id else None

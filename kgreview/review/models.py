@@ -339,3 +339,32 @@ class Decision(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"{self.action} #{self.proposal_id} by {self.user_id or 'system'}"
+
+
+class EdgeProvenance(NoDeleteModel):
+    """Why an edge row exists, in review's words: the proposal behind it, the decision
+    that wrote it and the decision that retired it. One row per edge a decision made or
+    retired, written in that decision's transaction (``kgreview.review.provenance``); an
+    edge seeded or imported has none. The graph sits below review and never reads it: it
+    takes a decision only as the audit marker of the change it makes."""
+
+    DELETE_HINT = "it says why an edge exists"
+
+    edge = models.OneToOneField(
+        "graph.Edge", primary_key=True, on_delete=models.PROTECT, related_name="provenance"
+    )
+    proposal = models.ForeignKey(
+        Proposal, null=True, blank=True, on_delete=models.PROTECT, related_name="edge_provenance"
+    )
+    decision = models.ForeignKey(
+        Decision, null=True, blank=True, on_delete=models.PROTECT, related_name="edge_provenance"
+    )
+    invalidation_decision = models.ForeignKey(
+        Decision, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+
+    class Meta:
+        verbose_name_plural = "edge provenances"
+
+    def __str__(self) -> str:
+        return f"edge {self.edge_id}: proposal {self.proposal_id}, decision {self.decision_id}"

@@ -308,7 +308,7 @@ def test_edge_explain_gives_evidence_in_context_and_the_decision_trail(f, agent)
     p = f.edge_proposal(emb, vs, doc=doc)
     reviewer = f.user("rita", role="reviewer")
     decisions.proposal_accept(proposal_id=p.pk, acting_user=reviewer, note="Clear cue phrase.")
-    edge = Edge.objects.get(proposal=p)
+    edge = Edge.objects.get(provenance__proposal=p)
     body = agent.get(f"/api/v1/edges/{edge.pk}").json()
     assert body["claim"] == "Embeddings is a prerequisite for Vector search"
     assert body["evidence"]["quote"].startswith("Before learning vector search")

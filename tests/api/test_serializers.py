@@ -205,7 +205,7 @@ def test_explain_out_fits_its_schema_with_paged_evidence_and_without(rows, f):
     doc = f.lesson("explained")
     p = f.edge_proposal(rows["emb"], rows["ls"], doc=doc)
     decisions.proposal_accept(proposal_id=p.pk, acting_user=f.user("rita", role="reviewer"))
-    accepted = Edge.objects.get(proposal=p)
+    accepted = Edge.objects.get(provenance__proposal=p)
 
     def explain(edge_id):
         edge = Edge.objects.select_related(*out.EXPLAIN_RELATED).get(pk=edge_id)

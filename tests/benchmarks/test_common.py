@@ -6,6 +6,7 @@ import random
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 
 from benchmarks.common import SCALES, calibration, insert_rows, scaled, seed_concepts
 from benchmarks.curriculum import LOCAL, ancestors, seed_curriculum
@@ -157,7 +158,9 @@ def test_the_review_benchmark_counts_refusals_and_what_the_cycle_check_visited()
         client, _ = reviewer_client("bench-test")
         run = _decide(client, rng, 20, graph)
     assert [len(run.timings[a]) for a in ("accept", "reject", "edit_accept")] == [20, 20, 20]
-    assert max(q for qs in run.queries.values() for q in qs) <= 15
+    # SQLite writes a moved end's place in the order and the edge in two statements
+    # (PostgreSQL in one), and the edge's provenance is review's own row, one insert more.
+    assert max(q for qs in run.queries.values() for q in qs) <= 15 + (connection.vendor == "sqlite")
     still_open = Proposal.objects.filter(status__in=("pending", "held")).count()
     refused = sum(sum(c.values()) for c in run.refused.values())
     assert refused == still_open - (150 - 60)

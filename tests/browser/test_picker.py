@@ -90,7 +90,7 @@ def test_edit_then_accept_by_keyboard_changes_relation_direction_and_target(
 
     expect(card(page)).to_contain_text(f"Edited and accepted #{p.pk}")
     assert_no_reload(page)
-    edge = Edge.objects.get(proposal=p)
+    edge = Edge.objects.get(provenance__proposal=p)
     # Swapped: the picked target is now the source, the old source the target.
     assert (edge.source, edge.relation.key, edge.target) == (dense, "builds_on", emb)
     assert edge.status == "active"
@@ -131,7 +131,7 @@ def test_a_typed_name_nobody_picked_is_refused_and_creating_is_an_explicit_choic
     expect(page.locator("#edit-source-create")).to_have_value("1")
     page.keyboard.press("Control+Enter")
     expect(card(page)).to_contain_text(f"Edited and accepted #{p.pk}")
-    assert Edge.objects.get(proposal=p).source.name == "Embedding model"
+    assert Edge.objects.get(provenance__proposal=p).source.name == "Embedding model"
 
 
 def test_pending_concept_proposals_are_offered_and_picking_one_accepts_it_too(
@@ -155,7 +155,7 @@ def test_pending_concept_proposals_are_offered_and_picking_one_accepts_it_too(
     page.keyboard.press("Control+Enter")
     expect(card(page)).to_contain_text("with the concept “Cross-encoder”")
     assert status(ce) == "accepted"
-    assert Edge.objects.get(proposal=p).target == Proposal.objects.get(pk=ce.pk).concept
+    assert Edge.objects.get(provenance__proposal=p).target == Proposal.objects.get(pk=ce.pk).concept
 
 
 def test_the_concept_picker_has_no_serious_accessibility_violation(page, live_server, login, f):

@@ -131,7 +131,7 @@ def test_reviewing_a_run_by_keyboard_only_decides_and_moves_without_page_loads(
     assert status(p4) == "accepted"
     (d4,) = Decision.objects.filter(proposal=p4)
     assert d4.action == "accept" and d4.user.username == "reviewer"
-    assert Edge.objects.get(proposal=p4).status == "active"
+    assert Edge.objects.get(provenance__proposal=p4).status == "active"
     assert_no_reload(page)
 
     page.keyboard.press("r")
@@ -142,7 +142,7 @@ def test_reviewing_a_run_by_keyboard_only_decides_and_moves_without_page_loads(
     assert status(p3) == "rejected"
     (d3,) = Decision.objects.filter(proposal=p3)
     assert (d3.action, d3.reason_code) == ("reject", "wrong_relation")
-    assert not Edge.objects.filter(proposal=p3).exists()
+    assert not Edge.objects.filter(provenance__proposal=p3).exists()
     assert_no_reload(page)
 
     page.keyboard.press("s")
@@ -210,7 +210,7 @@ def test_undo_after_accept_reopens_the_proposal_and_invalidates_its_edge(
     expect_card(page, p)
     page.keyboard.press("a")
     expect_card(page, older)
-    edge = Edge.objects.get(proposal=p)
+    edge = Edge.objects.get(provenance__proposal=p)
     assert edge.status == "active"
 
     page.keyboard.press("u")
@@ -219,7 +219,7 @@ def test_undo_after_accept_reopens_the_proposal_and_invalidates_its_edge(
     assert status(p) == "pending"
     edge.refresh_from_db()
     assert edge.status == "invalidated" and edge.invalid_at is not None
-    assert Edge.objects.filter(proposal=p).count() == 1  # never deleted
+    assert Edge.objects.filter(provenance__proposal=p).count() == 1  # never deleted
     actions = Decision.objects.filter(proposal=p).order_by("created_at", "id")
     assert [d.action for d in actions] == ["accept", "undo"]
     assert_no_reload(page)
@@ -319,7 +319,7 @@ def test_accepting_a_proposal_that_now_closes_a_cycle_is_refused_in_the_card(
     assert_no_reload(page)
     assert status(p) == "pending"
     assert not Decision.objects.exists()
-    assert not Edge.objects.filter(proposal=p).exists()
+    assert not Edge.objects.filter(provenance__proposal=p).exists()
     assert Edge.objects.count() == 1
 
 
@@ -380,7 +380,7 @@ def test_keeping_a_contradicting_proposal_with_shift_k_retires_the_old_edge(
     assert card(page).bounding_box()["y"] >= topbar["y"] + topbar["height"]
     old.refresh_from_db()
     assert old.status == "invalidated" and "kept" in old.invalidation_reason
-    new = Edge.objects.get(proposal=p)
+    new = Edge.objects.get(provenance__proposal=p)
     assert new.status == "active" and (new.source.name, new.target.name) == (
         "Embeddings",
         "Vector search",
@@ -576,7 +576,7 @@ def test_hostile_names_reasons_and_evidence_stay_inert_in_every_view(
 
     page.goto(f"{base}/review/decisions/")
     assert_inert(page, dialogs, "<img src=x onerror=alert(4)>")
-    edge = Edge.objects.get(proposal=p_edge)
+    edge = Edge.objects.get(provenance__proposal=p_edge)
     page.goto(f"{base}/review/edges/{edge.pk}/")
     assert_inert(page, dialogs, "<img src=x onerror=alert(4)>")
     assert_inert(page, dialogs, "<img src=x onerror=alert(2)> Vector search comes next.")
@@ -646,7 +646,7 @@ def test_decision_log_and_edge_page_show_what_was_decided(page, live_server, log
     expect(log.first).to_contain_text("Wrong direction")
     expect(log.first.locator(".badge")).to_have_text("Rejected")
     shot("review-decision-log")
-    edge = Edge.objects.get(proposal=p)
+    edge = Edge.objects.get(provenance__proposal=p)
     page.goto(f"{live_server.url}/review/edges/{edge.pk}/")
     expect(page.locator("#edge-life li")).to_have_count(1)
     expect(page.locator("#edge-life")).to_contain_text(f"proposal #{p.pk}")

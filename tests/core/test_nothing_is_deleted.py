@@ -32,7 +32,7 @@ from kgreview.core.errors import HardDeleteForbidden, ImmutableRecord
 from kgreview.core.nodelete import guarded_models
 from kgreview.graph.models import Concept, ConceptAlias, SourceConcept, SourceFile
 from kgreview.questions.models import CompetencyQuestion, CompetencyRun, GapProposal, QuestionResult
-from kgreview.review.models import Decision, Proposal, ProposalOrigin
+from kgreview.review.models import Decision, EdgeProvenance, Proposal, ProposalOrigin
 
 # Models whose rows may be deleted, and why. A new model must be guarded (subclass
 # NoDeleteModel or AppendOnlyModel, or list it in core.nodelete.EXTERNAL_NO_DELETE, and
@@ -170,6 +170,7 @@ def history(f, django_user_model):
         competency_run,
         GapProposal.objects.create(question=question, proposal=proposal),
         ProposalOrigin.objects.create(agent="construct", agent_label="Construction", run=run.pk),
+        EdgeProvenance.objects.create(edge=edge, proposal=proposal),
         QuestionResult.objects.create(
             run=competency_run,
             question=question,

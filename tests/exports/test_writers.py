@@ -92,8 +92,8 @@ def test_jsonld_statement_carries_the_whole_provenance(graph):
     item = next(s for s in by_type(doc, "rdf:Statement") if s["identifier"] == e.pk)
     assert item["relation"] == "prerequisite" and item["confidence"] == e.confidence
     assert item["reason"] == e.reason and item["status"] == "active" and item["weight"] == 1.0
-    assert item["proposal"] == f"proposals:{e.proposal_id}"
-    assert item["decision"] == f"decisions:{e.decision_id}"
+    assert item["proposal"] == f"proposals:{e.provenance.proposal_id}"
+    assert item["decision"] == f"decisions:{e.provenance.decision_id}"
     assert item["decidedBy"] == {"@id": "users:rita", "@type": "prov:Agent", "username": "rita"}
     evidence = item["evidence"]
     assert evidence["quote"] == e.evidence_quote
@@ -109,7 +109,7 @@ def test_jsonld_statement_carries_the_whole_provenance(graph):
     assert str(revision) == vocabulary.ID + "sources/rag-lesson/revisions/1"
     assert g.value(node, PROV.wasAttributedTo) == URIRef(vocabulary.ID + "users/rita")
     assert g.value(node, PROV.wasGeneratedBy) == URIRef(
-        vocabulary.ID + f"decisions/{e.decision_id}"
+        vocabulary.ID + f"decisions/{e.provenance.decision_id}"
     )
     assert g.value(node, KG.confidence) == Literal(e.confidence, datatype=XSD.double)
     recorded = g.value(node, PROV.generatedAtTime)
@@ -204,8 +204,8 @@ def test_csv_edges_use_upper_snake_types_and_keep_provenance(graph):
         str(e.evidence_start),
         str(e.evidence_end),
     )
-    assert row["proposalId:long"] == str(e.proposal_id)
-    assert row["decisionId:long"] == str(e.decision_id) and row["decidedBy"] == "rita"
+    assert row["proposalId:long"] == str(e.provenance.proposal_id)
+    assert row["decisionId:long"] == str(e.provenance.decision_id) and row["decidedBy"] == "rita"
     assert datetime.fromisoformat(row["recordedAt:datetime"]) == e.recorded_at
     assert row["invalidAt:datetime"] == ""
     assert edges[graph.contrasts.pk]["symmetric:boolean"] == "true"
@@ -266,7 +266,8 @@ def test_graphml_reads_into_networkx_with_counts_and_typed_attributes(graph):
     assert isinstance(data["confidence"], float) and data["symmetric"] is False
     assert data["acyclic"] is True and data["relation"] == "prerequisite"
     assert data["evidenceQuote"] == e.evidence_quote and data["evidenceRevision"] == 1
-    assert data["proposalId"] == e.proposal_id and data["decisionId"] == e.decision_id
+    made = e.provenance
+    assert data["proposalId"] == made.proposal_id and data["decisionId"] == made.decision_id
     assert data["decidedBy"] == "rita" and data["status"] == "active"
     assert "invalidAt" not in data
     assert g.graph["generator"] == "kgreview"

@@ -87,7 +87,7 @@ def test_overlapping_reviewers_decide_each_proposal_exactly_once(on_postgres, f)
         )
         assert edge_decisions.count() == 1
         assert p.status in ("accepted", "rejected")
-        assert (p.edges.count() == 1) == (p.status == "accepted")
+        assert (p.edge_provenance.count() == 1) == (p.status == "accepted")
     accepted = Proposal.objects.filter(kind="add_edge", status="accepted").count()
     assert graph_selectors.edges_active().count() == accepted
     names = list(Concept.objects.values_list("name", flat=True))

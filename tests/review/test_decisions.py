@@ -34,7 +34,8 @@ def test_accepting_an_edge_between_known_concepts_writes_the_edge_with_provenanc
     out = decisions.proposal_accept(proposal_id=p.pk, acting_user=reviewer, version=p.version)
     (edge,) = out.edges
     assert (edge.source, edge.relation.key, edge.target) == (emb, "prerequisite", vs)
-    assert edge.proposal == p and edge.decision == out.decision and edge.decided_by == reviewer
+    made = edge.provenance
+    assert made.proposal == p and made.decision == out.decision and edge.decided_by == reviewer
     assert edge.evidence_quote == p.evidence_quote and edge.evidence_revision == (
         p.evidence_revision
     )

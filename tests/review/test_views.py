@@ -387,7 +387,7 @@ def test_edge_page_costs_no_queries_per_row(f, world):
     from kgreview.graph import services as graph
 
     decisions.proposal_accept(proposal_id=world["p_edge"].pk, acting_user=f.user(role="reviewer"))
-    e1 = Edge.objects.get(proposal=world["p_edge"])
+    e1 = Edge.objects.get(provenance__proposal=world["p_edge"])
     assert e1.evidence_revision_id and e1.decided_by_id
     curator = f.user(role="curator")
     e2 = graph.edge_supersede(edge=e1, acting_user=curator, confidence=0.5, why="Weaker.")

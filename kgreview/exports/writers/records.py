@@ -106,8 +106,8 @@ def _edge_record(e, places: RevisionPlaces) -> dict:
         # The page is None for unpaged formats; the section is [] outside any heading.
         "evidence_page": place.page,
         "evidence_section": list(place.section),
-        "proposal": e.proposal_id,
-        "decision": e.decision_id,
+        "proposal": e.proposal_ref,
+        "decision": e.decision_ref,
         "decided_by": e.decided_by.username if e.decided_by_id else None,
     }
 

@@ -7,6 +7,8 @@ decision on a proposal passes that ``Decision`` row, which is its audit row, so 
 service writes no curation log entry; when the decision is written only after the change
 (an accepted concept is created before the decision that records its id), the caller
 passes ``DECIDING``. Any other change writes one ``AuditEntry`` in its own transaction.
+The decision is only that marker here: graph rows store no review id, and which decision
+made or retired an edge is review's record (``review.provenance``).
 """
 
 from __future__ import annotations
@@ -34,11 +36,6 @@ class Deciding:
 
 
 DECIDING = Deciding()
-
-
-def decision_row(decision):
-    """The ``Decision`` row to link from graph rows (none while it is still to be written)."""
-    return None if decision is DECIDING else decision
 
 
 def audited(

@@ -23,7 +23,6 @@ from ..models import Concept, Edge, RelationType
 from .common import (
     Evidence,
     audited,
-    decision_row,
     lock_concepts,
     lock_relation,
     quoted,
@@ -77,7 +76,6 @@ def edge_add(
     evidence: Evidence | None = None,
     weight: float = 1.0,
     valid_at: datetime | None = None,
-    proposal=None,
     acting_user: User | None,
     decision=None,
 ) -> Edge:
@@ -111,8 +109,6 @@ def edge_add(
         evidence=evidence,
         valid_at=valid_at or now,
         recorded_at=now,
-        proposal=proposal,
-        decision=decision_row(decision),
         decided_by=user_row(acting_user),
         in_order=admitted.in_order,
         moves=admitted.moves,
@@ -137,7 +133,7 @@ def edge_create(*, source: Concept, target: Concept, relation: RelationType, **f
 
     ``edge_add`` in a transaction of its own, given rows instead of ids; ``fact`` is the
     rest of ``edge_add``'s keywords (``confidence``, ``reason`` and ``acting_user``, and
-    optionally ``evidence``, ``weight``, ``valid_at``, ``proposal`` and ``decision``).
+    optionally ``evidence``, ``weight``, ``valid_at`` and ``decision``).
     """
     refusal = rules.self_loop(source, target)
     if refusal is not None:
@@ -166,7 +162,6 @@ def edge_invalidate(
         status=Edge.Status.INVALIDATED,
         at=at,
         acting_user=user_row(acting_user),
-        decision=decision_row(decision),
         reason=reason.strip(),
     )
     audited(
@@ -210,7 +205,6 @@ def edge_supersede(
     acting_user: User | None,
     why: str = "",
     decision=None,
-    proposal=None,
     source: Concept | None = None,
     target: Concept | None = None,
     relation: RelationType | None = None,
@@ -265,7 +259,6 @@ def edge_supersede(
         status=Edge.Status.SUPERSEDED,
         at=now,
         acting_user=who,
-        decision=decision_row(decision),
         reason=why.strip() or "Updated.",
     )
     in_order = check_edge(**values).in_order
@@ -280,8 +273,6 @@ def edge_supersede(
         valid_at=valid_at or old.valid_at,
         recorded_at=now,
         supersedes=old,
-        proposal=proposal,
-        decision=decision_row(decision),
         decided_by=who,
         in_order=in_order,
     )
@@ -306,7 +297,6 @@ def edge_restore(
     acting_user: User | None,
     why: str = "",
     decision=None,
-    proposal=None,
 ) -> Edge:
     """Bring back a retired fact as a new active row that supersedes the retired one.
 
@@ -339,8 +329,6 @@ def edge_restore(
         **fact,
         recorded_at=timezone.now(),
         supersedes=old,
-        proposal=proposal or old.proposal,
-        decision=decision_row(decision),
         decided_by=user_row(acting_user),
         in_order=admitted.in_order,
     )

@@ -1,6 +1,10 @@
 """Merging two concepts and undoing a merge. Nothing is deleted: the loser points at the
 survivor, its edges are superseded by copies on the survivor, and every row the merge
 retired or wrote carries its timestamp, which is how an unmerge finds them again.
+
+Which decision merged or split them, and which proposal each new row stands for, is
+review's to record: the outcomes list every row retired and every new row with the row
+it carries on.
 """
 
 from __future__ import annotations
@@ -18,7 +22,6 @@ from .. import rules, selectors
 from ..models import Concept, ConceptAlias, Edge
 from .common import (
     audited,
-    decision_row,
     lock_concepts,
     lock_relations,
     name_index_changed,
@@ -66,7 +69,6 @@ def concept_merge(
     survivor: Concept,
     acting_user: User | None,
     reason: str = "",
-    proposal=None,
     decision=None,
 ) -> MergeOutcome:
     """Merge ``loser`` into ``survivor``; nothing is deleted.
@@ -87,7 +89,6 @@ def concept_merge(
             raise refusal
     now = timezone.now()
     who = user_row(acting_user)
-    linked = decision_row(decision)
     outcome = MergeOutcome(survivor=survivor, loser=loser)
     why = reason or f'"{loser.name}" merged into "{survivor.name}"'
 
@@ -108,9 +109,7 @@ def concept_merge(
     for old in edges:
         src = survivor.pk if old.source_id == loser.pk else old.source_id
         dst = survivor.pk if old.target_id == loser.pk else old.target_id
-        retire_row(
-            old, status=Edge.Status.SUPERSEDED, at=now, acting_user=who, decision=linked, reason=why
-        )
+        retire_row(old, status=Edge.Status.SUPERSEDED, at=now, acting_user=who, reason=why)
         if src == dst:
             set_retired_status(
                 old,
@@ -140,8 +139,6 @@ def concept_merge(
             **fact_of(old, source_id=src, target_id=dst),
             recorded_at=now,
             supersedes=old,
-            proposal=proposal or old.proposal,
-            decision=linked or old.decision,
             decided_by=who or old.decided_by,
             in_order=in_order,
         )
@@ -181,10 +178,15 @@ def concept_merge(
 
 @dataclass
 class UnmergeOutcome:
+    """``restored``: each new row with the row from before the merge whose fact it brings
+    back; ``retired``: the rows the merge had moved, retired again."""
+
     loser: Concept
     survivor: Concept
     restored: list[Edge] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
+    restored_from: list[tuple[Edge, Edge]] = field(default_factory=list)
+    retired: list[Edge] = field(default_factory=list)
 
 
 @transaction.atomic
@@ -216,7 +218,6 @@ def concept_unmerge(
     at = loser.merged_at
     now = timezone.now()
     who = user_row(acting_user)
-    linked = decision_row(decision)
     why = reason.strip() or f'Undoing the merge of "{loser.name}" into "{survivor.name}".'
     outcome = UnmergeOutcome(loser=loser, survivor=survivor)
     # Then the acyclic relations of the edges it may bring back (each a new edge there),
@@ -245,9 +246,9 @@ def concept_unmerge(
                 status=Edge.Status.SUPERSEDED,
                 at=now,
                 acting_user=who,
-                decision=linked,
                 reason=why,
             )
+            outcome.retired.append(successor)
             supersedes = successor
         else:
             if successor is not None:
@@ -258,12 +259,11 @@ def concept_unmerge(
             **fact_of(old),
             recorded_at=now,
             supersedes=supersedes,
-            proposal=old.proposal,
-            decision=linked,
             decided_by=who,
             in_order=in_order,
         )
         outcome.restored.append(restored)
+        outcome.restored_from.append((old, restored))
     loser.status = Concept.Status.ACTIVE
     loser.merged_into = None
     loser.merged_at = None

@@ -22,23 +22,15 @@ if TYPE_CHECKING:
 
 
 def retire_row(
-    edge: Edge, *, status: str, at: datetime, acting_user: User | None, decision, reason: str
+    edge: Edge, *, status: str, at: datetime, acting_user: User | None, reason: str
 ) -> None:
-    """Mark an edge row superseded or invalidated, with when, by whom and why."""
+    """Mark an edge row superseded or invalidated, with when, by whom and why (the
+    decision that retired it, if one did, is review's to record)."""
     edge.status = status
     edge.invalid_at = at
     edge.invalidated_by = acting_user
-    edge.invalidation_decision = decision
     edge.invalidation_reason = reason
-    edge.save(
-        update_fields=[
-            "status",
-            "invalid_at",
-            "invalidated_by",
-            "invalidation_decision",
-            "invalidation_reason",
-        ]
-    )
+    edge.save(update_fields=["status", "invalid_at", "invalidated_by", "invalidation_reason"])
 
 
 def set_retired_status(edge: Edge, status: str, reason: str) -> None:
@@ -60,8 +52,6 @@ def edge_row(
     valid_at: datetime,
     recorded_at: datetime,
     supersedes: Edge | None = None,
-    proposal=None,
-    decision=None,
     decided_by=None,
     in_order: bool | None = None,
 ) -> Edge:
@@ -83,8 +73,6 @@ def edge_row(
         valid_at=valid_at,
         recorded_at=recorded_at,
         supersedes=supersedes,
-        proposal=proposal,
-        decision=decision,
         decided_by=decided_by,
         in_order=not relation.acyclic if in_order is None else in_order,
     )

@@ -32,7 +32,7 @@ from kgreview.review.decide.settle import CLOSE_FIELDS
 from kgreview.review.decide.undo_set import OneByOne, undo_as_a_set
 from kgreview.review.kinds import kind_of
 from kgreview.review.kinds.base import LockRows, UndoStep, rows_named
-from kgreview.review.kinds.merge_concepts import MergeConceptsKind
+from kgreview.review.kinds.merge_concepts import MergeConceptsKind, unmerged
 from kgreview.review.models import OPEN_STATUSES, Decision, Proposal
 from kgreview.review.services import endpoint_columns, lock_proposals
 
@@ -199,7 +199,7 @@ def _lock_undo(decisions: list[Decision]) -> dict[int, Proposal]:
     for d in decisions:
         rows.edge_ids |= {i for i in (d.after or {}).get("invalidated_edges", []) if i}
     edges = Edge.objects.filter(
-        Q(decision_id__in=[d.pk for d in decisions]) | Q(pk__in=rows.edge_ids)
+        Q(provenance__decision__in=[d.pk for d in decisions]) | Q(pk__in=rows.edge_ids)
     ).values_list(
         "pk",
         "source_id",
@@ -407,7 +407,7 @@ def merge_undo(*, loser_id: int, acting_user: User) -> Concept:
         Decision.Action.ACCEPT,
         Decision.Action.EDIT_ACCEPT,
     ):
-        graph.concept_unmerge(loser=loser, acting_user=acting_user)
+        unmerged(graph.concept_unmerge(loser=loser, acting_user=acting_user), decision=None)
     else:
         changes = GraphChanges()
         batch = uuid.uuid4()

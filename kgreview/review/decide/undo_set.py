@@ -19,6 +19,7 @@ from kgreview.core.tally import tally
 from kgreview.graph import bulk as graph_bulk
 from kgreview.graph import services as graph
 from kgreview.graph.models import Edge
+from kgreview.review import provenance
 from kgreview.review.decide.changes import GraphChanges
 from kgreview.review.kinds import kind_of
 from kgreview.review.models import Decision, Proposal
@@ -100,7 +101,7 @@ def _lock_and_check(decisions: list[Decision], proposals: dict[int, Proposal]) -
             )
         doing.append(d)
     accepts = [d.pk for d in doing if d.action == Decision.Action.ACCEPT]
-    edges = list(Edge.objects.filter(decision_id__in=accepts))
+    edges = list(Edge.objects.filter(provenance__decision__in=accepts).select_related("provenance"))
     for edge in edges:
         if not edge.is_active:
             raise StateConflict(
@@ -150,11 +151,12 @@ def _invalidate_edges(
         raise OneByOne("no decision the reviewer took")
     undo_of = {d.undoes_id: d.pk for d in rows}
     graph_bulk.edges_invalidate_many(
-        {e.pk: undo_of[e.decision_id] for e in u.edges},
+        [e.pk for e in u.edges],
         acting_user=acting_user,
         reason=f"Undone by {acting_user.get_username()} (the bulk undo of decision #{first.pk}).",
         at=now,
     )
+    provenance.edges_retired({e.pk: undo_of[e.provenance.decision_id] for e in u.edges})
     return {e.pk for e in u.edges}
 
 

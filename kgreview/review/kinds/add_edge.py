@@ -19,6 +19,7 @@ from kgreview.graph import rules
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge, RelationType
+from kgreview.review import provenance
 from kgreview.review.decide.ends import (
     EndChoice,
     concept_for_name,
@@ -287,10 +288,10 @@ class AddEdgeKind(Kind):
             reason=proposal.reason or "Accepted by a reviewer.",
             evidence=graph.Evidence.of(proposal),
             weight=payload.get("weight", 1.0),
-            proposal=proposal,
             acting_user=step.acting_user,
             decision=step.audit_row,
         )
+        provenance.edge_made(edge, decision=step.audit_row, proposal=proposal)
         ground(proposal, [source_id, target_id])
         out.edges.append(edge)
         out.changes.edges_added.add(edge.pk)
@@ -299,7 +300,7 @@ class AddEdgeKind(Kind):
 
     def undo(self, step: UndoStep) -> None:
         """Invalidate the edge it made; restore the edges it retired as contradictions."""
-        for edge in Edge.objects.filter(decision=step.decision):
+        for edge in Edge.objects.filter(provenance__decision=step.decision):
             if not edge.is_active:
                 raise StateConflict(
                     f"Edge #{edge.pk} made by this decision was {edge.status} since; "
@@ -308,14 +309,14 @@ class AddEdgeKind(Kind):
             graph.edge_invalidate(
                 edge=edge, reason=step.why, acting_user=step.acting_user, decision=step.audit_row
             )
+            provenance.edge_retired(edge, step.audit_row)
             step.changes.edges_gone.add(edge.pk)
         for edge_id in step.after.get("invalidated_edges", []):
+            old = Edge.objects.get(pk=edge_id)
             back = graph.edge_restore(
-                edge=Edge.objects.get(pk=edge_id),
-                why=step.why,
-                acting_user=step.acting_user,
-                decision=step.audit_row,
+                edge=old, why=step.why, acting_user=step.acting_user, decision=step.audit_row
             )
+            provenance.edge_made(back, decision=step.audit_row, like=old)
             step.changes.edges_added.add(back.pk)
 
     def edits(self, data: dict) -> EdgeEdits:

@@ -10,8 +10,8 @@ by edge against the graph as the batch writes it (``graph.bulk``).
 
 ``accept_edges_and_concepts`` reads from top to bottom as its stages: gather the concept
 proposals, check the edges (``edge_set_check``, which writes nothing), then make the
-concepts, write the edges, write the decisions and link the concepts; the driver
-(``review.bulk_accept``) closes the proposals and settles the queue.
+concepts, write the edges, write the decisions with the edges' provenance and link the
+concepts; the driver (``review.bulk_accept``) closes the proposals and settles the queue.
 
 Locking, in the lock order of ``decisions``: the driver locked the proposals of the
 batch with the concept proposals they need, in id order, in one statement; here the
@@ -24,13 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from django.db import connection
 from django.utils import timezone
 
 from kgreview.graph import bulk as graph_bulk
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge
+from kgreview.review import provenance
 from kgreview.review.decide.changes import GraphChanges
 from kgreview.review.decide.outcome import stale
 from kgreview.review.kinds.base import SetBatch, SetDone, Slow
@@ -66,18 +66,9 @@ def accept_edges_and_concepts(_kind, batch: SetBatch) -> SetDone:
     look = read_lookups(g)
     survivors = drop_repeats(check_edges(g, look, result), look, result)
     made = _make_concepts(g, look, survivors, acting_user=acting_user)
-    reserved = _reserve_decision_ids(g, survivors, asked)
-    new_edges = _write_edges(survivors, g.ends, look, result, reserved, acting_user=acting_user)
+    new_edges = _write_edges(survivors, g.ends, look, result, acting_user=acting_user)
     decided = _write_decisions(
-        g,
-        made,
-        survivors,
-        new_edges,
-        asked,
-        batch.note,
-        batch.batch,
-        reserved,
-        acting_user=acting_user,
+        g, made, survivors, new_edges, asked, batch.note, batch.batch, acting_user=acting_user
     )
     closed = _close(g, batch.locked, decided, new_edges)
     _report(made, decided, asked, result)
@@ -159,37 +150,11 @@ def _reactivate(ends: Ends, look: Lookups, used: set[int], *, acting_user: User)
     return back
 
 
-def _reserve_decision_ids(
-    g: Gathered, survivors: list[Planned], proposal_ids
-) -> dict[int, int] | None:
-    """Ids for the decisions the batch may write for the proposals asked for, in the
-    order asked, taken from the decisions' sequence in one statement (PostgreSQL), so the
-    edges are inserted already pointing at theirs instead of updated afterwards (the
-    foreign key is checked at commit); ids of proposals refused on the way stay unused.
-    None elsewhere: the edges are pointed at their decisions once these are written."""
-    if connection.vendor != "postgresql":
-        return None
-    maybe = {p.pk for p, _, _, _ in survivors} | {
-        p.pk for p in g.concepts if p.pk not in g.ends.refused
-    }
-    wanted = [pk for pk in proposal_ids if pk in maybe]
-    if not wanted:
-        return {}
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
-            [Decision._meta.db_table, len(wanted)],
-        )
-        ids = sorted(row[0] for row in cursor.fetchall())
-    return dict(zip(wanted, ids, strict=True))
-
-
 def _write_edges(
     survivors: list[Planned],
     ends: Ends,
     look: Lookups,
     result,
-    reserved: dict[int, int] | None,
     *,
     acting_user: User,
 ) -> list[tuple[Proposal, Edge]]:
@@ -209,11 +174,8 @@ def _write_edges(
             evidence=graph.Evidence.of(p),
             valid_at=now,
             recorded_at=now,
-            proposal=p,
             decided_by=acting_user,
         )
-        if reserved is not None:
-            row.decision_id = reserved[p.pk]
         rows.append((p, row, look.concepts[s], look.concepts[t]))
     new_edges: list[tuple[Proposal, Edge]] = []
     refusals = graph_bulk.edges_add_checked([(row, a, b) for _, row, a, b in rows])
@@ -244,13 +206,12 @@ def _write_decisions(
     proposal_ids,
     note: str,
     batch,
-    reserved: dict[int, int] | None,
     *,
     acting_user: User,
 ) -> _Decided:
-    """Write the decisions in two inserts (the primaries with their ``reserved`` ids),
-    then point the new edges at theirs unless they were inserted pointing at them.
-    Raises ``Slow`` when a concept would be made for no decision."""
+    """Write the decisions in two inserts, then the new edges' provenance (each edge's
+    proposal and decision) in a third. Raises ``Slow`` when a concept would be made for
+    no decision."""
     accepted_edges = {p.pk for p, _ in new_edges}
     primaries = [
         p for p in g.fast if p.pk in accepted_edges or (p.pk in g.needed and p.pk in made.used)
@@ -260,7 +221,6 @@ def _write_decisions(
     primary_rows = Decision.objects.bulk_create(
         [
             Decision(
-                id=reserved.get(p.pk) if reserved is not None else None,
                 proposal=p,
                 user=acting_user,
                 action=Decision.Action.ACCEPT,
@@ -298,11 +258,9 @@ def _write_decisions(
         decision_of[d.proposal_id] = d
     if any(c.pk not in decision_of for c in made.accepted):
         raise Slow("a concept would be made for no decision")
-    # The edges point at the decisions that made them (rows written moments ago).
-    for p, edge in new_edges:
-        edge.decision = decision_of[p.pk]
-    if reserved is None:
-        graph_bulk.edges_link_decisions({edge.pk: decision_of[p.pk].pk for p, edge in new_edges})
+    provenance.edges_made(
+        provenance.Made(edge.pk, p.pk, decision_of[p.pk].pk) for p, edge in new_edges
+    )
     first = primary_rows[0] if primary_rows else None
     return _Decided(primaries=primaries, first=first, decision_of=decision_of, cause_of=cause_of)
 

@@ -13,6 +13,7 @@ from pydantic import Field
 from construction import keys
 from kgreview.graph import services as graph
 from kgreview.graph.models import Edge
+from kgreview.review import provenance
 from kgreview.review.kinds.base import Step, UndoStep, active_edge
 from kgreview.review.kinds.edge_change import EdgeChangeKind
 from kgreview.review.payloads import RowId, Strict
@@ -48,17 +49,17 @@ class InvalidateEdgeKind(EdgeChangeKind):
             acting_user=step.acting_user,
             decision=step.audit_row,
         )
+        provenance.edge_retired(edge, step.audit_row)
         step.out.edges.append(edge)
         step.out.changes.edges_gone.add(edge.pk)
 
     def undo(self, step: UndoStep) -> None:
         """Restore the fact as a new row."""
+        old = Edge.objects.get(pk=step.proposal.payload["edge_id"])
         back = graph.edge_restore(
-            edge=Edge.objects.get(pk=step.proposal.payload["edge_id"]),
-            why=step.why,
-            acting_user=step.acting_user,
-            decision=step.audit_row,
+            edge=old, why=step.why, acting_user=step.acting_user, decision=step.audit_row
         )
+        provenance.edge_made(back, decision=step.audit_row, like=old)
         step.changes.edges_added.add(back.pk)
 
     def claim(self, proposal, relations=None) -> str:

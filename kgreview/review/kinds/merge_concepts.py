@@ -12,6 +12,7 @@ from construction import keys
 from kgreview.core.errors import ValidationFailed
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept
+from kgreview.review import provenance
 from kgreview.review.kinds.base import BlockerReads, Kind, Rows, Settle, Step, UndoStep
 from kgreview.review.payloads import RowId, Score, Strict
 from kgreview.review.workspace.card_parts import merge_sides, neighbours_of
@@ -61,9 +62,16 @@ class MergeConceptsKind(Kind):
             loser=Concept.objects.get(pk=payload["loser_id"]),
             survivor=Concept.objects.get(pk=payload["survivor_id"]),
             reason=payload.get("why", ""),
-            proposal=step.proposal,
             acting_user=step.acting_user,
             decision=step.audit_row,
+        )
+        retired = [old for old, _ in merged.superseded] + merged.invalidated
+        provenance.edges_retired({old.pk: step.audit_row for old in retired})
+        provenance.edges_made(
+            provenance.made(
+                new, decision=step.audit_row, proposal=step.proposal, like=old, keep_decision=True
+            )
+            for old, new in merged.superseded
         )
         out = step.out
         out.concepts.append(merged.survivor)
@@ -79,6 +87,7 @@ class MergeConceptsKind(Kind):
         result = graph.concept_unmerge(
             loser=loser, reason=step.why, acting_user=step.acting_user, decision=step.audit_row
         )
+        unmerged(result, decision=step.audit_row)
         step.changes.named.add(loser.pk)
         step.changes.edges_added |= {e.pk for e in result.restored}
 
@@ -139,3 +148,12 @@ class MergeConceptsKind(Kind):
         view["survivor_name"] = concepts.get(payload["survivor_id"], payload["survivor_id"])
         view["sides"] = merge_sides(ends)
         card.view = view
+
+
+def unmerged(result: graph.UnmergeOutcome, *, decision) -> None:
+    """Record an undone merge's edges: the rows it retired again, by ``decision``, and the
+    rows it brought back, each with the proposal of the row it restores."""
+    provenance.edges_retired({e.pk: decision for e in result.retired})
+    provenance.edges_made(
+        provenance.made(new, decision=decision, like=old) for old, new in result.restored_from
+    )

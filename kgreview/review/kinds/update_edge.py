@@ -11,6 +11,7 @@ from pydantic import model_validator
 from kgreview.core.errors import StateConflict
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge, RelationType
+from kgreview.review import provenance
 from kgreview.review.kinds.base import Step, UndoStep, active_edge
 from kgreview.review.kinds.edge_change import EdgeChangeKind
 from kgreview.review.payloads import Confidence, RelationKey, RowId, Strict, Weight
@@ -67,16 +68,17 @@ class UpdateEdgeKind(EdgeChangeKind):
             why=proposal.reason or "Updated by a reviewer.",
             acting_user=step.acting_user,
             decision=step.audit_row,
-            proposal=proposal,
             **changes,
         )
+        provenance.edge_retired(edge, step.audit_row)
+        provenance.edge_made(new, decision=step.audit_row, proposal=proposal)
         step.out.edges.append(new)
         step.out.changes.edges_gone.add(edge.pk)
         step.out.changes.edges_added.add(new.pk)
 
     def undo(self, step: UndoStep) -> None:
         """Supersede the updated row with the old values."""
-        new = Edge.objects.filter(decision=step.decision).first()
+        new = Edge.objects.filter(provenance__decision=step.decision).first()
         if new is None or not new.is_active:
             raise StateConflict("The updated edge changed since; it cannot be undone here.")
         old = new.supersedes
@@ -94,6 +96,8 @@ class UpdateEdgeKind(EdgeChangeKind):
             evidence=graph.Evidence.of(old),
             valid_at=old.valid_at,
         )
+        provenance.edge_retired(new, step.audit_row)
+        provenance.edge_made(back, decision=step.audit_row)
         step.changes.edges_gone.add(new.pk)
         step.changes.edges_added.add(back.pk)
 

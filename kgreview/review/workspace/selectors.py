@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from kgreview.core.forms import parse_finite, parse_int, parse_row_id
 from kgreview.graph.models import Edge, RelationType
-from kgreview.review import queue_index
+from kgreview.review import provenance, queue_index
 from kgreview.review.models import OPEN_STATUSES, Decision, Proposal, ProposalFlag
 from kgreview.review.workspace.card import claim_words
 
@@ -505,7 +505,7 @@ LIFE_RELATED = (
     "decided_by",
     "invalidated_by",
     "evidence_revision__source",
-    "proposal",
+    "provenance__proposal",
 )
 
 
@@ -515,7 +515,8 @@ def life_rows() -> QuerySet[Edge]:
 
 
 def edge_life(edge: Edge) -> list[Edge]:
-    """Every row of one fact's history, oldest first: what it replaced and what replaced it."""
+    """Every row of one fact's history, oldest first: what it replaced and what replaced it;
+    each row with ``made``, its provenance (empty for a row no decision made)."""
     chain = [edge]
     while chain[0].supersedes_id:
         chain.insert(0, life_rows().get(pk=chain[0].supersedes_id))
@@ -526,6 +527,8 @@ def edge_life(edge: Edge) -> list[Edge]:
             break
         chain.append(nxt)
         current = nxt
+    for row in chain:
+        row.made = provenance.of(row)  # type: ignore[attr-defined]
     return chain
 
 
