@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.requirements-installed
 PORT   ?= 8000
 # Type-checked by `make lint` (and so by `make test`): the pure core and every module that
 # writes (the services). Django models are typed by django-stubs.
-MYPY_PATHS := construction/ kgreview/core/audit.py kgreview/core/retry.py kgreview/graph/services kgreview/graph/order.py kgreview/graph/bulk_admit.py kgreview/graph/sources.py \
+MYPY_PATHS := construction/ kgreview/core/audit.py kgreview/core/retry.py kgreview/graph/services kgreview/graph/order.py kgreview/graph/precheck.py kgreview/graph/bulk_admit.py kgreview/graph/sources.py \
 	kgreview/graph/rules.py kgreview/graph/bulk.py \
 	kgreview/review/decide/decisions.py kgreview/review/decide/mend.py kgreview/review/decide/undo.py \
 	kgreview/review/decide/undo_set.py kgreview/review/decide/bulk.py kgreview/review/decide/bulk_accept.py \

@@ -15,7 +15,7 @@ position has no edge in the relation yet, so it can go anywhere: right before th
 same neighbours stay short. So can a source that nothing leads to, or a target that
 leads nowhere.
 
-``place`` decides all this from one read (``selectors.edge_precheck``) and writes
+``place`` decides all this from one read (``precheck.edge_precheck``) and writes
 nothing; the graph services write what it decides (``write``) under the relation's row
 lock, which serialises the relation's writers. Each side of a search stops after
 ``REACH_LIMIT`` concepts: when one side ends within the limit, the concepts it found move
@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from django.apps import apps as django_apps
 from django.db import connection, transaction
 
-from .selectors import INLINE_REBUILD, REACH_LIMIT, Precheck
+from .precheck import INLINE_REBUILD, REACH_LIMIT, Precheck
 
 __all__ = [
     "GAP",

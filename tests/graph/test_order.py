@@ -17,10 +17,10 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from kgreview.core.errors import CycleDetected, CycleUnchecked, DuplicateEdge
-from kgreview.graph import order, selectors, services
+from kgreview.graph import order, precheck, services
 from kgreview.graph.models import ConceptOrder, Edge, RelationType
 from kgreview.graph.order import GAP, Placement, place, topological_positions
-from kgreview.graph.selectors import Precheck
+from kgreview.graph.precheck import Precheck
 
 pytestmark = pytest.mark.django_db
 
@@ -126,7 +126,7 @@ def test_a_search_that_reaches_the_source_is_a_cycle():
 
 def test_a_closed_side_moves_past_the_other_end_when_the_other_is_too_wide(monkeypatch):
     """Only the side that ended within the limit moves, into the gap after the source."""
-    monkeypatch.setattr(selectors, "REACH_LIMIT", 2)
+    monkeypatch.setattr(precheck, "REACH_LIMIT", 2)
     check = _against(ahead={2: 20, 3: 30}, behind={1: 50, 4: 40, 5: 45}, after_source=60)
     plan = place(check, 1, 2)
     assert set(plan.moves) == {2, 3}
@@ -135,7 +135,7 @@ def test_a_closed_side_moves_past_the_other_end_when_the_other_is_too_wide(monke
 
 def test_no_room_or_no_closed_side_is_refused_as_unchecked(monkeypatch):
     """Too narrow a gap, or both sides past the limit: not checked, never guessed."""
-    monkeypatch.setattr(selectors, "REACH_LIMIT", 2)
+    monkeypatch.setattr(precheck, "REACH_LIMIT", 2)
     narrow = _against(ahead={2: 20, 3: 30}, behind={1: 50, 4: 40, 5: 45}, after_source=52)
     wide = _against(ahead={2: 20, 3: 30, 6: 35}, behind={1: 50, 4: 40, 5: 45})
     assert place(narrow, 1, 2).unchecked
@@ -144,7 +144,7 @@ def test_no_room_or_no_closed_side_is_refused_as_unchecked(monkeypatch):
 
 def test_an_unordered_relation_is_decided_by_the_searches_alone(monkeypatch):
     """Meeting searches: a cycle; one side seen whole: fine; neither: unchecked."""
-    monkeypatch.setattr(selectors, "REACH_LIMIT", 2)
+    monkeypatch.setattr(precheck, "REACH_LIMIT", 2)
     loose = {"ordered": False, "source_has_in": True, "target_has_out": True}
     met = place(_check(**loose, ahead={2: None, 7: None}, behind={1: None, 7: None}), 1, 2)
     assert met.cycle_among == {1, 2, 7}
@@ -251,7 +251,7 @@ def test_every_write_keeps_every_active_edge_running_forwards(f):
 def test_a_small_search_limit_moves_one_side_or_refuses_in_words(f, monkeypatch):
     """With searches cut short, an accepted edge still keeps the order and a refusal
     never lets a cycle through; what cannot be told is refused, not guessed."""
-    monkeypatch.setattr(selectors, "REACH_LIMIT", 2)
+    monkeypatch.setattr(precheck, "REACH_LIMIT", 2)
     rel = f.relation("builds_on")
     _random_writes(f, rel, random.Random(7), 160, allow_unchecked=True)
     assert rel.ordered
@@ -259,7 +259,7 @@ def test_a_small_search_limit_moves_one_side_or_refuses_in_words(f, monkeypatch)
 
 def test_an_unordered_relation_still_refuses_exactly_the_cycles(f, monkeypatch):
     """Without an order (and too big to rebuild inline) the bounded searches decide."""
-    monkeypatch.setattr(selectors, "INLINE_REBUILD", 0)
+    monkeypatch.setattr(precheck, "INLINE_REBUILD", 0)
     rel = f.relation("part_of")
     first = f.edge(f.concept(), f.concept(), "part_of")  # an empty relation is ordered at once
     RelationType.objects.filter(pk=rel.pk).update(ordered=False)
@@ -279,15 +279,15 @@ def test_a_forward_edge_on_a_deep_chain_visits_no_concept(f, django_assert_max_n
     chain = [f.concept() for _ in range(120)]
     for a, b in zip(chain, chain[1:], strict=False):
         f.edge(a, b)
-    forwards = selectors.edge_precheck(relation=rel, source_id=chain[0].pk, target_id=chain[60].pk)
+    forwards = precheck.edge_precheck(relation=rel, source_id=chain[0].pk, target_id=chain[60].pk)
     assert forwards.ahead == {} and forwards.behind == {}
     side = f.concept()
     f.edge(chain[50], side)  # placed right after chain[50]
-    against = selectors.edge_precheck(relation=rel, source_id=side.pk, target_id=chain[50].pk)
+    against = precheck.edge_precheck(relation=rel, source_id=side.pk, target_id=chain[50].pk)
     assert set(against.ahead) == {chain[50].pk, side.pk}  # a cycle, seen at once
     with pytest.raises(CycleDetected):
         f.edge(side, chain[50])
-    nearby = selectors.edge_precheck(relation=rel, source_id=chain[53].pk, target_id=side.pk)
+    nearby = precheck.edge_precheck(relation=rel, source_id=chain[53].pk, target_id=side.pk)
     assert len(nearby.ahead) + len(nearby.behind) <= 6
     with django_assert_max_num_queries(8):
         f.edge(chain[53], side)
@@ -403,7 +403,7 @@ def test_a_cycle_among_raw_rows_leaves_the_relation_unordered_and_still_checked(
 def test_stray_rows_in_a_large_relation_mark_it_unordered(f, monkeypatch):
     """Too many edges to rebuild inside a decision: the relation is checked without an
     order from then on, and still refuses a cycle through the stray row."""
-    monkeypatch.setattr(selectors, "INLINE_REBUILD", 1)
+    monkeypatch.setattr(precheck, "INLINE_REBUILD", 1)
     rel = f.relation("prerequisite")
     a, b, c = (f.concept(n) for n in "ABC")
     f.edge(a, b)
@@ -416,8 +416,8 @@ def test_stray_rows_in_a_large_relation_mark_it_unordered(f, monkeypatch):
 
 def test_the_search_limit_refuses_in_words_when_neither_side_ends(f, monkeypatch):
     """An unordered relation whose ends both reach past the limit: refused, saying why."""
-    monkeypatch.setattr(selectors, "INLINE_REBUILD", 0)
-    monkeypatch.setattr(selectors, "REACH_LIMIT", 2)
+    monkeypatch.setattr(precheck, "INLINE_REBUILD", 0)
+    monkeypatch.setattr(precheck, "REACH_LIMIT", 2)
     rel = f.relation("prerequisite")
     hub_in, hub_out = f.concept("In"), f.concept("Out")
     for _ in range(3):

@@ -13,7 +13,7 @@ from django.db import IntegrityError, connection, transaction
 
 from kgreview.core.errors import DuplicateEdge, StateConflict, ValidationFailed
 
-from .. import order, rules, selectors
+from .. import order, precheck, rules, selectors
 from ..models import Concept, ConceptOrder, Edge, RelationType
 from .common import Evidence
 
@@ -193,7 +193,7 @@ def admit_fact(
     round trip, and one write when the order changes (see ``kgreview.graph.order``); the
     chain of a cycle is read only when there is one, among the concepts already found.
     """
-    check = selectors.edge_precheck(relation=relation, source_id=source.pk, target_id=target.pk)
+    check = precheck.edge_precheck(relation=relation, source_id=source.pk, target_id=target.pk)
     if check.existing is not None:
         raise rules.duplicate_refusal(relation, source.name, target.name, check.existing)
     placement = order.place(check, source.pk, target.pk)
@@ -202,7 +202,7 @@ def admit_fact(
             order.rebuild_orders([relation.pk])
         else:
             order.set_unordered(relation.pk)
-        check = selectors.edge_precheck(relation=relation, source_id=source.pk, target_id=target.pk)
+        check = precheck.edge_precheck(relation=relation, source_id=source.pk, target_id=target.pk)
         placement = order.place(check, source.pk, target.pk, repaired=True)
     if placement.cycle_among is not None:
         chain = selectors.relation_chain(
@@ -216,7 +216,7 @@ def admit_fact(
         raise rules.cycle_refusal(relation, source, target, chain)
     if placement.unchecked:
         raise rules.unchecked_refusal(
-            relation, source, target, limit=selectors.REACH_LIMIT, ordered=check.ordered
+            relation, source, target, limit=precheck.REACH_LIMIT, ordered=check.ordered
         )
     if defer:
         return Admission(in_order=placement.in_order, moves=placement.moves)

@@ -54,7 +54,7 @@ def curriculum(f):
     rita = f.user("rita", role="reviewer")
     p = f.edge_proposal(emb, vs, doc=doc, quote=QUOTE)
     decisions.proposal_accept(proposal_id=p.pk, acting_user=rita, note="Clear cue phrase.")
-    reviewed = back_in_time(Edge.objects.get(proposal=p), 10)
+    reviewed = back_in_time(Edge.objects.get(provenance__proposal=p), 10)
     builds = back_in_time(
         f.edge(
             rag,

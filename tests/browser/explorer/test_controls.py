@@ -206,7 +206,7 @@ def test_hostile_names_and_evidence_stay_inert_in_the_explorer(
     decisions.proposal_accept(
         proposal_id=p.pk, acting_user=f.user(HOSTILE_NAME, role="reviewer"), note=HOSTILE_TEXT
     )
-    edge = Edge.objects.get(proposal=p)
+    edge = Edge.objects.get(provenance__proposal=p)
     login("viewer")
     page.goto(f"{live_server.url}/explore/{evil.pk}/")
     drawn(page, evil.pk)
