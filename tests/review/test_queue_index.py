@@ -20,6 +20,7 @@ from kgreview.review.decide import bulk, decisions, mend, undo
 from kgreview.review.decide.decisions import EdgeEdits
 from kgreview.review.models import OPEN_STATUSES, Proposal, ProposalFlag, QueueTally
 from kgreview.review.services import flags_text, proposal_flag_conflict
+from kgreview.review.workspace import counts as count_reads
 from kgreview.review.workspace import selectors
 from tests.review.workspace import client_for
 
@@ -97,7 +98,7 @@ def assert_index_true() -> None:
     assert +tallied == expected
     for q in CHECKED_FILTERS:
         f = parse(q)
-        counts = selectors.queue_counts_cached(f)
+        counts = count_reads.queue_counts_cached(f)
         assert not counts["estimated"]
         assert {k: counts[k] for k in ("status", "kind", "relation", "flags", "total")} == (
             fresh_counts(f)
@@ -256,9 +257,9 @@ def test_the_flag_filter_returns_exactly_the_flagged_proposals_in_each_status(qu
 def test_counts_after_each_decision_equal_a_fresh_recount_and_nothing_is_emptied(queue, reviewer):
     """The tally moves by the decision's own rows: the counts are live, never recounted."""
     f = parse("")
-    before = selectors.queue_counts_cached(f)
+    before = count_reads.queue_counts_cached(f)
     decisions.proposal_accept(proposal_id=queue["plain"].pk, acting_user=reviewer)
-    after = selectors.queue_counts_cached(f)
+    after = count_reads.queue_counts_cached(f)
     assert after["status"]["pending"] == before["status"]["pending"] - 1
     assert after["status"]["accepted"] == before["status"].get("accepted", 0) + 1
     assert_index_true()
@@ -299,22 +300,22 @@ def test_counts_for_a_source_filter_are_exact_and_kept_per_filter(f, queue, revi
     filter; a decision does not empty it."""
     cache.clear()
     f_doc = parse("source=qi&status=all")
-    counts = selectors.queue_counts_cached(f_doc)
+    counts = count_reads.queue_counts_cached(f_doc)
     assert not counts["estimated"]
     assert counts["total"] == Proposal.objects.filter(document__slug="qi").count()
     decisions.proposal_accept(proposal_id=queue["plain"].pk, acting_user=reviewer)
-    assert selectors.queue_counts_cached(f_doc) == counts
-    assert selectors.queue_counts(f_doc)["status"]["accepted"] >= 1
+    assert count_reads.queue_counts_cached(f_doc) == counts
+    assert count_reads.queue_counts(f_doc)["status"]["accepted"] >= 1
 
 
 def test_counts_above_the_exact_limit_are_estimates_and_say_so(f, queue, monkeypatch):
     """Above ``COUNT_EXACT_UP_TO`` PostgreSQL estimates from a sample; the page says so."""
     if connection.vendor != "postgresql":
         pytest.skip("the sample is PostgreSQL's TABLESAMPLE")
-    monkeypatch.setattr(selectors, "COUNT_EXACT_UP_TO", 2)
-    monkeypatch.setattr(selectors, "COUNT_SAMPLE_ROWS", 10**9)  # the whole table
+    monkeypatch.setattr(count_reads, "COUNT_EXACT_UP_TO", 2)
+    monkeypatch.setattr(count_reads, "COUNT_SAMPLE_ROWS", 10**9)  # the whole table
     cache.clear()
-    counts = selectors.queue_counts_cached(parse("cmin=0.1&status=all"))
+    counts = count_reads.queue_counts_cached(parse("cmin=0.1&status=all"))
     assert counts["estimated"]
     assert counts["total"] == Proposal.objects.filter(confidence__gte=0.1).count()
     page = client_for(f, "reviewer").get(reverse("review:queue-counts") + "?cmin=0.1")

@@ -26,6 +26,7 @@ from kgreview.review.decide.decisions import (
 from kgreview.review.kinds import kind_of
 from kgreview.review.models import Proposal
 from kgreview.review.workspace import card as card_reads
+from kgreview.review.workspace import counts as count_reads
 from kgreview.review.workspace import selectors
 from kgreview.review.workspace.forms import (
     TRAIL_MAX,
@@ -189,7 +190,7 @@ def queue_counts(request: HttpRequest) -> HttpResponse:
     """Facet counts and totals for a filter, loaded after the page (and cached until the
     queue changes), so a page of 100,000 proposals never waits on counting them."""
     f, _ = filter_from(request)
-    counts = selectors.queue_counts_cached(f)
+    counts = count_reads.queue_counts_cached(f)
     walk = QueueWalkForm(request.GET)
     walk.is_valid()
     if walk.cleaned_data["only"] == "total":
