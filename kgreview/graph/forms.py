@@ -79,3 +79,17 @@ class RelationActionForm(forms.Form):
         data["verb"] = data.get("verb", "")[:100]
         data["description"] = data.get("description", "")[:5000]
         return data
+
+
+class ConceptTypeActionForm(forms.Form):
+    """A curator's change to a concept type on the Ontology page: retire or reactivate it."""
+
+    ACTIONS = ("retire", "reactivate")
+
+    action = TextField()
+
+    def clean_action(self) -> str:
+        action = self.cleaned_data["action"]
+        if action not in self.ACTIONS:
+            raise forms.ValidationError("Choose retire or reactivate.")
+        return action
