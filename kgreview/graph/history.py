@@ -75,7 +75,7 @@ def concept_types_at(
 def concept_type_at(concept: Concept, at: datetime | None) -> ConceptType | None:
     """The type ``concept`` had at ``at`` (now when ``None``)."""
     if at is None:
-        return concept.type
+        return concept.type if concept.type_id is not None else None
     return concept_types_at([concept.pk], at=at)[concept.pk]
 
 

@@ -329,8 +329,9 @@ def type_taken(key: str) -> NameTaken:
 
 def no_type(key: str) -> ValidationFailed:
     """The refusal of a type (a concept's, or a parent) that does not exist."""
-    shown = key if len(key) <= 64 and not CONTROL.search(key) else "named"
-    return ValidationFailed(f'There is no concept type "{shown}".')
+    if len(key) > 64 or CONTROL.search(key):
+        return ValidationFailed("There is no concept type by that key.")
+    return ValidationFailed(f'There is no concept type "{key}".')
 
 
 def type_active_refusal(

@@ -187,6 +187,8 @@ def concept_update_by_hand(
     remove = [a for a in (" ".join(str(x).split()) for x in remove_aliases) if a]
     if type_key is not None:
         type_key = str(type_key).strip()
+        if type_key and rules.type_key_refusal(type_key) is not None:
+            raise rules.no_type(type_key)
         if type_key == (concept.type.key if concept.type else ""):
             type_key = None
     if not (name or add or remove or status or type_key is not None):
