@@ -104,7 +104,7 @@ def edge_add_by_hand(
         raise ValidationFailed(f'"{relation}" is not an active relation.')
     if not 0.0 <= confidence <= 1.0:
         raise ValidationFailed("Confidence must lie between 0 and 1.")
-    payload = {
+    payload: dict = {
         "source": resolve_choice(source),
         "target": resolve_choice(target),
         "relation": relation,
