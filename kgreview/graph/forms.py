@@ -82,14 +82,19 @@ class RelationActionForm(forms.Form):
 
 
 class ConceptTypeActionForm(forms.Form):
-    """A curator's change to a concept type on the Ontology page: retire or reactivate it."""
+    """A curator's change to a concept type on the Ontology page: retire it, reactivate
+    it, or describe it (a label, a description and a parent's key, none for a top type;
+    the service judges them and words its refusals)."""
 
-    ACTIONS = ("retire", "reactivate")
+    ACTIONS = ("retire", "reactivate", "describe")
 
     action = TextField()
+    label = TextField(strip=True)
+    description = TextField()
+    parent_key = TextField(strip=True)
 
     def clean_action(self) -> str:
         action = self.cleaned_data["action"]
         if action not in self.ACTIONS:
-            raise forms.ValidationError("Choose retire or reactivate.")
+            raise forms.ValidationError("Choose retire, reactivate or describe.")
         return action

@@ -15,6 +15,9 @@ gives a reason; its evidence lies inside its revision and quotes it verbatim. Th
 the graph as it is: the fact is not held already (a symmetric relation holds it both
 ways round, ``fact_keys``), and in an acyclic relation it closes no cycle
 (``cycle_refusal``, ``unchecked_refusal``: the searches are ``graph.order``'s).
+
+At the end, the concept vocabulary's rules: a type's key and words, its parent (existing,
+active, closing no loop), and which type a concept may be given.
 """
 
 from __future__ import annotations

@@ -112,18 +112,29 @@ def relation_action(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @curator_required
 def concept_type_action(request: HttpRequest, pk: int) -> HttpResponse:
-    """Retire a concept type or bring it back, then go back to the Ontology page."""
+    """Retire a concept type, bring it back or describe it (its words and its parent),
+    then go back to the Ontology page."""
     concept_type = get_object_or_404(ConceptType, pk=pk)
     form = ConceptTypeActionForm(request.POST)
     if not form.is_valid():
         messages.error(request, errors_in_words(form))
         return redirect(links.url("ontology"))
+    data = form.cleaned_data
     with said(request):
-        if form.cleaned_data["action"] == "retire":
+        if data["action"] == "retire":
             services.concept_type_retire(concept_type=concept_type, acting_user=request.user)
             messages.success(
                 request, f'"{concept_type.key}" retired; the concepts that have it keep it.'
             )
+        elif data["action"] == "describe":
+            services.concept_type_describe(
+                concept_type=concept_type,
+                label=data["label"],
+                description=data["description"],
+                parent_key=data["parent_key"],
+                acting_user=request.user,
+            )
+            messages.success(request, f'"{concept_type.key}" described.')
         else:
             services.concept_type_reactivate(concept_type=concept_type, acting_user=request.user)
             messages.success(request, f'"{concept_type.key}" is active again.')

@@ -134,6 +134,49 @@ def test_a_refused_type_action_is_said_in_words_and_changes_nothing(curator, typ
     assert reload(parent).active and AuditEntry.objects.count() == logged
 
 
+@pytest.mark.parametrize("headers", [{}, HX])
+def test_a_curator_describes_a_type_and_moves_it_to_the_top(curator, types, headers):
+    """New words and no parent; one log row names what changed."""
+    setting = types["setting"]
+    response = curator.post(
+        reverse("concept-type-action", args=[setting.pk]),
+        {"action": "describe", "label": "Server setting", "description": "GUC.", "parent_key": ""},
+        headers=headers,
+        follow=True,
+    )
+    assert ("success", '"setting" described.') in flashes(response)
+    setting = reload(setting)
+    assert (setting.label, setting.description, setting.parent) == ("Server setting", "GUC.", None)
+    entry = AuditEntry.objects.latest("pk")
+    assert entry.action == "concept_type.describe" and entry.after["parent"] is None
+
+
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        ({"label": "Object", "parent_key": "setting"}, "the hierarchy would loop"),
+        ({"label": "Object", "parent_key": "process"}, '"process" was retired'),
+        ({"label": "Object", "parent_key": "nowhere"}, 'There is no concept type "nowhere".'),
+        ({"label": "x" * 10_000}, "100 characters at most"),
+        ({"label": ""}, "needs a label"),
+    ],
+)
+def test_a_refused_description_is_said_and_nothing_changes(curator, types, data, words):
+    """A loop, a retired or missing parent, a label too long or empty: words, no change."""
+    parent = ConceptType.objects.get(key="object")
+    logged = AuditEntry.objects.count()
+    response = curator.post(
+        reverse("concept-type-action", args=[parent.pk]),
+        {"action": "describe", **data},
+        follow=True,
+    )
+    ((level, said),) = flashes(response)
+    assert level == "error" and words in said
+    parent = reload(parent)
+    assert (parent.label, parent.parent) == ("Object", None)
+    assert AuditEntry.objects.count() == logged
+
+
 @pytest.mark.parametrize("data", [{}, {"action": "delete"}, {"action": "x\x00"}])
 def test_an_unknown_type_action_is_refused_and_changes_nothing(curator, types, data):
     """Only retire and reactivate are actions; anything else is refused in words."""
