@@ -206,9 +206,8 @@ def concept_set_type(
 ) -> Concept:
     """Give an active concept the type ``type_key`` (``""``: untyped), writing the change
     to its type history. Refused when the type is missing or retired, or already its."""
-    concept = (
-        Concept.objects.select_for_update(no_key=True).select_related("type").get(pk=concept.pk)
-    )
+    # Locked alone: PostgreSQL locks no row on the nullable side of a join (its type).
+    concept = Concept.objects.select_for_update(no_key=True).get(pk=concept.pk)
     _raise(rules.end_refusal(concept))
     new: ConceptType | None = None
     if type_key:
