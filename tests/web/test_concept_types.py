@@ -282,3 +282,10 @@ def test_a_type_change_is_for_curators_and_a_missing_concept_is_404(viewer, cura
             == 404
         )
     assert not Decision.objects.exists()
+
+
+def test_the_curation_log_links_a_type_change_to_its_row_on_the_ontology(curator, types):
+    """A type's log rows lead to its row on the Ontology page."""
+    body = page(curator.get(reverse("curation-log"), {"action": "concept_type.retire"}))
+    assert f"{reverse('ontology')}#concept-type-{types['process'].pk}" in body
+    assert "a concept type retired" in body
