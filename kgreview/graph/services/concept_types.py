@@ -9,18 +9,19 @@ Locks: a concept's type change locks the concept, then the type it gets (the loc
 order's concepts, then the vocabulary, as for relation types), so a type being retired
 and a concept being given it wait for each other. A change to the hierarchy locks the
 type, then each ancestor of its new parent as it walks up, so two changes that would
-close a loop between them cannot both pass; a deadlock between them is retried whole.
+close a loop between them cannot both pass; a deadlock between them is retried whole
+(each service is one ``kgreview.core.retry`` transaction), then refused with ``Busy``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from django.db import transaction
 from django.utils import timezone
 
 from construction.text import normal_name
 from kgreview.core.errors import StateConflict
+from kgreview.core.retry import retried
 
 from .. import rules
 from ..models import Concept, ConceptType, ConceptTypeChange
@@ -63,7 +64,7 @@ def _words(label: str, description: str) -> tuple[str, str]:
     return normal_name(label), description.strip()
 
 
-@transaction.atomic
+@retried
 def concept_type_create(
     *,
     key: str,
@@ -112,7 +113,7 @@ def _lock(concept_type: ConceptType) -> ConceptType:
     return ConceptType.objects.select_for_update(no_key=True).get(pk=concept_type.pk)
 
 
-@transaction.atomic
+@retried
 def concept_type_describe(
     *,
     concept_type: ConceptType,
@@ -179,7 +180,7 @@ def _switch(
     return concept_type
 
 
-@transaction.atomic
+@retried
 def concept_type_retire(
     *, concept_type: ConceptType, acting_user: User | None, decision=None
 ) -> ConceptType:
@@ -188,7 +189,7 @@ def concept_type_retire(
     return _switch(concept_type, active=False, acting_user=acting_user, decision=decision)
 
 
-@transaction.atomic
+@retried
 def concept_type_reactivate(
     *, concept_type: ConceptType, acting_user: User | None, decision=None
 ) -> ConceptType:
@@ -196,7 +197,7 @@ def concept_type_reactivate(
     return _switch(concept_type, active=True, acting_user=acting_user, decision=decision)
 
 
-@transaction.atomic
+@retried
 def concept_set_type(
     *,
     concept: Concept,
