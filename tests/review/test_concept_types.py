@@ -244,3 +244,19 @@ def test_an_update_that_leaves_the_type_keys_as_before_types_existed(f):
     assert clean["type_key"] is None
     without = {k: v for k, v in clean.items() if k != "type_key"}
     assert kind.dedup_key(clean) == kind.dedup_key(without)
+
+
+def test_the_decision_log_and_queue_row_say_the_type_change(f, curator):
+    """The update_concept partial names the new type (or "untyped")."""
+    from django.template.loader import render_to_string
+
+    c = f.concept("VACUUM")
+    graph.concept_type_create(key="command", label="Command", acting_user=None)
+    out = mend.concept_update_by_hand(acting_user=curator, concept_id=c.pk, type_key="command")
+    proposal = out.decision.proposal
+    view = kind_of(proposal).view(proposal)
+    for part in ("row", "log"):
+        html = render_to_string(f"review/cards/update_concept.html#{part}", {"view": view})
+        assert "type command" in html
+    view["type_key"] = ""
+    assert "untyped" in render_to_string("review/cards/update_concept.html#log", {"view": view})
