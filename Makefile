@@ -54,6 +54,8 @@ graph: setup
 
 # The vocabulary files' reader and installer are typed like the services.
 MYPY_PATHS += kgreview/graph/vocabulary_files.py kgreview/review/vocabulary.py kgreview/agents/own_graph.py
+# The concept vocabulary's models and reads (its services are under graph/services).
+MYPY_PATHS += kgreview/graph/concept_types.py kgreview/graph/type_selectors.py kgreview/graph/history.py
 
 ## The whole suite: lint, then every test (PostgreSQL when DATABASE_URL points at it).
 test: setup lint

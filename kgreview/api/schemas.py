@@ -95,6 +95,9 @@ class ConceptDetailOut(Schema):
     name: str
     description: str
     status: str
+    type: str | None = Field(
+        description="The key of the concept's type at as_of (now without it); null: untyped."
+    )
     merged_into: ConceptRef | None = Field(
         description="For a merged concept, the concept its names and edges live on now: "
         "the end of its chain of merges (A merged into B, then B into C: C)."

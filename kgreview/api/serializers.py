@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from kgreview.graph import learning, traversal
-from kgreview.graph.history import EDGE_RELATED, GraphDiff
+from kgreview.graph.history import EDGE_RELATED, GraphDiff, concept_type_at
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.search import SearchHit
 from kgreview.graph.selectors import survivor_of
@@ -149,11 +149,13 @@ def concept_detail_out(
     rows touching it) split by direction. A merged concept names the one its names and
     edges live on now: the end of its chain of merges (``graph.selectors.survivor_of``)."""
     survivor = survivor_of(concept)
+    concept_type = concept_type_at(concept, at)
     return {
         "id": concept.pk,
         "name": concept.name,
         "description": concept.description,
         "status": concept.status,
+        "type": concept_type.key if concept_type is not None else None,
         "merged_into": concept_ref(survivor) if survivor is not None else None,
         "aliases": list(
             concept.aliases.exclude(kind="canonical")

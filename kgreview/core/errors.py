@@ -60,6 +60,14 @@ class InactiveRelation(DomainError):
     status = 400
 
 
+class InactiveType(DomainError):
+    """The concept type was retired; a concept cannot be given it, nor a type be put
+    under it, until a curator reactivates it."""
+
+    code = "inactive_type"
+    status = 400
+
+
 class SelfLoop(DomainError):
     """An edge from a concept to itself; no relation of the graph allows one."""
 

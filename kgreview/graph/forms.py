@@ -79,3 +79,22 @@ class RelationActionForm(forms.Form):
         data["verb"] = data.get("verb", "")[:100]
         data["description"] = data.get("description", "")[:5000]
         return data
+
+
+class ConceptTypeActionForm(forms.Form):
+    """A curator's change to a concept type on the Ontology page: retire it, reactivate
+    it, or describe it (a label, a description and a parent's key, none for a top type;
+    the service judges them and words its refusals)."""
+
+    ACTIONS = ("retire", "reactivate", "describe")
+
+    action = TextField()
+    label = TextField(strip=True)
+    description = TextField()
+    parent_key = TextField(strip=True)
+
+    def clean_action(self) -> str:
+        action = self.cleaned_data["action"]
+        if action not in self.ACTIONS:
+            raise forms.ValidationError("Choose retire, reactivate or describe.")
+        return action

@@ -13,7 +13,7 @@ from django.db.models import Q, QuerySet
 
 from construction.quotes import evidence_present
 
-from .models import Concept, Edge, RelationType
+from .models import Concept, ConceptType, ConceptTypeChange, Edge, RelationType
 from .selectors import edges_as_of
 
 EDGE_RELATED = (
@@ -51,6 +51,32 @@ def concept_existed_at(concept: Concept, at: datetime | None) -> bool:
         and (concept.merged_at is None or concept.merged_at > at)
         and (concept.retired_at is None or concept.retired_at > at)
     )
+
+
+def concept_types_at(
+    concept_ids: list[int], *, at: datetime | None
+) -> dict[int, ConceptType | None]:
+    """Each concept's type at ``at`` (now when ``None``): the last change of its type
+    history (``ConceptTypeChange``) made by then, or none (untyped then). One query."""
+    if at is None:
+        rows = Concept.objects.filter(pk__in=concept_ids).select_related("type")
+        return {c.pk: c.type for c in rows}
+    found: dict[int, ConceptType | None] = dict.fromkeys(concept_ids)
+    changes = (
+        ConceptTypeChange.objects.filter(concept_id__in=concept_ids, changed_at__lte=at)
+        .select_related("type")
+        .order_by("concept_id", "changed_at", "id")
+    )
+    for change in changes:  # the last one of each concept wins
+        found[change.concept_id] = change.type
+    return found
+
+
+def concept_type_at(concept: Concept, at: datetime | None) -> ConceptType | None:
+    """The type ``concept`` had at ``at`` (now when ``None``)."""
+    if at is None:
+        return concept.type if concept.type_id is not None else None
+    return concept_types_at([concept.pk], at=at)[concept.pk]
 
 
 def relations_as_of(*, at: datetime | None) -> QuerySet[RelationType]:

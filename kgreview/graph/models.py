@@ -16,6 +16,8 @@ from django.db.models.functions import Greatest, Least, Lower
 
 from kgreview.core.nodelete import AppendOnlyModel, NoDeleteManager, NoDeleteModel, NoDeleteQuerySet
 
+from .concept_types import ConceptType, ConceptTypeChange  # noqa: F401 (this app's models)
+
 if TYPE_CHECKING:
     from .sources import Structure
 
@@ -104,6 +106,10 @@ class Concept(NoDeleteModel):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # Its type now (null: untyped); what it was before is in ConceptTypeChange.
+    type = models.ForeignKey(
+        "ConceptType", null=True, blank=True, on_delete=models.PROTECT, related_name="concepts"
+    )
 
     class Meta:
         ordering = ["name"]

@@ -15,13 +15,18 @@ gives a reason; its evidence lies inside its revision and quotes it verbatim. Th
 the graph as it is: the fact is not held already (a symmetric relation holds it both
 ways round, ``fact_keys``), and in an acyclic relation it closes no cycle
 (``cycle_refusal``, ``unchecked_refusal``: the searches are ``graph.order``'s).
+
+At the end, the concept vocabulary's rules: a type's key and words, its parent (existing,
+active, closing no loop), and which type a concept may be given.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable, Sequence
 from typing import TypeVar
 
+from construction.text import CONTROL
 from kgreview.core.errors import (
     ConceptNotActive,
     CycleDetected,
@@ -30,11 +35,14 @@ from kgreview.core.errors import (
     DuplicateEdge,
     EvidenceMismatch,
     InactiveRelation,
+    InactiveType,
+    NameTaken,
     SelfLoop,
+    StateConflict,
     ValidationFailed,
 )
 
-from .models import Concept, Edge, RelationType, SourceRevision
+from .models import Concept, ConceptType, Edge, RelationType, SourceRevision
 
 # An end of a fact: a concept id, or whatever stands for a concept still to be made.
 End = TypeVar("End", bound=Hashable)
@@ -273,3 +281,106 @@ def unchecked_refusal(
         f"cycle: more than {limit} concepts lead to and from its ends in "
         f'"{relation.key}"{"" if ordered else _UNORDERED}. Nothing was changed.'
     )
+
+
+# --- The concept vocabulary ---------------------------------------------------------------
+# A concept type's key, words and place in the hierarchy, and who may be given it. The
+# services (``services.concept_types``) raise these; the add_concept_type card's blockers
+# read them too.
+
+TYPE_KEY = re.compile(r"[a-z][a-z0-9_]{0,63}")
+TYPE_LABEL_MAX = 100
+TYPE_DESCRIPTION_MAX = 5000
+
+
+def type_key_refusal(key: str) -> ValidationFailed | None:
+    """A type's key is a short slug: a lowercase letter, then letters, digits or ``_``."""
+    if TYPE_KEY.fullmatch(key):
+        return None
+    shown = key if len(key) <= 40 and not CONTROL.search(key) else "this key"
+    return ValidationFailed(
+        f'"{shown}" cannot be a concept type\'s key: use a lowercase letter followed by up '
+        "to 63 lowercase letters, digits or underscores (such as lock_mode)."
+    )
+
+
+def type_words_refusal(label: str, description: str) -> ValidationFailed | None:
+    """A type's label holds words (100 characters at most) and neither it nor its
+    description (5,000 at most) holds control characters."""
+    if CONTROL.search(label) or CONTROL.search(description):
+        return ValidationFailed(
+            "A concept type's label and description cannot hold control characters."
+        )
+    if not label.strip():
+        return ValidationFailed("A concept type needs a label: say in words what it is.")
+    if len(label) > TYPE_LABEL_MAX:
+        return ValidationFailed(
+            f"A concept type's label is {TYPE_LABEL_MAX} characters at most, not {len(label)}."
+        )
+    if len(description) > TYPE_DESCRIPTION_MAX:
+        return ValidationFailed(
+            f"A concept type's description is {TYPE_DESCRIPTION_MAX:,} characters at most, "
+            f"not {len(description):,}."
+        )
+    return None
+
+
+def type_taken(key: str) -> NameTaken:
+    """The refusal of a new type whose key another type (active or retired) holds."""
+    return NameTaken(f'The concept type "{key}" already exists.')
+
+
+def no_type(key: str) -> ValidationFailed:
+    """The refusal of a type (a concept's, or a parent) that does not exist."""
+    if len(key) > 64 or CONTROL.search(key):
+        return ValidationFailed("There is no concept type by that key.")
+    return ValidationFailed(f'There is no concept type "{key}".')
+
+
+def type_active_refusal(
+    concept_type: ConceptType, *, as_parent: bool = False
+) -> DomainError | None:
+    """A retired type is given to no concept and is no new parent."""
+    if concept_type.active:
+        return None
+    role = "the parent of a type" if as_parent else "given to a concept"
+    return InactiveType(
+        f'The concept type "{concept_type.key}" was retired and cannot be {role}; '
+        "a curator can reactivate it on the Ontology page."
+    )
+
+
+def parent_cycle_refusal(key: str, ancestors: Sequence[str]) -> CycleDetected | None:
+    """A type is never its own ancestor: ``ancestors`` are the keys of the proposed
+    parent's chain, the parent first."""
+    if key not in ancestors:
+        return None
+    chain = [key, *ancestors[: ancestors.index(key) + 1]]
+    return CycleDetected(
+        f'"{ancestors[0]}" cannot be the parent of "{key}": the hierarchy would loop '
+        f"({' → '.join(chain)}).",
+        path=list(chain),
+    )
+
+
+def type_retire_refusal(
+    concept_type: ConceptType, active_children: Sequence[str]
+) -> DomainError | None:
+    """A type with active subtypes stays until they are retired or moved."""
+    if not active_children:
+        return None
+    return StateConflict(
+        f'The concept type "{concept_type.key}" still has active subtypes '
+        f"({', '.join(active_children[:5])}); retire them or give them another parent first."
+    )
+
+
+def type_change_refusal(
+    concept: Concept, old: ConceptType | None, new: ConceptType | None
+) -> StateConflict | None:
+    """A type change changes something."""
+    if (old.pk if old else None) != (new.pk if new else None):
+        return None
+    if new is None:
+        return StateConflict(f'"{concept.name}" has no type already.')
+    return StateConflict(f'"{concept.name}" is a {new.label} already.')

@@ -1,5 +1,6 @@
 """The graph's own pages. Included at the site root without a namespace, so the names
-(``source-original``, ``concepts``, ``relation-action``) read as they always have."""
+(``source-original``, ``concepts``, ``relation-action``, ``concept-type-action``) read
+as they always have."""
 
 from django.urls import path
 
@@ -9,4 +10,5 @@ urlpatterns = [
     path("sources/<slug:slug>/original/", views.source_original, name="source-original"),
     path("concepts/", views.concepts, name="concepts"),
     path("ontology/<int:pk>/", views.relation_action, name="relation-action"),
+    path("ontology/types/<int:pk>/", views.concept_type_action, name="concept-type-action"),
 ]

@@ -1,5 +1,5 @@
 """The graph's own pages: a source's original file, the concept list, and curators'
-changes to relation types. Thin: validate, select, render.
+changes to relation and concept types. Thin: validate, select, render.
 
 Pages that also show proposals or agents' findings (the sources home, a source's text,
 a concept, the ontology) live in ``kgreview.web``, above every app they read.
@@ -20,8 +20,14 @@ from kgreview.core.permissions import curator_required, view_required
 from kgreview.core.refusals import said
 
 from . import selectors, services, sourcepage
-from .forms import CONCEPT_FILTERS, ConceptListForm, RelationActionForm, RevisionForm
-from .models import RelationType, Source, SourceFile
+from .forms import (
+    CONCEPT_FILTERS,
+    ConceptListForm,
+    ConceptTypeActionForm,
+    RelationActionForm,
+    RevisionForm,
+)
+from .models import ConceptType, RelationType, Source, SourceFile
 
 
 @require_GET
@@ -99,4 +105,37 @@ def relation_action(request: HttpRequest, pk: int) -> HttpResponse:
                 acting_user=request.user,
             )
             messages.success(request, f'"{relation.key}" described.')
+    return redirect(links.url("ontology"))
+
+
+@require_POST
+@login_required
+@curator_required
+def concept_type_action(request: HttpRequest, pk: int) -> HttpResponse:
+    """Retire a concept type, bring it back or describe it (its words and its parent),
+    then go back to the Ontology page."""
+    concept_type = get_object_or_404(ConceptType, pk=pk)
+    form = ConceptTypeActionForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, errors_in_words(form))
+        return redirect(links.url("ontology"))
+    data = form.cleaned_data
+    with said(request):
+        if data["action"] == "retire":
+            services.concept_type_retire(concept_type=concept_type, acting_user=request.user)
+            messages.success(
+                request, f'"{concept_type.key}" retired; the concepts that have it keep it.'
+            )
+        elif data["action"] == "describe":
+            services.concept_type_describe(
+                concept_type=concept_type,
+                label=data["label"],
+                description=data["description"],
+                parent_key=data["parent_key"],
+                acting_user=request.user,
+            )
+            messages.success(request, f'"{concept_type.key}" described.')
+        else:
+            services.concept_type_reactivate(concept_type=concept_type, acting_user=request.user)
+            messages.success(request, f'"{concept_type.key}" is active again.')
     return redirect(links.url("ontology"))

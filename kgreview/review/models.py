@@ -59,6 +59,7 @@ class Proposal(NoDeleteModel):
         ADD_RELATION_TYPE = "add_relation_type", "Add relation type"
         UPDATE_CONCEPT = "update_concept", "Rename concept or change its aliases"
         ADD_ALIAS = "add_alias", "Add a name a document defines"
+        ADD_CONCEPT_TYPE = "add_concept_type", "Add concept type"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"

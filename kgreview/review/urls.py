@@ -21,4 +21,5 @@ urlpatterns = [
     path("mend/edges/new/", mend_views.edge_add, name="edge-add"),
     path("mend/concepts/<int:pk>/merge/", mend_views.concept_merge, name="concept-merge"),
     path("mend/concepts/<int:pk>/names/", mend_views.concept_names, name="concept-names"),
+    path("mend/concepts/<int:pk>/type/", mend_views.concept_type, name="concept-type"),
 ]

@@ -76,8 +76,8 @@ def changes(entry: AuditEntry) -> list[Change]:
 
 
 def subject_links(rows: list[AuditEntry]) -> dict[int, str]:
-    """The page of each row's subject, where it has one (a concept, a relation type, a
-    source, an agent run), by row id. One query for the sources' slugs."""
+    """The page of each row's subject, where it has one (a concept, a relation or concept
+    type, a source, an agent run), by row id. One query for the sources' slugs."""
     source_ids = [r.subject_id for r in rows if r.subject_type == "source" and r.subject_id]
     slugs = dict(
         Source.objects.filter(pk__in=[i for i in source_ids if i.isdigit()]).values_list(
@@ -93,6 +93,8 @@ def subject_links(rows: list[AuditEntry]) -> dict[int, str]:
             links[r.pk] = reverse("concept-detail", args=[int(pk)])
         elif kind == "relationtype":
             links[r.pk] = f"{reverse('ontology')}#relation-{pk}"
+        elif kind == "concepttype":
+            links[r.pk] = f"{reverse('ontology')}#concept-type-{pk}"
         elif kind == "source" and int(pk) in slugs:
             links[r.pk] = reverse("source-detail", args=[slugs[int(pk)]])
         elif kind == "agentrun":

@@ -20,7 +20,7 @@ from kgreview.agents.selectors import unknown_relations, worker_status
 from kgreview.core.markup import Span
 from kgreview.core.middleware import parses_own_body
 from kgreview.core.permissions import can_decide, curator_required, is_curator, view_required
-from kgreview.graph import selectors, sourcepage, upload
+from kgreview.graph import selectors, sourcepage, type_selectors, upload
 from kgreview.graph.models import Concept, Source, SourceFile
 from kgreview.graph.sources import place_of, revision_structure
 from kgreview.review.models import Proposal
@@ -270,7 +270,9 @@ def healthz(request: HttpRequest) -> JsonResponse:
 @view_required
 def concept_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """A concept's names, edges and sources, with the open proposals about it."""
-    concept = get_object_or_404(Concept.objects.select_related("merged_into"), pk=pk)
+    concept = get_object_or_404(
+        Concept.objects.select_related("merged_into", "type__parent"), pk=pk
+    )
     selectors.with_survivors([concept])
     profile = selectors.concept_profile(concept)
     # The canonical name first, then aliases, then names that came with merges.
@@ -282,6 +284,7 @@ def concept_detail(request: HttpRequest, pk: int) -> HttpResponse:
         {
             **profile,
             "proposals": pending.open_proposals_touching(concept),
+            "concept_types": type_selectors.assignable_types() if is_curator(request.user) else [],
             "can_curate": is_curator(request.user),
             "can_decide": can_decide(request.user),
         },
@@ -292,12 +295,14 @@ def concept_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @view_required
 def ontology(request: HttpRequest) -> HttpResponse:
-    """The relation vocabulary with its edges and open proposals counted, and the
-    relations agents met that it lacks."""
+    """The concept types (with their parents and concepts counted), the relation
+    vocabulary with its edges and open proposals counted, and the relations agents met
+    that it lacks."""
     return render(
         request,
         "web/ontology.html",
         {
+            "concept_types": type_selectors.concept_type_overview(),
             "relations": pending.with_open_counts(selectors.relation_overview()),
             "unknown": unknown_relations(),
             "min_support": settings.KG_DISCOVERY_MIN_SUPPORT,

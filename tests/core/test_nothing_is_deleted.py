@@ -30,7 +30,14 @@ from kgreview.api.models import ApiToken
 from kgreview.core.audit import record
 from kgreview.core.errors import HardDeleteForbidden, ImmutableRecord
 from kgreview.core.nodelete import guarded_models
-from kgreview.graph.models import Concept, ConceptAlias, SourceConcept, SourceFile
+from kgreview.graph import services as graph_services
+from kgreview.graph.models import (
+    Concept,
+    ConceptAlias,
+    ConceptTypeChange,
+    SourceConcept,
+    SourceFile,
+)
 from kgreview.questions.models import CompetencyQuestion, CompetencyRun, GapProposal, QuestionResult
 from kgreview.review.models import Decision, EdgeProvenance, Proposal, ProposalOrigin
 
@@ -144,6 +151,8 @@ def history(f, django_user_model):
         text="What is part of Beta?", expect="concepts", expected_names=["Alpha"]
     )
     competency_run = CompetencyRun.objects.create(trigger="cli")
+    graph_services.concept_type_create(key="thing", label="Thing", acting_user=None)
+    typed = graph_services.concept_set_type(concept=a, type_key="thing", acting_user=None)
     rows = [
         user,
         a,
@@ -164,6 +173,8 @@ def history(f, django_user_model):
             run=run, revision=revision, reason="unknown_relation", candidate={}
         ),
         SourceConcept.objects.create(source=src, concept=a, revision=revision),
+        typed.type,
+        ConceptTypeChange.objects.get(concept=typed),
         SourceFile.objects.create(sha256="0" * 64, media_type="text/plain", size=1, data=b"x"),
         ApiToken.objects.create(user=user, name="planner", prefix="abcd1234", key_hash="f" * 64),
         question,

@@ -143,8 +143,13 @@ def test_an_unknown_kind_is_refused_in_words():
         payload_validate(kind="add_wish", payload={})
 
 
-def test_the_curator_kinds_are_the_merges_relation_types_and_concept_corrections():
-    assert {"merge_concepts", "add_relation_type", "update_concept"} == decisions.CURATOR_KINDS
+def test_the_curator_kinds_are_the_merges_the_ontology_and_concept_corrections():
+    assert {
+        "merge_concepts",
+        "add_relation_type",
+        "add_concept_type",
+        "update_concept",
+    } == decisions.CURATOR_KINDS
 
 
 def test_the_bulk_driver_names_no_kind_and_each_set_is_a_kinds_accept_set():

@@ -3,7 +3,8 @@
 The services live in modules by subject: ``concepts`` (create, describe, rename,
 aliases, retire, reactivate), ``merges`` (merge and unmerge), ``edges`` (add,
 invalidate, supersede, restore; the row writing and checks they share with merges are
-in ``rows``) and ``relations`` (the relation vocabulary). Importing a source's text is
+in ``rows``), ``relations`` (the relation vocabulary) and ``concept_types`` (the concept
+vocabulary, and each concept's type with its history). Importing a source's text is
 ``kgreview.graph.sources.source_import``, also named here. ``common`` holds what they
 share, including how a change is attributed: every state-changing service takes
 ``acting_user`` (``None`` for the system's or an agent's own work) and ``decision``,
@@ -45,6 +46,13 @@ from .common import (
     lock_graph,
     name_index_changed,
 )
+from .concept_types import (
+    concept_set_type,
+    concept_type_create,
+    concept_type_describe,
+    concept_type_reactivate,
+    concept_type_retire,
+)
 from .concepts import (
     check_retirable,
     concept_add_alias,
@@ -84,6 +92,11 @@ __all__ = [
     "concept_rename",
     "concept_restore_alias",
     "concept_retire",
+    "concept_set_type",
+    "concept_type_create",
+    "concept_type_describe",
+    "concept_type_reactivate",
+    "concept_type_retire",
     "concept_unmerge",
     "edge_add",
     "edge_create",

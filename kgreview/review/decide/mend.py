@@ -171,9 +171,11 @@ def concept_update_by_hand(
     add_aliases=(),
     remove_aliases=(),
     status: str | None = None,
+    type_key: str | None = None,
     note: str = "",
 ) -> Outcome:
-    """Rename a concept, add or remove its aliases, or retire or reactivate it."""
+    """Rename a concept, add or remove its aliases, change its type (``type_key``: a
+    type's key, ``""`` for none), or retire or reactivate it."""
     _require(acting_user=acting_user, curator=True)
     concept = Concept.objects.filter(pk=concept_id).first()
     if concept is None:
@@ -183,7 +185,13 @@ def concept_update_by_hand(
         name = None
     add = [a for a in (" ".join(str(x).split()) for x in add_aliases) if a]
     remove = [a for a in (" ".join(str(x).split()) for x in remove_aliases) if a]
-    if not (name or add or remove or status):
+    if type_key is not None:
+        type_key = str(type_key).strip()
+        if type_key and rules.type_key_refusal(type_key) is not None:
+            raise rules.no_type(type_key)
+        if type_key == (concept.type.key if concept.type else ""):
+            type_key = None
+    if not (name or add or remove or status or type_key is not None):
         raise ValidationFailed("Nothing would change.")
     words = []
     if name:
@@ -194,6 +202,8 @@ def concept_update_by_hand(
         words.append("removed " + ", ".join(f'"{a}"' for a in remove))
     if status:
         words.append("retired it" if status == "retired" else "reactivated it")
+    if type_key is not None:
+        words.append(f'made it a "{type_key}"' if type_key else "took its type away")
     reason = _note(note) or ("Curated by hand: " + "; ".join(words) + ".")
     return _made_and_accepted(
         acting_user=acting_user,
@@ -204,6 +214,7 @@ def concept_update_by_hand(
             "add_aliases": add,
             "remove_aliases": remove,
             "status": status,
+            "type_key": type_key,
         },
         reason=reason,
     )

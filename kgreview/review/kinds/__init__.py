@@ -12,6 +12,7 @@ from __future__ import annotations
 from kgreview.core.errors import ValidationFailed
 from kgreview.review.kinds.add_alias import AddAliasKind
 from kgreview.review.kinds.add_concept import AddConceptKind
+from kgreview.review.kinds.add_concept_type import AddConceptTypeKind
 from kgreview.review.kinds.add_edge import AddEdgeKind
 from kgreview.review.kinds.add_relation_type import AddRelationTypeKind
 from kgreview.review.kinds.base import Kind, Settle
@@ -32,6 +33,7 @@ KINDS: dict[str, Kind] = {
         AddRelationTypeKind(),
         UpdateConceptKind(),
         AddAliasKind(),
+        AddConceptTypeKind(),
     )
 }
 CURATOR_KINDS = frozenset(key for key, kind in KINDS.items() if kind.curator_only)

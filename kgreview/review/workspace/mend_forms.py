@@ -163,6 +163,17 @@ class ConceptNamesForm(forms.Form):
         return data
 
 
+class ConceptTypeForm(forms.Form):
+    """A concept's new type: a type's key, or nothing for none (the service judges the
+    key and words its refusal), with an optional note."""
+
+    type_key = TextField()
+    note = TextField()
+
+    def clean_type_key(self) -> str:
+        return clean_text(self.cleaned_data["type_key"], 64)
+
+
 class ConceptMergeForm(forms.Form):
     """The concept to merge with (picked in the concept picker, or carried as ``other``
     once chosen), the name typed in the picker, which of the two survives, and a note."""

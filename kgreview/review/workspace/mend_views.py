@@ -28,6 +28,7 @@ from kgreview.review.workspace.mend_forms import (
     ConceptMergeForm,
     ConceptNamesForm,
     ConceptStatusForm,
+    ConceptTypeForm,
     EdgeAddForm,
     NoteForm,
 )
@@ -161,6 +162,31 @@ def concept_names(request: HttpRequest, pk: int) -> HttpResponse:
             return f'"{name}" is now also a name of "{concept.name}".'
         mend.concept_update_by_hand(acting_user=request.user, concept_id=pk, remove_aliases=[name])
         return f'"{name}" is no longer a name of "{concept.name}"; the name is free again.'
+
+    _tell(request, change)
+    return redirect(links.url("concept", pk))
+
+
+@require_POST
+@login_required
+@curator_required
+def concept_type(request: HttpRequest, pk: int) -> HttpResponse:
+    """Give a concept a type, or take its type away (a decision, kept in its history)."""
+    concept = get_object_or_404(Concept, pk=pk)
+    form = ConceptTypeForm(request.POST)
+    form.is_valid()  # both fields are optional; the service judges the key
+    type_key = form.cleaned_data.get("type_key", "")
+
+    def change() -> str:
+        mend.concept_update_by_hand(
+            acting_user=request.user,
+            concept_id=concept.pk,
+            type_key=type_key,
+            note=form.cleaned_data.get("note", ""),
+        )
+        if type_key:
+            return f'"{concept.name}" is now a "{type_key}".'
+        return f'"{concept.name}" has no type now.'
 
     _tell(request, change)
     return redirect(links.url("concept", pk))
