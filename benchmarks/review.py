@@ -244,7 +244,7 @@ def _backwards(picked: list[int], graph: Curriculum) -> set[int]:
 
 def _count_visits(pk: int, run: _Run) -> None:
     """What the cycle check of accepting proposal ``pk`` reads (not timed, not written)."""
-    from kgreview.graph.selectors import edge_precheck
+    from kgreview.graph.precheck import edge_precheck
 
     p = Proposal.objects.select_related("relation").get(pk=pk)
     if p.relation is None or not p.relation.acyclic:
