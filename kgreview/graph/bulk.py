@@ -23,7 +23,7 @@ from kgreview.core.errors import DomainError, NameTaken, ValidationFailed
 
 from . import rules, selectors
 from .bulk_admit import admit_many
-from .models import Concept, ConceptAlias, Edge, RelationType, SourceConcept
+from .models import Concept, ConceptAlias, Edge, RelationType
 from .services.common import NAME_MAX, name_index_changed
 from .services.concepts import check_retirable
 
@@ -194,15 +194,3 @@ def concepts_retire_many(ids: Iterable[int], *, at: datetime) -> None:
         status=Concept.Status.RETIRED, retired_at=at, updated_at=at
     )
     name_index_changed(concepts=ids)
-
-
-def sources_ground(rows: dict[tuple[int, int], int]) -> None:
-    """Record that sources ground concepts: (source id, concept id) -> revision id."""
-    if not rows:
-        return
-    SourceConcept.objects.bulk_create(
-        [SourceConcept(source_id=s, concept_id=c, revision_id=r) for (s, c), r in rows.items()],
-        update_conflicts=True,
-        unique_fields=["source", "concept"],
-        update_fields=["revision"],
-    )

@@ -181,12 +181,15 @@ def source_ground(revision: SourceRevision, concept_ids: Sequence[int]) -> None:
     concept it grounded before moves to this revision). The agents' own work, inside the
     caller's transaction: a construct run's bookkeeping, not a change a curator makes,
     so it writes no curation log row."""
-    if concept_ids:
+    sources_ground({(revision.source_id, cid): revision.pk for cid in concept_ids})
+
+
+def sources_ground(rows: Mapping[tuple[int, int], int]) -> None:
+    """Record that sources ground concepts, (source id, concept id) -> revision id, in one
+    upsert (a concept a source grounded before moves to the revision given)."""
+    if rows:
         SourceConcept.objects.bulk_create(
-            [
-                SourceConcept(source_id=revision.source_id, concept_id=cid, revision=revision)
-                for cid in concept_ids
-            ],
+            [SourceConcept(source_id=s, concept_id=c, revision_id=r) for (s, c), r in rows.items()],
             update_conflicts=True,
             unique_fields=["source", "concept"],
             update_fields=["revision"],

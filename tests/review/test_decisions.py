@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kgreview.core.errors import NotFound, SelfLoop, StateConflict, ValidationFailed
+from kgreview.graph import precheck
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge, RelationType, SourceConcept
@@ -500,10 +501,9 @@ def test_keeping_the_other_concept_relinks_the_merge_proposal(f, curator):
 def test_an_edge_too_far_to_check_for_a_cycle_is_refused_in_words(f, reviewer, monkeypatch):
     """When neither bounded search ends, the decision is refused as stale, in words, and
     nothing is written (never accepted on a guess)."""
-    from kgreview.graph import selectors as graph_selectors
 
-    monkeypatch.setattr(graph_selectors, "INLINE_REBUILD", 0)
-    monkeypatch.setattr(graph_selectors, "REACH_LIMIT", 2)
+    monkeypatch.setattr(precheck, "INLINE_REBUILD", 0)
+    monkeypatch.setattr(precheck, "REACH_LIMIT", 2)
     into, out = f.concept("Into"), f.concept("Out of")
     for _ in range(3):
         f.edge(f.concept(), into)

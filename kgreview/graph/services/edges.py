@@ -78,11 +78,14 @@ def edge_add(
     valid_at: datetime | None = None,
     acting_user: User | None,
     decision=None,
+    grounds: dict[tuple[int, int], int] | None = None,
 ) -> Edge:
     """The body of ``edge_create`` for callers already inside a transaction.
 
     It takes the locks itself and adds no savepoint, so a decision that creates an edge
     stays a handful of queries. Any error leaves the caller's transaction to roll back.
+    ``grounds``: the sources that ground the ends, written with the edge
+    (``rows.insert_edge``).
     """
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("edge_add must run inside a transaction; use edge_create")
@@ -112,6 +115,7 @@ def edge_add(
         decided_by=user_row(acting_user),
         in_order=admitted.in_order,
         moves=admitted.moves,
+        grounds=grounds,
         guard=False,
     )
     audited(

@@ -10,11 +10,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
 from kgreview.core.errors import DuplicateEdge, StateConflict, ValidationFailed
 
 from .. import order, precheck, rules, selectors
-from ..models import Concept, ConceptOrder, Edge, RelationType
+from ..models import Concept, ConceptOrder, Edge, RelationType, SourceConcept
+from ..sources import sources_ground
 from .common import Evidence
 
 if TYPE_CHECKING:
@@ -95,50 +97,81 @@ def fact_of(edge: Edge, **changes) -> dict:
     }
 
 
-def insert_edge(*, guard: bool = True, moves: dict[int, int] | None = None, **columns) -> Edge:
+def insert_edge(
+    *,
+    guard: bool = True,
+    moves: dict[int, int] | None = None,
+    grounds: dict[tuple[int, int], int] | None = None,
+    **columns,
+) -> Edge:
     """Insert the row built by ``edge_row(**columns)``. ``guard`` turns a lost race into
     ``DuplicateEdge`` (a savepoint); callers holding the concept locks cannot lose that
     race and skip it. ``moves``: the places in the relation's order the edge needs
-    (``admit_fact(..., defer=True)``), written with it."""
+    (``admit_fact(..., defer=True)``), written with it. ``grounds``: the sources that
+    ground its ends, (source id, concept id) -> revision id, written with it too
+    (``sources.sources_ground``)."""
     row = edge_row(**columns)
-    if moves and not guard and connection.vendor == "postgresql":
-        _insert_with_moves(row, moves)
+    if (moves or grounds) and not guard and connection.vendor == "postgresql":
+        _insert_with(row, moves or {}, grounds or {})
         return row
     if moves:
         order.write(row.relation_id, moves)
     if not guard:
         row.save(force_insert=True)
+        sources_ground(grounds or {})
         return row
     try:
         with transaction.atomic():
             row.save(force_insert=True)
-            return row
     except IntegrityError as exc:
         # The checks ran first, so this is a concurrent writer winning the race.
         raise DuplicateEdge(
             "The same edge was just added by someone else; it is already in the graph."
         ) from exc
+    sources_ground(grounds or {})
+    return row
 
 
-def _insert_with_moves(row: Edge, moves: dict[int, int]) -> None:
-    """Insert ``row`` and store the order's ``moves`` in one statement (a data-modifying
-    subquery), so a decision whose edge moves concepts in the order is not a round trip
-    longer (the decision budget counts them)."""
+def _insert_with(row: Edge, moves: dict[int, int], grounds: dict[tuple[int, int], int]) -> None:
+    """Insert ``row`` with the order's ``moves`` and the ``grounds`` of its ends in one
+    statement (data-modifying subqueries), so a decision that writes an edge is not a
+    round trip longer for either (the decision budget counts them)."""
     fields = [f for f in Edge._meta.concrete_fields if not f.primary_key]
     quote = connection.ops.quote_name
     columns = ", ".join(quote(f.column) for f in fields)
     values = [f.get_db_prep_save(f.pre_save(row, True), connection) for f in fields]
     placed = ", ".join(["%s"] * len(values))
+    parts: list[str] = []
+    params: list = []
+    if moves:
+        parts.append(
+            f"moved AS (INSERT INTO {ConceptOrder._meta.db_table}"
+            " (relation_id, concept_id, position)"
+            " SELECT %s, c, p FROM unnest(%s::bigint[], %s::bigint[]) AS t(c, p)"
+            " ON CONFLICT (relation_id, concept_id) DO UPDATE SET position = EXCLUDED.position)"
+        )
+        params += [row.relation_id, list(moves), list(moves.values())]
+    if grounds:
+        parts.append(
+            f"grounded AS (INSERT INTO {SourceConcept._meta.db_table}"
+            " (source_id, concept_id, revision_id, created_at)"
+            " SELECT s, c, r, %s FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[])"
+            " AS t(s, c, r)"
+            " ON CONFLICT (source_id, concept_id) DO UPDATE SET revision_id = EXCLUDED.revision_id)"
+        )
+        pairs = list(grounds.items())
+        params += [
+            timezone.now(),
+            [s for (s, _), _ in pairs],
+            [c for (_, c), _ in pairs],
+            [r for _, r in pairs],
+        ]
     sql = (
-        f"WITH moved AS (INSERT INTO {ConceptOrder._meta.db_table}"
-        " (relation_id, concept_id, position)"
-        " SELECT %s, c, p FROM unnest(%s::bigint[], %s::bigint[]) AS t(c, p)"
-        " ON CONFLICT (relation_id, concept_id) DO UPDATE SET position = EXCLUDED.position)"
+        f"WITH {', '.join(parts)}"
         f" INSERT INTO {Edge._meta.db_table} ({columns}) VALUES ({placed}) RETURNING id"
     )
-    params = [row.relation_id, list(moves), list(moves.values()), *values]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, [*params, *values])
         row.pk = cursor.fetchone()[0]
     row._state.adding = False
     row._state.db = connection.alias

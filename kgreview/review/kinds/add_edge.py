@@ -37,7 +37,7 @@ from kgreview.review.kinds.base import (
     Settle,
     Step,
     UndoStep,
-    ground,
+    grounds_of,
 )
 from kgreview.review.kinds.edge_set import accept_edges_and_concepts
 from kgreview.review.kinds.edge_set_check import end_gone_words
@@ -290,9 +290,9 @@ class AddEdgeKind(Kind):
             weight=payload.get("weight", 1.0),
             acting_user=step.acting_user,
             decision=step.audit_row,
+            grounds=grounds_of(proposal, [source_id, target_id]),
         )
         provenance.edge_made(edge, decision=step.audit_row, proposal=proposal)
-        ground(proposal, [source_id, target_id])
         out.edges.append(edge)
         out.changes.edges_added.add(edge.pk)
         out.changes.edge_rows[edge.pk] = edge

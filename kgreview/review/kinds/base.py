@@ -24,9 +24,9 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from kgreview.core.errors import ValidationFailed
-from kgreview.graph import bulk as graph_bulk
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph_services
+from kgreview.graph import sources as graph_sources
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.graph.services import DECIDING
 from kgreview.review.decide.changes import GraphChanges
@@ -421,10 +421,15 @@ def edge_ends(edge_ids) -> dict[int, tuple[int, int, int]]:
 
 def ground(proposal: Proposal, concept_ids) -> None:
     """Record that the proposal's source grounds these concepts (one upsert)."""
-    if proposal.document_id and proposal.evidence_revision_id:
-        graph_bulk.sources_ground(
-            {(proposal.document_id, cid): proposal.evidence_revision_id for cid in concept_ids}
-        )
+    graph_sources.sources_ground(grounds_of(proposal, concept_ids))
+
+
+def grounds_of(proposal: Proposal, concept_ids) -> dict[tuple[int, int], int]:
+    """What the proposal's source grounds: (source id, concept id) -> its revision id, or
+    nothing for a proposal without a quoted source."""
+    if not (proposal.document_id and proposal.evidence_revision_id):
+        return {}
+    return {(proposal.document_id, cid): proposal.evidence_revision_id for cid in concept_ids}
 
 
 def active_edge(edge_id: int) -> Edge:

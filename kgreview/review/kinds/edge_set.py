@@ -29,6 +29,7 @@ from django.utils import timezone
 from kgreview.graph import bulk as graph_bulk
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
+from kgreview.graph import sources as graph_sources
 from kgreview.graph.models import Concept, Edge
 from kgreview.review import provenance
 from kgreview.review.decide.changes import GraphChanges
@@ -302,7 +303,7 @@ def _ground(closed: list[Proposal], new_edges) -> None:
     for p in closed:
         if p.kind != EDGE and p.document_id and p.evidence_revision_id and p.concept_id:
             rows[(p.document_id, p.concept_id)] = p.evidence_revision_id
-    graph_bulk.sources_ground(rows)
+    graph_sources.sources_ground(rows)
 
 
 def _changes(
