@@ -12,7 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from kgreview.graph.models import ConceptOrder, Edge
+from kgreview.graph.models import ConceptOrder, Edge, SourceConcept
 from kgreview.review.models import Proposal
 from tests.review.workspace import client_for
 
@@ -150,6 +150,8 @@ def test_edit_turning_an_edge_round_onto_a_new_concept_is_within_the_budget(f, q
     assert status == 200
     assert Edge.objects.filter(source=fresh, target=queue["c"], status="active").exists()
     assert ConceptOrder.objects.filter(concept=fresh).exists()
-    # SQLite writes the end's place in the order and the edge in two statements
-    # (PostgreSQL in one), and the edge's provenance is review's own row, one insert more.
+    grounded = SourceConcept.objects.filter(source=queue["doc"], concept__in=[fresh, queue["c"]])
+    assert grounded.count() == 2  # written with the edge and the moves on PostgreSQL
+    # SQLite writes the end's place in the order, the edge and its ends' grounds in three
+    # statements (PostgreSQL in one); the edge's provenance is review's own row, one more.
     assert queries <= BUDGET + (connection.vendor == "sqlite"), queries
