@@ -74,9 +74,6 @@ LAYERS = {
     "questions": 4,
     "web": 5,
 }
-# Upward imports allowed: none. Issue 12 removed the last ones (pages that combine apps
-# moved to ``web``; review tells agents through a signal). Keep it empty.
-KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 
 def imported_modules(source: str, module: str) -> set[str]:
@@ -126,15 +123,10 @@ def upward_imports() -> set[tuple[str, str]]:
     return found
 
 
-def test_no_app_imports_a_higher_layer_beyond_the_known_few():
-    """Lower layers never import higher ones (at module level or inside a function);
-    the few that still do are listed, and the list only shrinks."""
-    assert upward_imports() - KNOWN_UPWARD == set()
-
-
-def test_the_list_of_known_upward_imports_holds_no_stale_entry():
-    """An import that was moved away comes off the list, so it cannot come back."""
-    assert KNOWN_UPWARD - upward_imports() == set()
+def test_no_app_imports_a_higher_layer():
+    """Lower layers never import higher ones (at module level or inside a function), and
+    peers never import each other. There are no exceptions."""
+    assert upward_imports() == set()
 
 
 def test_the_scan_sees_lazy_and_relative_imports():
@@ -514,11 +506,7 @@ def test_the_write_scan_sees_managers_querysets_instances_and_sql():
 # A foreign key, one-to-one or many-to-many field names the model it points at as surely
 # as an import does: a lower app's model never points at a higher app's (or a peer's).
 # Where both must be linked, the link lives in the higher app (``questions.GapProposal``,
-# ``agents.AgentRun.origin``, ``review.EdgeProvenance``).
-#
-# Nothing is left to move (issue 26 moved an edge's provenance to review). The list stays
-# for the next exception and only shrinks: the test below fails on a stale entry.
-KNOWN_UPWARD_RELATIONS: set[str] = set()
+# ``agents.AgentRun.origin``, ``review.EdgeProvenance``). There are no exceptions.
 
 
 def upward_relations(relations) -> set[str]:
@@ -532,18 +520,15 @@ def upward_relations(relations) -> set[str]:
 
 
 def test_no_model_points_at_a_higher_app():
-    """A model of a lower app holds no relation to a higher app's model (or a peer's),
-    beyond the edge provenance still listed; the scan reads the real models."""
+    """A model of a lower app holds no relation to a higher app's model (or a peer's); the
+    scan reads the real models."""
     relations = model_relations()
     assert ("graph", "graph.Edge.source", "graph", "graph.Concept") in relations
     assert ("questions", "questions.GapProposal.proposal", "review", "review.Proposal") in (
         relations
     )
-    assert upward_relations(relations) - KNOWN_UPWARD_RELATIONS == set()
-
-
-def test_the_list_of_known_upward_relations_holds_no_stale_entry():
-    assert KNOWN_UPWARD_RELATIONS - upward_relations(model_relations()) == set()
+    assert ("review", "review.EdgeProvenance.edge", "graph", "graph.Edge") in relations
+    assert upward_relations(relations) == set()
 
 
 def test_the_relation_scan_catches_upward_and_peer_relations():
