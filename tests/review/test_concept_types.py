@@ -164,6 +164,46 @@ def test_the_card_shows_the_examples_with_their_quotes(f, curator):
     assert "Examples in the documents" in page
     assert "checkpoint_timeout is a setting that bounds the time between checkpoints." in page
     assert "A server parameter." in page and "New concept type" in page
+    assert "No quoted evidence." not in page
+    assert "No single quote: its evidence is the 1 example below" in page
+
+
+def test_a_relation_type_card_shows_its_examples_shape_and_what_accepting_rechecks(f, curator):
+    """Its payload holds quoted examples: the card shows them as its evidence (it said "No
+    quoted evidence"), with how the relation reads and the dropped labels it covers."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from kgreview.review.services import proposal_create
+
+    example = {
+        "quote": "Raising max_wal_size mitigates checkpoint spikes.",
+        "source_slug": "wal",
+        "source_name": "max_wal_size",
+        "target_name": "checkpoint spikes",
+    }
+    p = proposal_create(
+        kind="add_relation_type",
+        payload={
+            "key": "mitigates",
+            "label": "Mitigates",
+            "verb": "mitigates",
+            "description": "The source lessens the target.",
+            "examples": [example, {**example, "quote": "A larger buffer mitigates it."}],
+            "labels": ["mitigates", "reduces"],
+        },
+        confidence=0.7,
+    )
+    client = Client()
+    client.force_login(curator)
+    page = client.get(reverse("review:proposal", args=[p.pk]), follow=True).content.decode()
+    assert "No quoted evidence." not in page
+    assert "No single quote: its evidence is the 2 examples below" in page
+    assert "Raising max_wal_size mitigates checkpoint spikes." in page
+    assert "A larger buffer mitigates it." in page
+    assert "<strong><bdi>max_wal_size</bdi></strong> → <strong><bdi>checkpoint spikes</bdi>" in page
+    assert "Reads “source <em>mitigates</em> target”; directed." in page
+    assert "dropped under “mitigates”, “reduces” back to be checked" in page
 
 
 # --- a concept's type through review ----------------------------------------------------

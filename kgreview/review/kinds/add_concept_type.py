@@ -15,7 +15,7 @@ from kgreview.core.errors import DomainError, StateConflict
 from kgreview.graph import rules
 from kgreview.graph import services as graph
 from kgreview.graph.models import ConceptType
-from kgreview.review.kinds.base import BlockerReads, Kind, Step, UndoStep
+from kgreview.review.kinds.base import BlockerReads, Kind, Step, UndoStep, examples_note
 from kgreview.review.payloads import Name, Offset, RelationKey, RowId, Strict
 
 
@@ -116,3 +116,7 @@ class AddConceptTypeKind(Kind):
             "parent_key": payload.get("parent_key", ""),
             "examples": payload.get("examples", []),
         }
+
+    def card(self, card) -> None:
+        super().card(card)
+        card.no_quote = examples_note(card.view["examples"])

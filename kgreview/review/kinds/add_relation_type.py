@@ -17,7 +17,7 @@ from construction import keys
 from kgreview.core.errors import StateConflict
 from kgreview.graph import services as graph
 from kgreview.graph.models import RelationType
-from kgreview.review.kinds.base import Kind, Step, UndoStep
+from kgreview.review.kinds.base import Kind, Step, UndoStep, examples_note
 from kgreview.review.payloads import Name, Offset, RelationKey, RowId, Strict
 from kgreview.review.signals import relation_type_accepted
 
@@ -100,4 +100,17 @@ class AddRelationTypeKind(Kind):
         return proposal.payload["label"], None, proposal.payload["key"]
 
     def view(self, proposal) -> dict:
-        return {"label": proposal.payload["label"]}
+        payload = proposal.payload
+        shape = "symmetric" if payload.get("symmetric") else "directed"
+        return {
+            "label": payload["label"],
+            "verb": payload.get("verb", ""),
+            "description": payload.get("description", ""),
+            "shape": shape + (", acyclic" if payload.get("acyclic") else ""),
+            "examples": payload.get("examples", []),
+            "labels": payload.get("labels", []),
+        }
+
+    def card(self, card) -> None:
+        super().card(card)
+        card.no_quote = examples_note(card.view["examples"])

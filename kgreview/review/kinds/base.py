@@ -424,6 +424,18 @@ def ground(proposal: Proposal, concept_ids) -> None:
     graph_sources.sources_ground(grounds_of(proposal, concept_ids))
 
 
+def examples_note(examples: list) -> str:
+    """What a vocabulary proposal's card says where an edge's quote would stand: its
+    evidence is its examples, each quoted from a document ("" when it has none)."""
+    if not examples:
+        return ""
+    n = len(examples)
+    return (
+        f"No single quote: its evidence is the {n} example{'s' if n != 1 else ''} below, "
+        "each quoted from a document."
+    )
+
+
 def grounds_of(proposal: Proposal, concept_ids) -> dict[tuple[int, int], int]:
     """What the proposal's source grounds: (source id, concept id) -> its revision id, or
     nothing for a proposal without a quoted source."""
