@@ -79,6 +79,9 @@ class EdgeOut(Schema):
 class SearchHitOut(Schema):
     concept: ConceptRef
     status: str
+    type: str | None = Field(
+        default=None, description="The key of the concept's type at as_of; null: untyped."
+    )
     matched_name: str
     match: str
     score: float

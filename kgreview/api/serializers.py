@@ -45,8 +45,12 @@ def relation_out(relation: RelationType, *, at: datetime | None) -> dict:
     }
 
 
-def search_out(*, query: str, at: datetime | None, hits: list[SearchHit]) -> dict:
-    """``SearchOut``: the query and its hits, best first."""
+def search_out(
+    *, query: str, at: datetime | None, hits: list[SearchHit], types: dict | None = None
+) -> dict:
+    """``SearchOut``: the query and its hits, best first, each with its concept's type at
+    ``at`` (``types``: concept id -> ``ConceptType`` or None)."""
+    types = types or {}
     return {
         "query": query,
         "as_of": at,
@@ -54,6 +58,7 @@ def search_out(*, query: str, at: datetime | None, hits: list[SearchHit]) -> dic
             {
                 "concept": concept_ref(h.concept),
                 "status": h.concept.status,
+                "type": t.key if (t := types.get(h.concept.pk)) is not None else None,
                 "matched_name": h.matched_name,
                 "match": h.match,
                 "score": h.score,

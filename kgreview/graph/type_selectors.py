@@ -25,3 +25,24 @@ def concept_type_overview() -> list[ConceptType]:
 def assignable_types() -> list[ConceptType]:
     """The types a concept may be given now: the active ones, by key."""
     return list(ConceptType.objects.filter(active=True).order_by("key"))
+
+
+def type_family(key: str) -> set[int] | None:
+    """The ids of the type ``key`` and of every type below it (a subtype is a kind of its
+    parent), retired ones included; ``None`` when no type has that key. One query: the
+    vocabulary is small, so its tree is walked here."""
+    rows = list(ConceptType.objects.values_list("pk", "key", "parent_id"))
+    root = next((pk for pk, k, _ in rows if k == key), None)
+    if root is None:
+        return None
+    children: dict[int, list[int]] = {}
+    for pk, _, parent in rows:
+        if parent is not None:
+            children.setdefault(parent, []).append(pk)
+    family, todo = {root}, [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in family:  # the rule book refuses loops; never walk one twice
+                family.add(child)
+                todo.append(child)
+    return family

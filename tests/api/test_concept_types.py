@@ -26,3 +26,59 @@ def test_a_concept_answers_the_type_it_had_as_of_an_instant(f, agent):
     assert agent.get(url).json()["type"] == "command"
     assert agent.get(url, {"as_of": before.isoformat()}).json()["type"] is None
     assert agent.get(url, {"as_of": timezone.now().isoformat()}).json()["type"] == "command"
+
+
+def _typed(f, key: str, label: str, names: list[str], parent: str = ""):
+    services.concept_type_create(key=key, label=label, parent_key=parent, acting_user=None)
+    made = [f.concept(name) for name in names]
+    for c in made:
+        services.concept_set_type(concept=c, type_key=key, acting_user=None)
+    return made
+
+
+def test_search_hits_carry_their_type_and_a_type_filter_keeps_that_type_and_its_subtypes(f, agent):
+    """``type=setting`` finds settings and the kinds of setting below it, not commands
+    or untyped concepts, each hit with its type's key."""
+    _typed(f, "setting", "Setting", ["checkpoint_timeout"])
+    _typed(f, "memory_setting", "Memory setting", ["checkpoint_memory"], parent="setting")
+    _typed(f, "command", "Command", ["CHECKPOINT"])
+    f.concept("checkpoint spikes")
+    every = agent.get("/api/v1/concepts", {"q": "checkpoint", "limit": 10}).json()["results"]
+    typed = {hit["concept"]["name"]: hit["type"] for hit in every}
+    assert typed["checkpoint_timeout"] == "setting" and typed["CHECKPOINT"] == "command"
+    assert typed["checkpoint spikes"] is None
+    answer = agent.get("/api/v1/concepts", {"q": "checkpoint", "type": "setting"})
+    assert answer.status_code == 200
+    names = {hit["concept"]["name"] for hit in answer.json()["results"]}
+    assert names == {"checkpoint_timeout", "checkpoint_memory"}
+
+
+def test_a_type_filter_reads_the_type_each_concept_had_as_of_an_instant(f, agent):
+    (c,) = _typed(f, "command", "Command", ["VACUUM"])
+    services.concept_type_create(key="tool", label="Tool", acting_user=None)
+    between = timezone.now()
+    services.concept_set_type(concept=c, type_key="tool", acting_user=None)
+    then = {"q": "VACUUM", "type": "command", "as_of": between.isoformat()}
+    assert [h["type"] for h in agent.get("/api/v1/concepts", then).json()["results"]] == ["command"]
+    assert agent.get("/api/v1/concepts", {"q": "VACUUM", "type": "command"}).json()["results"] == []
+
+
+@pytest.mark.parametrize(
+    "value,words",
+    [
+        ("nothing_like_it", 'There is no concept type "nothing_like_it".'),
+        ("Not A Key", "cannot be a concept type's key"),
+        ("x" * 200, "cannot be a concept type's key"),
+    ],
+)
+def test_an_unknown_or_malformed_type_is_refused_in_words(f, agent, value, words):
+    answer = agent.get("/api/v1/concepts", {"q": "VACUUM", "type": value})
+    assert answer.status_code == 400
+    assert words in answer.json()["detail"]
+
+
+@pytest.mark.parametrize("value", ["\x00", "a\x07b", "x" * 201])
+def test_a_type_with_control_characters_or_too_long_is_refused_not_a_server_error(agent, value):
+    answer = agent.get("/api/v1/concepts", {"q": "VACUUM", "type": value})
+    assert answer.status_code in (400, 422)
+    assert answer.json()["detail"]

@@ -61,8 +61,10 @@ def beyond_the_schema(case) -> list:
     after its ``until`` (each is a valid instant alone), so a generated backwards window
     is refused with a documented 400, as the Changes page refuses it. Likewise a question
     of spaces only, or longer than ``KG_ASK_QUESTION_MAX``, is refused in words with a
-    documented 400 (the limit is a setting, so the schema cannot carry it)."""
-    refused_in_words = {"/api/v1/diff", "/api/v1/ask"}
+    documented 400 (the limit is a setting, so the schema cannot carry it). A concept
+    search's ``type`` that names no concept type is refused in words too: the types are
+    the graph's own data, which the schema cannot list."""
+    refused_in_words = {"/api/v1/diff", "/api/v1/ask", "/api/v1/concepts"}
     return [positive_data_acceptance] if case.operation.path in refused_in_words else []
 
 

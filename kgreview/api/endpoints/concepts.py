@@ -7,12 +7,16 @@ from datetime import datetime
 from django.db.models import Q
 from ninja import Query
 
-from kgreview.graph import history, search
+from kgreview.graph import history, rules, search
+from kgreview.graph.type_selectors import type_family
 
 from .. import schemas as s
 from ..app import ApiError, answers, api, served
 from ..params import TEXT_PATTERN, concept_or_404, edges_at, instant
 from ..serializers import concept_detail_out, edge_rows, search_out
+
+#: How far down the name matches a search with a type filter looks.
+TYPED_DEPTH = 500
 
 
 @api.get("/v1/concepts", response=answers(s.SearchOut, 400), tags=["concepts"])
@@ -22,13 +26,25 @@ def concept_search(
     q: str = Query(..., min_length=1, max_length=200, pattern=TEXT_PATTERN),  # noqa: B008
     limit: int = Query(10, ge=1, le=100),  # noqa: B008
     as_of: datetime | None = None,
+    type: str | None = Query(None, max_length=200, pattern=TEXT_PATTERN),  # noqa: A002, B008
 ):
-    """Fuzzy search over canonical names and aliases: exact, prefix, then fuzzy matches."""
+    """Fuzzy search over canonical names and aliases: exact, prefix, then fuzzy matches.
+    ``type``: only concepts of that type or a type below it (at ``as_of``)."""
     at = instant(as_of)
     if not q.strip():
         raise ApiError(400, "Give a name or part of one to search for (q).")
-    hits = search.concept_search(q=q, limit=limit, at=at)
-    return search_out(query=q, at=at, hits=hits)
+    family = None
+    if type is not None:
+        family = type_family(type)
+        if family is None:
+            raise rules.type_key_refusal(type) or rules.no_type(type)
+    # A type filter looks further down the matches, then keeps the first ``limit``.
+    hits = search.concept_search(q=q, limit=limit if family is None else TYPED_DEPTH, at=at)
+    types = history.concept_types_at([h.concept.pk for h in hits], at=at)
+    if family is not None:
+        hits = [h for h in hits if (t := types[h.concept.pk]) is not None and t.pk in family]
+        hits = hits[:limit]
+    return search_out(query=q, at=at, hits=hits, types=types)
 
 
 @api.get(
