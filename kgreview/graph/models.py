@@ -17,6 +17,7 @@ from django.db.models.functions import Greatest, Least, Lower
 from kgreview.core.nodelete import AppendOnlyModel, NoDeleteManager, NoDeleteModel, NoDeleteQuerySet
 
 from .concept_types import ConceptType, ConceptTypeChange  # noqa: F401 (this app's models)
+from .ontology import Attribute, AttributeValue, RelationPattern  # noqa: F401 (this app's models)
 
 if TYPE_CHECKING:
     from .sources import Structure

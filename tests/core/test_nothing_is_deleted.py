@@ -32,9 +32,12 @@ from kgreview.core.errors import HardDeleteForbidden, ImmutableRecord
 from kgreview.core.nodelete import guarded_models
 from kgreview.graph import services as graph_services
 from kgreview.graph.models import (
+    Attribute,
+    AttributeValue,
     Concept,
     ConceptAlias,
     ConceptTypeChange,
+    RelationPattern,
     SourceConcept,
     SourceFile,
 )
@@ -175,6 +178,13 @@ def history(f, django_user_model):
         SourceConcept.objects.create(source=src, concept=a, revision=revision),
         typed.type,
         ConceptTypeChange.objects.get(concept=typed),
+        RelationPattern.objects.create(relation=edge.relation, domain=typed.type, range=typed.type),
+        attribute := Attribute.objects.create(
+            concept_type=typed.type, key="size", label="Size", datatype="integer"
+        ),
+        AttributeValue.objects.create(
+            concept=a, attribute=attribute, value="3", recorded_at=revision.created_at
+        ),
         SourceFile.objects.create(sha256="0" * 64, media_type="text/plain", size=1, data=b"x"),
         ApiToken.objects.create(user=user, name="planner", prefix="abcd1234", key_hash="f" * 64),
         question,
