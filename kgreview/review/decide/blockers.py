@@ -7,6 +7,7 @@ and the tests use them to check that it did.
 from __future__ import annotations
 
 from construction.keys import concept_dedup_key
+from kgreview.graph import pattern_book
 from kgreview.graph.models import Concept, ConceptAlias, Edge, RelationType
 from kgreview.review.kinds import kind_of
 from kgreview.review.kinds.add_concept import AddConceptKind
@@ -48,6 +49,13 @@ def open_proposal_blockers(proposals, *, facts=None) -> dict[int, list[str]]:
             {r.key: r for r in RelationType.objects.filter(key__in=reads.relation_keys)}
         )
     reads.edges = Edge.objects.in_bulk(reads.edge_ids) if reads.edge_ids else {}
+    # The patterns of the relations asked, unless the card's query found them open.
+    known_open = {
+        p.relation_id for p in proposals if getattr(p, "relation_patterned", None) is False
+    }
+    wanted = {r.pk for key, r in reads.relations.items() if key in reads.pattern_keys} - known_open
+    if wanted:
+        reads.patterns = pattern_book.load(wanted)
     out: dict[int, list[str]] = {}
     for p in proposals:
         words = kind_of(p).blockers(p, reads)

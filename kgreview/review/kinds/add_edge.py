@@ -147,6 +147,36 @@ def _end_blocker(role: str, end: dict, concepts: dict, needed: dict) -> str:
     return str(refusal) if refusal is not None else ""
 
 
+def typed_ends(
+    payload: dict, ends: dict, concepts: dict[int, Concept], needed: dict, book
+) -> list[tuple[str, int | None]] | None:
+    """Each end's name and type as accepting would give it: a concept's type, or the
+    type an open concept proposal gives the concept it makes; None when an end is a bare
+    name, resolved only when the edge is accepted."""
+    typed = []
+    for role in ROLES:
+        end = payload[role]
+        cid = ends.get(role)
+        concept = concepts.get(cid) if cid else None
+        if concept is not None:
+            typed.append((concept.name, concept.type_id))
+        elif end.get("proposal_id") in needed:
+            wanted = needed[end["proposal_id"]].payload
+            typed.append((wanted["name"], book.type_id(wanted.get("type_key", ""))))
+        else:
+            return None
+    return typed
+
+
+def _pattern_blocker(payload: dict, relation: RelationType, ends: dict, reads: BlockerReads):
+    """The rule book's pattern refusal of the edge as it stands, or None."""
+    typed = typed_ends(payload, ends, reads.concepts, reads.needed, reads.patterns)
+    if typed is None:
+        return None
+    (source, source_type), (target, target_type) = typed
+    return reads.patterns.refusal(relation, source, source_type, target, target_type)
+
+
 def _active(concept: Concept) -> int:
     """The id of a concept an end stands for, refused in the rule book's words unless it
     is active."""
@@ -356,6 +386,7 @@ class AddEdgeKind(Kind):
             elif payload[role].get("proposal_id"):
                 reads.needed_ids.add(payload[role]["proposal_id"])
         reads.relation_keys.add(payload["relation"])
+        reads.pattern_keys.add(payload["relation"])
 
     def blockers(self, proposal, reads: BlockerReads) -> list[str]:
         payload = proposal.payload
@@ -389,6 +420,10 @@ class AddEdgeKind(Kind):
                         for r in ROLES
                     )
                     words.append(str(rules.duplicate_refusal(relation, source, target, held)))
+        if relation is not None and reads.patterns.of(relation.pk):
+            refusal = _pattern_blocker(payload, relation, ends, reads)
+            if refusal is not None:
+                words.append(str(refusal))
         return words
 
     def claim(self, proposal, relations=None) -> str:

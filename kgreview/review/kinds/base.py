@@ -28,6 +28,7 @@ from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph_services
 from kgreview.graph import sources as graph_sources
 from kgreview.graph.models import Concept, Edge, RelationType
+from kgreview.graph.pattern_book import PatternBook
 from kgreview.graph.services import DECIDING
 from kgreview.review.decide.changes import GraphChanges
 from kgreview.review.decide.outcome import Outcome, ProposalStale
@@ -188,6 +189,10 @@ class BlockerReads:
     # (source id, relation id, target id) -> the active edge holding it, or None; what a
     # card already read is passed in, the rest is read when asked.
     facts: dict[tuple[int, int, int], int | None] = field(default_factory=dict)
+    # Relations whose patterns the blockers ask (by key), and the book read for them
+    # (``graph.pattern_book``: none read for relations the card's query found open).
+    pattern_keys: set[str] = field(default_factory=set)
+    patterns: PatternBook = field(default_factory=PatternBook)
 
     def edge_holding(self, source_id: int, relation: RelationType, target_id: int) -> int | None:
         """The active edge holding a fact (either way round for a symmetric relation)."""
