@@ -25,11 +25,21 @@ def proposal_blockers(proposal: Proposal, *, facts=None) -> list[str]:
     return open_proposal_blockers([proposal], facts=facts).get(proposal.pk, [])
 
 
-def open_proposal_blockers(proposals, *, facts=None) -> dict[int, list[str]]:
+def pattern_blocked(proposal: Proposal, *, facts=None) -> tuple[list[str], bool]:
+    """``proposal_blockers``, and whether a relation's pattern is among them (a curator
+    may then accept by widening the pattern, ``review.decide.widen``)."""
+    reads = BlockerReads(facts=dict(facts or {}))
+    words = open_proposal_blockers([proposal], reads=reads).get(proposal.pk, [])
+    return words, proposal.pk in reads.pattern_refused
+
+
+def open_proposal_blockers(
+    proposals, *, facts=None, reads: BlockerReads | None = None
+) -> dict[int, list[str]]:
     """``proposal_blockers`` for many open proposals, in a handful of queries: each kind
     says which rows it needs, they are read at once, then each kind says its blockers."""
     proposals = [p for p in proposals if p.is_open]
-    reads = BlockerReads(facts=dict(facts or {}))
+    reads = reads if reads is not None else BlockerReads(facts=dict(facts or {}))
     for p in proposals:
         kind_of(p).blocker_reads(p.payload, reads)
     reads.needed = Proposal.objects.in_bulk(reads.needed_ids) if reads.needed_ids else {}

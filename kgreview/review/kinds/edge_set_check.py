@@ -313,7 +313,7 @@ def _pattern_refusal(
             typed.append((wanted["name"], look.patterns.type_id(wanted.get("type_key", ""))))
     (source, source_type), (target, target_type) = typed
     refusal = look.patterns.refusal(relation, source, source_type, target, target_type)
-    return str(refusal) if refusal is not None else ""
+    return stale(str(refusal)) if refusal is not None else ""
 
 
 def drop_repeats(planned: list[Planned], look: Lookups, result) -> list[Planned]:
