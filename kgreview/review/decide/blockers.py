@@ -47,9 +47,9 @@ def open_proposal_blockers(
     # Concepts and relations a card loaded with its proposal are not read again.
     for p in proposals:
         for attr in ("source_concept", "target_concept"):
-            if Proposal._meta.get_field(attr).is_cached(p) and getattr(p, attr) is not None:
+            if getattr(Proposal, attr).is_cached(p) and getattr(p, attr) is not None:
                 reads.concepts[getattr(p, attr).pk] = getattr(p, attr)
-        if Proposal._meta.get_field("relation").is_cached(p) and p.relation is not None:
+        if Proposal.relation.is_cached(p) and p.relation is not None:
             reads.relations[p.relation.key] = p.relation
     missing = reads.concept_ids - set(reads.concepts)
     if missing:
