@@ -335,6 +335,7 @@ def test_accepting_an_edge_update_onto_a_breaking_end_is_refused(f, onto, review
         confidence=0.9,
         reason="The manual says WAL instead.",
     )
+    assert proposal_blockers(p) == [BREAKS]
     before = edges()
     with pytest.raises(ProposalStale, match='"WAL" is a file and "checkpoint" is a process.'):
         decisions.proposal_accept(proposal_id=p.pk, acting_user=reviewer)
