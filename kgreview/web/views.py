@@ -25,6 +25,7 @@ from kgreview.core.permissions import can_decide, curator_required, is_curator, 
 from kgreview.graph import attribute_selectors, selectors, sourcepage, type_selectors, upload
 from kgreview.graph.models import Concept, Source, SourceFile
 from kgreview.graph.sources import place_of, revision_structure
+from kgreview.review import provenance
 from kgreview.review.models import Proposal
 from kgreview.review.workspace import pending
 from kgreview.review.workspace.selectors import STATUS_RANK
@@ -291,13 +292,22 @@ def concept_detail(request: HttpRequest, pk: int) -> HttpResponse:
         {
             **profile,
             "proposals": pending.open_proposals_touching(concept),
-            "attribute_lines": attribute_selectors.concept_attributes(concept, at=as_of),
+            "attribute_lines": _with_decisions(
+                attribute_selectors.concept_attributes(concept, at=as_of)
+            ),
             "as_of": as_of,
             "concept_types": type_selectors.assignable_types() if is_curator(request.user) else [],
             "can_curate": is_curator(request.user),
             "can_decide": can_decide(request.user),
         },
     )
+
+
+def _with_decisions(lines: list) -> list[tuple]:
+    """Each attribute line with the decision that set its value (None: set by hand, or
+    no value), read in one query."""
+    decided = provenance.value_decisions(line.value.pk for line in lines if line.value)
+    return [(line, decided.get(line.value.pk) if line.value else None) for line in lines]
 
 
 @require_GET

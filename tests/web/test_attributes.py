@@ -196,3 +196,25 @@ def test_an_as_of_that_is_no_instant_is_refused_in_words(viewer, work_mem):
     response = viewer.get(reverse("concept-detail", args=[work_mem.pk]), {"as_of": "yesterday"})
     assert response.status_code == 400
     assert "&quot;yesterday&quot; is not a date or time" in page(response)
+
+
+def test_a_decided_value_links_to_its_decision(viewer, work_mem, setting, f):
+    from kgreview.review.decide import decisions
+    from kgreview.review.services import proposal_create
+
+    doc = f.source(slug="runtime", text=TEXT)
+    p = proposal_create(
+        kind="set_attribute",
+        payload={
+            "concept": {"name": "work_mem", "concept_id": work_mem.pk, "match": "exact"},
+            "type_key": "setting",
+            "attribute_key": "default_value",
+            "value": "4MB",
+        },
+        confidence=0.8,
+        evidence=f.evidence(doc.current_revision, TEXT.strip()),
+        document=doc,
+    )
+    decisions.proposal_accept(proposal_id=p.pk, acting_user=f.user("rita", role="reviewer"))
+    text = section(viewer.get(reverse("concept-detail", args=[work_mem.pk])), "concept-attributes")
+    assert f'<a href="{reverse("review:proposal", args=[p.pk])}">decided by rita</a>' in text
