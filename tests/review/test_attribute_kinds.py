@@ -370,3 +370,22 @@ def test_the_value_card_says_its_blocker(f, setting, reviewer):
     p = value_proposal(f, setting)
     page = card(reviewer, p)
     assert "declares no attribute" in page
+
+
+def test_an_open_value_closes_when_its_concept_is_merged(f, setting, default_value, curator):
+    """The concept is the proposal's source column: a merge supersedes the proposal in
+    the merge's batch, saying why."""
+    p = value_proposal(f, setting)
+    survivor = f.concept("work memory")
+    merge = proposal_create(
+        kind="merge_concepts",
+        payload={"survivor_id": survivor.pk, "loser_id": setting.pk, "score": 90.0, "why": "Same."},
+        confidence=0.9,
+    )
+    decisions.proposal_accept(proposal_id=merge.pk, acting_user=curator)
+    assert reload(p).status == "superseded"
+    assert (
+        reload(p)
+        .decisions.get()
+        .note.startswith("One of its concepts was merged in another decision.")
+    )

@@ -29,7 +29,7 @@ from kgreview.graph.services.attributes import type_chain
 from kgreview.review.decide.ends import concept_for_name, open_concept_proposal
 from kgreview.review.decide.outcome import ProposalStale
 from kgreview.review.kinds.add_edge import Endpoint, endpoint_key
-from kgreview.review.kinds.base import BlockerReads, Kind, Rows, Step, UndoStep
+from kgreview.review.kinds.base import BlockerReads, Kind, Rows, Settle, Step, UndoStep
 from kgreview.review.kinds.edge_set_check import end_gone_words
 from kgreview.review.models import Proposal
 from kgreview.review.payloads import RelationKey, Strict
@@ -98,6 +98,9 @@ def _concept_for(end: dict, step: Step) -> Concept:
 class SetAttributeKind(Kind):
     key = "set_attribute"
     schema = SetAttribute
+    # Its concept is its source column: closed when the concept is merged, retired or
+    # taken back by an undo (a value for the survivor is proposed again by its source).
+    settled = frozenset({Settle.CONCEPTS})
 
     def columns(self, payload: dict, rows: Rows) -> dict:
         """The concept as the proposal's source, so the queue's concept filter and
