@@ -389,3 +389,10 @@ def test_an_open_value_closes_when_its_concept_is_merged(f, setting, default_val
         .decisions.get()
         .note.startswith("One of its concepts was merged in another decision.")
     )
+
+
+def test_the_command_line_names_a_value_as_a_triple(f, setting, default_value):
+    p = value_proposal(f, setting)
+    assert kind_of(p).named_ends(p, {}, {}) == ("work_mem", "4MB", "default_value")
+    q = attribute_proposal(key="unit", label="Unit")
+    assert kind_of(q).named_ends(q, {}, {}) == ("Unit", None, "unit")

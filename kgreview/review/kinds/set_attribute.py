@@ -205,8 +205,9 @@ class SetAttributeKind(Kind):
         )
 
     def named_ends(self, proposal, edges, names):
+        """As a triple: the concept, the attribute's key as the relation, the value."""
         payload = proposal.payload
-        return payload["concept"]["name"], None, payload["attribute_key"]
+        return payload["concept"]["name"], payload["value"], payload["attribute_key"]
 
     def view(self, proposal) -> dict:
         payload = proposal.payload
