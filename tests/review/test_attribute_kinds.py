@@ -396,3 +396,15 @@ def test_the_command_line_names_a_value_as_a_triple(f, setting, default_value):
     assert kind_of(p).named_ends(p, {}, {}) == ("work_mem", "4MB", "default_value")
     q = attribute_proposal(key="unit", label="Unit")
     assert kind_of(q).named_ends(q, {}, {}) == ("Unit", None, "unit")
+
+
+def test_a_quote_in_the_payload_is_refused_saying_where_it_goes():
+    payload = {
+        "concept": {"name": "work_mem"},
+        "type_key": "setting",
+        "attribute_key": "default_value",
+        "value": "4MB",
+        "evidence": {"quote": "The default value of work_mem is 4MB."},
+    }
+    with pytest.raises(ValidationFailed, match=r"the proposal's evidence \(proposal_create"):
+        payload_validate(kind="set_attribute", payload=payload)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from kgreview.core.errors import DomainError, StateConflict
 from kgreview.graph import attribute_rules as arules
@@ -40,6 +40,18 @@ class SetAttribute(Strict):
     type_key: RelationKey
     attribute_key: RelationKey
     value: str = Field(min_length=1, max_length=arules.VALUE_MAX)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _evidence_is_the_proposals(cls, data):
+        """The quote is the proposal's evidence, as an edge's is: say so to a caller that
+        puts it in the payload."""
+        if isinstance(data, dict) and "evidence" in data:
+            raise ValueError(
+                "the quote is the proposal's evidence (proposal_create(evidence=...)), as an "
+                "edge's is, not a payload field"
+            )
+        return data
 
 
 def _attribute(payload: dict) -> Attribute | None:
