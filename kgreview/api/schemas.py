@@ -116,6 +116,9 @@ class NodeOut(Schema):
     id: int
     name: str
     distance: int
+    type: str | None = Field(
+        default=None, description="The key of the concept's type at as_of; null: untyped."
+    )
 
 
 class NeighboursOut(Schema):

@@ -33,6 +33,7 @@ NODE_LIMIT = 150
 def _shell(request: HttpRequest, concept: Concept | None) -> HttpResponse:
     first = selectors.first_edge_instant()
     relations = selectors.relation_palette()
+    types = selectors.type_palette()
     api_base = links.url("api-relations").removesuffix("relations")
     return render(
         request,
@@ -40,6 +41,7 @@ def _shell(request: HttpRequest, concept: Concept | None) -> HttpResponse:
         {
             "concept": concept,
             "relations": relations,
+            "types": types,
             "first_edge_at": first,
             "now": timezone.now(),
             "starting_points": selectors.starting_points() if concept is None else [],
@@ -51,6 +53,8 @@ def _shell(request: HttpRequest, concept: Concept | None) -> HttpResponse:
                 # The API quotes this many characters either side of the evidence.
                 "contextChars": history.CONTEXT_CHARS,
                 "relations": relations,
+                "types": types,
+                "untypedColour": selectors.UNTYPED_COLOUR,
                 "urls": {
                     "explore": reverse("explorer:home"),
                     "changes": reverse("explorer:changes"),
