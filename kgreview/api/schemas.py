@@ -312,7 +312,8 @@ class AskWalkOut(Schema):
 class AskPlanOut(Schema):
     family: str | None = Field(
         description="prerequisites, dependents, parts, wholes, contrasts, uses, outgoing, "
-        "incoming, connection or yes_no; null when the question was not understood."
+        "incoming, connection, yes_no or members (the concepts of a type); null when the "
+        "question was not understood."
     )
     concepts: list[AskFoundOut]
     unknown: list[str]
@@ -322,6 +323,14 @@ class AskPlanOut(Schema):
     transitive: bool
     planner: str
     note: str
+    type: str | None = Field(
+        default=None,
+        description="The concept type the question named (its key): answers are kept to it "
+        "and the types below it; null: any type.",
+    )
+    types: list[str] = Field(
+        default_factory=list, description="The type's key and those of the types below it."
+    )
 
 
 class AskOut(Schema):
