@@ -578,7 +578,7 @@
         group: "nodes",
         // The type is written under the name, so it is never told by colour alone.
         data: { id: "n" + n.id, cid: n.id, name: n.name, distance: n.distance, type: n.type || "",
-          label: TYPED && n.type ? n.name + "\n" + typeLabel(n.type) : n.name,
+          label: TYPED && n.type ? n.name + "\n(" + typeLabel(n.type) + ")" : n.name,
           colour: nodeColour(n) },
         classes: (n.distance === 0 ? "centre" : "d" + n.distance) + (TYPED && n.type ? " typed" : ""),
       };

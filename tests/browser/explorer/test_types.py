@@ -42,7 +42,7 @@ def _nodes(page) -> dict:
 
 
 def test_nodes_are_coloured_and_labelled_by_type_with_a_legend(
-    page, live_server, login, curriculum
+    page, live_server, login, curriculum, shot
 ):
     _typed_world(curriculum)
     login("viewer")
@@ -57,6 +57,7 @@ def test_nodes_are_coloured_and_labelled_by_type_with_a_legend(
     key = page.locator("#ex-type-key")
     expect(key.locator('li[data-type="retrieval"]')).to_contain_text("Keyword search")
     expect(key.locator('li[data-type=""]')).to_contain_text("untyped")
+    shot("types-explorer-1366")
     found = axe_violations(page)
     assert not found, report(found, "the typed explorer")
 
