@@ -85,3 +85,16 @@ def test_the_api_answers_the_type_in_its_plan(manual, f):
     body = client.get("/api/v1/ask", {"q": "Which commands are part of VACUUM?"}).json()
     assert body["plan"]["type"] == "command"
     assert body["answer"]["concepts"] == ["VACUUM FULL", "VACUUM VERBOSE"]
+
+
+def test_the_ask_page_says_the_type_in_the_answer_and_the_plan(manual, f):
+    from django.test import Client
+    from django.urls import reverse
+
+    client = Client()
+    client.force_login(f.user(role="viewer"))
+    page = client.get(reverse("explorer:ask"), {"q": "What commands are part of VACUUM?"})
+    body = page.content.decode()
+    assert page.status_code == 200
+    assert "only commands: type &#x27;command&#x27; or a type below it" in body
+    assert '<dd id="ask-type"><code>command</code> and the types below it' in body
