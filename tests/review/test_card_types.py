@@ -107,3 +107,22 @@ def test_the_types_cost_the_card_no_query_of_their_own(f, vocabulary):
     typed_edge = f.edge_proposal(typed(f, "C", "process"), typed(f, "D", "setting"), doc=doc)
     assert proposal_card(selectors.card_proposals().get(pk=typed_edge.pk)).end_types
     assert _card_queries(typed_edge.pk) == _card_queries(plain.pk)
+
+
+def test_a_concept_proposal_made_with_a_type_key_gives_its_end_that_type(f, vocabulary):
+    """The add_concept payload's own ``type_key`` (no row edited by hand)."""
+    from kgreview.review.services import proposal_create
+
+    doc = f.lesson()
+    new_end = proposal_create(
+        kind="add_concept",
+        payload={"name": "Background writer", "type_key": "process"},
+        confidence=0.9,
+        document=doc,
+    )
+    p = f.edge_proposal(new_end, typed(f, "bgwriter_delay", "setting"), doc=doc)
+    card = proposal_card(selectors.card_proposals().get(pk=p.pk))
+    assert [(t.name, t.label, t.proposed) for t in card.end_types] == [
+        ("Background writer", "Process", True),
+        ("bgwriter_delay", "Setting", False),
+    ]
