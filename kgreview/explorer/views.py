@@ -21,6 +21,7 @@ from kgreview.graph import history
 from kgreview.graph.asking import ask_graph, question_max
 from kgreview.graph.models import Concept
 from kgreview.graph.selectors import with_survivors
+from kgreview.graph.type_selectors import type_tree
 
 from . import selectors
 from .forms import AskForm, ChangesForm
@@ -42,6 +43,8 @@ def _shell(request: HttpRequest, concept: Concept | None) -> HttpResponse:
             "concept": concept,
             "relations": relations,
             "types": types,
+            # The type filter's menu: each parent before its subtypes, indented.
+            "type_menu": type_tree() if types else [],
             "first_edge_at": first,
             "now": timezone.now(),
             "starting_points": selectors.starting_points() if concept is None else [],

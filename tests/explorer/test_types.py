@@ -45,6 +45,10 @@ def test_the_shell_hands_the_types_with_parents_and_colours(f):
     assert types["setting"]["colour"] != types["memory_setting"]["colour"]
     page = client.get(reverse("explorer:home")).content.decode()
     assert '<select id="ex-type" name="type"' in page
+    menu = re.search(r'<select id="ex-type"[^>]*>(.*?)</select>', page, re.S).group(1)
+    # Each parent before its subtypes, a subtype indented under it.
+    assert re.findall(r'<option value="([^"]*)"', menu) == ["", "setting", "memory_setting"]
+    assert re.search(r'value="memory_setting">(&nbsp;)+Memory setting', menu)
 
 
 def test_an_untyped_graph_has_no_type_filter(f):
