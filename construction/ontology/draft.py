@@ -118,17 +118,17 @@ def fold_drafts(drafts: Sequence[OntologyDraft], *, limit: int = 5) -> OntologyD
         for r in d.relation_types:
             r = replace(r, patterns=tuple((key(a), key(b)) for a, b in r.patterns))
             meaning = normalise_label(r.key) or r.key
-            old = relations.get(meaning)
+            was = relations.get(meaning)
             relations[meaning] = (
                 r
-                if old is None
+                if was is None
                 else replace(
-                    old,
-                    support=old.support + r.support,
-                    sources=max(old.sources, r.sources),
-                    patterns=tuple(dict.fromkeys((*old.patterns, *r.patterns))),
-                    labels=tuple(dict.fromkeys((*old.labels, r.label, *r.labels))),
-                    quotes=spread_quotes((*old.quotes, *r.quotes), limit),
+                    was,
+                    support=was.support + r.support,
+                    sources=max(was.sources, r.sources),
+                    patterns=tuple(dict.fromkeys((*was.patterns, *r.patterns))),
+                    labels=tuple(dict.fromkeys((*was.labels, r.label, *r.labels))),
+                    quotes=spread_quotes((*was.quotes, *r.quotes), limit),
                 )
             )
     attributes: dict[tuple[str, str], AttributeDraft] = {}

@@ -109,6 +109,7 @@ DEFAULT = re.compile(
 )
 BOOLEAN_WORDS = frozenset({"on", "off", "true", "false", "yes", "no"})
 PLURAL_TAGS = frozenset({"NNS", "NNPS"})
+IDENTIFIER = re.compile(r"_|[a-z][0-9]|^[a-z]+[A-Z]|\w\.\w{2,}")
 
 
 # --- One chunk ----------------------------------------------------------------------------
@@ -329,6 +330,12 @@ def _terms(reading: ChunkReading, terms, docs, quote) -> None:
         if not (head or classifier):
             continue
         del doc
+        base = " ".join(words[:-1])
+        if head and len(words) == 2 and (IDENTIFIER.search(base) or base.isupper()):
+            # "the `work_mem` setting", "the VACUUM command": the name is the identifier
+            reading.terms.append(
+                TermSeen(name_key(base), base, "", "", head, _named(quote(mention.sentence), base))
+            )
         reading.terms.append(
             TermSeen(
                 cand.key,
@@ -366,6 +373,8 @@ def _listed(reading: ChunkReading, doc, index: int, term_at, quote) -> None:
             for other in doc[tok.i + 2 :]:
                 if other.text in (".", ";", ":", ")") or other.lower_ in ("which", "that"):
                     break
+                if other.pos_ in ("VERB", "AUX"):
+                    break  # "... such as VACUUM and REINDEX can be run by the daemon"
                 key, name = term_at(index, other)
                 if key and (key, name) not in members:
                     members.append((key, name))
@@ -477,27 +486,38 @@ def _phrases(readings: Sequence[ChunkReading], known_labels: dict[str, str]) -> 
 def _kept_types(
     phrases: dict[str, _Phrase], *, sources: int, settings: Settings, known: KnownOntology
 ) -> dict[str, _Phrase]:
+    """The phrases that name types, best first. A two-word phrase under a kept head
+    ("maintenance command" under "command") needs less: its strong cues (definitions,
+    lists) from one source are enough."""
     need_sources = min(2, sources)
-    known_words = {name_key(t.label): t.key for t in known.types} | {
-        name_key(t.key.replace("_", " ")): t.key for t in known.types
-    }
-    ranked = sorted(
-        (
-            (phrase, p)
-            for phrase, p in phrases.items()
-            if phrase not in STOP_HEADS
-            and (
-                name_key(phrase) in known_words
-                or (
-                    len(p.members) >= settings.min_members
-                    and p.score() >= settings.min_score
-                    and len(p.sources) >= need_sources
-                )
-            )
-        ),
-        key=lambda item: (-item[1].score(), item[0]),
+    known_words = {name_key(t.label) for t in known.types}
+    known_words |= {name_key(t.key.replace("_", " ")) for t in known.types}
+
+    def fits(phrase: str, p: _Phrase, *, under_kept: bool) -> bool:
+        if phrase in STOP_HEADS:
+            return False
+        if name_key(phrase) in known_words:
+            return True
+        if len(p.members) < settings.min_members or p.score() < settings.min_score:
+            return False
+        strong = p.cues["definition"] + p.cues["such_as"] + p.cues["following"]
+        return len(p.sources) >= need_sources or (under_kept and strong >= 2)
+
+    def ranked(items):
+        return sorted(items, key=lambda item: (-item[1].score(), item[0]))
+
+    heads = ranked(
+        (ph, p) for ph, p in phrases.items() if " " not in ph and fits(ph, p, under_kept=False)
     )
-    return dict(ranked[: settings.max_types])
+    kept = dict(heads[: settings.max_types])
+    compounds = ranked(
+        (ph, p)
+        for ph, p in phrases.items()
+        if " " in ph and fits(ph, p, under_kept=ph.split()[-1] in kept)
+    )
+    room = max(0, settings.max_types - len(kept))
+    kept.update(compounds[: max(room, settings.max_types // 3)])
+    return kept
 
 
 def type_key_of(phrase: str) -> str:

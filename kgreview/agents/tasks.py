@@ -173,3 +173,15 @@ def requeue_dropped(self, *, relation_key: str) -> int:
     from .discover import requeue_dropped_for
 
     return requeue_dropped_for(relation_key=relation_key)
+
+
+@kgreview_task(name="agents.bootstrap")
+def bootstrap(self, *, run_id: int) -> int:
+    """Draft an ontology from the corpus and queue what the graph lacks as proposals."""
+    from .bootstrap import bootstrap_run
+
+    run = AgentRun.objects.filter(pk=run_id).first()
+    if run is None or run.is_finished:
+        return 0
+    bootstrap_run(run)
+    return run.pk
