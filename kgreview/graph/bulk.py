@@ -16,14 +16,16 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 from django.db.models.functions import Lower
 
 from construction.text import name_key
 from kgreview.core.errors import DomainError, NameTaken, ValidationFailed
 
-from . import rules, selectors
+from . import pattern_book, rules, selectors
 from .bulk_admit import admit_many
-from .models import Concept, ConceptAlias, Edge, RelationType
+from .models import Concept, ConceptAlias, Edge, RelationPattern, RelationType
+from .pattern_book import PatternBook
 from .services.common import NAME_MAX, name_index_changed
 from .services.concepts import check_retirable
 
@@ -73,7 +75,9 @@ def concepts_create_many(specs: Sequence[tuple[str, str, Iterable[str]]]) -> lis
     return made
 
 
-def edges_add_checked(items: Sequence[tuple[Edge, Concept, Concept]]) -> list[DomainError | None]:
+def edges_add_checked(
+    items: Sequence[tuple[Edge, Concept, Concept]], *, patterns: PatternBook | None = None
+) -> list[DomainError | None]:
     """Insert unsaved edge rows, each with its ends' concept rows, as if one by one: every
     row is first held to the rule book (``rules``: relation, ends, loop, numbers, reason,
     evidence), then to the graph as the batch leaves it (a fact already held, either way
@@ -84,20 +88,34 @@ def edges_add_checked(items: Sequence[tuple[Edge, Concept, Concept]]) -> list[Do
     their edges admitted as a set against the relations' orders (``bulk_admit``); the
     other edges are inserted in one statement. Callers hold the ends' concept rows
     locked (the lock order: concepts, then relation types).
+
+    Each row is held to its relation's patterns too, read once for the batch (or given:
+    ``patterns``, the book the caller read for the same relations), with its ends' types
+    as the concept rows given carry them.
     """
     acyclic_ids = sorted({row.relation_id for row, _, _ in items if row.relation.acyclic})
     locked = {
         r.pk: r
         for r in RelationType.objects.select_for_update(no_key=True)
         .filter(pk__in=acyclic_ids)
+        .annotate(
+            patterned=Exists(RelationPattern.objects.filter(relation=OuterRef("pk"), active=True))
+        )
         .order_by("pk")
     }
     out: list[DomainError | None] = [None] * len(items)
     ordered: list[int] = []
     plain: list[int] = []
+    # The patterns of the relations the lock did not find open (none read when all are).
+    asked = {row.relation_id for row, _, _ in items} - {
+        pk for pk, r in locked.items() if not getattr(r, "patterned", True)
+    }
+    book = patterns if patterns is not None else pattern_book.load(asked)
     for i, (row, source, target) in enumerate(items):
         relation = locked.get(row.relation_id, row.relation)
-        out[i] = rules.row_refusal(row, source, target, relation)
+        out[i] = rules.row_refusal(row, source, target, relation) or book.concepts_refusal(
+            relation, source, target
+        )
         if out[i] is None:
             (ordered if relation.acyclic else plain).append(i)
     admitted = admit_many([items[i] for i in ordered], locked) if ordered else []
