@@ -264,7 +264,7 @@ def fresh_specs(
             ProposalSpec(
                 kind=kind,
                 payload=payload,
-                confidence=round(min(0.95, 0.5 + 0.03 * support), 3),
+                confidence=round(min(0.95, 0.6 + 0.03 * support), 3),
                 reason=reason,
                 dedup_key=dedup,
                 priority=150,
