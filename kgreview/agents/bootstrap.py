@@ -34,6 +34,10 @@ from kgreview.graph.models import ConceptType, Source, SourceRevision
 from kgreview.graph.ontology import Attribute, RelationPattern
 from kgreview.graph.sources import revision_structure
 from kgreview.review.kinds import KINDS
+from kgreview.review.kinds.add_attribute import AddAttributeKind
+from kgreview.review.kinds.add_concept_type import AddConceptTypeKind
+from kgreview.review.kinds.add_relation_pattern import AddRelationPatternKind
+from kgreview.review.kinds.add_relation_type import AddRelationTypeKind
 from kgreview.review.models import OPEN_STATUSES, Proposal
 from kgreview.review.services import ProposalSpec, proposals_create_many
 
@@ -43,10 +47,10 @@ from .runs import RunCancelled, agent_run_finish, agent_run_step, run_origin
 
 log = logging.getLogger(__name__)
 
-ADD_CONCEPT_TYPE = "add_concept_type"
-ADD_RELATION_TYPE = "add_relation_type"
-ADD_RELATION_PATTERN = "add_relation_pattern"
-ADD_ATTRIBUTE = "add_attribute"
+ADD_CONCEPT_TYPE = AddConceptTypeKind.key
+ADD_RELATION_TYPE = AddRelationTypeKind.key
+ADD_RELATION_PATTERN = AddRelationPatternKind.key
+ADD_ATTRIBUTE = AddAttributeKind.key
 DEFAULT_SAMPLE = 8  # chunks per document when not told
 
 

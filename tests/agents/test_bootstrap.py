@@ -130,8 +130,7 @@ def test_the_openai_provider_skips_a_failed_chunk_softly(manual, settings, fake_
     report = bootstrap("--sources", "locks", "settings", "--provider", "openai")
     assert report["run"]["status"] == "partial"
     assert report["run"]["skipped_chunks"] == [
-        "settings#0: no valid answer after 1 attempt: the answer is not JSON "
-        "(Expecting value)"
+        "settings#0: no valid answer after 1 attempt: the answer is not JSON (Expecting value)"
     ]
     (p,) = report["proposals"]
     assert p["kind"] == "add_concept_type"
@@ -180,4 +179,3 @@ def test_a_bad_sample_size_is_refused_in_words(manual, client, f):
     response = client.post(reverse("agents:bootstrap"), {"sample_chunks": "-3"}, follow=True)
     assert "at least 0" in response.content.decode()
     assert not AgentRun.objects.filter(agent="bootstrap").exists()
-
