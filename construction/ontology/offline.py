@@ -65,6 +65,16 @@ STOP_HEADS = frozenset(
         """
     )
 )
+# Nouns that state a relation rather than a kind ("X is an alternative to Y", "a
+# component of"): the cue lexicon's nouns.
+STOP_HEADS |= frozenset(
+    words_of(
+        """
+        alternative prerequisite substitute synonym alias extension refinement
+        generalization component member stage phase variant subclass contrast
+        """
+    )
+)
 # The cue lexicon's relations, as the vocabulary would name them, for a relation the
 # graph's vocabulary lacks (proposed only with clear cue evidence).
 LEXICON_RELATIONS = {

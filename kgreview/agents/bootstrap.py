@@ -291,6 +291,37 @@ def queue_draft(draft: OntologyDraft, *, run: AgentRun) -> dict[str, int]:
     }
 
 
+# --- Additions as documents arrive (the discover agent) ---------------------------------------
+
+ARRIVALS_MAX = 25  # the newest sources one discover run reads for additions
+
+
+def arrived_since(since) -> list[str]:
+    """The slugs of active sources whose current revision came after ``since`` (every
+    source when None), newest first, at most ``ARRIVALS_MAX``."""
+    sources = Source.objects.filter(status=Source.Status.ACTIVE, current_revision__isnull=False)
+    if since is not None:
+        sources = sources.filter(current_revision__created_at__gt=since)
+    return list(
+        sources.order_by("-current_revision__created_at", "slug").values_list("slug", flat=True)[
+            :ARRIVALS_MAX
+        ]
+    )
+
+
+def propose_additions(run: AgentRun, *, since) -> dict[str, int]:
+    """Read the documents that arrived since ``since`` and queue the additions they ask
+    for (new types, relation types, patterns, attributes; never a change to what
+    exists), with their support and quotes. Offline: the same reading as bootstrap."""
+    slugs = arrived_since(since)
+    if not slugs:
+        return {"additions_sources": 0}
+    chunks = corpus_chunks(slugs=slugs, sample_chunks=DEFAULT_SAMPLE)
+    draft = draft_ontology(chunks, provider="offline", known=known_ontology())
+    counts = queue_draft(draft, run=run)
+    return {"additions_sources": len(slugs), **{f"additions_{k}": n for k, n in counts.items()}}
+
+
 # --- The run ------------------------------------------------------------------------------------
 
 

@@ -179,3 +179,43 @@ def test_a_bad_sample_size_is_refused_in_words(manual, client, f):
     response = client.post(reverse("agents:bootstrap"), {"sample_chunks": "-3"}, follow=True)
     assert "at least 0" in response.content.decode()
     assert not AgentRun.objects.filter(agent="bootstrap").exists()
+
+
+# --- Discovery of additions as documents arrive ----------------------------------------------
+
+
+def discover() -> AgentRun:
+    from kgreview.agents.discover import discover_run
+    from kgreview.agents.runs import agent_run_create
+
+    return discover_run(agent_run_create(agent=AgentRun.Agent.DISCOVER, provider="offline"))
+
+
+def test_discover_proposes_additions_from_arrived_documents_and_never_a_change(manual, f):
+    graph.concept_type_create(key="command", label="Command", acting_user=None)
+    run = discover()
+    assert run.status == "succeeded" and run.stats["additions_sources"] == 3
+    added = {p.payload["key"] for p in run.proposals.filter(kind="add_concept_type")}
+    assert {"setting", "lock", "maintenance_command"} <= added and "command" not in added
+    sub = run.proposals.get(kind="add_concept_type", payload__key="maintenance_command")
+    assert sub.payload["parent_key"] == "command"  # hangs under the type the graph has
+    assert all(e["quote"] for p in run.proposals.all() for e in p.payload.get("examples", []))
+    # nothing arrived since: the next run reads no document
+    assert discover().stats["additions_sources"] == 0
+
+
+def test_discover_does_not_propose_a_rejected_addition_again_without_new_evidence(manual, f):
+    first = discover()
+    setting = first.proposals.get(kind="add_concept_type", payload__key="setting")
+    Proposal.objects.filter(pk=setting.pk).update(status="rejected", decided_at=setting.created_at)
+    # the same documents arrive again (a new revision of one, with the same sentences)
+    graph.source_import(
+        slug="settings", title="Settings", text=TEXTS["settings"] + "\n", acting_user=None
+    )
+    graph.source_import(
+        slug="commands", title="Commands", text=TEXTS["commands"] + "\n", acting_user=None
+    )
+    again = discover()
+    assert again.stats["additions_sources"] == 2
+    assert not again.proposals.filter(kind="add_concept_type", payload__key="setting").exists()
+    assert again.stats.get("additions_held_rejected", 0) >= 1
