@@ -13,7 +13,8 @@ from django.urls import reverse
 from kgreview.agents import tasks
 from kgreview.agents.models import AgentRun
 from kgreview.graph import services as graph
-from kgreview.graph.models import SourceRevision
+from kgreview.graph.models import Concept, SourceRevision
+from kgreview.review.decide import decisions
 from kgreview.review.models import Proposal
 from tests.construction.fake_llm import reply
 from tests.construction.test_ontology_bootstrap import TEXTS
@@ -219,3 +220,22 @@ def test_discover_does_not_propose_a_rejected_addition_again_without_new_evidenc
     assert again.stats["additions_sources"] == 2
     assert not again.proposals.filter(kind="add_concept_type", payload__key="setting").exists()
     assert again.stats.get("additions_held_rejected", 0) >= 1
+
+
+def test_construction_proposes_new_concepts_with_the_type_that_fits(f):
+    """After a curator accepted types, the offline reader's add_concept carries type_key,
+    and accepting it gives the concept that type."""
+    graph.concept_type_create(key="command", label="Command", acting_user=None)
+    graph.concept_type_create(key="lock", label="Lock", acting_user=None)
+    graph.source_import(slug="locks", title="Locks", text=TEXTS["locks"], acting_user=None)
+    call_command("construct", "--all", "--provider", "offline", stdout=io.StringIO())
+    typed = {
+        p.payload["name"]: p.payload.get("type_key", "")
+        for p in Proposal.objects.filter(kind="add_concept")
+    }
+    assert typed["VACUUM command"] == "command"
+    assert typed["SHARE UPDATE EXCLUSIVE lock"] == "lock"
+    (vacuum,) = Proposal.objects.filter(kind="add_concept", payload__name="VACUUM command")
+    curator = f.user("cura", role="curator")
+    decisions.proposal_accept(proposal_id=vacuum.pk, acting_user=curator)
+    assert Concept.objects.get(name="VACUUM command").type.key == "command"
