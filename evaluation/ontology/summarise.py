@@ -20,7 +20,8 @@ def main(argv: list[str]) -> None:
     django.setup()
     from kgreview.review.models import Proposal
 
-    report = json.load(open(argv[0]))
+    with open(argv[0]) as f:
+        report = json.load(f)
     seed = int(argv[3]) if len(argv) > 3 and argv[2] == "--seed" else 27
     ids = [p["id"] for p in report["proposals"]]
     proposals = {p.pk: p for p in Proposal.objects.filter(pk__in=ids)}
@@ -46,9 +47,8 @@ def main(argv: list[str]) -> None:
             shapes = ", ".join(
                 f"{x['domain_key']} -> {x['range_key']}" for x in d.get("patterns", [])
             )
-            out.append(
-                f"- `{d['key']}` ({d['verb']}): {shapes or 'open'}; {p.reason.split('Support: ')[-1]}"
-            )
+            support = p.reason.split("Support: ")[-1]
+            out.append(f"- `{d['key']}` ({d['verb']}): {shapes or 'open'}; {support}")
     out += ["", "## Relation patterns", ""]
     for p in rows:
         if p.kind == "add_relation_pattern":
