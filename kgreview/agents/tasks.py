@@ -185,3 +185,12 @@ def bootstrap(self, *, run_id: int) -> int:
         return 0
     bootstrap_run(run)
     return run.pk
+
+
+@kgreview_task(name="agents.release_pattern_holds")
+def release_pattern_holds(self, *, relation_keys: list[str] | None = None) -> int:
+    """A pattern or a type was accepted: the candidates held for breaking a relation's
+    pattern that fit now go back to the queue (``review.pattern_holds``)."""
+    from kgreview.review.pattern_holds import release_pattern_holds as release
+
+    return len(release(relation_keys=relation_keys))

@@ -24,7 +24,15 @@ from kgreview.core.errors import DomainError, NameTaken, ValidationFailed
 
 from . import pattern_book, rules, selectors
 from .bulk_admit import admit_many
-from .models import Concept, ConceptAlias, Edge, RelationPattern, RelationType
+from .models import (
+    Concept,
+    ConceptAlias,
+    ConceptType,
+    ConceptTypeChange,
+    Edge,
+    RelationPattern,
+    RelationType,
+)
 from .pattern_book import PatternBook
 from .services.common import NAME_MAX, name_index_changed
 from .services.concepts import check_retirable
@@ -33,23 +41,38 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
-def concepts_create_many(specs: Sequence[tuple[str, str, Iterable[str]]]) -> list[Concept]:
-    """New active concepts for (name, description, aliases), in order. Aliases another
-    concept already answers to are skipped; a canonical name taken meanwhile raises
-    ``NameTaken``."""
+def concepts_create_many(
+    specs: Sequence[tuple[str, str, Iterable[str]]],
+    *,
+    types: Sequence[ConceptType | None] | None = None,
+) -> list[Concept]:
+    """New active concepts for (name, description, aliases), in order, each given the
+    type at its place in ``types`` (with its type history's first row), refused in words
+    when that type is retired. Aliases another concept already answers to are skipped; a
+    canonical name taken meanwhile raises ``NameTaken``."""
     if not specs:
         return []
+    given = list(types) if types is not None else [None] * len(specs)
     rows = []
-    for name, description, _ in specs:
+    for (name, description, _), concept_type in zip(specs, given, strict=True):
         name = selectors.clean_name(name)
         if not name or len(name) > NAME_MAX:
             raise ValidationFailed(f"A concept name is 1 to {NAME_MAX} characters.")
-        rows.append(Concept(name=name, description=description.strip()))
+        if concept_type is not None:
+            refusal = rules.type_active_refusal(concept_type)
+            if refusal is not None:
+                raise refusal
+        rows.append(Concept(name=name, description=description.strip(), type=concept_type))
     try:
         with transaction.atomic():
             made = Concept.objects.bulk_create(rows)
             if any(c.pk is None for c in made):
                 raise IntegrityError("concept ids not returned")
+            ConceptTypeChange.objects.bulk_create(
+                ConceptTypeChange(concept=c, type_id=c.type_id, changed_at=c.created_at)
+                for c in made
+                if c.type_id is not None
+            )
             wanted: dict[str, tuple[Concept, str, str]] = {}
             for (_, _, aliases), concept in zip(specs, made, strict=True):
                 wanted.setdefault(concept.name.lower(), (concept, "canonical", concept.name))

@@ -39,6 +39,12 @@ class PatternBook:
             self._lines[type_id] = frozenset(line)
         return self._lines[type_id]
 
+    def type_id(self, key: str) -> int | None:
+        """The id of the type ``key`` (None: no such type, or no key)."""
+        if not key:
+            return None
+        return next((t.pk for t in self.types.values() if t.key == key), None)
+
     def type_of(self, type_id: int | None) -> ConceptType | None:
         return self.types.get(type_id) if type_id is not None else None
 
@@ -90,3 +96,17 @@ def load(relation_ids: Iterable[int] | None = None) -> PatternBook:
     if book.patterns:
         book.types = ConceptType.objects.in_bulk()
     return book
+
+
+def pattern_overview() -> list[tuple[RelationType, list[RelationPattern]]]:
+    """Every relation (active ones first, by key) with its patterns, active ones first,
+    for the Ontology page; a relation with no active pattern is open. Two queries."""
+    patterns: dict[int, list[RelationPattern]] = {}
+    for p in RelationPattern.objects.select_related("domain", "range").order_by(
+        "-active", "domain__key", "range__key", "pk"
+    ):
+        patterns.setdefault(p.relation_id, []).append(p)
+    return [
+        (relation, patterns.get(relation.pk, []))
+        for relation in RelationType.objects.order_by("-active", "key")
+    ]

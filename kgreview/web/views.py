@@ -20,7 +20,7 @@ from kgreview.agents.selectors import unknown_relations, worker_status
 from kgreview.core.markup import Span
 from kgreview.core.middleware import parses_own_body
 from kgreview.core.permissions import can_decide, curator_required, is_curator, view_required
-from kgreview.graph import selectors, sourcepage, type_selectors, upload
+from kgreview.graph import pattern_book, selectors, sourcepage, type_selectors, upload
 from kgreview.graph.models import Concept, Source, SourceFile
 from kgreview.graph.sources import place_of, revision_structure
 from kgreview.review.models import Proposal
@@ -303,6 +303,7 @@ def ontology(request: HttpRequest) -> HttpResponse:
         "web/ontology.html",
         {
             "concept_types": type_selectors.concept_type_overview(),
+            "relation_patterns": pattern_book.pattern_overview(),
             "relations": pending.with_open_counts(selectors.relation_overview()),
             "unknown": unknown_relations(),
             "min_support": settings.KG_DISCOVERY_MIN_SUPPORT,
