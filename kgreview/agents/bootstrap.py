@@ -114,8 +114,9 @@ def corpus_chunks(
 def draft_ontology(
     chunks: Sequence[DocChunk], *, provider: str, known: KnownOntology
 ) -> OntologyDraft:
-    """What the chunks ask for that ``known`` lacks, read offline or by a model."""
-    vocabulary = [s for s in known.relations]
+    """What the chunks ask for that ``known`` lacks, read offline or by a model (the
+    active relations are read; retired ones are only never proposed again)."""
+    vocabulary = adapters.vocabulary()
     if provider == "openai":
         from construction.ontology.model import ModelBootstrap
         from kgreview.core.llm import client_settings

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from kgreview.agents import runs
@@ -48,6 +49,7 @@ class Command(BaseCommand):
             agent=AgentRun.Agent.BOOTSTRAP,
             trigger=AgentRun.Trigger.CLI,
             provider=provider,
+            model=settings.KG_LLM_MODEL if provider == "openai" else "",
             params={"sources": sources or [], "sample_chunks": sample_chunks or None},
         )
         run = bootstrap_run(run)
