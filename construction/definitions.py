@@ -164,12 +164,18 @@ def with_definitions(
     for item in found:
         join(item.names())
     verbatim = {name_key(m.name) for m in mentions if m.verbatim}
+    typed: dict[str, str] = {}
+    for m in mentions:
+        for name in (m.name, *m.aliases):
+            if m.type_key:
+                typed.setdefault(name_key(name), m.type_key)
     return tuple(
         ConceptMention(
             name=names[0],
             aliases=tuple(names[1:]),
             description=description,
             verbatim=name_key(names[0]) in verbatim,
+            type_key=next((typed[name_key(n)] for n in names if name_key(n) in typed), ""),
         )
         for names, description in zip(groups, descriptions, strict=True)
         if names

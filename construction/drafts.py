@@ -109,6 +109,7 @@ def concept_draft(
         evidence=span,
         dedup_key=concept_dedup_key(res.canonical),
         defined=tuple(defined),
+        type_key=res.type_key,
     )
 
 

@@ -153,6 +153,7 @@ def merge_extractions(
                 aliases=tuple(aliases),
                 description=known.description or mention.description,
                 verbatim=known.verbatim or mention.verbatim,
+                type_key=known.type_key or mention.type_key,
             )
         candidates += [replace(c, window=plan.window) for c in reading.candidates]
         rejected += reading.rejected

@@ -480,6 +480,7 @@ def resolve_name(
     canonical = long if verbatim else display_case(long)
     aliases: list[str] = []
     description = ""
+    type_key = mention.type_key if mention is not None else ""
     if mention is not None:
         m_long, m_short = split_abbreviation(clean_display(mention.name))
         if _usable(name_key(m_long)):
@@ -506,6 +507,7 @@ def resolve_name(
         match="new",
         aliases=tuple(unique_aliases),
         description=description[:2000],
+        type_key=type_key,
     )
 
 

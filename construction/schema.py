@@ -61,6 +61,10 @@ class ConceptAnswer(BaseModel):
         _none_as(""),
         StringConstraints(strip_whitespace=True, max_length=DESCRIPTION_MAX),
     ] = ""
+    # The key of one of the graph's concept types the prompt lists, or "".
+    type: Annotated[str, _none_as(""), StringConstraints(strip_whitespace=True, max_length=100)] = (
+        ""
+    )
 
 
 class EdgeAnswer(BaseModel):
@@ -96,7 +100,7 @@ def answer_json_schema() -> dict:
     concept = {
         "type": "object",
         "additionalProperties": False,
-        "required": ["name", "aliases", "description"],
+        "required": ["name", "aliases", "description", "type"],
         "properties": {
             "name": _string(f"The concept's name as the text writes it (1-{NAME_MAX} chars)."),
             "aliases": {
@@ -110,6 +114,11 @@ def answer_json_schema() -> dict:
             "description": {
                 "type": ["string", "null"],
                 "description": "One sentence saying what it is, from the text, or null.",
+            },
+            "type": {
+                "type": ["string", "null"],
+                "description": "The key of the concept type it is, from the list of the "
+                "graph's concept types, or null when none fits or none is listed.",
             },
         },
     }

@@ -105,6 +105,8 @@ class ConceptMention:
     # The name is written exactly as the text writes it (an identifier, a command):
     # a new concept keeps its case ("setval", not "Setval").
     verbatim: bool = False
+    # The key of the graph's concept type that fits it ("" when none does or is known).
+    type_key: str = ""
 
 
 @dataclass(frozen=True)
@@ -248,6 +250,7 @@ class Resolution:
     matched_name: str | None = None
     aliases: tuple[str, ...] = ()
     description: str = ""
+    type_key: str = ""  # a new concept's type, as the reader typed it
 
     @property
     def is_new(self) -> bool:
@@ -367,6 +370,7 @@ class ConceptDraft:
     dedup_key: str
     # The aliases the document defines, each with its sentence (they are in ``aliases``).
     defined: tuple[DefinedName, ...] = ()
+    type_key: str = ""  # the graph's concept type the reader gave it, if any
 
 
 @dataclass(frozen=True)

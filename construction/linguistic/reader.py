@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..protocols import Lexicon
 from ..text import name_key
@@ -61,9 +62,12 @@ class LinguisticExtractor:
     model = f"{READER_VERSION}+{MODEL_PACKAGE}-{MODEL_VERSION}"
     local = True
 
-    def __init__(self) -> None:
+    def __init__(self, concept_types: Sequence = ()) -> None:
         self._derived: dict[tuple, list[Cue]] = {}
         self._when: tuple[tuple, ParseWhen] | None = None
+        # The graph's concept types (``ontology.KnownType``): a new concept is typed.
+        self.concept_types: tuple = tuple(concept_types)
+        self._types: tuple[tuple, Any] | None = None
 
     def extract(
         self,
@@ -109,6 +113,7 @@ class LinguisticExtractor:
                 name=t.name,
                 description=_description(doc, sentences, docs, t),
                 verbatim=t.identifier,
+                type_key=self._type_of(t, doc, sentences, docs),
             )
             for t in used
         )
@@ -118,6 +123,39 @@ class LinguisticExtractor:
             usage=LLMUsage(),
             extractor=self.name,
             model=self.model,
+        )
+
+    def _type_of(self, term: Term, doc: SourceDoc, sentences: list[Sentence], docs) -> str:
+        """The graph's concept type that fits ``term`` (``ontology.typing``): from a
+        definition "X is a Y", the noun after it, its head noun, the heading above it."""
+        if not self.concept_types:
+            return ""
+        from ..ontology.typing import TypeIndex, type_for_term
+
+        if self._types is None or self._types[0] != self.concept_types:
+            self._types = (self.concept_types, TypeIndex(self.concept_types))
+        defined_as = classifier = ""
+        for m in term.mentions:
+            parsed = docs[m.sentence]
+            tok = parsed[m.last]
+            after = parsed[m.last + 1] if m.last + 1 < len(parsed) else None
+            if not classifier and after is not None and after.pos_ == "NOUN":
+                classifier = after.lemma_
+            if defined_as or not parsed.has_annotation("DEP"):
+                continue
+            if tok.dep_ == "nsubj" and tok.head.lemma_ == "be":
+                attr = next((c for c in tok.head.children if c.dep_ == "attr"), None)
+                if attr is not None and attr.pos_ in ("NOUN", "PROPN"):
+                    words = [w.text for w in attr.lefts if w.dep_ == "compound"]
+                    defined_as = " ".join([*words, attr.text])
+        first = min((m.sentence for m in term.mentions), default=0)
+        headings = [s.clean for s in sentences[: first + 1] if s.heading]
+        return type_for_term(
+            term.name,
+            self._types[1],
+            defined_as=defined_as,
+            classifier=classifier,
+            section=(*doc.section, *headings[-1:]),
         )
 
     def _parse_when(self, table: dict[str, list[Cue]], keys: set[str]) -> ParseWhen:

@@ -15,7 +15,16 @@ from ..errors import LLMAnswerInvalid
 from ..keys import relation_key
 from ..protocols import Lexicon
 from ..schema import ConceptAnswer, EdgeAnswer, GraphAnswer, answer_json_schema
-from ..types import Candidate, Extraction, LLMUsage, Rejected, RelationSpec, SourceDoc
+from ..text import name_key
+from ..types import (
+    Candidate,
+    ConceptMention,
+    Extraction,
+    LLMUsage,
+    Rejected,
+    RelationSpec,
+    SourceDoc,
+)
 from .answers import RelationAnswer, describe_errors, merge_concepts, read_answer, unfence
 from .chat import ChatClient
 from .prompts import (
@@ -41,6 +50,10 @@ class OpenAIExtractor(ChatClient):
     name = "openai"
     # Calls cost money and seconds: made outside transactions, each paid chunk kept.
     local = False
+    # The graph's concept types (``ontology.KnownType``) and relation patterns
+    # ((relation, domain, range)): listed in the prompt; each concept's type is asked.
+    concept_types: tuple = ()
+    relation_patterns: tuple[tuple[str, str, str], ...] = ()
 
     def extract(
         self,
@@ -55,7 +68,15 @@ class OpenAIExtractor(ChatClient):
         if max_edges < 1:
             raise ValueError("max_edges must be at least 1")
         messages: list[ChatCompletionMessageParam] = [
-            {"role": "system", "content": system_prompt(vocabulary, max_edges=max_edges)},
+            {
+                "role": "system",
+                "content": system_prompt(
+                    vocabulary,
+                    max_edges=max_edges,
+                    types=self.concept_types,
+                    patterns=self.relation_patterns,
+                ),
+            },
             {
                 "role": "user",
                 "content": user_prompt(
@@ -121,6 +142,23 @@ class OpenAIExtractor(ChatClient):
 
     # --- From answer to Extraction ---------------------------------------------------------
 
+    def _typed(self, concepts: Sequence[ConceptAnswer]) -> tuple[ConceptMention, ...]:
+        """The concepts merged, each with the type key the model gave it when that names
+        one of the graph's active types (by key or label), else none."""
+        merged = merge_concepts(concepts)
+        if not self.concept_types:
+            return merged
+        from ..ontology.typing import TypeIndex
+
+        index = TypeIndex(self.concept_types)
+        keys = {t.key for t in self.concept_types if t.active}
+        said: dict[str, str] = {}
+        for c in concepts:
+            given = c.type.strip()
+            found = given if given in keys else index.words.get(name_key(given), "")
+            said.setdefault(name_key(c.name), found)
+        return tuple(replace(m, type_key=said.get(name_key(m.name), "")) for m in merged)
+
     def _salvage(
         self, data: Any, problems: list[str], usage: LLMUsage, max_edges: int, attempts: int
     ) -> Extraction:
@@ -149,7 +187,7 @@ class OpenAIExtractor(ChatClient):
     ) -> Extraction:
         kept = sorted(edges, key=lambda edge: -edge.confidence)[:max_edges]
         return Extraction(
-            concepts=merge_concepts(concepts),
+            concepts=self._typed(concepts),
             candidates=tuple(
                 Candidate(
                     source=e.source,

@@ -12,12 +12,38 @@ from ..types import RelationSpec, SourceDoc
 
 KNOWN_CONCEPTS_MAX = 40
 
-SHAPE = """{"concepts": [{"name": str, "aliases": [str] | null, "description": str | null}],
+SHAPE = """{"concepts": [{"name": str, "aliases": [str] | null, "description": str | null,
+               "type": str | null}],
  "edges": [{"source": str, "target": str, "relation": str, "confidence": number,
             "reason": str, "evidence": str}]}"""
 
 
-def system_prompt(vocabulary: Sequence[RelationSpec], *, max_edges: int) -> str:
+def ontology_lines(types: Sequence, patterns: Sequence[tuple[str, str, str]]) -> str:
+    """The graph's concept types (key, label, parent) and the (domain, range) pairs each
+    relation allows, for the prompt; "" when the graph has no types."""
+    active = [t for t in types if getattr(t, "active", True)]
+    if not active:
+        return ""
+    lines = ["", "Concept types (key: label) - give each concept's type key, or null:"]
+    for t in active:
+        parent = f", a kind of {t.parent_key}" if t.parent_key else ""
+        lines.append(f"- {t.key}: {t.label}{parent}")
+    if patterns:
+        lines.append(
+            "Relation patterns: a relation listed here joins only these types (source type "
+            "-> target type; a subtype counts as its parent):"
+        )
+        lines += [f"- {r}: {d} -> {g}" for r, d, g in patterns]
+    return "\n".join(lines)
+
+
+def system_prompt(
+    vocabulary: Sequence[RelationSpec],
+    *,
+    max_edges: int,
+    types: Sequence = (),
+    patterns: Sequence[tuple[str, str, str]] = (),
+) -> str:
     lines = []
     for spec in vocabulary:
         traits = [t for t, on in (("symmetric", spec.symmetric), ("acyclic", spec.acyclic)) if on]
@@ -54,6 +80,7 @@ rules or your output format.
 
 Relations (key: "source verb target" - meaning):
 {relations}
+{ontology_lines(types, patterns)}
 
 Answer with one JSON object and nothing else, of this shape:
 {SHAPE}"""

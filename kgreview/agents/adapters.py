@@ -130,7 +130,32 @@ def extractor_for(provider: str | None = None) -> Extractor:
         extractor = OpenAIExtractor(**client_settings())
     else:
         raise ValueError(f"unknown provider {provider!r}: use offline, rules or openai")
+    if provider in ("offline", "openai"):
+        # A new concept is typed with the graph's types; the model also sees the patterns.
+        types, patterns = reader_ontology()
+        extractor.concept_types = types  # type: ignore[attr-defined]
+        if provider == "openai":
+            extractor.relation_patterns = patterns  # type: ignore[attr-defined]
     return extractor
+
+
+def reader_ontology() -> tuple[tuple, tuple[tuple[str, str, str], ...]]:
+    """The active concept types (``construction.ontology.KnownType``) and the active
+    relation patterns, (relation, domain, range), as the readers take them."""
+    from construction.ontology import KnownType
+    from kgreview.graph.models import ConceptType
+    from kgreview.graph.ontology import RelationPattern
+
+    types = tuple(
+        KnownType(t.key, t.label, t.parent.key if t.parent else "")
+        for t in ConceptType.objects.filter(active=True).select_related("parent").order_by("key")
+    )
+    patterns = tuple(
+        RelationPattern.objects.filter(active=True)
+        .order_by("relation__key", "domain__key", "range__key")
+        .values_list("relation__key", "domain__key", "range__key")
+    )
+    return types, patterns
 
 
 def extractor_key(extractor: Extractor) -> str:

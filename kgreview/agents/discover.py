@@ -1,4 +1,6 @@
-"""Ontology discovery, Django side: dropped unknown relations in, add_relation_type out.
+"""Ontology discovery, Django side: dropped unknown relations in, add_relation_type out;
+and the schema additions the documents that arrived since the last run ask for
+(``bootstrap.propose_additions``: new types, patterns, relation types, attributes).
 
 Candidates the construction loop dropped because their relation was not in the
 vocabulary are kept (``DroppedCandidate``). When a relation recurs across sources,
@@ -28,6 +30,7 @@ from kgreview.review.models import OPEN_STATUSES, Proposal
 from kgreview.review.services import ProposalSpec, proposals_create_many
 
 from . import adapters
+from .bootstrap import propose_additions
 from .items import run_stats_merge
 from .models import AgentRun, DroppedCandidate
 from .persist import persist_result
@@ -110,7 +113,7 @@ def discover_run(run: AgentRun, *, provider: str | None = None) -> AgentRun:
     stats: dict = {}
     usage = LLMUsage()
     try:
-        agent_run_step(run, done=0, total=2)
+        agent_run_step(run, done=0, total=3)
         stats["requeued"] = requeue_pending()
         examples = dropped_examples()
         vocabulary = [row.spec for row in adapters.relation_table()]  # retired ones too
@@ -161,6 +164,9 @@ def discover_run(run: AgentRun, *, provider: str | None = None) -> AgentRun:
         outcomes = proposals_create_many(specs)
         stats["relation_proposals"] = sum(1 for o in outcomes if isinstance(o, Proposal))
         agent_run_step(run, done=2, stats=stats)
+        # Schema additions the documents that arrived since the last run ask for.
+        stats.update(propose_additions(run, since=_last_discovery(run)))
+        agent_run_step(run, done=3, stats=stats)
     except RunCancelled:
         return agent_run_finish(run, status=AgentRun.Status.CANCELLED, stats=stats, usage=usage)
     except Exception as exc:  # the run says what failed; the worker stays up
@@ -173,6 +179,21 @@ def discover_run(run: AgentRun, *, provider: str | None = None) -> AgentRun:
             error=f"{exc.__class__.__name__}: {exc}",
         )
     return agent_run_finish(run, status=AgentRun.Status.SUCCEEDED, stats=stats, usage=usage)
+
+
+def _last_discovery(run: AgentRun):
+    """When the last finished discovery before ``run`` started (None: never)."""
+    last = (
+        AgentRun.objects.filter(
+            agent=AgentRun.Agent.DISCOVER,
+            status__in=(AgentRun.Status.SUCCEEDED, AgentRun.Status.PARTIAL),
+            trigger__in=(AgentRun.Trigger.SCHEDULE, AgentRun.Trigger.MANUAL, AgentRun.Trigger.CLI),
+        )
+        .exclude(pk=run.pk)
+        .order_by("-started_at")
+        .first()
+    )
+    return last.started_at if last is not None else None
 
 
 def requeue_dropped_for(*, relation_key: str) -> int:

@@ -35,3 +35,19 @@ class ResumeFlag(forms.Field):
 
 class ScheduleToggleForm(forms.Form):
     enabled = ResumeFlag(required=False)
+
+
+class BootstrapForm(forms.Form):
+    """The Ontology page's bootstrap: how many chunks of each document to read (empty: the
+    default; 0: every chunk)."""
+
+    sample_chunks = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=1000,
+        error_messages={
+            "min_value": "Chunks per document must be at least 0 (0 reads every chunk).",
+            "max_value": "Chunks per document must be at most 1000 (0 reads every chunk).",
+            "invalid": "Chunks per document must be a whole number (0 reads every chunk).",
+        },
+    )

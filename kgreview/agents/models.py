@@ -20,6 +20,7 @@ class AgentRun(NoDeleteModel):
         HEAL = "heal", "Self-healing"
         DISCOVER = "discover", "Ontology discovery"
         GAPS = "gaps", "Gap search (competency questions)"
+        BOOTSTRAP = "bootstrap", "Ontology bootstrap"
 
     class Trigger(models.TextChoices):
         MANUAL = "manual", "Run now (web)"

@@ -138,6 +138,7 @@ def _create_concepts(
                 "aliases": list(draft.aliases)[:50],
                 "description": draft.description,
                 "defined": [origin.defined(d.alias, d.span) for d in draft.defined[:50]],
+                **({"type_key": draft.type_key} if draft.type_key else {}),
             },
             confidence=draft.confidence,
             reason=draft.reason,

@@ -77,3 +77,23 @@ def agent_run_now(*, agent: str, acting_user: User | None, every_source: bool = 
             "failed; try again once the worker's broker is reachable.",
         )
     return RunNow(run, True, f"{label} run #{run.pk} queued.")
+
+
+def bootstrap_now(*, acting_user: User | None, sample_chunks: int | None) -> RunNow:
+    """Start an ontology bootstrap by hand for ``acting_user`` (a curator: audited), over
+    every active source, ``sample_chunks`` chunks of each (None: every chunk)."""
+    run = agent_run_create(
+        agent=AgentRun.Agent.BOOTSTRAP,
+        trigger=AgentRun.Trigger.MANUAL,
+        acting_user=acting_user,
+        provider="offline",
+        params={"sample_chunks": sample_chunks},
+    )
+    try:
+        tasks.bootstrap.delay(run_id=run.pk)
+    except Exception as exc:  # any broker failure: said in words, the run not left queued
+        log.exception("bootstrap: the broker refused run #%s", run.pk)
+        reason = f"the task queue refused it ({exc.__class__.__name__}: {exc})."
+        agent_run_not_queued(run_id=run.pk, reason=reason)
+        return RunNow(run, False, f"Bootstrap run #{run.pk} could not be started: {reason}")
+    return RunNow(run, True, f"Bootstrap run #{run.pk} queued.")

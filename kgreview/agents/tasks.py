@@ -175,6 +175,18 @@ def requeue_dropped(self, *, relation_key: str) -> int:
     return requeue_dropped_for(relation_key=relation_key)
 
 
+@kgreview_task(name="agents.bootstrap")
+def bootstrap(self, *, run_id: int) -> int:
+    """Draft an ontology from the corpus and queue what the graph lacks as proposals."""
+    from .bootstrap import bootstrap_run
+
+    run = AgentRun.objects.filter(pk=run_id).first()
+    if run is None or run.is_finished:
+        return 0
+    bootstrap_run(run)
+    return run.pk
+
+
 @kgreview_task(name="agents.release_pattern_holds")
 def release_pattern_holds(self, *, relation_keys: list[str] | None = None) -> int:
     """A pattern or a type was accepted: the candidates held for breaking a relation's
