@@ -1,0 +1,289 @@
+"""The RDF exports' IRIs, terms and Turtle: one place for what a concept, an edge, a type,
+a relation or an attribute is called, and for writing triples out as Turtle text.
+
+Every IRI of the graph's own things lives under ``settings.KG_RDF_BASE`` (default
+``https://kgreview.example/``, the JSON-LD export's namespace too, so both name a concept
+alike): concepts and edges by id (names change, ids do not), the vocabulary by key. Each
+key is percent-encoded whole (``urllib.parse.quote(..., safe="")``), so a key or username
+holding spaces, slashes, unicode or control characters still gives one valid, ASCII IRI.
+kgreview's own terms (``kg:``, ``vocabulary.KG``) are the format's and do not move with
+the base.
+
+The Turtle is written by hand from rdflib terms, triple by triple, so an export streams in
+constant memory whatever the graph's size: full IRIs where a prefixed name would need an
+escape, literals always on one line with every control character escaped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from urllib.parse import quote
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from rdflib import BNode, Literal, URIRef
+from rdflib.namespace import DCTERMS, OWL, PROV, RDF, RDFS, SH, SKOS, XSD
+
+from . import vocabulary as v
+
+Term = URIRef | BNode | Literal
+Triple = tuple[URIRef | BNode, URIRef, Term]
+
+KG = URIRef(v.KG)
+FOAF_ACCOUNT = URIRef("http://xmlns.com/foaf/0.1/accountName")
+
+
+def kg(name: str) -> URIRef:
+    """One of kgreview's own terms (``kg:confidence``, ``kg:acyclic``...)."""
+    return URIRef(v.KG + name)
+
+
+def base() -> str:
+    return settings.KG_RDF_BASE
+
+
+def _key(key: int | str) -> str:
+    return quote(str(key), safe="")
+
+
+def concept(pk: int) -> URIRef:
+    return URIRef(f"{base()}id/concepts/{pk}")
+
+
+def edge(pk: int) -> URIRef:
+    return URIRef(f"{base()}id/edges/{pk}")
+
+
+def attribute_value(pk: int) -> URIRef:
+    return URIRef(f"{base()}id/attribute-values/{pk}")
+
+
+def concept_type(key: str) -> URIRef:
+    return URIRef(f"{base()}ns/type/{_key(key)}")
+
+
+def relation(key: str) -> URIRef:
+    return URIRef(f"{base()}ns/relation/{_key(key)}")
+
+
+def attribute(type_key: str, key: str) -> URIRef:
+    """An attribute's property: its key is unique within its type, so the type is in it."""
+    return URIRef(f"{base()}ns/attribute/{_key(type_key)}/{_key(key)}")
+
+
+def shape(*parts: str) -> URIRef:
+    return URIRef(f"{base()}ns/shape/" + "/".join(_key(p) for p in parts))
+
+
+def scheme(name: str) -> URIRef:
+    """A SKOS concept scheme: ``graph`` (every concept) or ``type/<key>``."""
+    return URIRef(f"{base()}ns/scheme/{name}")
+
+
+def source(slug: str) -> URIRef:
+    return URIRef(f"{base()}id/sources/{_key(slug)}")
+
+
+def revision(slug: str, number: int) -> URIRef:
+    return URIRef(f"{source(slug)}/revisions/{number}")
+
+
+def proposal(pk: int) -> URIRef:
+    return URIRef(f"{base()}id/proposals/{pk}")
+
+
+def decision(pk: int) -> URIRef:
+    return URIRef(f"{base()}id/decisions/{pk}")
+
+
+def user(username: str) -> URIRef:
+    return URIRef(f"{base()}id/users/{_key(username)}")
+
+
+def concept_id(iri: str) -> int | None:
+    """The concept's id from its IRI, ``None`` for any other IRI."""
+    prefix = f"{base()}id/concepts/"
+    rest = str(iri)[len(prefix) :] if str(iri).startswith(prefix) else ""
+    return int(rest) if rest.isdigit() else None
+
+
+# --- Attribute datatypes -------------------------------------------------------------------
+
+#: An attribute's datatype (``graph.Attribute.Datatype``) as XML Schema's.
+XSD_OF = {
+    "string": XSD.string,
+    "integer": XSD.integer,
+    "decimal": XSD.decimal,
+    "boolean": XSD.boolean,
+    "date": XSD.date,
+    "uri": XSD.anyURI,
+}
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+_DATE = re.compile(r"(-?[0-9]{4,})-([0-9]{2})-([0-9]{2})(?:Z|[+-][0-9]{2}:[0-9]{2})?")
+_URI_BAD = re.compile(r"[\s<>\"{}|\\^`]")
+
+
+def _is_date(value: str) -> bool:
+    m = _DATE.fullmatch(value)
+    if not m:
+        return False
+    try:
+        date(int(m[1]), int(m[2]), int(m[3]))
+    except ValueError:
+        return False
+    return True
+
+
+def lexical_ok(datatype: str, value: str) -> bool:
+    """Whether ``value`` is a lexical form of the attribute datatype (XML Schema's)."""
+    if datatype == "integer":
+        return bool(_INTEGER.fullmatch(value))
+    if datatype == "decimal":
+        if not _DECIMAL.fullmatch(value):
+            return False
+        try:
+            Decimal(value)
+        except InvalidOperation:
+            return False
+        return True
+    if datatype == "boolean":
+        return value in {"true", "false", "1", "0"}
+    if datatype == "date":
+        return _is_date(value)
+    if datatype == "uri":
+        return not _URI_BAD.search(value)
+    return True
+
+
+def attribute_literal(datatype: str, value: str) -> Literal:
+    """The value typed by its attribute's datatype; a value that is no lexical form of it
+    is written as a plain string, so no file holds an ill-typed literal and the shapes'
+    ``sh:datatype`` reports it."""
+    if datatype in XSD_OF and datatype != "string" and lexical_ok(datatype, value):
+        return Literal(value, datatype=XSD_OF[datatype])
+    return Literal(value)
+
+
+# --- SKOS mapping ----------------------------------------------------------------------------
+
+SKOS_PROPERTIES = {"broader": SKOS.broader, "narrower": SKOS.narrower, "related": SKOS.related}
+
+
+def skos_mapping() -> dict[str, URIRef]:
+    """``settings.KG_SKOS_RELATIONS`` read: relation key → SKOS property."""
+    out: dict[str, URIRef] = {}
+    for item in filter(None, (p.strip() for p in settings.KG_SKOS_RELATIONS.split(","))):
+        key, _, prop = item.partition(":")
+        if prop.strip() not in SKOS_PROPERTIES or not key.strip():
+            raise ImproperlyConfigured(
+                f"KG_SKOS_RELATIONS: {item!r} is not KEY:broader, KEY:narrower or KEY:related"
+            )
+        out[key.strip()] = SKOS_PROPERTIES[prop.strip()]
+    return out
+
+
+# --- Turtle ------------------------------------------------------------------------------------
+
+PREFIXES: dict[str, str] = {
+    "rdf": str(RDF),
+    "rdfs": str(RDFS),
+    "xsd": str(XSD),
+    "owl": str(OWL),
+    "skos": str(SKOS),
+    "prov": str(PROV),
+    "dcterms": str(DCTERMS),
+    "foaf": "http://xmlns.com/foaf/0.1/",
+    "sh": str(SH),
+    "kg": v.KG,
+}
+
+
+def data_prefixes() -> dict[str, str]:
+    """The prefixes of the graph's own IRIs, under the configured base."""
+    b = base()
+    return {
+        "kgt": f"{b}ns/type/",
+        "rel": f"{b}ns/relation/",
+        "concepts": f"{b}id/concepts/",
+        "edges": f"{b}id/edges/",
+    }
+
+
+_LOCAL = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_-]*)")
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _char(c: str) -> str:
+    if c in _ESCAPES:
+        return _ESCAPES[c]
+    code = ord(c)
+    if code < 0x20 or code == 0x7F or 0xD800 <= code <= 0xDFFF or code in (0xFFFE, 0xFFFF):
+        return f"\\u{code:04X}"
+    return c
+
+
+_PLAIN = re.compile(r'[^"\\\n\r\t\x00-\x1f\x7f\ud800-\udfff\ufffe\uffff]*')
+
+
+class Turtle:
+    """Turns triples into Turtle text, a subject's triples joined with ``;``."""
+
+    def __init__(self, prefixes: dict[str, str]) -> None:
+        # Longest namespace first, so ``rel:`` wins over a shorter one it starts with.
+        self.prefixes = sorted(prefixes.items(), key=lambda p: -len(p[1]))
+        self.head = "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in prefixes.items()) + "\n"
+
+    def iri(self, term: URIRef) -> str:
+        text = str(term)
+        for prefix, ns in self.prefixes:
+            if text.startswith(ns) and _LOCAL.fullmatch(text[len(ns) :]):
+                return f"{prefix}:{text[len(ns) :]}"
+        # Our IRIs are percent-encoded ASCII; anything else is escaped, never written raw.
+        return (
+            "<"
+            + "".join(
+                c
+                if 0x20 < ord(c) < 0x7F and c not in '<>"{}|^`\\'
+                else "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
+                for c in text
+            )
+            + ">"
+        )
+
+    def literal(self, term: Literal) -> str:
+        lexical = str(term)
+        body = lexical if _PLAIN.fullmatch(lexical) else "".join(map(_char, lexical))
+        if term.language:
+            return f'"{body}"@{term.language}'
+        if term.datatype is not None and term.datatype != XSD.string:
+            return f'"{body}"^^{self.iri(term.datatype)}'
+        return f'"{body}"'
+
+    def term(self, term: Term) -> str:
+        if isinstance(term, Literal):
+            return self.literal(term)
+        if isinstance(term, BNode):
+            return f"_:b{term}"
+        return self.iri(term)
+
+    def predicate(self, term: URIRef) -> str:
+        return "a" if term == RDF.type else self.iri(term)
+
+    def lines(self, triples: Iterable[Triple]) -> Iterator[str]:
+        """Turtle statements: consecutive triples of one subject share it."""
+        subject = None
+        for s, p, o in triples:
+            if s == subject:
+                yield f" ;\n    {self.predicate(p)} {self.term(o)}"
+            else:
+                if subject is not None:
+                    yield " .\n"
+                subject = s
+                yield f"{self.term(s)} {self.predicate(p)} {self.term(o)}"
+        if subject is not None:
+            yield " .\n"
