@@ -531,9 +531,9 @@ KG_ASK_MAX_TOKENS = env_int("KG_ASK_MAX_TOKENS", 20_000)
 KG_ASK_PROVIDER = env_str("KG_ASK_PROVIDER", "offline")
 if KG_ASK_PROVIDER not in {"offline", "openai"}:
     raise ImproperlyConfigured(f"KG_ASK_PROVIDER={KG_ASK_PROVIDER!r}: use offline or openai")
-# The RDF exports (turtle, skos, owl, shacl; docs/exports.md): every concept, edge, type,
-# relation and attribute gets an IRI under this base (ending in "/"), stable across
-# exports: ids for concepts and edges, keys for the vocabulary, percent-encoded.
+# The RDF exports (turtle, skos, owl, shacl; kgreview/exports/CONTEXT.md): every concept,
+# edge, type, relation and attribute gets an IRI under this base (ending in "/"), stable
+# across exports: ids for concepts and edges, keys for the vocabulary, percent-encoded.
 KG_RDF_BASE = env_str("KG_RDF_BASE", "https://kgreview.example/")
 if not KG_RDF_BASE.startswith(("http://", "https://")) or not KG_RDF_BASE.endswith("/"):
     raise ImproperlyConfigured(

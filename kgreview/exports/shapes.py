@@ -1,6 +1,6 @@
 """SHACL shapes generated from the ontology, and the validation report built on them.
 
-Four rules, each a shape (``docs/exports.md``, "SHACL shapes and validation"):
+Four rules, each a shape (``kgreview/exports/CONTEXT.md``, "SHACL shapes and validation"):
 
 - **pattern**: per relation with patterns in force, a SHACL-SPARQL constraint that each
   edge's subject has a domain type and its object the matching range type of one pattern

@@ -3,7 +3,7 @@ concepts with their types and names, active edges and attribute values as triple
 each edge's and value's provenance as a reified ``rdf:Statement``), ``skos`` (a thesaurus:
 concepts, their names, types as concept schemes, relations as SKOS's where
 ``KG_SKOS_RELATIONS`` says so) and ``owl`` (an ontology with its individuals, no
-provenance). ``docs/exports.md`` describes them; ``exports.rdf`` names every IRI.
+provenance). ``kgreview/exports/CONTEXT.md`` describes them; ``exports.rdf`` names every IRI.
 
 Everything is as of an instant: concepts and edges as the other exports read them
 (``exports.selectors``), each concept's type as it was then (``graph.history``), the
