@@ -96,3 +96,14 @@ def test_as_of_before_the_breaker_conforms(viewer, breaker):
 def test_signed_out_visitors_are_sent_to_sign_in(client):
     response = client.get(reverse("ontology-validation"))
     assert response.status_code == 302 and "login" in response["Location"]
+
+
+def test_a_long_report_lists_the_first_two_hundred_and_says_how_many(viewer, f):
+    """Types exist and 203 concepts have none: the page lists 200 and points to the rest."""
+    services.concept_type_create(key="command", label="Command", acting_user=None)
+    for i in range(203):
+        f.concept(f"Stray {i}")
+    body = page(viewer.get(reverse("ontology-validation"), headers=HX))
+    assert "203 violations" in body
+    assert body.count('class="violation violation-typed"') == 200
+    assert "gives all 203" in body
