@@ -45,7 +45,8 @@ def base() -> str:
     return settings.KG_RDF_BASE
 
 
-def _key(key: int | str) -> str:
+def segment(key: int | str) -> str:
+    """One path segment of an IRI: the key percent-encoded whole."""
     return quote(str(key), safe="")
 
 
@@ -62,20 +63,20 @@ def attribute_value(pk: int) -> URIRef:
 
 
 def concept_type(key: str) -> URIRef:
-    return URIRef(f"{base()}ns/type/{_key(key)}")
+    return URIRef(f"{base()}ns/type/{segment(key)}")
 
 
 def relation(key: str) -> URIRef:
-    return URIRef(f"{base()}ns/relation/{_key(key)}")
+    return URIRef(f"{base()}ns/relation/{segment(key)}")
 
 
 def attribute(type_key: str, key: str) -> URIRef:
     """An attribute's property: its key is unique within its type, so the type is in it."""
-    return URIRef(f"{base()}ns/attribute/{_key(type_key)}/{_key(key)}")
+    return URIRef(f"{base()}ns/attribute/{segment(type_key)}/{segment(key)}")
 
 
 def shape(*parts: str) -> URIRef:
-    return URIRef(f"{base()}ns/shape/" + "/".join(_key(p) for p in parts))
+    return URIRef(f"{base()}ns/shape/" + "/".join(segment(p) for p in parts))
 
 
 def scheme(name: str) -> URIRef:
@@ -84,7 +85,7 @@ def scheme(name: str) -> URIRef:
 
 
 def source(slug: str) -> URIRef:
-    return URIRef(f"{base()}id/sources/{_key(slug)}")
+    return URIRef(f"{base()}id/sources/{segment(slug)}")
 
 
 def revision(slug: str, number: int) -> URIRef:
@@ -100,7 +101,7 @@ def decision(pk: int) -> URIRef:
 
 
 def user(username: str) -> URIRef:
-    return URIRef(f"{base()}id/users/{_key(username)}")
+    return URIRef(f"{base()}id/users/{segment(username)}")
 
 
 def concept_id(iri: str) -> int | None:

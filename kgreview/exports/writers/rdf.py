@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import islice
 
+from django.conf import settings
 from rdflib import BNode, Literal, URIRef
 from rdflib.namespace import DCTERMS, OWL, PROV, RDF, RDFS, SKOS, XSD
 
@@ -73,8 +74,6 @@ class Ontology:
 
     def types_required(self) -> bool:
         """``KG_REQUIRE_TYPES``: always, never, or (auto) once a type is in force."""
-        from django.conf import settings
-
         if settings.KG_REQUIRE_TYPES != "auto":
             return settings.KG_REQUIRE_TYPES == "always"
         return any(not self.retired(t) for t in self.types)
@@ -202,14 +201,14 @@ def skos_ontology_triples(ont: Ontology, mapping: dict[str, URIRef]) -> Iterator
     yield graph, SKOS.prefLabel, Literal("kgreview graph")
     yield graph, kg("asOf"), Literal(iso(ont.at), datatype=XSD.dateTime)
     for t in ont.types:
-        iri = rdf.scheme("type/" + rdf._key(t.key))
+        iri = rdf.scheme("type/" + rdf.segment(t.key))
         yield iri, RDF.type, SKOS.ConceptScheme
         yield iri, SKOS.prefLabel, Literal(t.label)
         yield iri, SKOS.notation, Literal(t.key)
         if t.description:
             yield iri, SKOS.definition, Literal(t.description)
         if t.parent_id is not None and t.parent is not None:
-            yield iri, DCTERMS.isPartOf, rdf.scheme("type/" + rdf._key(t.parent.key))
+            yield iri, DCTERMS.isPartOf, rdf.scheme("type/" + rdf.segment(t.parent.key))
     for r in ont.relations:
         if r["key"] in mapping:
             continue
@@ -244,7 +243,7 @@ def _concept_triples(ont: Ontology, c: dict, t: ConceptType | None, view: str) -
     else:
         yield iri, SKOS.inScheme, rdf.scheme("graph")
         for above in ont.ancestors(t.pk) if t is not None else []:
-            yield iri, SKOS.inScheme, rdf.scheme("type/" + rdf._key(above.key))
+            yield iri, SKOS.inScheme, rdf.scheme("type/" + rdf.segment(above.key))
     yield iri, SKOS.prefLabel, Literal(c["name"])
     for alias in c["aliases"]:
         yield iri, SKOS.altLabel, Literal(alias)
