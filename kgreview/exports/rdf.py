@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable, Iterator
 from datetime import date
 from decimal import Decimal, InvalidOperation
+from typing import NamedTuple
 from urllib.parse import quote
 
 from django.conf import settings
@@ -29,7 +30,20 @@ from rdflib.namespace import DCTERMS, OWL, PROV, RDF, RDFS, SH, SKOS, XSD
 
 from . import vocabulary as v
 
-Term = URIRef | BNode | Literal
+
+class Lex(NamedTuple):
+    """A typed literal given by its lexical form, for the provenance's many numbers and
+    instants: written as is, without the cost of building an rdflib ``Literal`` (which
+    parses its value back) for each of millions."""
+
+    lexical: str
+    datatype: URIRef
+
+    def literal(self) -> Literal:
+        return Literal(self.lexical, datatype=self.datatype)
+
+
+Term = URIRef | BNode | Literal | Lex
 Triple = tuple[URIRef | BNode, URIRef, Term]
 
 KG = URIRef(v.KG)
@@ -228,6 +242,12 @@ def _char(c: str) -> str:
     return c
 
 
+def _iri_char(c: str) -> str:
+    if 0x20 < ord(c) < 0x7F and c not in '<>"{}|^`\\':
+        return c
+    return "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
+
+
 _PLAIN = re.compile(r'[^"\\\n\r\t\x00-\x1f\x7f\ud800-\udfff\ufffe\uffff]*')
 
 
@@ -235,26 +255,19 @@ class Turtle:
     """Turns triples into Turtle text, a subject's triples joined with ``;``."""
 
     def __init__(self, prefixes: dict[str, str]) -> None:
-        # Longest namespace first, so ``rel:`` wins over a shorter one it starts with.
-        self.prefixes = sorted(prefixes.items(), key=lambda p: -len(p[1]))
+        self.namespaces = {ns: prefix for prefix, ns in prefixes.items()}
         self.head = "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in prefixes.items()) + "\n"
+        self._predicates: dict[URIRef, str] = {}
 
     def iri(self, term: URIRef) -> str:
         text = str(term)
-        for prefix, ns in self.prefixes:
-            if text.startswith(ns) and _LOCAL.fullmatch(text[len(ns) :]):
-                return f"{prefix}:{text[len(ns) :]}"
+        # Every namespace ends in "/" or "#": the IRI's own one is up to its last of them.
+        cut = max(text.rfind("/"), text.rfind("#")) + 1
+        prefix = self.namespaces.get(text[:cut])
+        if prefix is not None and _LOCAL.fullmatch(text[cut:]):
+            return f"{prefix}:{text[cut:]}"
         # Our IRIs are percent-encoded ASCII; anything else is escaped, never written raw.
-        return (
-            "<"
-            + "".join(
-                c
-                if 0x20 < ord(c) < 0x7F and c not in '<>"{}|^`\\'
-                else "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
-                for c in text
-            )
-            + ">"
-        )
+        return "<" + "".join(map(_iri_char, text)) + ">"
 
     def literal(self, term: Literal) -> str:
         lexical = str(term)
@@ -266,6 +279,8 @@ class Turtle:
         return f'"{body}"'
 
     def term(self, term: Term) -> str:
+        if isinstance(term, Lex):
+            return f'"{term.lexical}"^^{self.iri(term.datatype)}'
         if isinstance(term, Literal):
             return self.literal(term)
         if isinstance(term, BNode):
@@ -273,7 +288,11 @@ class Turtle:
         return self.iri(term)
 
     def predicate(self, term: URIRef) -> str:
-        return "a" if term == RDF.type else self.iri(term)
+        """A predicate's text; a graph has few, so each is worked out once."""
+        text = self._predicates.get(term)
+        if text is None:
+            text = self._predicates[term] = "a" if term == RDF.type else self.iri(term)
+        return text
 
     def lines(self, triples: Iterable[Triple]) -> Iterator[str]:
         """Turtle statements: consecutive triples of one subject share it."""

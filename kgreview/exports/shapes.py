@@ -272,8 +272,8 @@ def _shacl_violations(data: Graph, ont: Ontology) -> list[Violation]:
 
     by_iri = {r.iri: r for r in rules(ont)}
     shapes = Graph()
-    for t in shapes_triples(ont, fast=True, cycles=False):
-        shapes.add(t)
+    for s, p, o in shapes_triples(ont, fast=True, cycles=False):
+        shapes.add((s, p, o.literal() if isinstance(o, rdf.Lex) else o))
     _conforms, results, _text = shacl_validate(
         data, shacl_graph=shapes, advanced=True, inference="none", allow_warnings=True
     )
@@ -339,8 +339,8 @@ def _cycle_violations(ont: Ontology, words: _Words) -> list[Violation]:
 def data_graph(ont: Ontology) -> Graph:
     """The graph as of ``ont.at`` as rdflib holds it: the ``owl`` export's triples."""
     graph = Graph()
-    for t in triples(ont, OWL_VIEW):
-        graph.add(t)
+    for s, p, o in triples(ont, OWL_VIEW):
+        graph.add((s, p, o.literal() if isinstance(o, rdf.Lex) else o))
     return graph
 
 

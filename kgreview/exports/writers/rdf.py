@@ -27,10 +27,11 @@ from kgreview.graph.history import concept_types_at
 from kgreview.graph.models import Attribute, ConceptType, RelationPattern
 
 from .. import rdf, selectors
-from ..rdf import Triple, kg
+from ..rdf import Lex, Triple, kg
 from .records import ExportStats, buffered, concept_records, edge_records, iso, relation_records
 
 TURTLE, SKOS_VIEW, OWL_VIEW = "turtle", "skos", "owl"
+CONFIDENCE, WEIGHT = kg("confidence"), kg("weight")
 
 
 @dataclass
@@ -79,12 +80,20 @@ class Ontology:
         return any(not self.retired(t) for t in self.types)
 
 
-def _lit(value, datatype: URIRef | None = None) -> Literal:
-    return Literal(value, datatype=datatype) if datatype is not None else Literal(value)
+LONG, DOUBLE, DATETIME = XSD.long, XSD.double, XSD.dateTime
 
 
-def _when(moment: str | None) -> Literal | None:
-    return Literal(moment, datatype=XSD.dateTime) if moment else None
+def _long(value: int) -> Lex:
+    return Lex(str(int(value)), LONG)
+
+
+def _double(value: float) -> Lex:
+    return Lex(repr(float(value)), DOUBLE)
+
+
+def _when(moment: str | None) -> Lex | None:
+    """An instant already written as ISO 8601 with a Z (``records.iso``)."""
+    return Lex(moment, DATETIME) if moment else None
 
 
 def rdf_list(items: list[URIRef]) -> tuple[BNode, list[Triple]]:
@@ -250,7 +259,7 @@ def _concept_triples(ont: Ontology, c: dict, t: ConceptType | None, view: str) -
     if c["description"]:
         yield iri, SKOS.definition, Literal(c["description"])
     if view == TURTLE:
-        yield iri, DCTERMS.identifier, Literal(c["id"], datatype=XSD.long)
+        yield iri, DCTERMS.identifier, _long(c["id"])
         yield iri, kg("status"), Literal(c["status"])
         if c["merged_into"]:
             yield iri, kg("mergedInto"), rdf.concept(c["merged_into"])
@@ -272,9 +281,9 @@ def _provenance(e: dict) -> Iterator[Triple]:
     yield node, RDF.subject, rdf.concept(e["source"])
     yield node, RDF.predicate, rdf.relation(e["relation"])
     yield node, RDF.object, rdf.concept(e["target"])
-    yield node, DCTERMS.identifier, Literal(e["id"], datatype=XSD.long)
-    yield node, kg("confidence"), Literal(e["confidence"], datatype=XSD.double)
-    yield node, kg("weight"), Literal(e["weight"], datatype=XSD.double)
+    yield node, DCTERMS.identifier, _long(e["id"])
+    yield node, CONFIDENCE, _double(e["confidence"])
+    yield node, WEIGHT, _double(e["weight"])
     yield node, kg("reason"), Literal(e["reason"])
     yield node, kg("status"), Literal(e["status"])
     for prop, moment in (
@@ -305,14 +314,14 @@ def _evidence(node: URIRef, e: dict) -> Iterator[Triple]:
     yield span, RDF.type, PROV.Entity
     yield span, RDF.type, kg("EvidenceSpan")
     yield span, PROV.value, Literal(e["evidence_quote"])
-    yield span, kg("start"), Literal(e["evidence_start"], datatype=XSD.long)
-    yield span, kg("end"), Literal(e["evidence_end"], datatype=XSD.long)
+    yield span, kg("start"), _long(e["evidence_start"])
+    yield span, kg("end"), _long(e["evidence_end"])
     if e.get("evidence_page"):
-        yield span, kg("page"), Literal(e["evidence_page"], datatype=XSD.long)
+        yield span, kg("page"), _long(e["evidence_page"])
     yield span, PROV.wasQuotedFrom, revision
     yield span, kg("sourceSlug"), Literal(e["evidence_source"])
     yield revision, DCTERMS.isVersionOf, rdf.source(e["evidence_source"])
-    yield revision, kg("revisionNumber"), Literal(e["evidence_revision"], datatype=XSD.long)
+    yield revision, kg("revisionNumber"), _long(e["evidence_revision"])
 
 
 def edge_triples(ont: Ontology, view: str, mapping: dict[str, URIRef]) -> Iterator[Triple]:
@@ -352,8 +361,8 @@ def attribute_value_triples(ont: Ontology, view: str) -> Iterator[Triple]:
             yield span, RDF.type, PROV.Entity
             yield span, PROV.value, Literal(value.evidence_quote)
             if value.evidence_start is not None and value.evidence_end is not None:
-                yield span, kg("start"), Literal(value.evidence_start, datatype=XSD.long)
-                yield span, kg("end"), Literal(value.evidence_end, datatype=XSD.long)
+                yield span, kg("start"), _long(value.evidence_start)
+                yield span, kg("end"), _long(value.evidence_end)
             yield span, PROV.wasQuotedFrom, rdf.revision(revision.source.slug, revision.number)
 
 
