@@ -92,9 +92,14 @@ def _ontology(ids: list[int], planted: int) -> dict:
     return {"untyped": planted, "person": planted, "values": len(methods), "bad_values": planted}
 
 
-def bench_rdf(*, scale: int = 1) -> dict:
+def bench_rdf(*, scale: int = 1, concepts: int | None = None, edges: int | None = None) -> dict:
+    """The turtle and shacl exports and validate at ``scale`` (or ``concepts`` and
+    ``edges``, for a quick look)."""
     t0 = time.perf_counter()
-    graph = seed_curriculum(concepts=scaled(BASE_CONCEPTS, scale), edges=scaled(BASE_EDGES, scale))
+    graph = seed_curriculum(
+        concepts=concepts or scaled(BASE_CONCEPTS, scale),
+        edges=edges or scaled(BASE_EDGES, scale),
+    )
     planted = _ontology(graph.ids, PLANTED * scale)
     setup_s = time.perf_counter() - t0
     at = timezone.now()
