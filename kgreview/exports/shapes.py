@@ -31,11 +31,12 @@ from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import OWL, RDF, RDFS, SH, SKOS, XSD
 
 from construction.cycles import EdgeRecord, find_cycles
+from kgreview.graph.models import Concept
 from kgreview.graph.selectors import edges_as_of
 
 from . import rdf
 from .rdf import Triple, kg
-from .writers.rdf import OWL_VIEW, Ontology, triples
+from .writers.rdf import CHECKED, Ontology, triples
 from .writers.records import buffered, iso
 
 PATTERN, TYPED, DATATYPE, ACYCLIC = "pattern", "typed", "datatype", "acyclic"
@@ -231,16 +232,26 @@ class Report:
 
 
 class _Words:
-    """Names and types read back from the data graph, for messages in words."""
+    """Names read from the database for the concepts a message names (the data graph
+    holds none), and types read back from the data graph."""
 
     def __init__(self, data: Graph, ont: Ontology) -> None:
         self.data = data
         self.types = {rdf.concept_type(t.key): t for t in ont.types}
         self.relations = {rdf.relation(r["key"]): r for r in ont.relations}
+        self.names: dict[int, str] = {}
+
+    def learn(self, nodes) -> None:
+        """Read the names of these concepts' nodes in one query."""
+        ids = {pk for pk in map(rdf.concept_id, nodes) if pk is not None} - set(self.names)
+        if ids:
+            self.names.update(Concept.objects.filter(pk__in=ids).values_list("pk", "name"))
 
     def name(self, node) -> str:
-        label = self.data.value(node, SKOS.prefLabel)
-        return f"“{label}”" if label is not None else str(node)
+        pk = rdf.concept_id(node)
+        if pk is not None and pk not in self.names:
+            self.learn([node])
+        return f"“{self.names[pk]}”" if pk in self.names else str(node)
 
     def type_of(self, node) -> str:
         for t in self.data.objects(node, RDF.type):
@@ -278,6 +289,11 @@ def _shacl_violations(data: Graph, ont: Ontology) -> list[Violation]:
         data, shacl_graph=shapes, advanced=True, inference="none", allow_warnings=True
     )
     words = _Words(data, ont)
+    words.learn(
+        node
+        for result in results.subjects(RDF.type, SH.ValidationResult)
+        for node in (results.value(result, SH.focusNode), results.value(result, SH.value))
+    )
     found = []
     for result in results.subjects(RDF.type, SH.ValidationResult):
         shape = results.value(result, SH.sourceShape)
@@ -316,7 +332,9 @@ def _cycle_violations(ont: Ontology, words: _Words) -> list[Violation]:
     edges = [EdgeRecord(*row) for row in rows.iterator(chunk_size=50_000)]
     by_id = {e.id: e for e in edges}
     out = []
-    for finding in find_cycles(edges, acyclic=list(acyclic)):
+    findings = find_cycles(edges, acyclic=list(acyclic))
+    words.learn(rdf.concept(by_id[i].source_id) for f in findings for i in f.edge_ids)
+    for finding in findings:
         chain = [by_id[i] for i in finding.edge_ids]
         names = [words.name(rdf.concept(e.source_id)) for e in chain]
         r = acyclic[finding.relation]
@@ -337,9 +355,10 @@ def _cycle_violations(ont: Ontology, words: _Words) -> list[Violation]:
 
 
 def data_graph(ont: Ontology) -> Graph:
-    """The graph as of ``ont.at`` as rdflib holds it: the ``owl`` export's triples."""
+    """The graph as of ``ont.at`` as rdflib holds it for the shapes: the ``owl`` export's
+    triples less the names (read for the messages' concepts alone, ``_Words``)."""
     graph = Graph()
-    for s, p, o in triples(ont, OWL_VIEW):
+    for s, p, o in triples(ont, CHECKED):
         graph.add((s, p, o.literal() if isinstance(o, rdf.Lex) else o))
     return graph
 

@@ -31,6 +31,9 @@ from ..rdf import Lex, Triple, kg
 from .records import ExportStats, buffered, concept_records, edge_records, iso, relation_records
 
 TURTLE, SKOS_VIEW, OWL_VIEW = "turtle", "skos", "owl"
+#: What the shapes read and nothing more (``exports.shapes.validate``): the ``owl`` view
+#: without names, descriptions or provenance, so the graph held in memory stays small.
+CHECKED = "checked"
 CONFIDENCE, WEIGHT = kg("confidence"), kg("weight")
 
 
@@ -244,6 +247,10 @@ def _typed_batches(ont: Ontology) -> Iterator[list[tuple[dict, ConceptType | Non
 def _concept_triples(ont: Ontology, c: dict, t: ConceptType | None, view: str) -> Iterator[Triple]:
     iri = rdf.concept(c["id"])
     yield iri, RDF.type, SKOS.Concept
+    if view == CHECKED:
+        if t is not None:
+            yield iri, RDF.type, rdf.concept_type(t.key)
+        return
     if view != SKOS_VIEW:
         yield iri, RDF.type, OWL.NamedIndividual
         if t is not None:
