@@ -93,6 +93,21 @@ class SearchOut(Schema):
     results: list[SearchHitOut]
 
 
+class AttributeValueOut(Schema):
+    key: str = Field(description="The attribute's key.")
+    label: str
+    declared_by: str = Field(description="The key of the concept type that declares it.")
+    datatype: str
+    value: str = Field(description="The value in its datatype's canonical form.")
+    recorded_at: datetime
+    invalid_at: datetime | None
+    evidence: EvidenceOut | None
+    decision_id: int | None = Field(
+        description="The decision that set the value; null for one set by hand or given "
+        "back by an undo."
+    )
+
+
 class ConceptDetailOut(Schema):
     id: int
     name: str
@@ -110,12 +125,18 @@ class ConceptDetailOut(Schema):
     existed: bool
     outgoing: list[EdgeOut]
     incoming: list[EdgeOut]
+    attributes: list[AttributeValueOut] = Field(
+        description="The concept's attribute values at as_of (now without it), by key."
+    )
 
 
 class NodeOut(Schema):
     id: int
     name: str
     distance: int
+    type: str | None = Field(
+        default=None, description="The key of the concept's type at as_of; null: untyped."
+    )
 
 
 class NeighboursOut(Schema):
@@ -309,7 +330,8 @@ class AskWalkOut(Schema):
 class AskPlanOut(Schema):
     family: str | None = Field(
         description="prerequisites, dependents, parts, wholes, contrasts, uses, outgoing, "
-        "incoming, connection or yes_no; null when the question was not understood."
+        "incoming, connection, yes_no or members (the concepts of a type); null when the "
+        "question was not understood."
     )
     concepts: list[AskFoundOut]
     unknown: list[str]
@@ -319,6 +341,14 @@ class AskPlanOut(Schema):
     transitive: bool
     planner: str
     note: str
+    type: str | None = Field(
+        default=None,
+        description="The concept type the question named (its key): answers are kept to it "
+        "and the types below it; null: any type.",
+    )
+    types: list[str] = Field(
+        default_factory=list, description="The type's key and those of the types below it."
+    )
 
 
 class AskOut(Schema):

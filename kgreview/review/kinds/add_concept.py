@@ -18,6 +18,7 @@ from kgreview.review.decide.ends import concept_for_name, retired_name_words
 from kgreview.review.decide.outcome import ProposalStale
 from kgreview.review.kinds.base import BlockerReads, Kind, Settle, Step, UndoStep, ground
 from kgreview.review.kinds.edge_set import accept_edges_and_concepts
+from kgreview.review.kinds.edge_set_check import type_refusal
 from kgreview.review.payloads import Name, Offset, RowId, Strict
 
 
@@ -36,6 +37,11 @@ class AddConcept(Strict):
     name: Name
     aliases: list[Name] = Field(default_factory=list, max_length=50)
     description: str = Field(default="", max_length=5000)
+    type_key: str = Field(
+        default="",
+        pattern=r"^([a-z][a-z0-9_]{0,63})?$",
+        description="The concept type the new concept is given when accepted (none: untyped).",
+    )
     defined: list[Defined] = Field(
         default_factory=list,
         max_length=50,
@@ -82,6 +88,8 @@ class AddConceptKind(Kind):
                     )
             record.update(concept_id=concept.pk, created=False, aliases_added=added)
             out.message = f'"{name}" was already the concept "{concept.name}"; linked to it.'
+            if payload.get("type_key") and concept.type_id is None:
+                out.message += " Its type is a curator's correction of that concept."
         else:
             free = [
                 a for a in payload.get("aliases", []) if graph_selectors.name_owner(name=a) is None
@@ -90,6 +98,7 @@ class AddConceptKind(Kind):
                 name=name,
                 description=payload.get("description", ""),
                 aliases=free,
+                type_key=payload.get("type_key", ""),
                 acting_user=step.acting_user,
                 decision=step.audit_row,
             )
@@ -125,14 +134,16 @@ class AddConceptKind(Kind):
         name = proposal.payload["name"]
         owner = graph_selectors.name_owner(name=name)
         if owner is None:
-            return []
+            refusal = type_refusal(proposal.payload.get("type_key", ""))
+            return [str(refusal)] if refusal is not None else []
         retired = owner.concept.status == Concept.Status.RETIRED
         if retired and proposal.concept_id != owner.concept_id:
             return [retired_name_words(name, owner.concept)]
         return []
 
     def claim(self, proposal, relations=None) -> str:
-        return f"New concept {proposal.payload['name']}"
+        type_key = proposal.payload.get("type_key", "")
+        return f"New concept {proposal.payload['name']}" + (f" ({type_key})" if type_key else "")
 
     def named_ends(self, proposal, edges, names):
         return proposal.payload["name"], None, None
@@ -143,6 +154,7 @@ class AddConceptKind(Kind):
             "name": payload["name"],
             "aliases": payload.get("aliases", []),
             "defined": payload.get("defined", []),
+            "type_key": payload.get("type_key", ""),
         }
 
     def card(self, card) -> None:
