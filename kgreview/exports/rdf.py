@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from datetime import date
-from decimal import Decimal, InvalidOperation
 from typing import NamedTuple
 from urllib.parse import quote
 
@@ -27,6 +25,8 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from rdflib import BNode, Literal, URIRef
 from rdflib.namespace import DCTERMS, OWL, PROV, RDF, RDFS, SH, SKOS, XSD
+
+from kgreview.graph.attribute_rules import canonical_value
 
 from . import vocabulary as v
 
@@ -137,50 +137,17 @@ XSD_OF = {
     "uri": XSD.anyURI,
 }
 
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
-_DATE = re.compile(r"(-?[0-9]{4,})-([0-9]{2})-([0-9]{2})(?:Z|[+-][0-9]{2}:[0-9]{2})?")
-_URI_BAD = re.compile(r"[\s<>\"{}|\\^`]")
-
-
-def _is_date(value: str) -> bool:
-    m = _DATE.fullmatch(value)
-    if not m:
-        return False
-    try:
-        date(int(m[1]), int(m[2]), int(m[3]))
-    except ValueError:
-        return False
-    return True
-
-
-def lexical_ok(datatype: str, value: str) -> bool:
-    """Whether ``value`` is a lexical form of the attribute datatype (XML Schema's)."""
-    if datatype == "integer":
-        return bool(_INTEGER.fullmatch(value))
-    if datatype == "decimal":
-        if not _DECIMAL.fullmatch(value):
-            return False
-        try:
-            Decimal(value)
-        except InvalidOperation:
-            return False
-        return True
-    if datatype == "boolean":
-        return value in {"true", "false", "1", "0"}
-    if datatype == "date":
-        return _is_date(value)
-    if datatype == "uri":
-        return not _URI_BAD.search(value)
-    return True
-
 
 def attribute_literal(datatype: str, value: str) -> Literal:
-    """The value typed by its attribute's datatype; a value that is no lexical form of it
-    is written as a plain string, so no file holds an ill-typed literal and the shapes'
-    ``sh:datatype`` reports it."""
-    if datatype in XSD_OF and datatype != "string" and lexical_ok(datatype, value):
-        return Literal(value, datatype=XSD_OF[datatype])
+    """The value typed by its attribute's datatype, in the rule book's canonical form
+    (``graph.attribute_rules``, which is also XML Schema's); a value the rule book does
+    not take (written past the services) is a plain string, so no file holds an
+    ill-typed literal and the shapes' ``sh:datatype`` reports it."""
+    if datatype in XSD_OF and datatype != "string":
+        try:
+            return Literal(canonical_value(datatype, value), datatype=XSD_OF[datatype])
+        except ValueError:
+            pass
     return Literal(value)
 
 

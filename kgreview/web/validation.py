@@ -51,4 +51,6 @@ def ontology_validation(request: HttpRequest) -> HttpResponse:
     else:
         status = 400
     template = "web/_validation.html" if request.htmx else "web/validation.html"
-    return render(request, template, {"validation_form": form, "validation_report": report}, status=status)
+    return render(
+        request, template, {"validation_form": form, "validation_report": report}, status=status
+    )
