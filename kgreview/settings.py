@@ -531,6 +531,26 @@ KG_ASK_MAX_TOKENS = env_int("KG_ASK_MAX_TOKENS", 20_000)
 KG_ASK_PROVIDER = env_str("KG_ASK_PROVIDER", "offline")
 if KG_ASK_PROVIDER not in {"offline", "openai"}:
     raise ImproperlyConfigured(f"KG_ASK_PROVIDER={KG_ASK_PROVIDER!r}: use offline or openai")
+# The RDF exports (turtle, skos, owl, shacl; kgreview/exports/CONTEXT.md): every concept,
+# edge, type, relation and attribute gets an IRI under this base (ending in "/"), stable
+# across exports: ids for concepts and edges, keys for the vocabulary, percent-encoded.
+KG_RDF_BASE = env_str("KG_RDF_BASE", "https://kgreview.example/")
+if not KG_RDF_BASE.startswith(("http://", "https://")) or not KG_RDF_BASE.endswith("/"):
+    raise ImproperlyConfigured(
+        f"KG_RDF_BASE={KG_RDF_BASE!r}: give an http(s) IRI ending in a slash, "
+        "e.g. https://graph.example.org/"
+    )
+# Whether every concept must have a type (manage.py validate, the Ontology page's report):
+# auto (once the ontology has an active concept type), always, or never.
+KG_REQUIRE_TYPES = env_str("KG_REQUIRE_TYPES", "auto")
+if KG_REQUIRE_TYPES not in {"auto", "always", "never"}:
+    raise ImproperlyConfigured(f"KG_REQUIRE_TYPES={KG_REQUIRE_TYPES!r}: use auto, always or never")
+# Which relations the SKOS export writes as SKOS's own semantic relations: KEY:broader,
+# KEY:narrower or KEY:related, comma-separated ("A part_of B" is "A skos:broader B").
+# A relation not listed keeps its own property (a sub-property of skos:semanticRelation).
+KG_SKOS_RELATIONS = env_str("KG_SKOS_RELATIONS", "part_of:broader,related:related")
+
+
 # How often beat asks every active competency question (a failing one starts a gap search).
 KG_COMPETENCY_SCHEDULE_MINUTES = env_int("KG_COMPETENCY_SCHEDULE_MINUTES", 1440, minimum=1)
 

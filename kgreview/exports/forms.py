@@ -15,7 +15,11 @@ class ExportForm(forms.Form):
         choices=[(f.key, f.label) for f in FORMATS.values()],
         initial="jsonld",
         widget=forms.RadioSelect,
-        error_messages={"invalid_choice": "Choose one of the formats: JSON-LD, CSV or GraphML."},
+        error_messages={
+            "invalid_choice": "Choose one of the formats: "
+            + ", ".join(f.label for f in FORMATS.values())
+            + "."
+        },
     )
     as_of = forms.CharField(
         required=False,

@@ -22,7 +22,16 @@ from django.utils import timezone
 
 from kgreview.core.errors import ValidationFailed
 from kgreview.graph.history import concepts_as_of
-from kgreview.graph.models import Concept, ConceptAlias, Edge, RelationType
+from kgreview.graph.models import (
+    Attribute,
+    AttributeValue,
+    Concept,
+    ConceptAlias,
+    ConceptType,
+    Edge,
+    RelationPattern,
+    RelationType,
+)
 from kgreview.graph.selectors import edges_as_of
 
 CHUNK = 2000
@@ -138,3 +147,49 @@ def export_counts(*, at: datetime) -> dict[str, int]:
         "concepts": export_concepts(at=at).count(),
         "edges": edges_as_of(at=at).count(),
     }
+
+
+# --- The ontology beyond relation types (the RDF exports and the SHACL shapes) -------------
+
+
+def _live_at(at: datetime) -> Q:
+    """Made by ``at`` and not retired at it."""
+    return Q(created_at__lte=at) & (Q(retired_at__isnull=True) | Q(retired_at__gt=at))
+
+
+def export_concept_types(*, at: datetime) -> list[ConceptType]:
+    """Concept types made by ``at`` (retired ones too: concepts keep them), by key, each
+    with its parent as it is now (a type's parent keeps no history)."""
+    return list(
+        ConceptType.objects.filter(created_at__lte=at).select_related("parent").order_by("key")
+    )
+
+
+def export_patterns(*, at: datetime) -> list[RelationPattern]:
+    """The relation patterns in force at ``at``."""
+    return list(
+        RelationPattern.objects.filter(_live_at(at))
+        .select_related("relation", "domain", "range")
+        .order_by("relation__key", "domain__key", "range__key", "pk")
+    )
+
+
+def export_attributes(*, at: datetime) -> list[Attribute]:
+    """The attributes declared by ``at`` (retired ones too: values may still cite them)."""
+    return list(
+        Attribute.objects.filter(created_at__lte=at)
+        .select_related("concept_type")
+        .order_by("concept_type__key", "key")
+    )
+
+
+def export_attribute_values(*, at: datetime) -> QuerySet[AttributeValue]:
+    """The values current at ``at``, of concepts the export holds, in id order."""
+    concepts = export_concepts(at=at).values("pk")
+    return (
+        AttributeValue.objects.filter(recorded_at__lte=at, concept_id__in=concepts)
+        .filter(Q(invalid_at__isnull=True) | Q(invalid_at__gt=at))
+        .select_related("attribute__concept_type", "evidence_revision__source")
+        .defer("evidence_revision__text", "evidence_revision__structure")
+        .order_by("pk")
+    )

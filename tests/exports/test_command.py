@@ -178,5 +178,5 @@ def test_help_explains_formats_stdout_and_as_of():
 
     parser = Command().create_parser("manage.py", "export")
     text = parser.format_help()
-    assert "{csv,graphml,jsonld}" in text
+    assert "{csv,graphml,jsonld,owl,shacl,skos,turtle}" in text
     assert "> graph.zip" in text and "ISO 8601" in text and "--out" in text

@@ -173,3 +173,22 @@ def test_context_document_is_public_json_ld(client):
     assert response.status_code == 200
     assert response["Content-Type"] == "application/ld+json"
     assert json.loads(response.content) == {"@context": vocabulary.context()}
+
+
+@pytest.mark.parametrize(
+    ("fmt", "suffix"),
+    [("turtle", "ttl"), ("skos", "skos.ttl"), ("owl", "owl.ttl"), ("shacl", "shapes.ttl")],
+)
+def test_the_rdf_formats_are_listed_and_download_as_turtle(viewer, graph, fmt, suffix):
+    """The Exports page offers each Turtle format; its download parses with rdflib and
+    (but the shapes) holds the five concepts as skos:Concept."""
+    from rdflib import Graph
+    from rdflib.namespace import RDF, SKOS
+
+    assert f'value="{fmt}"' in text(viewer.get(reverse("exports:home")))
+    response = viewer.get(reverse("exports:download"), {"format": fmt})
+    assert response["Content-Type"] == "text/turtle; charset=utf-8"
+    assert response["Content-Disposition"].endswith(f'Z.{suffix}"')
+    g = Graph().parse(data=body(response).decode(), format="turtle")
+    concepts = set(g.subjects(RDF.type, SKOS.Concept))
+    assert len(concepts) == (0 if fmt == "shacl" else 5)

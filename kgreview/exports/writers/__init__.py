@@ -5,7 +5,8 @@ Concepts and edges are read with ``.iterator(chunk_size=2000)``, so a large grap
 sits in memory as objects: the command writes chunks to a file, the download view hands
 them to ``StreamingHttpResponse``.
 
-One module per format (``jsonld``, ``neo4j_csv``, ``graphml``), each written from the
+One module per format (``jsonld``, ``neo4j_csv``, ``graphml``, ``rdf`` for turtle, skos
+and owl; the shacl shapes are ``exports.shapes``), each written from the
 shared ``records``; this module lists the formats for the command and the views.
 Formats are described for people in ``CONTEXT.md`` next to this package.
 """
@@ -19,6 +20,13 @@ from datetime import UTC, datetime
 from .graphml import write_graphml
 from .jsonld import write_jsonld
 from .neo4j_csv import write_csv_zip
+from .rdf import write_owl, write_skos, write_turtle
+
+
+def _write_shacl(*, at: datetime, stats=None) -> Iterator[str]:
+    from ..shapes import write_shacl  # the shapes sit above the writers they validate
+
+    return write_shacl(at=at, stats=stats)
 
 
 @dataclass(frozen=True)
@@ -78,6 +86,52 @@ FORMATS: dict[str, Format] = {
             write_graphml,
             "A directed multigraph with typed attributes for Gephi, yEd, Cytoscape or "
             "networkx; every edge keeps its provenance as attributes.",
+        ),
+        Format(
+            "turtle",
+            "RDF (Turtle)",
+            "ttl",
+            "text/turtle; charset=utf-8",
+            False,
+            write_turtle,
+            "The whole graph as RDF: concept types as OWL classes, relations as object "
+            "properties with their domain and range, attributes as datatype properties, "
+            "concepts typed and named (SKOS labels), active edges and attribute values as "
+            "triples, each with its provenance as a reified rdf:Statement.",
+        ),
+        Format(
+            "skos",
+            "SKOS (Turtle)",
+            "skos.ttl",
+            "text/turtle; charset=utf-8",
+            False,
+            write_skos,
+            "A SKOS thesaurus: concepts with prefLabel, altLabel and definition, one "
+            "concept scheme per type, relations as skos:broader, narrower or related "
+            "where KG_SKOS_RELATIONS maps them, else as their own properties.",
+        ),
+        Format(
+            "owl",
+            "OWL (Turtle)",
+            "owl.ttl",
+            "text/turtle; charset=utf-8",
+            False,
+            write_owl,
+            "An OWL ontology with its individuals: types as classes, relations as object "
+            "properties, attributes as datatype properties, concepts as individuals of "
+            "their type, edges and values as triples; no provenance.",
+        ),
+        Format(
+            "shacl",
+            "SHACL shapes (Turtle)",
+            "shapes.ttl",
+            "text/turtle; charset=utf-8",
+            False,
+            _write_shacl,
+            "The shapes the ontology implies: edges fit their relation's patterns, "
+            "concepts have a type where one is required, attribute values have their "
+            "datatype, acyclic relations hold no cycle. Validate the turtle or owl export "
+            "with them (pyshacl); manage.py validate reports the same.",
         ),
     )
 }

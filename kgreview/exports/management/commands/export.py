@@ -1,4 +1,4 @@
-"""manage.py export --format jsonld|csv|graphml [--as-of ISO] [--out PATH]"""
+"""manage.py export --format jsonld|csv|graphml|turtle|skos|owl|shacl [--as-of ISO] [--out PATH]"""
 
 from __future__ import annotations
 
@@ -34,7 +34,8 @@ class Command(BaseCommand):
     help = (
         "Export the graph as of an instant (default: now) with every edge's provenance. "
         "jsonld: one JSON-LD document; graphml: one GraphML file; csv: nodes.csv, "
-        "edges.csv and relation_types.csv for neo4j-admin database import. "
+        "edges.csv and relation_types.csv for neo4j-admin database import; turtle, skos, "
+        "owl: the graph as RDF (Turtle); shacl: the shapes its ontology implies. "
         "Without --out the export goes to stdout (csv as a zip, so redirect it to a "
         "file: manage.py export --format csv > graph.zip). Counts go to stderr. "
         "Formats and the neo4j import command: kgreview/exports/CONTEXT.md."
@@ -56,9 +57,10 @@ class Command(BaseCommand):
             default=None,
             metavar="PATH",
             help=(
-                "Where to write. jsonld/graphml: a file, or an existing directory to "
-                "write a dated file into. csv: a directory (created if missing) for the "
-                "three .csv files, or a path ending in .zip for the zip. Default: stdout."
+                "Where to write. jsonld, graphml and the Turtle formats: a file, or an "
+                "existing directory to write a dated file into. csv: a directory (created "
+                "if missing) for the three .csv files, or a path ending in .zip for the "
+                "zip. Default: stdout."
             ),
         )
 
