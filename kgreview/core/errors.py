@@ -68,6 +68,15 @@ class InactiveType(DomainError):
     status = 400
 
 
+class PatternViolation(DomainError):
+    """The edge joins concepts of types its relation does not allow: the relation has
+    patterns (domain type, range type) and the ends' types fit none of them. The words
+    name the relation, the patterns it allows and the ends' types."""
+
+    code = "pattern_violation"
+    status = 400
+
+
 class SelfLoop(DomainError):
     """An edge from a concept to itself; no relation of the graph allows one."""
 

@@ -17,14 +17,16 @@ ways round, ``fact_keys``), and in an acyclic relation it closes no cycle
 (``cycle_refusal``, ``unchecked_refusal``: the searches are ``graph.order``'s).
 
 At the end, the concept vocabulary's rules: a type's key and words, its parent (existing,
-active, closing no loop), and which type a concept may be given.
+active, closing no loop), and which type a concept may be given; then the relation
+patterns' (``pattern_refusal``: which types an edge of a patterned relation may join, on
+every path that writes an edge or changes what one joins, and a pattern's own rules).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Sequence
-from typing import TypeVar
+from collections.abc import Collection, Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from construction.text import CONTROL
 from kgreview.core.errors import (
@@ -37,12 +39,16 @@ from kgreview.core.errors import (
     InactiveRelation,
     InactiveType,
     NameTaken,
+    PatternViolation,
     SelfLoop,
     StateConflict,
     ValidationFailed,
 )
 
 from .models import Concept, ConceptType, Edge, RelationType, SourceRevision
+
+if TYPE_CHECKING:
+    from .ontology import RelationPattern
 
 # An end of a fact: a concept id, or whatever stands for a concept still to be made.
 End = TypeVar("End", bound=Hashable)
@@ -384,3 +390,122 @@ def type_change_refusal(
     if new is None:
         return StateConflict(f'"{concept.name}" has no type already.')
     return StateConflict(f'"{concept.name}" is a {new.label} already.')
+
+
+# --- Relation patterns ---------------------------------------------------------------------
+# Which concept types a relation may join. A relation with no active pattern is open; a
+# patterned one takes an edge whose source's type is a pattern's domain (or below it) and
+# whose target's type is its range (or below it), either way round for a symmetric
+# relation. An untyped end fits no pattern. ``graph.pattern_book`` loads the patterns and
+# the type tree once per batch; the services, the bulk writes, the card's blockers,
+# mending and a concept's type change all ask this one rule.
+
+
+def a_type(concept_type: ConceptType) -> str:
+    """A type's label with its article: "a setting", "an index", "a SQL command"."""
+    label = concept_type.label
+    if len(label) > 1 and label[0].isupper() and not label[1].isupper():
+        label = label[0].lower() + label[1:]
+    return f"{'an' if label[:1].lower() in 'aeiou' else 'a'} {label}"
+
+
+def pattern_words(relation: RelationType, patterns: Sequence[RelationPattern]) -> str:
+    """What a relation's patterns allow, in words: "a setting to a process, or a file to
+    a process" ("and" for a symmetric relation, which holds both ways round)."""
+    join = " and " if relation.symmetric else " to "
+    pairs = sorted({f"{a_type(p.domain)}{join}{a_type(p.range)}" for p in patterns})
+    return ", or ".join(pairs)
+
+
+def pattern_fits(
+    domain_id: int, range_id: int, source_line: Collection[int], target_line: Collection[int]
+) -> bool:
+    """Whether an edge whose ends' types have the lines given (the type and every type
+    above it) fits the pattern (domain, range): a subtype satisfies its parent."""
+    return domain_id in source_line and range_id in target_line
+
+
+def pattern_refusal(
+    *,
+    relation: RelationType,
+    source_name: str,
+    source_type: ConceptType | None,
+    target_name: str,
+    target_type: ConceptType | None,
+    patterns: Sequence[RelationPattern],
+    ancestors: Mapping[int, Collection[int]],
+) -> PatternViolation | None:
+    """An edge of a patterned relation joins types one of its active ``patterns``
+    allows (their ``domain`` and ``range`` loaded); ``ancestors``: a type id -> that type
+    and every type above it. No pattern: the relation is open and any ends fit. An
+    untyped end fits no pattern, and the words say so."""
+    if not patterns:
+        return None
+    source_line = ancestors.get(source_type.pk, ()) if source_type is not None else ()
+    target_line = ancestors.get(target_type.pk, ()) if target_type is not None else ()
+    for p in patterns:
+        if pattern_fits(p.domain_id, p.range_id, source_line, target_line):
+            return None
+        if relation.symmetric and pattern_fits(p.domain_id, p.range_id, target_line, source_line):
+            return None
+
+    def what(name: str, concept_type: ConceptType | None) -> str:
+        if concept_type is None:
+            return f'"{name}" has no type'
+        return f'"{name}" is {a_type(concept_type)}'
+
+    untyped = source_type is None or target_type is None
+    return PatternViolation(
+        f'The relation "{relation.key}" joins {pattern_words(relation, patterns)}; '
+        f"{what(source_name, source_type)} and {what(target_name, target_type)}"
+        + (" (give it a type first)." if untyped else "."),
+        relation=relation.key,
+        patterns=[[p.domain.key, p.range.key] for p in patterns],
+    )
+
+
+def pattern_taken(relation: RelationType, domain: ConceptType, range_: ConceptType) -> NameTaken:
+    """The refusal of a pattern the relation allows already (both ways round in a
+    symmetric relation)."""
+    join = " and " if relation.symmetric else " to "
+    return NameTaken(
+        f'The relation "{relation.key}" already allows {a_type(domain)}{join}{a_type(range_)}.'
+    )
+
+
+def pattern_type_refusal(concept_type: ConceptType) -> InactiveType | None:
+    """A pattern names active types only."""
+    if concept_type.active:
+        return None
+    return InactiveType(
+        f'The concept type "{concept_type.key}" was retired and cannot be in a relation\'s '
+        "pattern; a curator can reactivate it on the Ontology page."
+    )
+
+
+def pattern_state_refusal(pattern: RelationPattern, *, active: bool) -> StateConflict | None:
+    """A pattern retired is retired once, and brought back once."""
+    if pattern.active != active:
+        return None
+    state = "allowed" if active else "retired"
+    return StateConflict(
+        f'The pattern {a_type(pattern.domain)} → {a_type(pattern.range)} of "'
+        f'{pattern.relation.key}" is already {state}.'
+    )
+
+
+def type_change_pattern_refusal(
+    concept: Concept, new: ConceptType | None, broken: Sequence[PatternViolation]
+) -> PatternViolation | None:
+    """A concept's type does not change under its active edges: ``broken`` are the
+    refusals its edges would meet with the new type (the first few are named)."""
+    if not broken:
+        return None
+    given = f"the type {new.label}" if new is not None else "no type"
+    shown = " ".join(str(b) for b in broken[:3])
+    more = f" (and {len(broken) - 3} more)" if len(broken) > 3 else ""
+    return PatternViolation(
+        f'"{concept.name}" cannot be given {given}: {len(broken)} of its active edges '
+        f"would break their relation's pattern{more}. {shown}",
+        concept_id=concept.pk,
+    )

@@ -60,6 +60,7 @@ class Proposal(NoDeleteModel):
         UPDATE_CONCEPT = "update_concept", "Rename concept or change its aliases"
         ADD_ALIAS = "add_alias", "Add a name a document defines"
         ADD_CONCEPT_TYPE = "add_concept_type", "Add concept type"
+        ADD_RELATION_PATTERN = "add_relation_pattern", "Add relation pattern"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"

@@ -148,6 +148,7 @@ def test_the_curator_kinds_are_the_merges_the_ontology_and_concept_corrections()
         "merge_concepts",
         "add_relation_type",
         "add_concept_type",
+        "add_relation_pattern",
         "update_concept",
     } == decisions.CURATOR_KINDS
 

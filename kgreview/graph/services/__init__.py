@@ -3,8 +3,9 @@
 The services live in modules by subject: ``concepts`` (create, describe, rename,
 aliases, retire, reactivate), ``merges`` (merge and unmerge), ``edges`` (add,
 invalidate, supersede, restore; the row writing and checks they share with merges are
-in ``rows``), ``relations`` (the relation vocabulary) and ``concept_types`` (the concept
-vocabulary, and each concept's type with its history). Importing a source's text is
+in ``rows``), ``relations`` (the relation vocabulary), ``concept_types`` (the concept
+vocabulary, and each concept's type with its history) and ``patterns`` (which types
+each relation may join). Importing a source's text is
 ``kgreview.graph.sources.source_import``, also named here. ``common`` holds what they
 share, including how a change is attributed: every state-changing service takes
 ``acting_user`` (``None`` for the system's or an agent's own work) and ``decision``,
@@ -66,6 +67,7 @@ from .concepts import (
 )
 from .edges import edge_add, edge_create, edge_invalidate, edge_restore, edge_supersede
 from .merges import MergeOutcome, UnmergeOutcome, concept_merge, concept_unmerge
+from .patterns import pattern_create, pattern_reactivate, pattern_retire
 from .relations import (
     relation_type_create,
     relation_type_describe,
@@ -108,6 +110,9 @@ __all__ = [
     "lock_concepts",
     "lock_graph",
     "name_index_changed",
+    "pattern_create",
+    "pattern_reactivate",
+    "pattern_retire",
     "relation_type_create",
     "relation_type_describe",
     "relation_type_reactivate",

@@ -197,6 +197,18 @@ def concept_type_reactivate(
     return _switch(concept_type, active=True, acting_user=acting_user, decision=decision)
 
 
+def type_to_give(type_key: str) -> ConceptType:
+    """The type ``type_key``, locked, that a concept is about to be given: refused in words
+    when it does not exist or was retired."""
+    if rules.type_key_refusal(type_key) is not None:
+        raise rules.no_type(type_key)
+    found = ConceptType.objects.select_for_update(no_key=True).filter(key=type_key).first()
+    if found is None:
+        raise rules.no_type(type_key)
+    _raise(rules.type_active_refusal(found))
+    return found
+
+
 @retried
 def concept_set_type(
     *,
@@ -210,14 +222,7 @@ def concept_set_type(
     # Locked alone: PostgreSQL locks no row on the nullable side of a join (its type).
     concept = Concept.objects.select_for_update(no_key=True).get(pk=concept.pk)
     _raise(rules.end_refusal(concept))
-    new: ConceptType | None = None
-    if type_key:
-        if rules.type_key_refusal(type_key) is not None:
-            raise rules.no_type(type_key)
-        new = ConceptType.objects.select_for_update(no_key=True).filter(key=type_key).first()
-        if new is None:
-            raise rules.no_type(type_key)
-        _raise(rules.type_active_refusal(new))
+    new = type_to_give(type_key) if type_key else None
     old = concept.type
     _raise(rules.type_change_refusal(concept, old, new))
     concept.type = new

@@ -18,8 +18,9 @@ from construction.text import name_key
 from kgreview.core.errors import ConceptNotActive, NameTaken, StateConflict, ValidationFailed
 
 from .. import rules, selectors
-from ..models import Concept, ConceptAlias
+from ..models import Concept, ConceptAlias, ConceptTypeChange
 from .common import NAME_MAX, audited, name_index_changed, quoted
+from .concept_types import type_to_give
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -66,10 +67,12 @@ def concept_create(
     name: str,
     description: str = "",
     aliases: Iterable[str] = (),
+    type_key: str = "",
     acting_user: User | None,
     decision=None,
 ) -> Concept:
-    """Create an active concept with its canonical name and aliases registered."""
+    """Create an active concept with its canonical name and aliases registered, and the
+    type ``type_key`` when one is given (refused in words when missing or retired)."""
     name = _checked_name(name)
     owner = selectors.name_owner(name=name)
     if owner is not None:
@@ -77,11 +80,18 @@ def concept_create(
             f'The name "{name}" already belongs to the concept "{owner.concept.name}".',
             concept_id=owner.concept_id,
         )
+    concept_type = type_to_give(type_key) if type_key else None
     try:
         with transaction.atomic():
-            concept = Concept.objects.create(name=name, description=description.strip())
+            concept = Concept.objects.create(
+                name=name, description=description.strip(), type=concept_type
+            )
     except IntegrityError:
         raise NameTaken(f'A concept named "{name}" already exists.') from None
+    if concept_type is not None:
+        ConceptTypeChange.objects.create(
+            concept=concept, type=concept_type, changed_at=concept.created_at
+        )
     _claim_name(concept=concept, name=name, kind=ConceptAlias.Role.CANONICAL)
     seen = {name.lower()}
     added = []
@@ -99,7 +109,12 @@ def concept_create(
         action="concept.create",
         subject=concept,
         summary=f"Created the concept {quoted(name)}.",
-        after={"name": name, "description": concept.description, "aliases": added},
+        after={
+            "name": name,
+            "description": concept.description,
+            "aliases": added,
+            **({"type": concept_type.key} if concept_type is not None else {}),
+        },
     )
     return concept
 

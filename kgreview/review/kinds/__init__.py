@@ -14,6 +14,7 @@ from kgreview.review.kinds.add_alias import AddAliasKind
 from kgreview.review.kinds.add_concept import AddConceptKind
 from kgreview.review.kinds.add_concept_type import AddConceptTypeKind
 from kgreview.review.kinds.add_edge import AddEdgeKind
+from kgreview.review.kinds.add_relation_pattern import AddRelationPatternKind
 from kgreview.review.kinds.add_relation_type import AddRelationTypeKind
 from kgreview.review.kinds.base import Kind, Settle
 from kgreview.review.kinds.invalidate_edge import InvalidateEdgeKind
@@ -34,6 +35,7 @@ KINDS: dict[str, Kind] = {
         UpdateConceptKind(),
         AddAliasKind(),
         AddConceptTypeKind(),
+        AddRelationPatternKind(),
     )
 }
 CURATOR_KINDS = frozenset(key for key, kind in KINDS.items() if kind.curator_only)

@@ -10,9 +10,11 @@ from __future__ import annotations
 from pydantic import Field
 
 from construction import keys
+from kgreview.core.errors import DomainError
+from kgreview.graph import rules
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
-from kgreview.graph.models import Concept, ConceptAlias
+from kgreview.graph.models import Concept, ConceptAlias, ConceptType
 from kgreview.graph.search import concept_search
 from kgreview.review.decide.ends import concept_for_name, retired_name_words
 from kgreview.review.decide.outcome import ProposalStale
@@ -36,11 +38,27 @@ class AddConcept(Strict):
     name: Name
     aliases: list[Name] = Field(default_factory=list, max_length=50)
     description: str = Field(default="", max_length=5000)
+    type_key: str = Field(
+        default="",
+        pattern=r"^([a-z][a-z0-9_]{0,63})?$",
+        description="The concept type the new concept is given when accepted (none: untyped).",
+    )
     defined: list[Defined] = Field(
         default_factory=list,
         max_length=50,
         description="The aliases its documents define, each with the defining sentence.",
     )
+
+
+def type_refusal(type_key: str, types: dict[str, ConceptType] | None = None) -> DomainError | None:
+    """Why the new concept cannot be given the type it proposes (missing or retired), in
+    the service's words; ``types``: the vocabulary by key, when the caller read it."""
+    if not type_key:
+        return None
+    if types is None:
+        types = {t.key: t for t in ConceptType.objects.filter(key=type_key)}
+    found = types.get(type_key)
+    return rules.no_type(type_key) if found is None else rules.type_active_refusal(found)
 
 
 class AddConceptKind(Kind):
@@ -82,6 +100,8 @@ class AddConceptKind(Kind):
                     )
             record.update(concept_id=concept.pk, created=False, aliases_added=added)
             out.message = f'"{name}" was already the concept "{concept.name}"; linked to it.'
+            if payload.get("type_key") and concept.type_id is None:
+                out.message += " Its type is a curator's correction of that concept."
         else:
             free = [
                 a for a in payload.get("aliases", []) if graph_selectors.name_owner(name=a) is None
@@ -90,6 +110,7 @@ class AddConceptKind(Kind):
                 name=name,
                 description=payload.get("description", ""),
                 aliases=free,
+                type_key=payload.get("type_key", ""),
                 acting_user=step.acting_user,
                 decision=step.audit_row,
             )
@@ -125,14 +146,16 @@ class AddConceptKind(Kind):
         name = proposal.payload["name"]
         owner = graph_selectors.name_owner(name=name)
         if owner is None:
-            return []
+            refusal = type_refusal(proposal.payload.get("type_key", ""))
+            return [str(refusal)] if refusal is not None else []
         retired = owner.concept.status == Concept.Status.RETIRED
         if retired and proposal.concept_id != owner.concept_id:
             return [retired_name_words(name, owner.concept)]
         return []
 
     def claim(self, proposal, relations=None) -> str:
-        return f"New concept {proposal.payload['name']}"
+        type_key = proposal.payload.get("type_key", "")
+        return f"New concept {proposal.payload['name']}" + (f" ({type_key})" if type_key else "")
 
     def named_ends(self, proposal, edges, names):
         return proposal.payload["name"], None, None
@@ -143,6 +166,7 @@ class AddConceptKind(Kind):
             "name": payload["name"],
             "aliases": payload.get("aliases", []),
             "defined": payload.get("defined", []),
+            "type_key": payload.get("type_key", ""),
         }
 
     def card(self, card) -> None:

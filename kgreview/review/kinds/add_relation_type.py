@@ -1,9 +1,10 @@
 """add_relation_type: a relation the graph lacks, drafted from the candidates that were
 dropped for lacking it. Curators decide it.
 
-Accepting it creates the type and, once the decision commits, tells whoever listens
-(``signals.relation_type_accepted``) so the dropped candidates are verified again;
-undoing it retires the type while no edge uses it.
+Accepting it creates the type with the patterns it lists (which types it may join)
+and, once the decision commits, tells whoever listens (``signals.relation_type_accepted``)
+so the dropped candidates are verified again; undoing it retires the type (and those
+patterns) while no edge uses it.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from pydantic import Field, model_validator
 
 from construction import keys
 from kgreview.core.errors import StateConflict
+from kgreview.graph import rules
 from kgreview.graph import services as graph
-from kgreview.graph.models import RelationType
-from kgreview.review.kinds.base import Kind, Step, UndoStep, examples_note
+from kgreview.graph.models import ConceptType, RelationPattern, RelationType
+from kgreview.review.kinds.base import BlockerReads, Kind, Step, UndoStep, examples_note
 from kgreview.review.payloads import Name, Offset, RelationKey, RowId, Strict
 from kgreview.review.signals import relation_type_accepted
 
@@ -30,6 +32,13 @@ class RelationExample(Strict):
     end: Offset | None = None
     source_name: str = ""
     target_name: str = ""
+
+
+class PatternPair(Strict):
+    """A (domain type, range type) pair the new relation allows (``graph.RelationPattern``)."""
+
+    domain_key: RelationKey
+    range_key: RelationKey
 
 
 class AddRelationType(Strict):
@@ -45,6 +54,11 @@ class AddRelationType(Strict):
         default_factory=list,
         max_length=50,
         description="The raw relation labels of the dropped candidates this type covers.",
+    )
+    patterns: list[PatternPair] = Field(
+        default_factory=list,
+        max_length=50,
+        description="The (domain type, range type) pairs it allows; none: it is open.",
     )
 
     @model_validator(mode="after")
@@ -80,6 +94,20 @@ class AddRelationTypeKind(Kind):
             acting_user=step.acting_user,
             decision=step.audit_row,
         )
+        made = []
+        pairs = {(p["domain_key"], p["range_key"]): p for p in payload.get("patterns", [])}
+        for pair in pairs.values():
+            made.append(
+                graph.pattern_create(
+                    relation_key=key,
+                    domain_key=pair["domain_key"],
+                    range_key=pair["range_key"],
+                    acting_user=step.acting_user,
+                    decision=step.audit_row,
+                ).pk
+            )
+        if made:
+            step.record.update(pattern_ids=made)
 
     def undo(self, step: UndoStep) -> None:
         """Retire the type, unless edges use it already."""
@@ -88,9 +116,31 @@ class AddRelationTypeKind(Kind):
             raise StateConflict(
                 f'The relation "{relation.key}" already has edges; retire it instead.'
             )
+        for pattern in RelationPattern.objects.filter(
+            pk__in=step.after.get("pattern_ids", []), active=True
+        ):
+            graph.pattern_retire(
+                pattern=pattern, acting_user=step.acting_user, decision=step.audit_row
+            )
         graph.relation_type_retire(
             relation=relation, acting_user=step.acting_user, decision=step.audit_row
         )
+
+    def blockers(self, proposal, reads: BlockerReads) -> list[str]:
+        """A type its patterns name that is missing or retired (one query, when it has
+        patterns)."""
+        keys = {k for p in proposal.payload.get("patterns", []) for k in p.values()}
+        if not keys:
+            return []
+        found = {t.key: t for t in ConceptType.objects.filter(key__in=keys)}
+        words = []
+        for key in sorted(keys):
+            refusal = (
+                rules.no_type(key) if key not in found else rules.pattern_type_refusal(found[key])
+            )
+            if refusal is not None:
+                words.append(str(refusal))
+        return words
 
     def claim(self, proposal, relations=None) -> str:
         payload = proposal.payload
@@ -109,6 +159,7 @@ class AddRelationTypeKind(Kind):
             "shape": shape + (", acyclic" if payload.get("acyclic") else ""),
             "examples": payload.get("examples", []),
             "labels": payload.get("labels", []),
+            "patterns": payload.get("patterns", []),
         }
 
     def card(self, card) -> None:

@@ -1,0 +1,172 @@
+"""Relation patterns: allow a (domain type, range type) pair on a relation, retire one,
+bring one back. A relation with no active pattern is open; its first pattern closes it
+to what the patterns allow, for every edge written from then on (edges already in the
+graph stay, and ``manage.py validate`` reports those that break it).
+
+The rules and their words are ``graph.rules``' (``pattern_taken``,
+``pattern_type_refusal``, ``pattern_state_refusal``). Locks: the relation's row, then
+the two types (the lock order's relation types, then the vocabulary), so a pattern made
+and an edge of an acyclic relation written wait for each other, and two curators
+allowing the same pair cannot both pass. Each service is one retried transaction.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from django.utils import timezone
+
+from kgreview.core.retry import retried
+
+from .. import rules
+from ..models import ConceptType, RelationPattern, RelationType
+from .common import audited, lock_relation
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+
+def _raise(refusal) -> None:
+    if refusal is not None:
+        raise refusal
+
+
+def _type(key: str) -> ConceptType:
+    """The locked active type ``key``, refused in words when missing or retired."""
+    if rules.type_key_refusal(key) is not None:
+        raise rules.no_type(key)
+    found = ConceptType.objects.select_for_update(no_key=True).filter(key=key).first()
+    if found is None:
+        raise rules.no_type(key)
+    _raise(rules.pattern_type_refusal(found))
+    return found
+
+
+def _relation(key: str) -> RelationType:
+    found = RelationType.objects.select_for_update(no_key=True).filter(key=key).first()
+    if found is None:
+        raise rules.no_relation(key)
+    _raise(rules.relation_refusal(found))
+    return found
+
+
+def _twin(relation: RelationType, domain: ConceptType, range_: ConceptType):
+    """An active pattern of the relation allowing the pair already (either way round in
+    a symmetric relation)."""
+    pairs = [(domain.pk, range_.pk)]
+    if relation.symmetric:
+        pairs.append((range_.pk, domain.pk))
+    for d, r in pairs:
+        found = RelationPattern.objects.filter(
+            relation=relation, domain_id=d, range_id=r, active=True
+        ).first()
+        if found is not None:
+            return found
+    return None
+
+
+def _words(pattern: RelationPattern) -> str:
+    return f"{rules.a_type(pattern.domain)} → {rules.a_type(pattern.range)}"
+
+
+def _after(pattern: RelationPattern) -> dict:
+    return {
+        "relation": pattern.relation.key,
+        "domain": pattern.domain.key,
+        "range": pattern.range.key,
+        "description": pattern.description,
+    }
+
+
+@retried
+def pattern_create(
+    *,
+    relation_key: str,
+    domain_key: str,
+    range_key: str,
+    description: str = "",
+    acting_user: User | None,
+    decision=None,
+) -> RelationPattern:
+    """Allow the relation ``relation_key`` to join a concept of type ``domain_key`` (or
+    below) to one of ``range_key`` (or below). Refused in words when the relation or a
+    type is missing or retired, or the relation allows the pair already."""
+    relation = _relation(relation_key)
+    domain = _type(domain_key)
+    range_ = domain if range_key == domain_key else _type(range_key)
+    if _twin(relation, domain, range_) is not None:
+        raise rules.pattern_taken(relation, domain, range_)
+    pattern = RelationPattern.objects.create(
+        relation=relation, domain=domain, range=range_, description=description.strip()
+    )
+    audited(
+        acting_user=acting_user,
+        decision=decision,
+        action="relation_pattern.create",
+        subject=pattern,
+        summary=f'Allowed {_words(pattern)} in the relation "{relation.key}".',
+        after=_after(pattern),
+    )
+    return pattern
+
+
+def _lock(pattern: RelationPattern) -> RelationPattern:
+    relation = lock_relation(RelationType.objects.get(pk=pattern.relation_id))
+    locked = (
+        RelationPattern.objects.select_for_update(no_key=True)
+        .select_related("domain", "range")
+        .get(pk=pattern.pk)
+    )
+    locked.relation = relation
+    return locked
+
+
+@retried
+def pattern_retire(
+    *, pattern: RelationPattern, acting_user: User | None, decision=None
+) -> RelationPattern:
+    """Stop allowing a pattern; the row stays for history (an as-of read sees it). A
+    relation left with no active pattern is open again."""
+    pattern = _lock(pattern)
+    _raise(rules.pattern_state_refusal(pattern, active=False))
+    pattern.active = False
+    pattern.retired_at = timezone.now()
+    pattern.save(update_fields=["active", "retired_at"])
+    audited(
+        acting_user=acting_user,
+        decision=decision,
+        action="relation_pattern.retire",
+        subject=pattern,
+        summary=f'Retired the pattern {_words(pattern)} of the relation "{pattern.relation.key}".',
+        before={"active": True},
+        after={"active": False, **_after(pattern)},
+    )
+    return pattern
+
+
+@retried
+def pattern_reactivate(
+    *, pattern: RelationPattern, acting_user: User | None, decision=None
+) -> RelationPattern:
+    """Allow a retired pattern again (refused while its relation or a type is retired, or
+    when an active twin allows the pair already)."""
+    pattern = _lock(pattern)
+    _raise(rules.pattern_state_refusal(pattern, active=True))
+    _raise(rules.relation_refusal(pattern.relation))
+    _raise(rules.pattern_type_refusal(pattern.domain) or rules.pattern_type_refusal(pattern.range))
+    if _twin(pattern.relation, pattern.domain, pattern.range) is not None:
+        raise rules.pattern_taken(pattern.relation, pattern.domain, pattern.range)
+    pattern.active = True
+    pattern.retired_at = None
+    pattern.save(update_fields=["active", "retired_at"])
+    audited(
+        acting_user=acting_user,
+        decision=decision,
+        action="relation_pattern.reactivate",
+        subject=pattern,
+        summary=f'Allowed the pattern {_words(pattern)} of the relation "{pattern.relation.key}" '
+        "again.",
+        before={"active": False},
+        after={"active": True, **_after(pattern)},
+    )
+    return pattern
