@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.term import Node
 
+from .formats import VOCABULARY_MEDIA_TYPES
+
 __all__ = [
     "SYNTAXES",
     "BadVocabulary",
@@ -65,12 +67,7 @@ _ASKED = {
     "jsonld": "json-ld",
 }
 #: The media type a kept vocabulary file is stored under, by syntax.
-MEDIA_TYPES = {
-    "turtle": "text/turtle",
-    "xml": "application/rdf+xml",
-    "nt": "application/n-triples",
-    "json-ld": "application/ld+json",
-}
+MEDIA_TYPES = dict(zip(SYNTAXES, VOCABULARY_MEDIA_TYPES, strict=True))
 READABLE = ", ".join(s for _, suffixes in SYNTAXES.values() for s in suffixes)
 
 
