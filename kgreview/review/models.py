@@ -61,6 +61,8 @@ class Proposal(NoDeleteModel):
         ADD_ALIAS = "add_alias", "Add a name a document defines"
         ADD_CONCEPT_TYPE = "add_concept_type", "Add concept type"
         ADD_RELATION_PATTERN = "add_relation_pattern", "Add relation pattern"
+        ADD_ATTRIBUTE = "add_attribute", "Add attribute"
+        SET_ATTRIBUTE = "set_attribute", "Set a concept's attribute value"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"

@@ -13,6 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
+from django.db.models import IntegerField
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
+
 from kgreview.graph.models import Edge
 from kgreview.review.models import Decision, EdgeProvenance, Proposal
 
@@ -109,3 +113,20 @@ def edges_retired(decision_of: Mapping[int, object]) -> None:
 def edge_retired(edge: Edge | int, decision) -> None:
     """``edges_retired`` for one edge."""
     edges_retired({edge if isinstance(edge, int) else edge.pk: decision})
+
+
+def value_decisions(value_ids: Iterable[int]) -> dict[int, Decision]:
+    """Which decision set each attribute value row: the acceptance whose ``after`` names
+    it (``kinds.set_attribute`` records ``attribute_value`` there). A value set outside a
+    decision (by hand, or given back by an undo) has none. One query."""
+    wanted = {int(i) for i in value_ids}
+    if not wanted:
+        return {}
+    found = (
+        Decision.objects.annotate(value_id=Cast(KT("after__attribute_value"), IntegerField()))
+        .filter(
+            value_id__in=wanted, action__in=(Decision.Action.ACCEPT, Decision.Action.EDIT_ACCEPT)
+        )
+        .select_related("user", "proposal")
+    )
+    return {d.value_id: d for d in found}

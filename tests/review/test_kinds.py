@@ -149,6 +149,7 @@ def test_the_curator_kinds_are_the_merges_the_ontology_and_concept_corrections()
         "add_relation_type",
         "add_concept_type",
         "add_relation_pattern",
+        "add_attribute",
         "update_concept",
     } == decisions.CURATOR_KINDS
 

@@ -4,8 +4,9 @@ The services live in modules by subject: ``concepts`` (create, describe, rename,
 aliases, retire, reactivate), ``merges`` (merge and unmerge), ``edges`` (add,
 invalidate, supersede, restore; the row writing and checks they share with merges are
 in ``rows``), ``relations`` (the relation vocabulary), ``concept_types`` (the concept
-vocabulary, and each concept's type with its history) and ``patterns`` (which types
-each relation may join). Importing a source's text is
+vocabulary, and each concept's type with its history), ``patterns`` (which types each
+relation may join) and ``attributes`` (the attributes types declare and the values
+concepts hold). Importing a source's text is
 ``kgreview.graph.sources.source_import``, also named here. ``common`` holds what they
 share, including how a change is attributed: every state-changing service takes
 ``acting_user`` (``None`` for the system's or an agent's own work) and ``decision``,
@@ -39,6 +40,14 @@ left is retried whole at the outermost transaction (``kgreview.core.retry``).
 
 from ..rules import inactive_words
 from ..sources import SourceImportResult, source_import, text_sha256
+from .attributes import (
+    attribute_create,
+    attribute_reactivate,
+    attribute_retire,
+    attribute_value_restore,
+    attribute_value_retire,
+    attribute_value_set,
+)
 from .common import (
     DECIDING,
     NAME_MAX,
@@ -84,6 +93,12 @@ __all__ = [
     "SourceImportResult",
     "UnmergeOutcome",
     "admit_fact",
+    "attribute_create",
+    "attribute_reactivate",
+    "attribute_retire",
+    "attribute_value_restore",
+    "attribute_value_retire",
+    "attribute_value_set",
     "check_retirable",
     "concept_add_alias",
     "concept_create",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from kgreview.core.errors import ValidationFailed
 from kgreview.review.kinds.add_alias import AddAliasKind
+from kgreview.review.kinds.add_attribute import AddAttributeKind
 from kgreview.review.kinds.add_concept import AddConceptKind
 from kgreview.review.kinds.add_concept_type import AddConceptTypeKind
 from kgreview.review.kinds.add_edge import AddEdgeKind
@@ -19,6 +20,7 @@ from kgreview.review.kinds.add_relation_type import AddRelationTypeKind
 from kgreview.review.kinds.base import Kind, Settle
 from kgreview.review.kinds.invalidate_edge import InvalidateEdgeKind
 from kgreview.review.kinds.merge_concepts import MergeConceptsKind
+from kgreview.review.kinds.set_attribute import SetAttributeKind
 from kgreview.review.kinds.update_concept import UpdateConceptKind
 from kgreview.review.kinds.update_edge import UpdateEdgeKind
 from kgreview.review.models import Proposal
@@ -36,6 +38,8 @@ KINDS: dict[str, Kind] = {
         AddAliasKind(),
         AddConceptTypeKind(),
         AddRelationPatternKind(),
+        AddAttributeKind(),
+        SetAttributeKind(),
     )
 }
 CURATOR_KINDS = frozenset(key for key, kind in KINDS.items() if kind.curator_only)

@@ -1,0 +1,139 @@
+"""add_attribute: an attribute a concept type should declare ("default value" of a
+setting), with its datatype and the quotes that show concepts of that type holding it.
+Curators decide it.
+
+Accepting it declares the attribute (``graph.attribute_create``) with the decision as its
+audit row; undoing it retires the attribute, while no concept holds a value for it.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from kgreview.core.errors import DomainError
+from kgreview.graph import attribute_rules as arules
+from kgreview.graph import rules
+from kgreview.graph import services as graph
+from kgreview.graph.models import Attribute, ConceptType
+from kgreview.graph.services.attributes import type_chain
+from kgreview.review.kinds.base import BlockerReads, Kind, Step, UndoStep, examples_note
+from kgreview.review.payloads import Name, Offset, RelationKey, RowId, Strict
+
+
+class AttributeExample(Strict):
+    """A quote that shows a concept (``concept_name``) holding a value (``value``) of the
+    proposed attribute."""
+
+    quote: str = Field(min_length=1, max_length=2000)
+    source_slug: str = Field(min_length=1, max_length=200)
+    revision_id: RowId | None = None
+    start: Offset | None = None
+    end: Offset | None = None
+    concept_name: str = Field(default="", max_length=200)
+    value: str = Field(default="", max_length=2000)
+
+
+class AddAttribute(Strict):
+    type_key: RelationKey
+    key: RelationKey  # the same slug rule (``attribute_rules.attribute_key_refusal``)
+    label: Name
+    datatype: str = Field(max_length=16)
+    description: str = Field(default="", max_length=5000)
+    examples: list[AttributeExample] = Field(default_factory=list, max_length=50)
+
+    @model_validator(mode="after")
+    def _rules(self) -> AddAttribute:
+        refusal: DomainError | None = (
+            arules.attribute_key_refusal(self.key)
+            or arules.attribute_words_refusal(self.label, self.description)
+            or arules.datatype_refusal(self.datatype)
+        )
+        if refusal is not None:
+            raise ValueError(str(refusal))
+        return self
+
+
+class AddAttributeKind(Kind):
+    key = "add_attribute"
+    schema = AddAttribute
+    curator_only = True
+
+    def dedup_key(self, payload: dict, *, symmetric: bool | None = None) -> str:
+        return f"add_attribute:{payload['type_key']}.{payload['key']}"
+
+    def apply(self, step: Step) -> None:
+        payload = step.proposal.payload
+        attribute = graph.attribute_create(
+            type_key=payload["type_key"],
+            key=payload["key"],
+            label=payload["label"],
+            datatype=payload["datatype"],
+            description=payload.get("description", ""),
+            acting_user=step.acting_user,
+            decision=step.audit_row,
+        )
+        step.record["attribute"] = attribute.pk
+
+    def undo(self, step: UndoStep) -> None:
+        """Retire the attribute, unless a concept holds a value for it already."""
+        attribute = Attribute.objects.select_related("concept_type").get(pk=step.after["attribute"])
+        refusal = arules.attribute_in_use(attribute, attribute.values.count())
+        if refusal is not None:
+            raise refusal
+        graph.attribute_retire(
+            attribute=attribute, acting_user=step.acting_user, decision=step.audit_row
+        )
+
+    def blockers(self, proposal, reads: BlockerReads) -> list[str]:
+        """The type missing or retired, or the key declared by it or a type above it."""
+        payload = proposal.payload
+        type_key, key = payload["type_key"], payload["key"]
+        concept_type = ConceptType.objects.select_related("parent").filter(key=type_key).first()
+        refusal: DomainError | None
+        if concept_type is None:
+            refusal = rules.no_type(type_key)
+        else:
+            refusal = rules.type_active_refusal(concept_type)
+            if refusal is None:
+                chain = type_chain(concept_type)
+                held = {
+                    a.concept_type_id: a
+                    for a in Attribute.objects.filter(concept_type__in=chain, key=key)
+                }
+                owner = next(
+                    (
+                        t
+                        for t in chain
+                        if t.pk in held and (t.pk == concept_type.pk or held[t.pk].active)
+                    ),
+                    None,
+                )
+                if owner is not None:
+                    refusal = arules.attribute_taken(type_key, key, declared_by=owner.key)
+        return [str(refusal)] if refusal is not None else []
+
+    def claim(self, proposal, relations=None) -> str:
+        payload = proposal.payload
+        return (
+            f"New attribute {payload['label']} ({payload['datatype']}) of the concept type "
+            f"{payload['type_key']}"
+        )
+
+    def named_ends(self, proposal, edges, names):
+        return proposal.payload["type_key"], None, proposal.payload["key"]
+
+    def view(self, proposal) -> dict:
+        payload = proposal.payload
+        return {
+            "type_key": payload["type_key"],
+            "key": payload["key"],
+            "label": payload["label"],
+            "datatype": payload["datatype"],
+            "datatype_words": Attribute.Datatype(payload["datatype"]).label,
+            "description": payload.get("description", ""),
+            "examples": payload.get("examples", []),
+        }
+
+    def card(self, card) -> None:
+        super().card(card)
+        card.no_quote = examples_note(card.view["examples"])
