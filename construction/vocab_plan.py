@@ -381,7 +381,11 @@ def _plan_classes(r: _Reader, plan: VocabularyPlan, typing: _Typing) -> None:
     parents: dict[URIRef, URIRef] = {}
     for cls in classes:
         supers = sorted(
-            (o for o in r.g.objects(cls, RDFS.subClassOf) if o in typing.of and o != cls),
+            (
+                o
+                for o in r.g.objects(cls, RDFS.subClassOf)
+                if isinstance(o, URIRef) and o in typing.of and o != cls
+            ),
             key=lambda o: typing.of[o],
         )
         if supers:

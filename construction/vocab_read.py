@@ -23,6 +23,7 @@ import contextvars
 import json
 import re
 import sys
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -316,7 +317,9 @@ def read_vocabulary(
         _check_xml(text)
     graph = Graph()
     label = SYNTAXES[fmt][0]
-    with no_network() as attempts:
+    with no_network() as attempts, warnings.catch_warnings():
+        # rdflib's JSON-LD parser warns of its own use of ConjunctiveGraph.
+        warnings.simplefilter("ignore", DeprecationWarning)
         try:
             graph.parse(data=text, format=fmt, publicID=BASE)
         except NetworkRefused:

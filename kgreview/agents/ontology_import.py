@@ -192,6 +192,7 @@ class _Batch:
     new_relations: set[str] = field(default_factory=set)
     concept_of: dict[str, int] = field(default_factory=dict)  # name -> concept in the graph
     concept_spec: dict[str, int] = field(default_factory=dict)  # name -> index in specs
+    type_keys: dict[int, str] = field(default_factory=dict)  # the graph's types, by id
 
     def skip(self, what: str, reason: str) -> None:
         self.skipped.append(Skip(what[:300], reason))
@@ -214,6 +215,7 @@ class _Batch:
 
 def _types(batch: _Batch, plan: VocabularyPlan) -> None:
     existing = {t.key: t for t in ConceptType.objects.all()}
+    batch.type_keys = {t.pk: t.key for t in existing.values()}
     by_label = {t.label.casefold(): t.key for t in existing.values()}
     depth: dict[str, int] = {}
     for t in plan.types:  # parents come first
@@ -377,8 +379,9 @@ def _onto_known(batch: _Batch, c: ConceptPlan, concept: Concept, owners: dict) -
         )
     type_key = batch.key(c.type_key)
     if not type_key or concept.type_id is not None:
-        if type_key and concept.type_id is not None and concept.type.key != type_key:
-            batch.skip(f'type of "{concept.name}"', f"it has the type {concept.type.key} already")
+        has = batch.type_keys.get(concept.type_id or 0, "")
+        if type_key and has and has != type_key:
+            batch.skip(f'type of "{concept.name}"', f"it has the type {has} already")
         return
     payload = {"concept_id": concept.pk, "type_key": type_key}
     why = f'The vocabulary gives "{concept.name}" the type {type_key}.'
@@ -453,22 +456,24 @@ def _spec_key(spec: ProposalSpec) -> str:
     return spec.dedup_key or kind_of(spec.kind).dedup_key(spec.payload, symmetric=False)
 
 
-def _rejected_before(specs: list[ProposalSpec]) -> set[str]:
-    """The dedup keys among the specs' that were rejected and are not open again: such a
-    change is not proposed again without new evidence (open twins are left to the
-    queue's dedup, which hands back their ids)."""
+def _queued_before(specs: list[ProposalSpec]) -> tuple[set[str], dict[str, int]]:
+    """Among the specs' dedup keys, those rejected and not open again (such a change is
+    not proposed again without new evidence), and the open proposals of the others (a
+    twin stands for the spec: an edge names it)."""
     wanted = list({_spec_key(s) for s in specs})
     rejected: set[str] = set()
+    waiting: dict[str, int] = {}
     for i in range(0, len(wanted), 2000):
-        chunk = wanted[i : i + 2000]
         found = Proposal.objects.filter(
-            dedup_key__in=chunk, status__in=(*OPEN_STATUSES, Proposal.Status.REJECTED)
-        ).values_list("dedup_key", "status")
-        by_key: dict[str, set[str]] = {}
-        for key, status in found:
-            by_key.setdefault(key, set()).add(status)
-        rejected |= {k for k, st in by_key.items() if st == {Proposal.Status.REJECTED}}
-    return rejected
+            dedup_key__in=wanted[i : i + 2000],
+            status__in=(*OPEN_STATUSES, Proposal.Status.REJECTED),
+        ).values_list("dedup_key", "status", "pk")
+        for key, status, pk in found:
+            if status == Proposal.Status.REJECTED:
+                rejected.add(key)
+            else:
+                waiting[key] = pk
+    return rejected - set(waiting), waiting
 
 
 def _what(spec: ProposalSpec) -> str:
@@ -481,30 +486,31 @@ def _what(spec: ProposalSpec) -> str:
 
 
 def _queue(batch: _Batch, specs: list[ProposalSpec], proposed: dict[str, int]) -> list:
-    """Queue the specs in one batch, in their order: the proposal made for each, the open
-    twin that stands for it (an edge names that one; counted as left out), or ``None``
-    for one rejected before."""
-    rejected = _rejected_before(specs)
-    kept = [s for s in specs if _spec_key(s) not in rejected]
-    made = iter(proposals_create_many(kept))
-    out: list = []
+    """Queue the specs in one insert, in their order: for each, the proposal made, the
+    open twin that stands for it (counted as left out), or ``None`` for one rejected
+    before."""
+    rejected, waiting = _queued_before(specs)
+    fresh = [s for s in specs if _spec_key(s) not in rejected and _spec_key(s) not in waiting]
+    made = iter(proposals_create_many(fresh))
+    outcomes: list = []
     for spec in specs:
-        if _spec_key(spec) in rejected:
+        key = _spec_key(spec)
+        if key in rejected:
             batch.skip(_what(spec), "rejected before; not proposed again")
-            out.append(None)
-            continue
-        outcome = next(made)
-        if isinstance(outcome, DuplicateProposal):
+            outcomes.append(None)
+        elif key in waiting:
             batch.skip(_what(spec), "already waiting in the queue")
-            outcome = (
-                Proposal.objects.filter(pk=outcome.proposal_id).first()
-                if outcome.proposal_id
-                else None
-            )
+            outcomes.append(waiting[key])
         else:
+            outcome = next(made)
+            if isinstance(outcome, DuplicateProposal):  # queued a moment ago by another
+                batch.skip(_what(spec), "already waiting in the queue")
+                outcomes.append(outcome.proposal_id)
+                continue
             proposed[spec.kind] = proposed.get(spec.kind, 0) + 1
-        out.append(outcome)
-    return out
+            outcomes.append(outcome)
+    twins = Proposal.objects.in_bulk([o for o in outcomes if isinstance(o, int)])
+    return [twins.get(o) if isinstance(o, int) else o for o in outcomes]
 
 
 # --- The service -------------------------------------------------------------------------
