@@ -4,7 +4,7 @@ have."""
 
 from django.urls import path
 
-from . import curation, views
+from . import curation, views, vocabulary_import
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -13,6 +13,7 @@ urlpatterns = [
     path("sources/<slug:slug>/", views.source_detail, name="source-detail"),
     path("concepts/<int:pk>/", views.concept_detail, name="concept-detail"),
     path("ontology/", views.ontology, name="ontology"),
+    path("ontology/import/", vocabulary_import.vocabulary_import, name="vocabulary-import"),
     path("curation/", curation.curation_log, name="curation-log"),
     path("status/worker/", views.worker_badge, name="worker-status"),
     path("healthz", views.healthz, name="healthz"),
