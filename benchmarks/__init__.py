@@ -32,6 +32,7 @@ BENCHMARKS: dict[str, str] = {
     "ask": "ask:bench_ask",
     "competency": "competency:bench_competency",
     "lockout": "lockout:bench_lockout",
+    "import-skos": "vocabulary:bench_import_skos",
 }
 
 

@@ -294,6 +294,7 @@ class _Reader:
         self.st = statements
         self.g = statements.graph
         self.lang = lang.lower()
+        self._literals: dict[Node, dict[Node, list[Literal]]] = {}
 
     def cite(self, s: Node, p: Node, o: Node) -> str:
         return self.st.line(s, p, o)
@@ -307,8 +308,18 @@ class _Reader:
         return (2, tag)
 
     def literals(self, s: Node, p: Node) -> list[Literal]:
-        found = [o for o in self.g.objects(s, p) if isinstance(o, Literal)]
-        return sorted(found, key=lambda lit: (*self.rank(lit), str(lit)))
+        """The literals of ``s`` through ``p``, the chosen language first (each predicate
+        read once, in one pass over its statements)."""
+        by_subject = self._literals.get(p)
+        if by_subject is None:
+            by_subject = defaultdict(list)
+            for subject, o in self.g.subject_objects(p):
+                if isinstance(o, Literal):
+                    by_subject[subject].append(o)
+            for found in by_subject.values():
+                found.sort(key=lambda lit: (*self.rank(lit), str(lit)))
+            self._literals[p] = by_subject
+        return by_subject.get(s, [])
 
     def label(self, s: Node, preds: Iterable[Node]) -> tuple[str, str] | None:
         """The best label of ``s`` (first predicate that has one): (text, cited line)."""
@@ -580,7 +591,23 @@ def _in_language(r: _Reader, lit: Literal, name_lang: str) -> bool:
     return r.rank(lit)[0] < 2 or (lit.language or "").lower() == name_lang.lower()
 
 
-def _aliases(r: _Reader, s: Node, name_lang: str, taken: set[str]) -> list[AliasPlan]:
+@dataclass
+class _Names:
+    """The name keys taken in the file: whose each is (a concept's IRI)."""
+
+    owner: dict[str, Node]
+
+    def claim(self, key: str, s: Node) -> Node | None:
+        """Take ``key`` for ``s``; the other concept that has it, if any."""
+        other = self.owner.setdefault(key, s)
+        return None if other == s else other
+
+
+def _aliases(
+    r: _Reader, plan: VocabularyPlan, s: Node, owner: Node, name_lang: str, names: _Names
+) -> list[AliasPlan]:
+    """The aliases of ``s`` (for the concept ``owner``), in the name's language; a name of
+    another concept of the file is left out and said."""
     out: list[AliasPlan] = []
     for p in _ALIAS_LABELS:
         for lit in r.literals(s, p):
@@ -588,10 +615,12 @@ def _aliases(r: _Reader, s: Node, name_lang: str, taken: set[str]) -> list[Alias
             key = name_key(alias)
             if not _in_language(r, lit, name_lang) or not key or len(alias) > NAME_MAX:
                 continue
-            if key in taken:
-                continue
-            taken.add(key)
-            out.append(AliasPlan(alias, r.cite(s, p, lit)))
+            taken = key in names.owner
+            other = names.claim(key, owner)
+            if other is not None:
+                plan.skip(f'"{alias}" of <{owner}>', "a name of another concept of the file")
+            elif not taken:
+                out.append(AliasPlan(alias, r.cite(s, p, lit)))
     return out
 
 
@@ -641,14 +670,14 @@ def _scheme_type(s, schemes: _Schemes, typing: _Typing) -> str:
 def _plan_concepts(
     r: _Reader, plan: VocabularyPlan, concepts: _Concepts, type_keys: dict[Node, str]
 ) -> None:
-    taken = set(concepts.by_key)
+    names = _Names(owner=dict(concepts.by_key))
     merged: dict[Node, list[Node]] = defaultdict(list)
     for other, first in concepts.same.items():
         merged[first].append(other)
     for s, (name, cite) in concepts.names.items():
         aliases: list[AliasPlan] = []
         for node in (s, *merged.get(s, ())):
-            aliases += _aliases(r, node, concepts.langs[s], taken)
+            aliases += _aliases(r, plan, node, s, concepts.langs[s], names)
         cites = [cite] + sorted(r.cite(s, RDF.type, t) for t in r.g.objects(s, RDF.type))[:3]
         type_key = type_keys.get(s, "")
         plan.concepts.append(
