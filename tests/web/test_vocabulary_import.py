@@ -96,3 +96,14 @@ def test_a_50_mb_file_is_refused_in_words_while_it_streams_in(curator):
 def test_no_file_is_refused_in_words(curator):
     answer = curator.post(URL, {"map": "broader=part_of"}, headers=HTMX)
     assert "Choose a vocabulary file" in page(answer)
+
+
+def test_the_kept_vocabulary_is_viewable_as_a_source_and_downloadable(curator):
+    curator.post(URL, {"file": vocabulary(), "map": "broader=part_of"}, headers=HTMX)
+    shown = curator.get(reverse("source-detail", args=["vocabulary-networking"]))
+    assert shown.status_code == 200
+    assert "skos/core#altLabel" in htmllib.unescape(page(shown))  # the statements, quoted
+    original = curator.get(reverse("source-original", args=["vocabulary-networking"]))
+    assert original.status_code == 200
+    assert b"".join(original) == SKOS_FILE.read_bytes()
+    assert "attachment" in original["Content-Disposition"]
