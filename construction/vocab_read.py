@@ -196,11 +196,31 @@ def _check_json_ld(text: str) -> None:
 _EXTERNAL_ENTITY = re.compile(r"<!ENTITY\s+%?\s*[^\s>]+\s+(SYSTEM|PUBLIC)\b", re.IGNORECASE)
 
 
-def _check_xml(text: str) -> None:
+_ENTITY = re.compile(r"""<!ENTITY\s+(%\s*)?([^\s>]+)\s+(["'])(.*?)\3\s*>""", re.S)
+
+
+def _check_xml(text: str, limits: VocabLimits) -> None:
+    """External entities are refused, and so is an internal one that names another
+    (the "billion laughs") or whose uses would spell out more than the file may hold
+    (OWL files declare entities for namespaces: ``<!ENTITY owl "http://...#">``)."""
     if _EXTERNAL_ENTITY.search(text):
         raise BadVocabulary(
             "The RDF/XML declares an external entity (SYSTEM or PUBLIC); kgreview never "
             "reads files or addresses an entity points at."
+        )
+    spelt = 0
+    for match in _ENTITY.finditer(text):
+        name, value = match.group(2), match.group(4)
+        if "&" in value or "%" in value:
+            raise BadVocabulary(
+                f'The RDF/XML\'s entity "{name[:40]}" is made of other entities; kgreview '
+                "reads only entities that stand for plain text."
+            )
+        spelt += text.count(f"&{name};") * len(value)
+    if spelt > limits.max_bytes:
+        raise BadVocabulary(
+            f"The RDF/XML's entities would spell out {spelt / MB:.0f} MB; a vocabulary is "
+            f"{limits.max_bytes // MB} MB at most."
         )
 
 
@@ -314,7 +334,7 @@ def read_vocabulary(
     if fmt == "json-ld":
         _check_json_ld(text)
     if fmt == "xml":
-        _check_xml(text)
+        _check_xml(text, limits)
     graph = Graph()
     label = SYNTAXES[fmt][0]
     with no_network() as attempts, warnings.catch_warnings():

@@ -186,3 +186,31 @@ def test_json_ld_with_an_inline_context_reads():
     ).encode()
     (concept,) = plan_vocabulary(read_vocabulary(raw, filename="a.json")).concepts
     assert concept.name == "Checkpoint"
+
+
+def test_entities_that_would_blow_up_are_refused_before_parsing():
+    laughs = (
+        '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaaaaaaaa">'
+        '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>'
+        '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">&b;</rdf:RDF>'
+    )
+    with pytest.raises(BadVocabulary, match='entity "b" is made of other entities'):
+        read_vocabulary(laughs.encode(), filename="a.rdf")
+    wide = (
+        '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "' + "x" * 1000 + '">]>'
+        '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+        + "&a;" * 2000
+        + "</rdf:RDF>"
+    )
+    with pytest.raises(BadVocabulary, match="entities would spell out 2 MB"):
+        read_vocabulary(wide.encode(), filename="a.rdf", limits=VocabLimits(max_bytes=1024**2))
+
+
+def test_an_alias_that_names_another_concept_of_the_file_is_left_out_and_said():
+    p = plan(
+        'ex:a a skos:Concept ; skos:prefLabel "Transport layer" ; skos:altLabel "TL" .\n'
+        'ex:b a skos:Concept ; skos:prefLabel "Token lexer" ; skos:altLabel "TL", "Lexer" .'
+    )
+    aliases = {c.name: [a.name for a in c.aliases] for c in p.concepts}
+    assert aliases == {"Token lexer": ["Lexer"], "Transport layer": ["TL"]}
+    assert any(s.reason == "a name of another concept of the file" for s in p.skipped)
