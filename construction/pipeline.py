@@ -36,6 +36,7 @@ from .types import (
     Extraction,
     IndexEntry,
     Link,
+    Ontology,
     RelationSpec,
     Resolution,
     SourceDoc,
@@ -43,11 +44,13 @@ from .types import (
     Span,
 )
 from .verify import (
+    PATTERN_FLAG,
     SourceState,
     dedup_key_for,
     find_conflicts,
     is_existing_edge,
     match_relation,
+    pattern_break,
     vocabulary_lookup,
 )
 
@@ -114,6 +117,7 @@ class _Drafting:
     mentions: dict[str, ConceptMention]
     overlay: OverlayIndex
     defined: tuple[Definition, ...] = ()
+    ontology: Ontology = field(default_factory=Ontology)
     state: SourceState = field(default_factory=SourceState)
     dropped: list[Dropped] = field(default_factory=list)
     pending: list[_Pending] = field(default_factory=list)
@@ -168,6 +172,7 @@ def process_source(
     gate: float,
     active_evidence: Sequence[ActiveEvidence] = (),
     facts: DocumentFacts | None = None,
+    ontology: Ontology | None = None,
 ) -> SourceResult:
     """Turn one extraction into proposal drafts and dropped candidates.
 
@@ -180,7 +185,8 @@ def process_source(
     ``_verify``); CONSTRUCT drafts it (``_construct``); and the drafts become the
     source's result (``_result``, with the names the document defines for concepts
     already known), with the invalidations of edges whose evidence this revision no
-    longer has.
+    longer has. ``ontology``: the types and relation patterns; a candidate whose ends'
+    types break its relation's patterns is held, flagged ``pattern_violation``.
     """
     facts = facts or document_facts(doc)
     defined = facts.defined
@@ -191,6 +197,7 @@ def process_source(
         mentions=_mention_table(with_definitions(extraction.concepts, defined)),
         overlay=OverlayIndex(index),
         defined=defined,
+        ontology=ontology or Ontology(),
     )
     for rejected in extraction.rejected:
         work.drop(rejected.raw, "invalid", rejected.error)
@@ -315,7 +322,21 @@ def _verify(work: _Drafting, item: _Found) -> tuple[set[str], list[Conflict]] | 
         flags.add("previously_rejected")
     if conflicts:
         flags.add("contradiction")
+    if pattern_break(work.ontology, item.spec, _type_of(work, source), _type_of(work, target)):
+        flags.add(PATTERN_FLAG)
     return flags, conflicts
+
+
+def _type_of(work: _Drafting, end: Resolution) -> str:
+    """An end's type: a known concept's, the one an open concept proposal proposes, or
+    the one the extractor gave a new name's mention ("" when none says)."""
+    ontology = work.ontology
+    if end.concept_id is not None:
+        return ontology.concept_types.get(end.concept_id, "")
+    if end.proposal_id is not None:
+        return ontology.proposal_types.get(end.proposal_id, "")
+    mention = _mention_for(end.name, work.mentions) or _mention_for(end.canonical, work.mentions)
+    return str(getattr(mention, "type_key", "") or "")
 
 
 def _construct(work: _Drafting, item: _Found, flags: set[str], conflicts: list[Conflict]) -> None:

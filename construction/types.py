@@ -66,6 +66,32 @@ class RelationSpec:
     acyclic: bool
 
 
+@dataclass(frozen=True)
+class Ontology:
+    """The concept types and relation patterns, as verify needs them: a candidate whose
+    ends' types fit none of its relation's patterns is held (``verify.pattern_break``).
+
+    ``parents``: type key -> its parent's key (a subtype satisfies its parent);
+    ``patterns``: relation key -> its active (domain, range) type pairs (none: open);
+    ``concept_types``: concept id -> its type's key (untyped concepts left out);
+    ``proposal_types``: open concept proposal id -> the type it proposes.
+    """
+
+    parents: dict[str, str | None] = field(default_factory=dict)
+    patterns: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    concept_types: dict[int, str] = field(default_factory=dict)
+    proposal_types: dict[int, str] = field(default_factory=dict)
+
+    def line(self, type_key: str) -> set[str]:
+        """The type and every type above it (none for an untyped end)."""
+        line: set[str] = set()
+        at: str | None = type_key or None
+        while at is not None and at not in line:
+            line.add(at)
+            at = self.parents.get(at)
+        return line
+
+
 # --- READ -------------------------------------------------------------------------------
 
 

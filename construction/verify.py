@@ -1,8 +1,11 @@
-"""VERIFY: vocabulary, self-loops, evidence, gate, duplicates, contradictions.
+"""VERIFY: vocabulary, self-loops, evidence, gate, duplicates, contradictions, patterns.
 
 Every check either lets a candidate through (with flags) or drops it with exactly one
-reason code. Contradictions are looked for in active edges, in open proposals, and in
-what this source already drafted, so a cycle closed across two lessons is caught.
+reason code. A candidate whose ends' types break its relation's patterns is let through
+flagged ``pattern_violation`` (held in the queue, never dropped: a curator may widen the
+pattern, and accepting one verifies it again). Contradictions are looked for in active
+edges, in open proposals, and in what this source already drafted, so a cycle closed
+across two lessons is caught.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from .cycles import find_chain
 from .keys import edge_dedup_key, relation_key
 from .protocols import GraphView
 from .relations import normalise_label
-from .types import Conflict, Link, RelationSpec
+from .types import Conflict, Link, Ontology, RelationSpec
 
 MAX_CYCLE_DEPTH = 16
 MAX_CYCLE_NODES = 5000
@@ -210,3 +213,27 @@ def is_existing_edge(
         if spec.symmetric or (link.source_key, link.target_key) == (source_key, target_key):
             return link
     return None
+
+
+PATTERN_FLAG = "pattern_violation"
+
+
+def pattern_break(
+    ontology: Ontology, spec: RelationSpec, source_type: str, target_type: str
+) -> str | None:
+    """Why ``source -> target`` breaks its relation's patterns, in a few words, or None
+    when it fits one (a subtype satisfies its parent; both ways round in a symmetric
+    relation) or the relation has none. An untyped end ("") fits no pattern. The graph's
+    rule book (``graph.rules.pattern_refusal``) says it again, in full, on acceptance."""
+    pairs = ontology.patterns.get(spec.key, ())
+    if not pairs:
+        return None
+    source_line, target_line = ontology.line(source_type), ontology.line(target_type)
+    for domain, range_ in pairs:
+        if domain in source_line and range_ in target_line:
+            return None
+        if spec.symmetric and domain in target_line and range_ in source_line:
+            return None
+    allowed = ", ".join(f"{d} → {r}" for d, r in pairs)
+    ends = f"{source_type or 'untyped'} → {target_type or 'untyped'}"
+    return f'"{spec.key}" allows {allowed}, not {ends}'

@@ -18,9 +18,16 @@ from construction.protocols import Extractor
 from construction.quotes import quote_key
 from construction.resolve import InMemoryConceptIndex
 from construction.text import name_keys
-from construction.types import ActiveEvidence, IndexEntry, Link, RelationSpec, SourceDoc
+from construction.types import (
+    ActiveEvidence,
+    IndexEntry,
+    Link,
+    Ontology,
+    RelationSpec,
+    SourceDoc,
+)
 from kgreview.core.llm import client_settings
-from kgreview.graph.models import Edge, SourceRevision
+from kgreview.graph.models import Concept, ConceptType, Edge, RelationPattern, SourceRevision
 from kgreview.graph.name_index import ActiveNameCache, Touched, id_chunks
 from kgreview.graph.selectors import RelationRow, relation_table
 from kgreview.review.kinds.add_concept import AddConceptKind
@@ -38,6 +45,35 @@ def vocabulary(relations: list[RelationRow] | None = None) -> list[RelationSpec]
     """The active vocabulary, the only relations the loop may propose."""
     rows = relation_table() if relations is None else relations
     return [row.spec for row in rows if row.active]
+
+
+def ontology() -> Ontology:
+    """The types and active relation patterns verify holds candidates to: one query when
+    no relation has a pattern (verify then has nothing to check), four when one has
+    (the types, the typed concepts, and the types open concept proposals propose)."""
+    pairs: dict[str, list[tuple[str, str]]] = {}
+    for relation, domain, range_ in RelationPattern.objects.filter(active=True).values_list(
+        "relation__key", "domain__key", "range__key"
+    ):
+        pairs.setdefault(relation, []).append((domain, range_))
+    if not pairs:
+        return Ontology()
+    return Ontology(
+        parents=dict(ConceptType.objects.values_list("key", "parent__key")),
+        patterns={key: tuple(found) for key, found in pairs.items()},
+        concept_types=dict(
+            Concept.objects.filter(type__isnull=False).values_list("pk", "type__key")
+        ),
+        proposal_types={
+            pk: key
+            for pk, key in Proposal.objects.filter(
+                kind=AddConceptKind.key, status__in=OPEN_STATUSES
+            )
+            .exclude(payload__type_key="")
+            .values_list("pk", "payload__type_key")
+            if isinstance(key, str) and key
+        },
+    )
 
 
 def source_doc(revision: SourceRevision) -> SourceDoc:

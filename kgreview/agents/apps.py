@@ -13,14 +13,26 @@ def requeue_dropped_on_accept(sender, *, key: str, **kwargs) -> None:
         logging.getLogger(__name__).exception("could not queue the requeue of %s", key)
 
 
+def release_holds_on_accept(sender, *, relation_keys=None, **kwargs) -> None:
+    """A pattern or a type was accepted: let go the candidates held for breaking a
+    relation's pattern that fit now."""
+    from .tasks import release_pattern_holds
+
+    try:
+        release_pattern_holds.delay(relation_keys=relation_keys)
+    except Exception:  # the broker is down: the next acceptance asks them again
+        logging.getLogger(__name__).exception("could not queue the release of pattern holds")
+
+
 class AgentsConfig(AppConfig):
     name = "kgreview.agents"
     label = "agents"
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from kgreview.review.signals import relation_type_accepted
+        from kgreview.review.signals import ontology_accepted, relation_type_accepted
 
         from . import audit_actions  # noqa: F401  (registers this app's curation-log actions)
 
         relation_type_accepted.connect(requeue_dropped_on_accept, dispatch_uid="agents.requeue")
+        ontology_accepted.connect(release_holds_on_accept, dispatch_uid="agents.release_holds")

@@ -237,6 +237,7 @@ def _construct_item(
             graph=adapters.DbGraphView(relations),
             gate=settings.KG_CONFIDENCE_GATE,
             active_evidence=adapters.active_evidence(revision),
+            ontology=adapters.ontology(),
         )
         stats = persist_result(run=run, revision=revision, result=result)
         stats["candidates"] = len(extraction.candidates) + len(extraction.rejected)

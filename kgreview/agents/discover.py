@@ -240,6 +240,7 @@ def requeue_dropped_for(*, relation_key: str) -> int:
                 index=adapters.INDEX_CACHE.get(),
                 graph=adapters.DbGraphView(relations),
                 gate=settings.KG_CONFIDENCE_GATE,
+                ontology=adapters.ontology(),
             )
             part = persist_result(run=run, revision=revision, result=result)
             DroppedCandidate.objects.filter(pk__in=[d.pk for d in rows]).update(

@@ -173,3 +173,12 @@ def requeue_dropped(self, *, relation_key: str) -> int:
     from .discover import requeue_dropped_for
 
     return requeue_dropped_for(relation_key=relation_key)
+
+
+@kgreview_task(name="agents.release_pattern_holds")
+def release_pattern_holds(self, *, relation_keys: list[str] | None = None) -> int:
+    """A pattern or a type was accepted: the candidates held for breaking a relation's
+    pattern that fit now go back to the queue (``review.pattern_holds``)."""
+    from kgreview.review.pattern_holds import release_pattern_holds as release
+
+    return len(release(relation_keys=relation_keys))

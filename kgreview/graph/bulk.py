@@ -16,14 +16,24 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 from django.db.models.functions import Lower
 
 from construction.text import name_key
 from kgreview.core.errors import DomainError, NameTaken, ValidationFailed
 
-from . import rules, selectors
+from . import pattern_book, rules, selectors
 from .bulk_admit import admit_many
-from .models import Concept, ConceptAlias, Edge, RelationType
+from .models import (
+    Concept,
+    ConceptAlias,
+    ConceptType,
+    ConceptTypeChange,
+    Edge,
+    RelationPattern,
+    RelationType,
+)
+from .pattern_book import PatternBook
 from .services.common import NAME_MAX, name_index_changed
 from .services.concepts import check_retirable
 
@@ -31,23 +41,38 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
-def concepts_create_many(specs: Sequence[tuple[str, str, Iterable[str]]]) -> list[Concept]:
-    """New active concepts for (name, description, aliases), in order. Aliases another
-    concept already answers to are skipped; a canonical name taken meanwhile raises
-    ``NameTaken``."""
+def concepts_create_many(
+    specs: Sequence[tuple[str, str, Iterable[str]]],
+    *,
+    types: Sequence[ConceptType | None] | None = None,
+) -> list[Concept]:
+    """New active concepts for (name, description, aliases), in order, each given the
+    type at its place in ``types`` (with its type history's first row), refused in words
+    when that type is retired. Aliases another concept already answers to are skipped; a
+    canonical name taken meanwhile raises ``NameTaken``."""
     if not specs:
         return []
+    given = list(types) if types is not None else [None] * len(specs)
     rows = []
-    for name, description, _ in specs:
+    for (name, description, _), concept_type in zip(specs, given, strict=True):
         name = selectors.clean_name(name)
         if not name or len(name) > NAME_MAX:
             raise ValidationFailed(f"A concept name is 1 to {NAME_MAX} characters.")
-        rows.append(Concept(name=name, description=description.strip()))
+        if concept_type is not None:
+            refusal = rules.type_active_refusal(concept_type)
+            if refusal is not None:
+                raise refusal
+        rows.append(Concept(name=name, description=description.strip(), type=concept_type))
     try:
         with transaction.atomic():
             made = Concept.objects.bulk_create(rows)
             if any(c.pk is None for c in made):
                 raise IntegrityError("concept ids not returned")
+            ConceptTypeChange.objects.bulk_create(
+                ConceptTypeChange(concept=c, type_id=c.type_id, changed_at=c.created_at)
+                for c in made
+                if c.type_id is not None
+            )
             wanted: dict[str, tuple[Concept, str, str]] = {}
             for (_, _, aliases), concept in zip(specs, made, strict=True):
                 wanted.setdefault(concept.name.lower(), (concept, "canonical", concept.name))
@@ -73,7 +98,9 @@ def concepts_create_many(specs: Sequence[tuple[str, str, Iterable[str]]]) -> lis
     return made
 
 
-def edges_add_checked(items: Sequence[tuple[Edge, Concept, Concept]]) -> list[DomainError | None]:
+def edges_add_checked(
+    items: Sequence[tuple[Edge, Concept, Concept]], *, patterns: PatternBook | None = None
+) -> list[DomainError | None]:
     """Insert unsaved edge rows, each with its ends' concept rows, as if one by one: every
     row is first held to the rule book (``rules``: relation, ends, loop, numbers, reason,
     evidence), then to the graph as the batch leaves it (a fact already held, either way
@@ -84,20 +111,34 @@ def edges_add_checked(items: Sequence[tuple[Edge, Concept, Concept]]) -> list[Do
     their edges admitted as a set against the relations' orders (``bulk_admit``); the
     other edges are inserted in one statement. Callers hold the ends' concept rows
     locked (the lock order: concepts, then relation types).
+
+    Each row is held to its relation's patterns too, read once for the batch (or given:
+    ``patterns``, the book the caller read for the same relations), with its ends' types
+    as the concept rows given carry them.
     """
     acyclic_ids = sorted({row.relation_id for row, _, _ in items if row.relation.acyclic})
     locked = {
         r.pk: r
         for r in RelationType.objects.select_for_update(no_key=True)
         .filter(pk__in=acyclic_ids)
+        .annotate(
+            patterned=Exists(RelationPattern.objects.filter(relation=OuterRef("pk"), active=True))
+        )
         .order_by("pk")
     }
     out: list[DomainError | None] = [None] * len(items)
     ordered: list[int] = []
     plain: list[int] = []
+    # The patterns of the relations the lock did not find open (none read when all are).
+    asked = {row.relation_id for row, _, _ in items} - {
+        pk for pk, r in locked.items() if not getattr(r, "patterned", True)
+    }
+    book = patterns if patterns is not None else pattern_book.load(asked)
     for i, (row, source, target) in enumerate(items):
         relation = locked.get(row.relation_id, row.relation)
-        out[i] = rules.row_refusal(row, source, target, relation)
+        out[i] = rules.row_refusal(row, source, target, relation) or book.concepts_refusal(
+            relation, source, target
+        )
         if out[i] is None:
             (ordered if relation.acyclic else plain).append(i)
     admitted = admit_many([items[i] for i in ordered], locked) if ordered else []

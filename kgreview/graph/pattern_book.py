@@ -39,6 +39,12 @@ class PatternBook:
             self._lines[type_id] = frozenset(line)
         return self._lines[type_id]
 
+    def type_id(self, key: str) -> int | None:
+        """The id of the type ``key`` (None: no such type, or no key)."""
+        if not key:
+            return None
+        return next((t.pk for t in self.types.values() if t.key == key), None)
+
     def type_of(self, type_id: int | None) -> ConceptType | None:
         return self.types.get(type_id) if type_id is not None else None
 

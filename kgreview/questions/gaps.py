@@ -250,6 +250,7 @@ def _process(revision, extraction, relations, index) -> SourceResult:
         index=index,
         graph=adapters.DbGraphView(relations),
         gate=settings.KG_CONFIDENCE_GATE,
+        ontology=adapters.ontology(),
     )
 
 

@@ -65,6 +65,13 @@ def _check_concepts_named(specs: list[ProposalSpec]) -> None:
             )
 
 
+#: Flags that hold a proposal whatever its confidence: a candidate whose ends' types break
+#: its relation's patterns waits, held, until a curator widens the pattern or someone
+#: changes a type (``release_pattern_holds`` lets it go once it fits).
+PATTERN_FLAG = "pattern_violation"
+HOLDING_FLAGS = frozenset({PATTERN_FLAG})
+
+
 def proposal_dedup_key(*, kind: str, payload: dict, symmetric: bool | None = None) -> str:
     """A key that is equal for two proposals asking for the same change (see each kind's
     ``dedup_key``: endpoints count by concept when resolved and by name key when new, the
@@ -110,6 +117,8 @@ def _build(
     if confidence < gate:
         status = Proposal.Status.HELD
         flags.add("below_gate")
+    if flags & HOLDING_FLAGS:
+        status = Proposal.Status.HELD
     key = (spec.dedup_key or proposal_dedup_key(kind=spec.kind, payload=clean))[:255]
     endpoints = kind_of(spec.kind).columns(clean, rows)
     return Proposal(

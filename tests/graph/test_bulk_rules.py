@@ -58,6 +58,13 @@ def _fact(f, case: str) -> dict:
         f.edge(b, a, "related")
     elif case == "cycle":
         f.edge(b, a)
+    elif case == "pattern":
+        for key in ("setting", "process"):
+            graph.concept_type_create(key=key, label=key, acting_user=None)
+        graph.pattern_create(
+            relation_key="prerequisite", domain_key="setting", range_key="process", acting_user=None
+        )
+        graph.concept_set_type(concept=a, type_key="process", acting_user=None)
     fact["source"], fact["target"] = _fresh(fact["source"]), _fresh(fact["target"])
     return fact
 
@@ -102,6 +109,7 @@ CASES = [
     "held",
     "inverse_twin",
     "cycle",
+    "pattern",
 ]
 
 

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from django.db.models import Q
 from django.utils import timezone
 
 from construction.text import normal_name
-from kgreview.core.errors import StateConflict
+from kgreview.core.errors import PatternViolation, StateConflict
 from kgreview.core.retry import retried
 
-from .. import rules
-from ..models import Concept, ConceptType, ConceptTypeChange
+from .. import pattern_book, rules
+from ..models import Concept, ConceptType, ConceptTypeChange, Edge
 from .common import audited, quoted
 
 if TYPE_CHECKING:
@@ -197,6 +198,31 @@ def concept_type_reactivate(
     return _switch(concept_type, active=True, acting_user=acting_user, decision=decision)
 
 
+def _broken_by(concept: Concept, new: ConceptType | None) -> list[PatternViolation]:
+    """The refusals the concept's active edges would meet were it of type ``new``: those
+    that fit their relation's patterns now and would not then (two or three queries)."""
+    edges = list(
+        Edge.objects.filter(Q(source=concept) | Q(target=concept), status=Edge.Status.ACTIVE)
+        .select_related("source", "target", "relation")
+        .order_by("pk")
+    )
+    book = pattern_book.load({e.relation_id for e in edges})
+    broken = []
+    for edge in edges:
+        if not book.of(edge.relation_id):
+            continue
+        ends = [concept if c.pk == concept.pk else c for c in (edge.source, edge.target)]
+        if book.concepts_refusal(edge.relation, ends[0], ends[1]) is not None:
+            continue  # broken already: not this change's doing
+        names = [c.name for c in ends]
+        given = new.pk if new is not None else None
+        types = [given if c.pk == concept.pk else c.type_id for c in ends]
+        refusal = book.refusal(edge.relation, names[0], types[0], names[1], types[1])
+        if refusal is not None:
+            broken.append(refusal)
+    return broken
+
+
 def type_to_give(type_key: str) -> ConceptType:
     """The type ``type_key``, locked, that a concept is about to be given: refused in words
     when it does not exist or was retired."""
@@ -225,6 +251,7 @@ def concept_set_type(
     new = type_to_give(type_key) if type_key else None
     old = concept.type
     _raise(rules.type_change_refusal(concept, old, new))
+    _raise(rules.type_change_pattern_refusal(concept, new, _broken_by(concept, new)))
     concept.type = new
     concept.save(update_fields=["type", "updated_at"])
     ConceptTypeChange.objects.create(concept=concept, type=new, changed_at=timezone.now())

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from kgreview.core.errors import StateConflict, ValidationFailed
 
-from .. import rules
+from .. import pattern_book, rules
 from ..models import Concept, Edge, RelationType
 from .common import (
     Evidence,
@@ -89,7 +89,7 @@ def edge_add(
     """
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("edge_add must run inside a transaction; use edge_create")
-    relation, concepts = lock_for_edge(relation_id, (source_id, target_id))
+    relation, concepts, patterned = lock_for_edge(relation_id, (source_id, target_id))
     source, target = concepts[source_id], concepts[target_id]
     admitted = check_edge(
         source=source,
@@ -100,6 +100,7 @@ def edge_add(
         reason=reason,
         evidence=evidence,
         defer=True,
+        patterns=None if patterned else pattern_book.EMPTY,
     )
     now = timezone.now()
     edge = insert_edge(

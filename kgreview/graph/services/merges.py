@@ -16,9 +16,9 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from kgreview.core.errors import CycleDetected, StateConflict, ValidationFailed
+from kgreview.core.errors import CycleDetected, PatternViolation, StateConflict, ValidationFailed
 
-from .. import rules, selectors
+from .. import pattern_book, rules, selectors
 from ..models import Concept, ConceptAlias, Edge
 from .common import (
     audited,
@@ -60,6 +60,23 @@ def _admit_moved(old: Edge, source: Concept, target: Concept, doing: str) -> boo
             "Invalidate one of those edges first.",
             path=path,
         ) from exc
+
+
+def _check_patterns(edges: list[Edge], loser: Concept, survivor: Concept) -> None:
+    """Refuse the merge as a whole when an edge moved onto the survivor, whose type is
+    not the loser's, would break its relation's pattern (one read of the patterns)."""
+    book = pattern_book.load({e.relation_id for e in edges})
+    for old in edges:
+        ends = [survivor if c.pk == loser.pk else c for c in (old.source, old.target)]
+        if ends[0].pk == ends[1].pk:
+            continue
+        refusal = book.concepts_refusal(old.relation, ends[0], ends[1])
+        if refusal is not None:
+            raise PatternViolation(
+                f'Merging "{loser.name}" into "{survivor.name}" would break a relation\'s '
+                f"pattern: {refusal} Change a type or the edge first.",
+                edge_id=old.pk,
+            )
 
 
 @transaction.atomic
@@ -106,6 +123,8 @@ def concept_merge(
         .order_by("pk")
     )
     doing = f'Merging "{loser.name}" into "{survivor.name}" would create'
+    if loser.type_id != survivor.type_id:
+        _check_patterns(edges, loser, survivor)
     for old in edges:
         src = survivor.pk if old.source_id == loser.pk else old.source_id
         dst = survivor.pk if old.target_id == loser.pk else old.target_id

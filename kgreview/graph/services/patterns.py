@@ -57,9 +57,11 @@ def _twin(relation: RelationType, domain: ConceptType, range_: ConceptType):
     if relation.symmetric:
         pairs.append((range_.pk, domain.pk))
     for d, r in pairs:
-        found = RelationPattern.objects.filter(
-            relation=relation, domain_id=d, range_id=r, active=True
-        ).first()
+        found = (
+            RelationPattern.objects.filter(relation=relation, domain_id=d, range_id=r, active=True)
+            .select_related("domain", "range")
+            .first()
+        )
         if found is not None:
             return found
     return None
@@ -94,8 +96,9 @@ def pattern_create(
     relation = _relation(relation_key)
     domain = _type(domain_key)
     range_ = domain if range_key == domain_key else _type(range_key)
-    if _twin(relation, domain, range_) is not None:
-        raise rules.pattern_taken(relation, domain, range_)
+    twin = _twin(relation, domain, range_)
+    if twin is not None:
+        raise rules.pattern_taken(relation, twin.domain, twin.range)
     pattern = RelationPattern.objects.create(
         relation=relation, domain=domain, range=range_, description=description.strip()
     )
@@ -154,8 +157,9 @@ def pattern_reactivate(
     _raise(rules.pattern_state_refusal(pattern, active=True))
     _raise(rules.relation_refusal(pattern.relation))
     _raise(rules.pattern_type_refusal(pattern.domain) or rules.pattern_type_refusal(pattern.range))
-    if _twin(pattern.relation, pattern.domain, pattern.range) is not None:
-        raise rules.pattern_taken(pattern.relation, pattern.domain, pattern.range)
+    twin = _twin(pattern.relation, pattern.domain, pattern.range)
+    if twin is not None:
+        raise rules.pattern_taken(pattern.relation, twin.domain, twin.range)
     pattern.active = True
     pattern.retired_at = None
     pattern.save(update_fields=["active", "retired_at"])

@@ -14,8 +14,9 @@ from django.utils import timezone
 
 from kgreview.core.errors import DuplicateEdge, StateConflict, ValidationFailed
 
-from .. import order, precheck, rules, selectors
-from ..models import Concept, ConceptOrder, Edge, RelationType, SourceConcept
+from .. import order, pattern_book, precheck, rules, selectors
+from ..models import Concept, ConceptOrder, Edge, RelationPattern, RelationType, SourceConcept
+from ..pattern_book import PatternBook
 from ..sources import sources_ground
 from .common import Evidence
 
@@ -196,10 +197,12 @@ def check_edge(
     reason: str,
     evidence: Evidence | None,
     defer: bool = False,
+    patterns: PatternBook | None = None,
 ) -> Admission:
     """Refuse, in words, an edge the graph cannot take as it is now (the rule book,
-    ``graph.rules``); else make room for it in the relation's order (``admit_fact``;
-    ``defer``: the caller writes the moves)."""
+    ``graph.rules``, its relation's patterns among them); else make room for it in the
+    relation's order (``admit_fact``; ``defer``: the caller writes the moves).
+    ``patterns``: the relation's patterns when the caller read them (read here if not)."""
     refusal = rules.edge_refusal(
         source=source,
         target=target,
@@ -209,6 +212,9 @@ def check_edge(
         reason=reason,
         evidence=evidence.parts() if evidence is not None else None,
     )
+    if refusal is None:
+        book = patterns if patterns is not None else pattern_book.load([relation.pk])
+        refusal = book.concepts_refusal(relation, source, target)
     if refusal is not None:
         raise refusal
     return admit_fact(relation=relation, source=source, target=target, defer=defer)
@@ -259,7 +265,7 @@ def admit_fact(
 
 def lock_for_edge(
     relation_id: int, concept_ids: tuple[int, int]
-) -> tuple[RelationType, dict[int, Concept]]:
+) -> tuple[RelationType, dict[int, Concept], bool]:
     """Lock both concept rows in id order and, for an acyclic relation, its row after them
     (the lock order: concepts, then relation types), in one statement; read the relation
     either way. Returns them fresh.
@@ -268,6 +274,9 @@ def lock_for_edge(
     end; locking an acyclic relation serialises its edges (no two writers can close a
     cycle between them, and its order has one writer at a time). Any other relation is
     only read: its edges need nothing more, and retiring it leaves its edges be.
+
+    The third value says whether the relation has an active pattern (read by the same
+    statement), so an edge of an open relation pays no query for the patterns.
     """
     rows = list(Concept.objects.raw(*_lock_sql(relation_id, concept_ids)))
     if not rows:
@@ -293,7 +302,7 @@ def lock_for_edge(
     missing = [i for i in concept_ids if i not in concepts]
     if missing:
         raise rules.no_concept(missing[0])
-    return relation, concepts
+    return relation, concepts, bool(first.r_patterned)
 
 
 _RELATION_COLUMNS = (
@@ -326,6 +335,10 @@ def _lock_sql(relation_id: int, concept_ids: tuple[int, int]) -> tuple[str, list
     relation = RelationType._meta.db_table
     quote = connection.ops.quote_name  # "symmetric" is a keyword to PostgreSQL
     picked = ", ".join(f"r.{quote(c)} AS r_{c}" for c in _RELATION_COLUMNS)
+    picked += (
+        f", EXISTS (SELECT 1 FROM {RelationPattern._meta.db_table} p"
+        " WHERE p.relation_id = r.id AND p.active) AS r_patterned"
+    )
     columns = ", ".join(quote(c) for c in _RELATION_COLUMNS)
     if connection.vendor != "postgresql":
         lock = " FOR UPDATE" if connection.features.has_select_for_update else ""

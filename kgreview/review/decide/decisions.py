@@ -119,7 +119,7 @@ def _who(decision: Decision | None) -> str:
     return decision.user.get_username()
 
 
-def _lock_open(proposal_id: int, version: int | None, *, also=(), needed: bool = True) -> Proposal:
+def lock_open(proposal_id: int, version: int | None, *, also=(), needed: bool = True) -> Proposal:
     """Lock the proposal and check it is still open and unchanged since it was shown.
 
     The concept proposals its ends wait for (unless not ``needed``: a rejection), and
@@ -295,7 +295,7 @@ def proposal_accept(
     For a merge, ``merge_survivor`` names which of the two concepts is kept: the curator
     may keep the other one than the agent suggested (the decision records both).
     """
-    proposal = _lock_open(proposal_id, version)
+    proposal = lock_open(proposal_id, version)
     batch = batch or uuid.uuid4()
     if merge_survivor is not None:
         kept = kind_of(proposal).keep(proposal.payload, merge_survivor)
@@ -340,7 +340,7 @@ def proposal_reject(
         )
     if reason_code == "other" and not note.strip():
         raise ValidationFailed('Say why in a few words when the reason is "other".')
-    proposal = _lock_open(proposal_id, version, needed=False)
+    proposal = lock_open(proposal_id, version, needed=False)
     _require_role(proposal, acting_user=acting_user)
     batch = batch or uuid.uuid4()
     decision = close_proposal(
@@ -379,7 +379,7 @@ def proposal_edit_accept(
     undoing it puts the proposal back as the agent drafted it.
     """
     chosen = edits.proposals_named() if edits is not None else []
-    proposal = _lock_open(proposal_id, version, also=chosen)
+    proposal = lock_open(proposal_id, version, also=chosen)
     kind = kind_of(proposal)
     before = {
         "status": proposal.status,
@@ -436,7 +436,7 @@ def proposal_accept_over_conflicts(
     """
     seen = Proposal.objects.filter(pk=proposal_id).values_list("payload", flat=True).first()
     _, others = _contradicted(seen)
-    proposal = _lock_open(proposal_id, version, also=others)
+    proposal = lock_open(proposal_id, version, also=others)
     batch = uuid.uuid4()
     if not proposal.payload.get("conflicts"):
         raise ValidationFailed(f"Proposal #{proposal.pk} contradicts nothing.")

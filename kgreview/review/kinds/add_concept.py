@@ -10,16 +10,15 @@ from __future__ import annotations
 from pydantic import Field
 
 from construction import keys
-from kgreview.core.errors import DomainError
-from kgreview.graph import rules
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
-from kgreview.graph.models import Concept, ConceptAlias, ConceptType
+from kgreview.graph.models import Concept, ConceptAlias
 from kgreview.graph.search import concept_search
 from kgreview.review.decide.ends import concept_for_name, retired_name_words
 from kgreview.review.decide.outcome import ProposalStale
 from kgreview.review.kinds.base import BlockerReads, Kind, Settle, Step, UndoStep, ground
 from kgreview.review.kinds.edge_set import accept_edges_and_concepts
+from kgreview.review.kinds.edge_set_check import type_refusal
 from kgreview.review.payloads import Name, Offset, RowId, Strict
 
 
@@ -48,17 +47,6 @@ class AddConcept(Strict):
         max_length=50,
         description="The aliases its documents define, each with the defining sentence.",
     )
-
-
-def type_refusal(type_key: str, types: dict[str, ConceptType] | None = None) -> DomainError | None:
-    """Why the new concept cannot be given the type it proposes (missing or retired), in
-    the service's words; ``types``: the vocabulary by key, when the caller read it."""
-    if not type_key:
-        return None
-    if types is None:
-        types = {t.key: t for t in ConceptType.objects.filter(key=type_key)}
-    found = types.get(type_key)
-    return rules.no_type(type_key) if found is None else rules.type_active_refusal(found)
 
 
 class AddConceptKind(Kind):

@@ -8,6 +8,7 @@ retires the type, while no concept has it.
 
 from __future__ import annotations
 
+from django.db import transaction
 from django.db.models import Q
 from pydantic import Field, model_validator
 
@@ -17,6 +18,7 @@ from kgreview.graph import services as graph
 from kgreview.graph.models import ConceptType
 from kgreview.review.kinds.base import BlockerReads, Kind, Step, UndoStep, examples_note
 from kgreview.review.payloads import Name, Offset, RelationKey, RowId, Strict
+from kgreview.review.signals import ontology_accepted
 
 
 class TypeExample(Strict):
@@ -60,6 +62,10 @@ class AddConceptTypeKind(Kind):
 
     def apply(self, step: Step) -> None:
         payload = step.proposal.payload
+        # Once the type exists, the candidates held for breaking a pattern are asked again.
+        transaction.on_commit(
+            lambda: ontology_accepted.send(sender=self.__class__, relation_keys=None)
+        )
         graph.concept_type_create(
             key=payload["key"],
             label=payload["label"],

@@ -15,7 +15,7 @@ from pydantic import Field, model_validator
 
 from construction import keys
 from kgreview.core.errors import DomainError, StateConflict, ValidationFailed
-from kgreview.graph import rules
+from kgreview.graph import pattern_book, rules
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge, RelationType
@@ -147,6 +147,36 @@ def _end_blocker(role: str, end: dict, concepts: dict, needed: dict) -> str:
     return str(refusal) if refusal is not None else ""
 
 
+def typed_ends(
+    payload: dict, ends: dict, concepts: dict[int, Concept], needed: dict, book
+) -> list[tuple[str, int | None]] | None:
+    """Each end's name and type as accepting would give it: a concept's type, or the
+    type an open concept proposal gives the concept it makes; None when an end is a bare
+    name, resolved only when the edge is accepted."""
+    typed = []
+    for role in ROLES:
+        end = payload[role]
+        cid = ends.get(role)
+        concept = concepts.get(cid) if cid else None
+        if concept is not None:
+            typed.append((concept.name, concept.type_id))
+        elif end.get("proposal_id") in needed:
+            wanted = needed[end["proposal_id"]].payload
+            typed.append((wanted["name"], book.type_id(wanted.get("type_key", ""))))
+        else:
+            return None
+    return typed
+
+
+def _pattern_blocker(payload: dict, relation: RelationType, ends: dict, reads: BlockerReads):
+    """The rule book's pattern refusal of the edge as it stands, or None."""
+    typed = typed_ends(payload, ends, reads.concepts, reads.needed, reads.patterns)
+    if typed is None:
+        return None
+    (source, source_type), (target, target_type) = typed
+    return reads.patterns.refusal(relation, source, source_type, target, target_type)
+
+
 def _active(concept: Concept) -> int:
     """The id of a concept an end stands for, refused in the rule book's words unless it
     is active."""
@@ -259,6 +289,58 @@ class AddEdgeKind(Kind):
         relation = {proposal.relation_id} if proposal.relation_id else set()
         return LockRows(concept_ids=ids, relation_ids=relation)
 
+    def pattern_to_widen(self, proposal: Proposal) -> dict:
+        """The (relation, source's type, target's type) pattern the edge needs, with its
+        quote as the pattern's example. Refused in words when an end has no type yet (a
+        pattern joins types), is a bare name, or the edge fits its relation already."""
+        payload = proposal.payload
+        relation = proposal.relation or RelationType.objects.filter(key=payload["relation"]).first()
+        if relation is None:
+            raise rules.no_relation(payload["relation"])
+        needed_ids = [payload[r]["proposal_id"] for r in ROLES if payload[r].get("proposal_id")]
+        needed = Proposal.objects.in_bulk(needed_ids) if needed_ids else {}
+        ends = {
+            r: payload[r].get("concept_id")
+            or getattr(needed.get(payload[r].get("proposal_id")), "concept_id", None)
+            for r in ROLES
+        }
+        concepts = Concept.objects.in_bulk([c for c in ends.values() if c])
+        book = pattern_book.load([relation.pk])
+        typed = typed_ends(payload, ends, concepts, needed, book)
+        if typed is None:
+            raise ValidationFailed(
+                "Accept the edge's new concepts first: a pattern joins the types of concepts "
+                "the graph knows."
+            )
+        if book.refusal(relation, typed[0][0], typed[0][1], typed[1][0], typed[1][1]) is None:
+            raise ValidationFailed(
+                f'The edge fits the patterns of "{relation.key}" already; accept it as it is.'
+            )
+        keys = []
+        for name, type_id in typed:
+            found = book.type_of(type_id)
+            if found is None:
+                raise ValidationFailed(
+                    f'"{name}" has no type: a pattern joins two types, so give it one first.'
+                )
+            keys.append(found.key)
+        example: dict[str, object] = {"source_name": typed[0][0], "target_name": typed[1][0]}
+        revision = proposal.evidence_revision
+        if revision is not None and proposal.evidence_quote:
+            example.update(
+                quote=proposal.evidence_quote[:2000],
+                source_slug=revision.source.slug,
+                revision_id=revision.pk,
+                start=proposal.evidence_start,
+                end=proposal.evidence_end,
+            )
+        return {
+            "relation_key": relation.key,
+            "domain_key": keys[0],
+            "range_key": keys[1],
+            "examples": [example] if "quote" in example else [],
+        }
+
     def apply(self, step: Step) -> None:
         proposal, out = step.proposal, step.out
         payload = proposal.payload
@@ -356,6 +438,7 @@ class AddEdgeKind(Kind):
             elif payload[role].get("proposal_id"):
                 reads.needed_ids.add(payload[role]["proposal_id"])
         reads.relation_keys.add(payload["relation"])
+        reads.pattern_keys.add(payload["relation"])
 
     def blockers(self, proposal, reads: BlockerReads) -> list[str]:
         payload = proposal.payload
@@ -389,6 +472,11 @@ class AddEdgeKind(Kind):
                         for r in ROLES
                     )
                     words.append(str(rules.duplicate_refusal(relation, source, target, held)))
+        if relation is not None and reads.patterns.of(relation.pk):
+            refusal = _pattern_blocker(payload, relation, ends, reads)
+            if refusal is not None:
+                words.append(str(refusal))
+                reads.pattern_refused.add(proposal.pk)
         return words
 
     def claim(self, proposal, relations=None) -> str:

@@ -28,6 +28,7 @@ from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph_services
 from kgreview.graph import sources as graph_sources
 from kgreview.graph.models import Concept, Edge, RelationType
+from kgreview.graph.pattern_book import PatternBook
 from kgreview.graph.services import DECIDING
 from kgreview.review.decide.changes import GraphChanges
 from kgreview.review.decide.outcome import Outcome, ProposalStale
@@ -188,6 +189,12 @@ class BlockerReads:
     # (source id, relation id, target id) -> the active edge holding it, or None; what a
     # card already read is passed in, the rest is read when asked.
     facts: dict[tuple[int, int, int], int | None] = field(default_factory=dict)
+    # Relations whose patterns the blockers ask (by key), and the book read for them
+    # (``graph.pattern_book``: none read for relations the card's query found open).
+    pattern_keys: set[str] = field(default_factory=set)
+    patterns: PatternBook = field(default_factory=PatternBook)
+    # The proposals a pattern refusal blocks (a curator may widen the pattern instead).
+    pattern_refused: set[int] = field(default_factory=set)
 
     def edge_holding(self, source_id: int, relation: RelationType, target_id: int) -> int | None:
         """The active edge holding a fact (either way round for a symmetric relation)."""
@@ -219,6 +226,9 @@ class Settle(Enum):
     # that replaced it, or closes when the edge is gone.
     EDGE = "edge"
 
+
+# The refusal of a widened accept for a kind that joins no types.
+WIDENS_NOTHING = "Only an edge proposal can widen its relation's pattern."
 
 # The one refusal for a kind a reviewer may not correct (the view and the service say it).
 NOT_EDITABLE = "Only edge proposals can be edited before accepting."
@@ -351,6 +361,12 @@ class Kind(ABC):
         single path.
         """
         return SetDone(slow=[p.pk for p in batch.proposals])
+
+    def pattern_to_widen(self, proposal: Proposal) -> dict:
+        """The pattern a curator's accept would have to allow for this proposal to pass
+        (an ``add_relation_pattern`` payload, without its description), read with the
+        proposal's graph rows locked; refused in words when there is none to widen."""
+        raise ValidationFailed(WIDENS_NOTHING)
 
     def lock_rows(self, proposal: Proposal) -> LockRows:
         """The graph rows accepting it changes, for a decision that locks them up front

@@ -105,7 +105,8 @@ def _make_concepts(
         [
             (p.payload["name"], p.payload.get("description", ""), p.payload.get("aliases", []))
             for p in to_create
-        ]
+        ],
+        types=[g.types.get(p.payload.get("type_key", "")) for p in to_create],
     )
     for p, concept in zip(to_create, made, strict=True):
         g.ends.stands[p.pk] = concept.pk
@@ -190,7 +191,9 @@ def _write_edges(
         )
         rows.append((p, row, look.concepts[s], look.concepts[t]))
     new_edges: list[tuple[Proposal, Edge]] = []
-    refusals = graph_bulk.edges_add_checked([(row, a, b) for _, row, a, b in rows])
+    refusals = graph_bulk.edges_add_checked(
+        [(row, a, b) for _, row, a, b in rows], patterns=look.patterns
+    )
     for (p, row, _, _), refusal in zip(rows, refusals, strict=True):
         if refusal is None:
             new_edges.append((p, row))

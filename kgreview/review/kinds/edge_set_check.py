@@ -12,16 +12,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kgreview.core.errors import DomainError
 from kgreview.graph import bulk as graph_bulk
-from kgreview.graph import rules
+from kgreview.graph import pattern_book, rules
 from kgreview.graph import selectors as graph_selectors
-from kgreview.graph.models import Concept, RelationType, SourceRevision
+from kgreview.graph.models import Concept, ConceptType, RelationType, SourceRevision
+from kgreview.graph.pattern_book import PatternBook
 from kgreview.review.decide.ends import retired_name_words
 from kgreview.review.decide.outcome import stale
 from kgreview.review.models import Proposal
 
 ROLES = ("source", "target")
 EDGE = "add_edge"  # the set's edges; its other proposals propose concepts
+
+
+def type_refusal(type_key: str, types: dict[str, ConceptType] | None = None) -> DomainError | None:
+    """Why the new concept cannot be given the type it proposes (missing or retired), in
+    the service's words; ``types``: the vocabulary by key, when the caller read it."""
+    if not type_key:
+        return None
+    if types is None:
+        types = {t.key: t for t in ConceptType.objects.filter(key=type_key)}
+    found = types.get(type_key)
+    return rules.no_type(type_key) if found is None else rules.type_active_refusal(found)
 
 
 def end_gone_words(name: str, needed: Proposal) -> str:
@@ -84,6 +97,7 @@ class Gathered:
     concepts: list[Proposal]  # the add_concept proposals among ``fast``
     needed: dict[int, Proposal]  # every concept proposal in play, by id
     ends: Ends
+    types: dict[str, ConceptType]  # the types the new concepts are to be given, by key
 
 
 def gather(fast: list[Proposal], proposals: dict[int, Proposal], result) -> Gathered:
@@ -98,10 +112,35 @@ def gather(fast: list[Proposal], proposals: dict[int, Proposal], result) -> Gath
     # missing there does not exist, and the edge waiting for it is refused in words.
     needed.update({pk: proposals[pk] for pk in wanted if pk in proposals})
     ends = _resolve_concept_proposals(needed)
+    types = _check_types(needed, ends)
     for p in concepts:
         if p.pk in ends.refused:
             result.refuse(p.pk, stale(ends.refused[p.pk]))
-    return Gathered(fast=fast, edges=edges, concepts=concepts, needed=needed, ends=ends)
+    return Gathered(
+        fast=fast, edges=edges, concepts=concepts, needed=needed, ends=ends, types=types
+    )
+
+
+def _check_types(needed: dict[int, Proposal], ends: Ends) -> dict[str, ConceptType]:
+    """Read the types the new concepts are to be given (one query, when any is), and
+    refuse, in the single path's words, a concept proposal whose type is missing or
+    retired."""
+    new = [
+        p
+        for p in needed.values()
+        if ends.stands.get(p.pk) == ("new", p.pk) and p.payload.get("type_key")
+    ]
+    if not new:
+        return {}
+    types = {
+        t.key: t for t in ConceptType.objects.filter(key__in={p.payload["type_key"] for p in new})
+    }
+    for p in new:
+        refusal = type_refusal(p.payload["type_key"], types)
+        if refusal is not None:
+            del ends.stands[p.pk]
+            ends.refused[p.pk] = str(refusal)
+    return types
 
 
 def _resolve_concept_proposals(needed: dict[int, Proposal]) -> Ends:
@@ -160,6 +199,7 @@ class Lookups:
     by_key: dict[str, RelationType]
     concepts: dict[int, Concept]
     revisions: dict[int, SourceRevision]
+    patterns: PatternBook  # the edges' relations' patterns and the type tree, read once
 
 
 def read_lookups(g: Gathered) -> Lookups:
@@ -183,7 +223,14 @@ def read_lookups(g: Gathered) -> Lookups:
         if p.evidence_revision_id:
             p.evidence_revision = revisions[p.evidence_revision_id]
     by_key = {r.key: r for r in relations.values()}
-    return Lookups(relations=relations, by_key=by_key, concepts=concepts, revisions=revisions)
+    asked = {p.relation_id or getattr(by_key.get(p.payload["relation"]), "pk", 0) for p in g.edges}
+    return Lookups(
+        relations=relations,
+        by_key=by_key,
+        concepts=concepts,
+        revisions=revisions,
+        patterns=pattern_book.load(asked - {0}),
+    )
 
 
 def check_edges(g: Gathered, look: Lookups, result) -> list[Planned]:
@@ -194,6 +241,8 @@ def check_edges(g: Gathered, look: Lookups, result) -> list[Planned]:
         relation, words = _relation_of(p, look)
         ids, end_words = _edge_ends(p, g.ends)
         words = words or end_words or _edge_refusal(p, ids, look)
+        if not words and relation is not None:
+            words = _pattern_refusal(p, ids, relation, g, look)
         source, target = ids
         if words or relation is None or source is None or target is None:
             result.refuse(p.pk, words)  # each missing part gave its words above
@@ -245,6 +294,26 @@ def _edge_refusal(p: Proposal, ids: list[End | None], look: Lookups) -> str:
         if refusal is not None:
             return stale(str(refusal))
     return ""
+
+
+def _pattern_refusal(
+    p: Proposal, ids: list[End | None], relation: RelationType, g: Gathered, look: Lookups
+) -> str:
+    """The rule book's pattern refusal of an edge whose ends have the types they have,
+    or will be given by the concept proposals they wait for, or "" if it fits."""
+    if not look.patterns.of(relation.pk):
+        return ""
+    typed: list[tuple[str, int | None]] = []
+    for end in ids:
+        if isinstance(end, int):
+            concept = look.concepts[end]
+            typed.append((concept.name, concept.type_id))
+        elif end is not None:
+            wanted = g.needed[end[1]].payload
+            typed.append((wanted["name"], look.patterns.type_id(wanted.get("type_key", ""))))
+    (source, source_type), (target, target_type) = typed
+    refusal = look.patterns.refusal(relation, source, source_type, target, target_type)
+    return stale(str(refusal)) if refusal is not None else ""
 
 
 def drop_repeats(planned: list[Planned], look: Lookups, result) -> list[Planned]:

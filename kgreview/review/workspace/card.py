@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kgreview.graph.models import Edge, RelationType, SourceRevision
-from kgreview.review.decide.blockers import proposal_blockers
+from kgreview.review.decide.blockers import pattern_blocked
 from kgreview.review.kinds import Kind, kind_of
 from kgreview.review.models import Decision, Proposal
 from kgreview.review.workspace.card_parts import Context, Neighbour, evidence_context
@@ -50,6 +50,8 @@ class Card:
     decisions: list[Decision] = field(default_factory=list)
     # Why accepting would be refused right now, in words (the same words the refusal uses).
     blockers: list[str] = field(default_factory=list)
+    # A relation's pattern is among them: a curator may accept by widening it.
+    pattern_blocked: bool = False
     claim: str = ""
     # Other places in the same revision stating the same edge (long documents).
     support: list[Context] = field(default_factory=list)
@@ -127,7 +129,7 @@ def proposal_card(proposal: Proposal) -> Card:
             proposal.decisions.select_related("user").order_by("created_at", "id")
         )
     if proposal.is_open:
-        card.blockers = proposal_blockers(proposal, facts=card.facts)
+        card.blockers, card.pattern_blocked = pattern_blocked(proposal, facts=card.facts)
     card.claim = kind.claim(proposal)
     return card
 

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from kgreview.core.errors import Busy, DomainError
 from kgreview.core.permissions import decide_required
 from kgreview.core.refusals import passes_on
-from kgreview.review.decide import decisions
+from kgreview.review.decide import decisions, widen
 from kgreview.review.decide import undo as undo_service
 from kgreview.review.decide.decisions import REJECT_REASONS, AlreadyDecided, VersionChanged
 from kgreview.review.kinds import KINDS, kind_of
@@ -159,6 +159,8 @@ def accept(request: HttpRequest, pk: int) -> HttpResponse:
     cursor = data["cursor"]
     if data["over_conflicts"]:
         service, details = decisions.proposal_accept_over_conflicts, {}
+    elif data["widen"]:
+        service, details = widen.proposal_accept_widening, {"note": data["note"]}
     else:
         service = decisions.proposal_accept
         details = {"note": data["note"], "merge_survivor": data["survivor"]}

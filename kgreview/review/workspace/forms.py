@@ -115,6 +115,7 @@ class DecisionForm(forms.Form):
 class AcceptForm(DecisionForm):
     survivor = IdField()  # a merge: the concept to keep
     over_conflicts = forms.BooleanField(required=False)
+    widen = forms.BooleanField(required=False)  # a curator widens the relation's pattern
 
 
 class RejectForm(DecisionForm):

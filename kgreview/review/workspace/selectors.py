@@ -8,12 +8,12 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, time
 from urllib.parse import urlencode
 
-from django.db.models import Expression, QuerySet
+from django.db.models import Exists, Expression, OuterRef, QuerySet
 from django.http import QueryDict
 from django.utils import timezone
 
 from kgreview.core.forms import parse_finite, parse_int, parse_row_id
-from kgreview.graph.models import Edge, RelationType
+from kgreview.graph.models import Edge, RelationPattern, RelationType
 from kgreview.review import provenance
 from kgreview.review.models import OPEN_STATUSES, Decision, Proposal, ProposalFlag
 from kgreview.review.workspace.card import claim_words
@@ -309,6 +309,10 @@ def with_card(qs: QuerySet[Proposal]) -> QuerySet[Proposal]:
     """``qs`` loading what a card shows in the same query: ``CARD_RELATED`` joined, and
     the columns higher apps add (``CARD_ANNOTATIONS``)."""
     extra = {name: expression() for name, expression in CARD_ANNOTATIONS.items()}
+    # Whether its relation has an active pattern: the blockers read the patterns only then.
+    extra["relation_patterned"] = Exists(
+        RelationPattern.objects.filter(relation_id=OuterRef("relation_id"), active=True)
+    )
     return qs.select_related(*CARD_RELATED).annotate(**extra)
 
 

@@ -104,6 +104,8 @@ def card_context(
             and proposal.status == Proposal.Status.PENDING
             else ""
         ),
+        # A curator may accept a pattern breaker by widening the pattern, with a note.
+        "can_widen": allowed and card.pattern_blocked and is_curator(user),
         "reject_reasons": REJECT_REASONS,
         "reject_reason": reject_reason,
         "relations": RelationType.objects.filter(active=True).order_by("key"),
