@@ -111,17 +111,6 @@ def _make_concepts(
     for p, concept in zip(to_create, made, strict=True):
         g.ends.stands[p.pk] = concept.pk
         look.concepts[concept.pk] = concept
-        if p.payload.get("type_key"):
-            # The type the proposal gives (add_concept's ``type_key``), through the one
-            # service that keeps the type history; a type missing or retired is refused
-            # in its words, and the batch is then decided one by one, in the order asked
-            # (a vocabulary import's types before its concepts).
-            look.concepts[concept.pk] = graph.concept_set_type(
-                concept=concept,
-                type_key=p.payload["type_key"],
-                acting_user=acting_user,
-                decision=graph.DECIDING,
-            )
     created = {c.pk for c in made}
     alias_ids = _add_aliases(g.ends, look, used, acting_user=acting_user)
     created |= _reactivate(g.ends, look, used, acting_user=acting_user)
