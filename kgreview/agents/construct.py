@@ -25,7 +25,7 @@ from construction.protocols import Extractor
 from construction.types import Extraction, LLMUsage
 from kgreview.graph.models import Source
 
-from . import adapters, reading
+from . import adapters, attribute_values, reading
 from .items import (
     ClaimHeartbeat,
     construct_run_close,
@@ -225,6 +225,7 @@ def _construct_item(
         record = _store_extraction(revision, xkey, extraction, run)
 
     facts = document_facts(doc)  # the text's own work, outside the lock as well
+    stated = attribute_values.stated_in(revision)  # values the text states, outside it too
     with transaction.atomic():
         construct_mutex_hold()
         index = adapters.INDEX_CACHE.get()  # again: what others wrote while we read
@@ -240,6 +241,7 @@ def _construct_item(
             ontology=adapters.ontology(),
         )
         stats = persist_result(run=run, revision=revision, result=result)
+        attribute_values.queue_stated(run=run, revision=revision, stated=stated, stats=stats)
         stats["candidates"] = len(extraction.candidates) + len(extraction.rejected)
         stats["duration_s"] = round(time.perf_counter() - started, 4)
         stats.update(read_stats)

@@ -93,6 +93,21 @@ class SearchOut(Schema):
     results: list[SearchHitOut]
 
 
+class AttributeValueOut(Schema):
+    key: str = Field(description="The attribute's key.")
+    label: str
+    declared_by: str = Field(description="The key of the concept type that declares it.")
+    datatype: str
+    value: str = Field(description="The value in its datatype's canonical form.")
+    recorded_at: datetime
+    invalid_at: datetime | None
+    evidence: EvidenceOut | None
+    decision_id: int | None = Field(
+        description="The decision that set the value; null for one set by hand or given "
+        "back by an undo."
+    )
+
+
 class ConceptDetailOut(Schema):
     id: int
     name: str
@@ -110,6 +125,9 @@ class ConceptDetailOut(Schema):
     existed: bool
     outgoing: list[EdgeOut]
     incoming: list[EdgeOut]
+    attributes: list[AttributeValueOut] = Field(
+        description="The concept's attribute values at as_of (now without it), by key."
+    )
 
 
 class NodeOut(Schema):

@@ -13,12 +13,13 @@ from __future__ import annotations
 from datetime import datetime
 
 from kgreview.graph import learning, traversal
-from kgreview.graph.history import EDGE_RELATED, GraphDiff, concept_type_at
-from kgreview.graph.models import Concept, Edge, RelationType
+from kgreview.graph.history import EDGE_RELATED, GraphDiff, attribute_values_at, concept_type_at
+from kgreview.graph.models import AttributeValue, Concept, Edge, RelationType
 from kgreview.graph.search import SearchHit
 from kgreview.graph.selectors import survivor_of
 from kgreview.graph.sources import RevisionPlaces
 from kgreview.review import history as review_history
+from kgreview.review import provenance
 
 # What an edge's explanation reads beside the edge itself, in the same query.
 EXPLAIN_RELATED = (*EDGE_RELATED, "evidence_revision__source__current_revision", "provenance")
@@ -171,7 +172,46 @@ def concept_detail_out(
         "existed": existed,
         "outgoing": [e for e in edges if e["source"]["id"] == concept.pk],
         "incoming": [e for e in edges if e["target"]["id"] == concept.pk],
+        "attributes": attribute_values_out(
+            attribute_values_at([concept.pk], at=at).get(concept.pk, [])
+        ),
     }
+
+
+def attribute_values_out(rows: list[AttributeValue]) -> list[dict]:
+    """``AttributeValueOut`` rows from values read with their attribute, its type and
+    their evidence's revision (``graph.history.attribute_values_at``), each with the
+    decision that set it (one query for them all)."""
+    decided = provenance.value_decisions(r.pk for r in rows)
+    places = RevisionPlaces()
+    places.load(r.evidence_revision_id for r in rows)
+    out = []
+    for r in rows:
+        revision = r.evidence_revision
+        decision = decided.get(r.pk)
+        out.append(
+            {
+                "key": r.attribute.key,
+                "label": r.attribute.label,
+                "declared_by": r.attribute.concept_type.key,
+                "datatype": r.attribute.datatype,
+                "value": r.value,
+                "recorded_at": r.recorded_at,
+                "invalid_at": r.invalid_at,
+                "evidence": None
+                if revision is None
+                else {
+                    "source": revision.source.slug,
+                    "revision": revision.number,
+                    "start": r.evidence_start,
+                    "end": r.evidence_end,
+                    "quote": r.evidence_quote,
+                    **places.place(revision.pk, r.evidence_start).as_json(),
+                },
+                "decision_id": decision.pk if decision is not None else None,
+            }
+        )
+    return out
 
 
 def neighbours_out(

@@ -149,7 +149,36 @@ TERMS: tuple[Term, ...] = (
     Term("generatedAt", "prov:generatedAtTime", "When the export was made.", "xsd:dateTime"),
     Term("conceptCount", "kg:conceptCount", "How many concepts the export holds.", "xsd:long"),
     Term("edgeCount", "kg:edgeCount", "How many edges (statements) the export holds.", "xsd:long"),
+    # Attribute values (issue 27)
+    Term(
+        "attribute",
+        "kg:attribute",
+        "A value the concept held at the instant for an attribute of its type.",
+        container="@set",
+    ),
+    Term("attributeKey", "kg:attributeKey", "The key of the attribute a value is for."),
+    Term("declaredBy", "kg:declaredBy", "The key of the concept type that declares the attribute."),
+    Term(
+        "datatype",
+        "kg:datatype",
+        "The attribute's datatype: string, integer, decimal, boolean, date or uri.",
+    ),
+    Term(
+        "value",
+        "rdf:value",
+        "The value, in its datatype's canonical form, as a literal of the matching XSD type.",
+    ),
 )
+
+#: The XSD type of each attribute datatype's literals (their canonical forms are XSD's).
+XSD_OF: dict[str, str] = {
+    "string": "xsd:string",
+    "integer": "xsd:integer",
+    "decimal": "xsd:decimal",
+    "boolean": "xsd:boolean",
+    "date": "xsd:date",
+    "uri": "xsd:anyURI",
+}
 
 #: Classes used as ``@type`` values, documented alongside the terms.
 CLASSES: tuple[tuple[str, str], ...] = (
@@ -162,6 +191,7 @@ CLASSES: tuple[tuple[str, str], ...] = (
     ("prov:Entity", "Evidence spans, source revisions and the export itself."),
     ("prov:Agent", "A person who decided."),
     ("kg:Export", "The export: its instant and counts."),
+    ("kg:AttributeValue", "A concept's value for an attribute, with its evidence and decision."),
 )
 
 

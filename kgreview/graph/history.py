@@ -13,7 +13,14 @@ from django.db.models import Q, QuerySet
 
 from construction.quotes import evidence_present
 
-from .models import Concept, ConceptType, ConceptTypeChange, Edge, RelationType
+from .models import (
+    AttributeValue,
+    Concept,
+    ConceptType,
+    ConceptTypeChange,
+    Edge,
+    RelationType,
+)
 from .selectors import edges_as_of
 
 EDGE_RELATED = (
@@ -77,6 +84,30 @@ def concept_type_at(concept: Concept, at: datetime | None) -> ConceptType | None
     if at is None:
         return concept.type if concept.type_id is not None else None
     return concept_types_at([concept.pk], at=at)[concept.pk]
+
+
+def attribute_values_at(
+    concept_ids: list[int], *, at: datetime | None
+) -> dict[int, list[AttributeValue]]:
+    """Each concept's attribute values at ``at`` (now when ``None``): the rows recorded
+    by then and not yet ended (``recorded_at`` <= at < ``invalid_at``), with their
+    attribute, its type and the evidence's source, by the attribute's key. One query; a
+    concept with none is absent."""
+    rows = AttributeValue.objects.filter(concept_id__in=concept_ids)
+    if at is None:
+        rows = rows.filter(status=AttributeValue.Status.ACTIVE)
+    else:
+        rows = rows.filter(recorded_at__lte=at).filter(
+            Q(invalid_at__isnull=True) | Q(invalid_at__gt=at)
+        )
+    found: dict[int, list[AttributeValue]] = {}
+    for row in (
+        rows.select_related("attribute__concept_type", "evidence_revision__source")
+        .defer(*DEFER)
+        .order_by("concept_id", "attribute__key", "attribute_id")
+    ):
+        found.setdefault(row.concept_id, []).append(row)
+    return found
 
 
 def relations_as_of(*, at: datetime | None) -> QuerySet[RelationType]:

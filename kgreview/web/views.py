@@ -17,18 +17,21 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_safe
 
 from kgreview.agents.selectors import unknown_relations, worker_status
+from kgreview.core.errors import ValidationFailed
+from kgreview.core.forms import errors_in_words
 from kgreview.core.markup import Span
 from kgreview.core.middleware import parses_own_body
 from kgreview.core.permissions import can_decide, curator_required, is_curator, view_required
-from kgreview.graph import selectors, sourcepage, type_selectors, upload
+from kgreview.graph import attribute_selectors, selectors, sourcepage, type_selectors, upload
 from kgreview.graph.models import Concept, Source, SourceFile
 from kgreview.graph.sources import place_of, revision_structure
+from kgreview.review import provenance
 from kgreview.review.models import Proposal
 from kgreview.review.workspace import pending
 from kgreview.review.workspace.selectors import STATUS_RANK
 
 from . import health
-from .forms import SourcePageForm
+from .forms import ConceptPageForm, SourcePageForm
 
 
 def _home_context(request: HttpRequest) -> dict:
@@ -269,7 +272,12 @@ def healthz(request: HttpRequest) -> JsonResponse:
 @login_required
 @view_required
 def concept_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    """A concept's names, edges and sources, with the open proposals about it."""
+    """A concept's names, edges, sources and attribute values (``?as_of=``: the values it
+    held then), with the open proposals about it."""
+    form = ConceptPageForm(request.GET)
+    if not form.is_valid():
+        raise ValidationFailed(errors_in_words(form))
+    as_of = form.cleaned_data["as_of"]
     concept = get_object_or_404(
         Concept.objects.select_related("merged_into", "type__parent"), pk=pk
     )
@@ -284,11 +292,22 @@ def concept_detail(request: HttpRequest, pk: int) -> HttpResponse:
         {
             **profile,
             "proposals": pending.open_proposals_touching(concept),
+            "attribute_lines": _with_decisions(
+                attribute_selectors.concept_attributes(concept, at=as_of)
+            ),
+            "as_of": as_of,
             "concept_types": type_selectors.assignable_types() if is_curator(request.user) else [],
             "can_curate": is_curator(request.user),
             "can_decide": can_decide(request.user),
         },
     )
+
+
+def _with_decisions(lines: list) -> list[tuple]:
+    """Each attribute line with the decision that set its value (None: set by hand, or
+    no value), read in one query."""
+    decided = provenance.value_decisions(line.value.pk for line in lines if line.value)
+    return [(line, decided.get(line.value.pk) if line.value else None) for line in lines]
 
 
 @require_GET
@@ -303,6 +322,8 @@ def ontology(request: HttpRequest) -> HttpResponse:
         "web/ontology.html",
         {
             "concept_types": type_selectors.concept_type_overview(),
+            "attributes": attribute_selectors.attribute_overview(),
+            "attribute_datatypes": attribute_selectors.DATATYPES,
             "relations": pending.with_open_counts(selectors.relation_overview()),
             "unknown": unknown_relations(),
             "min_support": settings.KG_DISCOVERY_MIN_SUPPORT,

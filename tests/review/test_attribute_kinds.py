@@ -5,6 +5,8 @@ accepted, undone and blocked in words."""
 from __future__ import annotations
 
 import pytest
+from django.test import Client
+from django.urls import reverse
 
 from kgreview.core.errors import DomainError, ValidationFailed
 from kgreview.core.models import AuditEntry
@@ -327,3 +329,82 @@ def test_twin_values_share_a_dedup_key(f, setting, default_value):
     p = value_proposal(f, setting)
     assert p.dedup_key.startswith("set_attribute:setting.default_value=")
     assert p.source_concept_id == setting.pk
+
+
+# --- the cards ----------------------------------------------------------------------------
+
+
+def card(user, proposal, **headers) -> str:
+    client = Client()
+    client.force_login(user)
+    response = client.get(reverse("review:proposal", args=[proposal.pk]), follow=True, **headers)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_the_attribute_card_shows_its_examples_with_values(f, setting, curator):
+    p = attribute_proposal(description="What the server uses unless told otherwise.")
+    page = card(curator, p)
+    assert "Examples in the documents" in page and "New attribute" in page
+    assert "<code>4MB</code>" in page and EXAMPLE["quote"] in page
+    assert "No single quote: its evidence is the 1 example below" in page
+    assert "What the server uses unless told otherwise." in page
+
+
+@pytest.mark.parametrize("htmx", [False, True])
+def test_the_value_card_shows_its_quote_datatype_and_the_value_it_replaces(
+    f, setting, default_value, reviewer, htmx
+):
+    graph.attribute_value_set(
+        concept=setting, attribute=default_value, value="2MB", acting_user=None
+    )
+    p = value_proposal(f, setting)
+    page = card(reviewer, p, **({"HTTP_HX_REQUEST": "true"} if htmx else {}))
+    assert "The default value of work_mem is 4MB." in page
+    assert '<code class="attribute-value">4MB</code>' in page
+    assert "It holds <code>2MB</code> now; accepting replaces it" in page
+    assert "is a text" in page and "No quoted evidence" not in page
+
+
+def test_the_value_card_says_its_blocker(f, setting, reviewer):
+    p = value_proposal(f, setting)
+    page = card(reviewer, p)
+    assert "declares no attribute" in page
+
+
+def test_an_open_value_closes_when_its_concept_is_merged(f, setting, default_value, curator):
+    """The concept is the proposal's source column: a merge supersedes the proposal in
+    the merge's batch, saying why."""
+    p = value_proposal(f, setting)
+    survivor = f.concept("work memory")
+    merge = proposal_create(
+        kind="merge_concepts",
+        payload={"survivor_id": survivor.pk, "loser_id": setting.pk, "score": 90.0, "why": "Same."},
+        confidence=0.9,
+    )
+    decisions.proposal_accept(proposal_id=merge.pk, acting_user=curator)
+    assert reload(p).status == "superseded"
+    assert (
+        reload(p)
+        .decisions.get()
+        .note.startswith("One of its concepts was merged in another decision.")
+    )
+
+
+def test_the_command_line_names_a_value_as_a_triple(f, setting, default_value):
+    p = value_proposal(f, setting)
+    assert kind_of(p).named_ends(p, {}, {}) == ("work_mem", "4MB", "default_value")
+    q = attribute_proposal(key="unit", label="Unit")
+    assert kind_of(q).named_ends(q, {}, {}) == ("Unit", None, "unit")
+
+
+def test_a_quote_in_the_payload_is_refused_saying_where_it_goes():
+    payload = {
+        "concept": {"name": "work_mem"},
+        "type_key": "setting",
+        "attribute_key": "default_value",
+        "value": "4MB",
+        "evidence": {"quote": "The default value of work_mem is 4MB."},
+    }
+    with pytest.raises(ValidationFailed, match=r"the proposal's evidence \(proposal_create"):
+        payload_validate(kind="set_attribute", payload=payload)

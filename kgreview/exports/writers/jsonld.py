@@ -39,6 +39,48 @@ def _jsonld_concept(c: dict) -> dict:
             "status": c["status"],
             "created": c["created_at"],
             "mergedInto": v.concept_iri(c["merged_into"]) if c["merged_into"] else None,
+            "attribute": [_jsonld_value(a) for a in c["attributes"]],
+        }
+    )
+
+
+def _evidence(e: dict) -> dict | None:
+    """The evidence span of an edge or attribute value record (None when it has none)."""
+    if e["evidence_revision"] is None:
+        return None
+    evidence = {
+        "@type": ["prov:Entity", "kg:EvidenceSpan"],
+        "quote": e["evidence_quote"],
+        "start": e["evidence_start"],
+        "end": e["evidence_end"],
+        "page": e.get("evidence_page"),
+        "section": e.get("evidence_section"),
+        "quotedFrom": {
+            "@id": v.revision_iri(e["evidence_source"], e["evidence_revision"]),
+            "@type": "prov:Entity",
+            "isVersionOf": v.source_iri(e["evidence_source"]),
+            "sourceSlug": e["evidence_source"],
+            "revisionNumber": e["evidence_revision"],
+        },
+    }
+    # No page (an unpaged format) and no heading are left out, like every empty value.
+    return {k: val for k, val in evidence.items() if val is not None and val != []}
+
+
+def _jsonld_value(a: dict) -> dict:
+    """A concept's attribute value: its attribute, the value as a literal typed by its
+    datatype (``vocabulary.XSD_OF``), when it was recorded, its quote and decision."""
+    return _compact(
+        {
+            "@type": "kg:AttributeValue",
+            "attributeKey": a["key"],
+            "label": a["label"],
+            "declaredBy": a["declared_by"],
+            "datatype": a["datatype"],
+            "value": {"@value": a["value"], "@type": v.XSD_OF[a["datatype"]]},
+            "recordedAt": a["recorded_at"],
+            "evidence": _evidence(a),
+            "decision": v.decision_iri(a["decision"]) if a["decision"] else None,
         }
     )
 
@@ -46,25 +88,7 @@ def _jsonld_concept(c: dict) -> dict:
 def _jsonld_statement(e: dict) -> dict:
     predicate = v.relation_iri(e["relation"])
     target = v.concept_iri(e["target"])
-    evidence = None
-    if e["evidence_revision"] is not None:
-        evidence = {
-            "@type": ["prov:Entity", "kg:EvidenceSpan"],
-            "quote": e["evidence_quote"],
-            "start": e["evidence_start"],
-            "end": e["evidence_end"],
-            "page": e["evidence_page"],
-            "section": e["evidence_section"],
-            "quotedFrom": {
-                "@id": v.revision_iri(e["evidence_source"], e["evidence_revision"]),
-                "@type": "prov:Entity",
-                "isVersionOf": v.source_iri(e["evidence_source"]),
-                "sourceSlug": e["evidence_source"],
-                "revisionNumber": e["evidence_revision"],
-            },
-        }
-        # No page (an unpaged format) and no heading are left out, like every empty value.
-        evidence = {k: val for k, val in evidence.items() if val is not None and val != []}
+    evidence = _evidence(e)
     decided_by = None
     if e["decided_by"]:
         decided_by = {

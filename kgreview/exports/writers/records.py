@@ -1,6 +1,7 @@
-"""The records every export format is written from: one plain dict per concept, edge and
-relation type of the graph as of an instant, counted as they are read, and the chunking
-that turns many small pieces of text into chunks of about 64 KiB."""
+"""The records every export format is written from: one plain dict per concept (with the
+attribute values it held), edge and relation type of the graph as of an instant, counted
+as they are read, and the chunking that turns many small pieces of text into chunks of
+about 64 KiB."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
 
+from kgreview.graph.history import attribute_values_at
 from kgreview.graph.selectors import arrived_at, final_survivor_ids
 from kgreview.graph.sources import NO_PLACE, RevisionPlaces
+from kgreview.review.provenance import value_decisions
 
 from .. import selectors
 
@@ -24,6 +27,7 @@ class ExportStats:
     concepts: int = 0
     edges: int = 0
     relation_types: int = 0
+    attribute_values: int = 0
 
 
 def iso(moment: datetime | None) -> str | None:
@@ -47,6 +51,8 @@ def concept_records(*, at: datetime, stats: ExportStats) -> Iterator[dict]:
             if a.merged_from_id is not None and a.hop != c.pk
         }
         came = arrived_at(chained) if chained else {}
+        values = attribute_values_at([c.pk for c in batch], at=at)
+        decided = value_decisions(v.pk for rows in values.values() for v in rows)
         for c in batch:
             stats.concepts += 1
             yield {
@@ -63,7 +69,30 @@ def concept_records(*, at: datetime, stats: ExportStats) -> Iterator[dict]:
                 "status": c.status,
                 "created_at": iso(c.created_at),
                 "merged_into": ends.get(c.pk, c.merged_into_id),
+                "attributes": [_value_record(v, decided, stats) for v in values.get(c.pk, [])],
             }
+
+
+def _value_record(v, decided: dict, stats: ExportStats) -> dict:
+    """An attribute value the concept held at the instant, with its quote and the
+    decision that set it (none for one set by hand)."""
+    stats.attribute_values += 1
+    revision = v.evidence_revision
+    decision = decided.get(v.pk)
+    return {
+        "key": v.attribute.key,
+        "label": v.attribute.label,
+        "declared_by": v.attribute.concept_type.key,
+        "datatype": v.attribute.datatype,
+        "value": v.value,
+        "recorded_at": iso(v.recorded_at),
+        "evidence_source": revision.source.slug if revision else None,
+        "evidence_revision": revision.number if revision else None,
+        "evidence_start": v.evidence_start,
+        "evidence_end": v.evidence_end,
+        "evidence_quote": v.evidence_quote if revision else None,
+        "decision": decision.pk if decision is not None else None,
+    }
 
 
 def edge_records(*, at: datetime, stats: ExportStats) -> Iterator[dict]:

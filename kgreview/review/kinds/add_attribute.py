@@ -120,7 +120,8 @@ class AddAttributeKind(Kind):
         )
 
     def named_ends(self, proposal, edges, names):
-        return proposal.payload["type_key"], None, proposal.payload["key"]
+        """Like a relation type's: its label, and its key as the relation."""
+        return proposal.payload["label"], None, proposal.payload["key"]
 
     def view(self, proposal) -> dict:
         payload = proposal.payload

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from kgreview.core.errors import DomainError, StateConflict
 from kgreview.graph import attribute_rules as arules
@@ -29,7 +29,7 @@ from kgreview.graph.services.attributes import type_chain
 from kgreview.review.decide.ends import concept_for_name, open_concept_proposal
 from kgreview.review.decide.outcome import ProposalStale
 from kgreview.review.kinds.add_edge import Endpoint, endpoint_key
-from kgreview.review.kinds.base import BlockerReads, Kind, Rows, Step, UndoStep
+from kgreview.review.kinds.base import BlockerReads, Kind, Rows, Settle, Step, UndoStep
 from kgreview.review.kinds.edge_set_check import end_gone_words
 from kgreview.review.models import Proposal
 from kgreview.review.payloads import RelationKey, Strict
@@ -40,6 +40,18 @@ class SetAttribute(Strict):
     type_key: RelationKey
     attribute_key: RelationKey
     value: str = Field(min_length=1, max_length=arules.VALUE_MAX)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _evidence_is_the_proposals(cls, data):
+        """The quote is the proposal's evidence, as an edge's is: say so to a caller that
+        puts it in the payload."""
+        if isinstance(data, dict) and "evidence" in data:
+            raise ValueError(
+                "the quote is the proposal's evidence (proposal_create(evidence=...)), as an "
+                "edge's is, not a payload field"
+            )
+        return data
 
 
 def _attribute(payload: dict) -> Attribute | None:
@@ -98,6 +110,9 @@ def _concept_for(end: dict, step: Step) -> Concept:
 class SetAttributeKind(Kind):
     key = "set_attribute"
     schema = SetAttribute
+    # Its concept is its source column: closed when the concept is merged, retired or
+    # taken back by an undo (a value for the survivor is proposed again by its source).
+    settled = frozenset({Settle.CONCEPTS})
 
     def columns(self, payload: dict, rows: Rows) -> dict:
         """The concept as the proposal's source, so the queue's concept filter and
@@ -202,8 +217,9 @@ class SetAttributeKind(Kind):
         )
 
     def named_ends(self, proposal, edges, names):
+        """As a triple: the concept, the attribute's key as the relation, the value."""
         payload = proposal.payload
-        return payload["concept"]["name"], None, payload["attribute_key"]
+        return payload["concept"]["name"], payload["value"], payload["attribute_key"]
 
     def view(self, proposal) -> dict:
         payload = proposal.payload
