@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from kgreview.agents.models import AgentRun
-from kgreview.graph.models import Source
+from kgreview.graph.models import Concept, Edge, Source
 from kgreview.review.models import Proposal
 from tests.pages import client_for, flashes, page
 
@@ -107,3 +107,22 @@ def test_the_kept_vocabulary_is_viewable_as_a_source_and_downloadable(curator):
     assert original.status_code == 200
     assert b"".join(original) == SKOS_FILE.read_bytes()
     assert "attachment" in original["Content-Disposition"]
+
+
+def test_the_batch_is_decided_with_the_queues_bulk_preview_filtered_by_its_run(curator):
+    """The queue filtered by the import's run: the vocabulary's kinds first, then the
+    rest, each previewed (nothing written) and applied."""
+    curator.post(URL, {"file": vocabulary(), "map": "broader=part_of"}, headers=HTMX)
+    run = AgentRun.objects.get(agent="import")
+    base = {"run": str(run.pk), "status": "open", "action": "accept", "scope": "filter"}
+    rounds = [{"kind": "add_concept_type"}, {"kind": ["add_concept", "add_edge"]}]
+    for filtered, expected in zip(rounds, (3, 8), strict=True):
+        data = {**base, **filtered}
+        preview = curator.post(reverse("review:bulk"), {**data, "step": "preview"}, headers=HTMX)
+        assert f"{expected} would go through" in page(preview)
+        applied = curator.post(reverse("review:bulk"), {**data, "step": "apply"}, headers=HTMX)
+        assert f"Accepted {expected} proposals" in page(applied)
+    assert not Proposal.objects.filter(origin__run=run.pk, status="pending").exists()
+    tcp = Concept.objects.get(name="Transmission Control Protocol")
+    assert tcp.type.key == "protocol" and tcp.aliases.filter(name="TCP").exists()
+    assert Edge.objects.filter(source=tcp, relation__key="part_of", target__name="Protocol")
