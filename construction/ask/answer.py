@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from ..types import RelationSpec
 from .paths import chain_words, facts_of, members, pair_path, problems, tree_routes
+from .typed import plural
 from .types import PAIR_FAMILIES, Answer, ConceptFact, Plan, Retrieval, Status, Step, Verdict
 from .wholes import considered, names_of, pending, whole_routes
 
@@ -113,14 +114,17 @@ def answer(
     iterations: int,
     at: str | None = None,
     vocabulary: Sequence[RelationSpec] = (),
+    concept_types: dict[int, str | None] | None = None,
 ) -> Answer:
     """The answer in words; ``vocabulary`` gives the relations' verbs (yes/no, outgoing
-    and incoming answers)."""
+    and incoming answers). A plan kept to a type (``plan.types``) answers only the
+    concepts whose type (``concept_types``, at the instant) is one of them."""
     critique = tuple(reason for verdict in verdicts for reason in verdict.reasons)
     verbs = {spec.key: spec.verb for spec in vocabulary}
     if plan.family in PAIR_FAMILIES:
         return _pair_answer(plan, retrieval, critique, iterations, at, verbs)
-    return _set_answer(plan, retrieval, critique, iterations, at, verbs)
+    found = _set_answer(plan, retrieval, critique, iterations, at, verbs)
+    return _of_type(found, concept_types or {}) if plan.types else found
 
 
 def _names(retrieval: Retrieval, paths: Sequence[Sequence[Step]]) -> tuple[tuple[int, str], ...]:
@@ -183,6 +187,68 @@ def _set_answer(
         question=plan.question, status=status, message=message, plan=plan,
         concepts=concepts, paths=paths, critique=critique, iterations=iterations, at=at,
         names=_names(retrieval, paths),
+    )  # fmt: skip
+
+
+def type_words(plan: Plan) -> tuple[str, str]:
+    """The type a plan keeps to, in the singular and the plural, lower case."""
+    label = " ".join((plan.type_label or plan.type_key or "").lower().split())
+    head, _, last = label.rpartition(" ")
+    return label, f"{head} {plural(last)}".strip()
+
+
+def _of_type(found: Answer, types: dict[int, str | None]) -> Answer:
+    """A set answer kept to the plan's types: the other concepts (and their routes) left
+    out, and the message saying which type it kept to."""
+    plan = found.plan
+    keep = [i for i, c in enumerate(found.concepts) if types.get(c.concept_id) in plan.types]
+    concepts = tuple(found.concepts[i] for i in keep)
+    paths = tuple(found.paths[i] for i in keep) if found.paths else ()
+    one, many = type_words(plan)
+    scope = f"{many}: type '{plan.type_key}' or a type below it"
+    if concepts:
+        message = f"{found.message[:-1]} (only {scope})."
+        if len(concepts) < len(found.concepts):
+            message = message.replace(
+                ", ".join(c.name for c in found.concepts), ", ".join(c.name for c in concepts), 1
+            )
+        status: Status = "answered"
+    else:
+        others = ", ".join(c.name for c in found.concepts)
+        message = (
+            f"No {one} answers this {when(found.at)}: the answer holds only concepts of "
+            f"other types ({others})."
+            if others
+            else f"{found.message[:-1]} (looking only at {scope})."
+        )
+        status = "no_path"
+    return Answer(
+        question=found.question, status=status, message=message, plan=plan,
+        concepts=concepts, paths=paths, critique=found.critique,
+        iterations=found.iterations, at=found.at, names=found.names,
+    )  # fmt: skip
+
+
+def members_answer(
+    plan: Plan, members: Sequence[ConceptFact], *, cut: bool, at: str | None
+) -> Answer:
+    """The answer to "List the lock modes": the type's concepts (and its subtypes'), by
+    name, at the instant."""
+    one, many = type_words(plan)
+    if members:
+        items = ", ".join(c.name for c in members)
+        message = f"The {many} {when(at)} (with the types below '{plan.type_key}'): {items}."
+        if cut:
+            message = message[:-1] + CUT + "."
+    else:
+        below = " or a type below it" if len(plan.types) > 1 else ""
+        message = (
+            f"There are no {many} {when(at)}: no concept has the type '{plan.type_key}'{below}."
+        )
+    return Answer(
+        question=plan.question, status="answered" if members else "no_path",
+        message=message, plan=plan, concepts=tuple(members), at=at,
+        critique=(f"Round 0: nothing walked: the question asks for the {many}.",),
     )  # fmt: skip
 
 

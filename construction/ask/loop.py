@@ -7,12 +7,15 @@ the same question on the same graph and instant gives the same answer, ordering 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..types import LLMUsage
-from .answer import answer, unwalked
+from .answer import answer, members_answer, unwalked
 from .critic import OfflineCritic
 from .planner_offline import OfflinePlanner
 from .protocols import Critic, GraphReader, NameIndex, Planner
 from .stages import refine, retrieve
+from .typed import TypeSpec, members_plan, plan_typed, read_type
 from .types import PAIR_FAMILIES, Answer, Plan, Retrieval, Verdict
 
 DEFAULT_MAX_ITERATIONS = 3
@@ -48,6 +51,7 @@ def ask(
     set_limit: int = DEFAULT_SET_LIMIT,
     at: str | None = None,
     max_tokens: int = 0,
+    types: Sequence[TypeSpec] = (),
 ) -> tuple[Answer, LLMUsage]:
     """Answer ``question`` from the graph ``reader`` reads (bound to one instant; ``at``
     only names it in the answer's words). Returns the answer and the model usage (zero
@@ -56,11 +60,16 @@ def ask(
     there says so: a person reads two hundred names, a full closure is the learning-path
     API's, in pages). ``max_tokens`` (0: no limit) is the ask's model budget: once the
     calls so far spent it, the rounds left are critiqued by the offline critic, which
-    calls no model (so one call may overshoot it, never two)."""
+    calls no model (so one call may overshoot it, never two). ``types`` is the concept
+    vocabulary: a question that names a type keeps to it (``typed``)."""
     planner = planner or OfflinePlanner()
     critic = critic or OfflineCritic()
     vocabulary = reader.relations()
-    plan, usage = planner.plan(question, index=index, vocabulary=vocabulary)
+    reading = read_type(question, types)
+    if reading is not None and reading.listing:
+        members, cut = reader.concepts_of_types(reading.keys, limit=set_limit)
+        return members_answer(members_plan(question, reading), members, cut=cut, at=at), LLMUsage()
+    plan, usage = plan_typed(question, reading, planner=planner, index=index, vocabulary=vocabulary)
     if not walkable(plan):
         return unwalked(plan, at=at), usage
     if plan.family not in PAIR_FAMILIES:
@@ -77,5 +86,14 @@ def ask(
             break
         retrieval = refine(plan, retrieval, verdict, reader, limit)
         rounds += 1
-    found = answer(plan, retrieval, verdicts, iterations=rounds, at=at, vocabulary=vocabulary)
+    typed = reader.concept_types([c.concept_id for c in retrieval.concepts]) if plan.types else None
+    found = answer(
+        plan,
+        retrieval,
+        verdicts,
+        iterations=rounds,
+        at=at,
+        vocabulary=vocabulary,
+        concept_types=typed,
+    )
     return found, usage

@@ -36,6 +36,16 @@ class GraphReader(Protocol):
         """A shortest chain of edges from start to goal along ``walks`` within
         ``max_depth`` hops (in walking order), or None. Ties break by concept, then edge id."""
 
+    def concept_types(self, ids: Iterable[int]) -> dict[int, str | None]:
+        """Each concept's type key at the instant (None: untyped then); asked only for a
+        question that names a type."""
+
+    def concepts_of_types(
+        self, keys: Sequence[str], *, limit: int
+    ) -> tuple[tuple[ConceptFact, ...], bool]:
+        """The concepts active at the instant whose type then was one of ``keys``, by
+        name, at most ``limit``, and whether there were more."""
+
     def study_order(self, target_id: int, *, limit: int) -> tuple[Retrieval, bool]:
         """Everything ``target_id`` needs (prerequisite / builds_on closure) as a
         ``Retrieval`` whose ``order`` is a valid study order, foundations first, and

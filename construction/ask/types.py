@@ -22,6 +22,7 @@ Family = Literal[
     "incoming",  # what <verb> X
     "connection",  # how X is connected to Y (a path)
     "yes_no",  # is X <relation> Y
+    "members",  # the concepts of a type ("List the lock modes"): read by ``typed`` alone
 ]
 FAMILIES: tuple[str, ...] = (
     "prerequisites",
@@ -102,6 +103,11 @@ class Plan:
     transitive: bool = True
     planner: str = "offline"
     note: str = ""
+    # A question that names a concept type ("Which settings ..."): its key and label, and
+    # the keys an answer may have (it and every type below it); empty: any type.
+    type_key: str | None = None
+    type_label: str = ""
+    types: tuple[str, ...] = ()
 
     @property
     def understood(self) -> bool:
@@ -118,6 +124,8 @@ class Plan:
             "transitive": self.transitive,
             "planner": self.planner,
             "note": self.note,
+            "type": self.type_key,
+            "types": list(self.types),
         }
 
 

@@ -134,6 +134,9 @@ class NodeOut(Schema):
     id: int
     name: str
     distance: int
+    type: str | None = Field(
+        default=None, description="The key of the concept's type at as_of; null: untyped."
+    )
 
 
 class NeighboursOut(Schema):
@@ -327,7 +330,8 @@ class AskWalkOut(Schema):
 class AskPlanOut(Schema):
     family: str | None = Field(
         description="prerequisites, dependents, parts, wholes, contrasts, uses, outgoing, "
-        "incoming, connection or yes_no; null when the question was not understood."
+        "incoming, connection, yes_no or members (the concepts of a type); null when the "
+        "question was not understood."
     )
     concepts: list[AskFoundOut]
     unknown: list[str]
@@ -337,6 +341,14 @@ class AskPlanOut(Schema):
     transitive: bool
     planner: str
     note: str
+    type: str | None = Field(
+        default=None,
+        description="The concept type the question named (its key): answers are kept to it "
+        "and the types below it; null: any type.",
+    )
+    types: list[str] = Field(
+        default_factory=list, description="The type's key and those of the types below it."
+    )
 
 
 class AskOut(Schema):

@@ -225,9 +225,12 @@ def neighbours_out(
     found: traversal.Ball,
     names: dict[int, str],
     edges: list[dict],
+    types: dict | None = None,
 ) -> dict:
-    """``NeighboursOut``: the concepts ``found`` around the centre, nearest first, and
-    the edges among them."""
+    """``NeighboursOut``: the concepts ``found`` around the centre, nearest first, each
+    with its type at ``at`` (``types``: concept id -> ``ConceptType`` or None), and the
+    edges among them."""
+    types = types or {}
     return {
         "center": concept_ref(center),
         # Whether the centre was a node of the graph at as_of (or is now).
@@ -237,7 +240,13 @@ def neighbours_out(
         "relations": relations,
         "as_of": at,
         "nodes": [
-            {"id": n, "name": names.get(n, ""), "distance": d} for n, d in found.distance.items()
+            {
+                "id": n,
+                "name": names.get(n, ""),
+                "distance": d,
+                "type": t.key if (t := types.get(n)) is not None else None,
+            }
+            for n, d in found.distance.items()
         ],
         "edges": edges,
         "truncated": found.truncated,

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from django.db.models import Count
 
 from kgreview.graph.history import GraphDiff, graph_diff
-from kgreview.graph.models import Concept, Edge, RelationType
+from kgreview.graph.models import Concept, ConceptType, Edge, RelationType
 from kgreview.graph.selectors import edges_active
 
 # The seeded vocabulary keeps the same colour everywhere; types a curator adds later take
@@ -52,6 +52,43 @@ def relation_palette() -> list[dict]:
         }
         for r in rows
     ]
+
+
+#: Concept types' node colours: each keeps the colour of its place in the order types were
+#: made (never deleted, so a new type never recolours an old one). Every one is at least
+#: 3:1 against white and against the white of a node's border, as a graphic must be.
+TYPE_COLOURS = (
+    "#1d4ed8",
+    "#b45309",
+    "#047857",
+    "#be123c",
+    "#6d28d9",
+    "#0e7490",
+    "#a21caf",
+    "#4d7c0f",
+    "#c2410c",
+    "#1e3a8a",
+)
+#: An untyped concept's colour: slate grey (4.8:1 against white); the legend says so.
+UNTYPED_COLOUR = "#64748b"
+
+
+def type_palette() -> list[dict]:
+    """Every concept type (retired ones too: a concept had them as of the past) with its
+    parent's key and its colour, in key order. One query."""
+    rows = list(ConceptType.objects.order_by("pk"))
+    keys = {t.pk: t.key for t in rows}
+    out = [
+        {
+            "key": t.key,
+            "label": t.label,
+            "parent": keys.get(t.parent_id) if t.parent_id else None,
+            "active": t.active,
+            "colour": TYPE_COLOURS[i % len(TYPE_COLOURS)],
+        }
+        for i, t in enumerate(rows)
+    ]
+    return sorted(out, key=lambda t: t["key"])
 
 
 def first_edge_instant() -> datetime | None:

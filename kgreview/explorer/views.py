@@ -21,6 +21,7 @@ from kgreview.graph import history
 from kgreview.graph.asking import ask_graph, question_max
 from kgreview.graph.models import Concept
 from kgreview.graph.selectors import with_survivors
+from kgreview.graph.type_selectors import type_tree
 
 from . import selectors
 from .forms import AskForm, ChangesForm
@@ -33,6 +34,7 @@ NODE_LIMIT = 150
 def _shell(request: HttpRequest, concept: Concept | None) -> HttpResponse:
     first = selectors.first_edge_instant()
     relations = selectors.relation_palette()
+    types = selectors.type_palette()
     api_base = links.url("api-relations").removesuffix("relations")
     return render(
         request,
@@ -40,6 +42,9 @@ def _shell(request: HttpRequest, concept: Concept | None) -> HttpResponse:
         {
             "concept": concept,
             "relations": relations,
+            "types": types,
+            # The type filter's menu: each parent before its subtypes, indented.
+            "type_menu": type_tree() if types else [],
             "first_edge_at": first,
             "now": timezone.now(),
             "starting_points": selectors.starting_points() if concept is None else [],
@@ -51,6 +56,8 @@ def _shell(request: HttpRequest, concept: Concept | None) -> HttpResponse:
                 # The API quotes this many characters either side of the evidence.
                 "contextChars": history.CONTEXT_CHARS,
                 "relations": relations,
+                "types": types,
+                "untypedColour": selectors.UNTYPED_COLOUR,
                 "urls": {
                     "explore": reverse("explorer:home"),
                     "changes": reverse("explorer:changes"),

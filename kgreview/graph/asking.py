@@ -22,14 +22,15 @@ from datetime import datetime
 from django.conf import settings
 from django.db import connection
 
+from construction.ask.typed import TypeSpec
 from construction.ask.types import Answer, ConceptFact, EdgeFact, Retrieval, Walk
 from construction.text import normal_name, without_controls
 from construction.types import RelationSpec
 from kgreview.core.errors import DomainError, ValidationFailed
 from kgreview.core.llm import client_settings
 
-from . import learning, traversal
-from .models import Concept, Edge, Source, SourceRevision
+from . import history, learning, traversal
+from .models import Concept, ConceptType, ConceptTypeChange, Edge, Source, SourceRevision
 from .name_index import QUESTION_INDEX
 from .selectors import RelationRow, relation_table
 
@@ -132,6 +133,37 @@ class DbGraphReader:
         if missing:
             self._read_concepts(missing)
         return {i: self._known[i] for i in sorted(wanted) if i in self._known}
+
+    # types ---------------------------------------------------------------------------
+
+    def concept_types(self, ids: Iterable[int]) -> dict[int, str | None]:
+        """Each concept's type key at the instant (``history.concept_types_at``): one
+        query, asked only for a question that names a type."""
+        found = history.concept_types_at(sorted({int(i) for i in ids}), at=self.at)
+        return {pk: (t.key if t is not None else None) for pk, t in found.items()}
+
+    def concepts_of_types(
+        self, keys: Sequence[str], *, limit: int
+    ) -> tuple[tuple[ConceptFact, ...], bool]:
+        """The concepts active at the instant whose type then was one of ``keys``, by
+        name: now, ``Concept.type``; in the past, the concepts whose type history ever
+        named one of them by then, kept when their last change by then still does."""
+        if self.at is None:
+            rows = (
+                Concept.objects.filter(status=Concept.Status.ACTIVE, type__key__in=list(keys))
+                .order_by("name", "pk")
+                .values_list("pk", flat=True)[: limit + 1]
+            )
+            ids = list(rows)
+        else:
+            named = ConceptTypeChange.objects.filter(
+                type__key__in=list(keys), changed_at__lte=self.at
+            ).values_list("concept_id", flat=True)
+            then = history.concept_types_at(sorted(set(named)), at=self.at)
+            ids = [pk for pk, t in then.items() if t is not None and t.key in keys]
+        facts = [f for f in self.concepts(ids).values() if f.active]
+        facts.sort(key=lambda f: (f.name, f.concept_id))
+        return tuple(facts[:limit]), len(facts) > limit
 
     def _read_concepts(self, ids: list[int]) -> None:
         columns = ("pk", "name", "status", "merged_at", "retired_at")
@@ -461,6 +493,13 @@ def planner_and_critic(provider: str):
     )
 
 
+def type_specs() -> list[TypeSpec]:
+    """The concept vocabulary as the ask loop reads it (retired types too: a concept may
+    have had one at a past instant). One query."""
+    rows = ConceptType.objects.values_list("key", "label", "parent__key").order_by("key")
+    return [TypeSpec(key, label, parent) for key, label, parent in rows]
+
+
 def instant_words(at: datetime | None) -> str | None:
     """The instant as the answer echoes it: ISO 8601 in UTC, to the second."""
     if at is None:
@@ -496,6 +535,7 @@ def ask_graph(question: str, *, at: datetime | None = None, provider: str | None
             set_limit=settings.KG_ASK_SET_LIMIT,
             at=instant_words(at),
             max_tokens=settings.KG_ASK_MAX_TOKENS,
+            types=type_specs(),
         )
     except LLMError as exc:
         raise ModelUnavailable(

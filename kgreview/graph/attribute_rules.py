@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import date
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from construction.text import CONTROL
 from kgreview.core.errors import (
@@ -190,10 +190,7 @@ def _decimal(text: str) -> str | None:
     if match is None or not (match.group(2) or match.group(3)):
         return None
     whole = (match.group(2) or "0").replace(",", "")
-    try:
-        number = Decimal(f"{match.group(1)}{whole}.{match.group(3) or '0'}")
-    except InvalidOperation:  # pragma: no cover - the pattern admits digits only
-        return None
+    number = Decimal(f"{match.group(1)}{whole}.{match.group(3) or '0'}")  # digits only
     shown = f"{abs(number):f}"
     if "." not in shown:
         shown += ".0"

@@ -7,7 +7,9 @@ from django.http import Http404
 
 from kgreview.core.forms import TextField
 
+from . import rules
 from .models import Source, SourceRevision
+from .type_selectors import type_family
 
 # Revision numbers are stored in a 32-bit column; anything larger names no revision.
 MAX_REVISION = 2**31 - 1
@@ -38,6 +40,8 @@ class RevisionForm(forms.Form):
 
 
 CONCEPT_FILTERS = ("active", "orphans", "merged", "retired", "all")
+#: The concept list's type filter for concepts with no type (no type's key starts so).
+UNTYPED = "-"
 
 
 class ConceptListForm(forms.Form):
@@ -47,6 +51,7 @@ class ConceptListForm(forms.Form):
     q = forms.CharField(required=False)
     show = forms.ChoiceField(required=False, choices=[(c, c) for c in CONCEPT_FILTERS])
     after = forms.CharField(required=False, strip=False)
+    type = forms.CharField(required=False, max_length=200)
 
     def clean_q(self) -> str:
         return " ".join(self.cleaned_data["q"].split())[:100]
@@ -56,6 +61,22 @@ class ConceptListForm(forms.Form):
         self.is_valid()
         data = self.cleaned_data
         return data.get("q", ""), data.get("show") or "active", data.get("after", "")
+
+    def type_filter(self) -> tuple[str, set[int] | None, str]:
+        """``(key, family, problem)``: the type asked for (``""``: any; ``UNTYPED``: none),
+        the ids of it and its subtypes (``None``: no type filter; empty: untyped only),
+        and why an unknown key was left out, in words."""
+        self.is_valid()
+        key = self.cleaned_data.get("type", "").strip()
+        if not key:
+            return "", None, ""
+        if key == UNTYPED:
+            return key, set(), ""
+        family = type_family(key)
+        if family is None:
+            refusal = rules.type_key_refusal(key) or rules.no_type(key)
+            return "", None, f"{refusal} Showing concepts of every type."
+        return key, family, ""
 
 
 class RelationActionForm(forms.Form):

@@ -110,8 +110,8 @@ class Attribute(NoDeleteModel):
 class AttributeValue(NoDeleteModel):
     """A concept's value for an attribute, with the quote that states it, valid from
     ``recorded_at`` until ``invalid_at`` (a newer value or a retirement ends it; the row
-    stays). ``value`` is the datatype's canonical lexical form (``graph.rules``). At most
-    one value per concept and attribute is current."""
+    stays). ``value`` is the datatype's canonical lexical form (``graph.attribute_rules``).
+    At most one value per concept and attribute is current."""
 
     class Status(models.TextChoices):
         ACTIVE = "active", "Active"

@@ -96,3 +96,17 @@ def load(relation_ids: Iterable[int] | None = None) -> PatternBook:
     if book.patterns:
         book.types = ConceptType.objects.in_bulk()
     return book
+
+
+def pattern_overview() -> list[tuple[RelationType, list[RelationPattern]]]:
+    """Every relation (active ones first, by key) with its patterns, active ones first,
+    for the Ontology page; a relation with no active pattern is open. Two queries."""
+    patterns: dict[int, list[RelationPattern]] = {}
+    for p in RelationPattern.objects.select_related("domain", "range").order_by(
+        "-active", "domain__key", "range__key", "pk"
+    ):
+        patterns.setdefault(p.relation_id, []).append(p)
+    return [
+        (relation, patterns.get(relation.pk, []))
+        for relation in RelationType.objects.order_by("-active", "key")
+    ]

@@ -350,11 +350,16 @@ def active_edge_counts(ids) -> dict[int, int]:
     return counts
 
 
-def concept_page(*, q: str = "", show: str = "active", after: str = "") -> tuple[list, str]:
-    """A page of concepts in name order (keyset on the name), with their edge counts."""
+def concept_page(
+    *, q: str = "", show: str = "active", after: str = "", types: set[int] | None = None
+) -> tuple[list, str]:
+    """A page of concepts in name order (keyset on the name), with their edge counts and
+    their type; ``types``: only concepts of these types (an empty set: untyped ones)."""
     from .models import SourceConcept
 
     qs = Concept.objects.all()
+    if types is not None:
+        qs = qs.filter(type_id__in=types) if types else qs.filter(type__isnull=True)
     if show in ("active", "orphans"):
         qs = qs.filter(status=Concept.Status.ACTIVE)
     elif show in ("merged", "retired"):
@@ -368,7 +373,7 @@ def concept_page(*, q: str = "", show: str = "active", after: str = "") -> tuple
         qs = qs.filter(Q(name__icontains=q) | Q(aliases__name__icontains=q)).distinct()
     if after:
         qs = qs.filter(name__gt=after)
-    rows = list(qs.select_related("merged_into").order_by("name")[: CONCEPT_PAGE + 1])
+    rows = list(qs.select_related("merged_into", "type").order_by("name")[: CONCEPT_PAGE + 1])
     with_survivors(rows)
     more = len(rows) > CONCEPT_PAGE
     rows = rows[:CONCEPT_PAGE]

@@ -19,9 +19,10 @@ from kgreview.core.forms import errors_in_words
 from kgreview.core.permissions import curator_required, view_required
 from kgreview.core.refusals import said
 
-from . import selectors, services, sourcepage
+from . import selectors, services, sourcepage, type_selectors
 from .forms import (
     CONCEPT_FILTERS,
+    UNTYPED,
     ConceptListForm,
     ConceptTypeActionForm,
     RelationActionForm,
@@ -69,14 +70,24 @@ def source_original(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @view_required
 def concepts(request: HttpRequest) -> HttpResponse:
-    """Concepts by name, with a search box and the orphan list curators clean up."""
-    q, show, after = ConceptListForm(request.GET).values()
-    rows, next_after = selectors.concept_page(q=q, show=show, after=after)
-    return render(
-        request,
-        "graph/concepts.html",
-        {"rows": rows, "q": q, "show": show, "filters": CONCEPT_FILTERS, "next_after": next_after},
-    )
+    """Concepts by name with their types, a search box, a type filter (the type and its
+    subtypes) and the orphan list curators clean up."""
+    form = ConceptListForm(request.GET)
+    q, show, after = form.values()
+    type_key, family, problem = form.type_filter()
+    rows, next_after = selectors.concept_page(q=q, show=show, after=after, types=family)
+    context = {
+        "rows": rows,
+        "q": q,
+        "show": show,
+        "filters": CONCEPT_FILTERS,
+        "next_after": next_after,
+        "type_key": type_key,
+        "types": type_selectors.type_tree(),
+        "untyped": UNTYPED,
+        "problem": problem,
+    }
+    return render(request, "graph/concepts.html", context)
 
 
 @require_POST

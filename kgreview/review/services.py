@@ -18,6 +18,7 @@ from django.db.models import IntegerField
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
+from construction import verify
 from construction.text import name_key
 from kgreview.core.errors import DuplicateProposal, ValidationFailed
 from kgreview.graph import rules as graph_rules
@@ -68,7 +69,7 @@ def _check_concepts_named(specs: list[ProposalSpec]) -> None:
 #: Flags that hold a proposal whatever its confidence: a candidate whose ends' types break
 #: its relation's patterns waits, held, until a curator widens the pattern or someone
 #: changes a type (``release_pattern_holds`` lets it go once it fits).
-PATTERN_FLAG = "pattern_violation"
+PATTERN_FLAG = verify.PATTERN_FLAG
 HOLDING_FLAGS = frozenset({PATTERN_FLAG})
 
 

@@ -22,7 +22,14 @@ from kgreview.core.forms import errors_in_words
 from kgreview.core.markup import Span
 from kgreview.core.middleware import parses_own_body
 from kgreview.core.permissions import can_decide, curator_required, is_curator, view_required
-from kgreview.graph import attribute_selectors, selectors, sourcepage, type_selectors, upload
+from kgreview.graph import (
+    attribute_selectors,
+    pattern_book,
+    selectors,
+    sourcepage,
+    type_selectors,
+    upload,
+)
 from kgreview.graph.models import Concept, Source, SourceFile
 from kgreview.graph.sources import place_of, revision_structure
 from kgreview.review import provenance
@@ -322,6 +329,7 @@ def ontology(request: HttpRequest) -> HttpResponse:
         "web/ontology.html",
         {
             "concept_types": type_selectors.concept_type_overview(),
+            "relation_patterns": pattern_book.pattern_overview(),
             "attributes": attribute_selectors.attribute_overview(),
             "attribute_datatypes": attribute_selectors.DATATYPES,
             "relations": pending.with_open_counts(selectors.relation_overview()),

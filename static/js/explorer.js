@@ -17,6 +17,28 @@
   var RELS = {};
   config.relations.forEach(function (r) { RELS[r.key] = r; });
   var ALL_KEYS = config.relations.map(function (r) { return r.key; });
+  // Concept types: each with its colour and parent; a type's family is it and every type
+  // below it (a subtype is a kind of its parent).
+  var TYPES = {};
+  (config.types || []).forEach(function (t) { TYPES[t.key] = t; });
+  var TYPED = (config.types || []).length > 0;
+  var UNTYPED = config.untypedColour || "#64748b";
+  function typeFamily(key) {
+    var family = {};
+    if (!TYPES[key]) return family;
+    family[key] = true;
+    var grew = true;
+    while (grew) {
+      grew = false;
+      Object.keys(TYPES).forEach(function (k) {
+        var parent = TYPES[k].parent;
+        if (!family[k] && parent && family[parent]) { family[k] = true; grew = true; }
+      });
+    }
+    return family;
+  }
+  function typeLabel(key) { return key ? (TYPES[key] ? TYPES[key].label : key) : "untyped"; }
+  function typeColour(key) { return key && TYPES[key] ? TYPES[key].colour : UNTYPED; }
   var pageNow = new Date();
   var firstAt = config.firstEdgeAt ? new Date(config.firstEdgeAt) : null;
   var timeSpan = firstAt ? pageNow.getTime() - firstAt.getTime() : 0;
@@ -26,7 +48,7 @@
     name: $("ex-centre-name"), conceptLink: $("ex-concept-link"), search: $("ex-q"),
     suggest: $("ex-suggest"), form: $("ex-controls"), depth: $("ex-depth"),
     direction: $("ex-direction"), layout: $("ex-layout"), labels: $("ex-labels"),
-    fit: $("ex-fit"), relations: $("ex-relations"), status: $("ex-status"),
+    fit: $("ex-fit"), relations: $("ex-relations"), status: $("ex-status"), type: $("ex-type"),
     canvas: $("ex-canvas"), start: $("ex-start"), time: $("ex-time"),
     timeWords: $("ex-time-words"), changes: $("ex-changes"), panel: $("ex-panel"),
     panelBody: $("ex-panel-body"),
@@ -142,6 +164,8 @@
       asOf: asOf,
       edge: q.get("edge") ? clampInt(q.get("edge"), 1, Number.MAX_SAFE_INTEGER, null) : null,
       limit: clampInt(q.get("limit"), 1, 500, config.nodeLimit),
+      // A concept type: only concepts of it or a type below it are drawn (and the centre).
+      type: TYPES[q.get("type")] ? q.get("type") : null,
     };
   }
 
@@ -157,6 +181,7 @@
     if (s.layout !== DEFAULTS.layout) q.set("layout", s.layout);
     if (s.labels !== DEFAULTS.labels) q.set("labels", s.labels ? "1" : "0");
     if (s.limit !== config.nodeLimit) q.set("limit", s.limit);
+    if (s.type) q.set("type", s.type);
     if (s.asOf) q.set("as_of", s.asOf);
     if (s.edge) q.set("edge", s.edge);
     var query = q.toString();
@@ -180,6 +205,7 @@
     els.direction.value = state.direction;
     els.layout.value = state.layout;
     els.labels.checked = state.labels;
+    if (els.type) els.type.value = state.type || "";
     relationBoxes.forEach(function (box) {
       box.checked = state.relations === null || state.relations.indexOf(box.value) >= 0;
     });
@@ -198,6 +224,12 @@
       state.labels = els.labels.checked;
       remember(false);
       styleLabels();
+      return;
+    }
+    if (els.type && target === els.type) {
+      state.type = TYPES[els.type.value] ? els.type.value : null;
+      remember(false);
+      if (lastData) draw(lastData);
       return;
     }
     if (target === els.layout) {
@@ -281,7 +313,7 @@
       style: [
         { selector: "node", style: {
           "background-color": "data(colour)", "border-width": 2, "border-color": "#ffffff",
-          width: 22, height: 22, label: "data(name)",
+          width: 22, height: 22, label: "data(label)",
           "font-family": "system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif",
           "font-size": 13, color: "#1d2430", "text-valign": "bottom", "text-halign": "center",
           "text-margin-y": 3, "text-wrap": "wrap", "text-max-width": 100,
@@ -513,8 +545,30 @@
     return order;
   }
 
-  function draw(data) {
-    lastData = data;
+  // The answer with only the concepts of the chosen type's family (the centre stays) and
+  // the edges among them; the answer itself when no type is chosen.
+  function ofType(data) {
+    if (!state.type) return data;
+    var family = typeFamily(state.type);
+    var keep = {};
+    var nodes = data.nodes.filter(function (n) {
+      var kept = n.id === data.center.id || (n.type && family[n.type]);
+      if (kept) keep[n.id] = true;
+      return kept;
+    });
+    keep[data.center.id] = true;
+    var edges = data.edges.filter(function (e) { return keep[e.source.id] && keep[e.target.id]; });
+    return Object.assign({}, data, { nodes: nodes, edges: edges, hidden: data.nodes.length - nodes.length });
+  }
+
+  function nodeColour(n) {
+    if (TYPED) return typeColour(n.type);
+    return NODE_COLOURS[Math.min(n.distance, NODE_COLOURS.length - 1)];
+  }
+
+  function draw(answer) {
+    lastData = answer;
+    var data = ofType(answer);
     showCentreName(data.center.name);
     var ids = {};
     var order = ringOrder(data);
@@ -522,14 +576,17 @@
       ids[n.id] = true;
       return {
         group: "nodes",
-        data: { id: "n" + n.id, cid: n.id, name: n.name, distance: n.distance,
-          colour: NODE_COLOURS[Math.min(n.distance, NODE_COLOURS.length - 1)] },
-        classes: n.distance === 0 ? "centre" : "d" + n.distance,
+        // The type is written under the name, so it is never told by colour alone.
+        data: { id: "n" + n.id, cid: n.id, name: n.name, distance: n.distance, type: n.type || "",
+          label: TYPED && n.type ? n.name + "\n(" + typeLabel(n.type) + ")" : n.name,
+          colour: nodeColour(n) },
+        classes: (n.distance === 0 ? "centre" : "d" + n.distance) + (TYPED && n.type ? " typed" : ""),
       };
     });
     if (!ids[data.center.id]) {
       nodes.unshift({ group: "nodes", classes: "centre",
-        data: { id: "n" + data.center.id, cid: data.center.id, name: data.center.name, distance: 0, colour: NODE_COLOURS[0] } });
+        data: { id: "n" + data.center.id, cid: data.center.id, name: data.center.name, label: data.center.name,
+          distance: 0, type: "", colour: TYPED ? UNTYPED : NODE_COLOURS[0] } });
     }
     var edges = data.edges.map(function (e) {
       var rel = relation(e.relation);
@@ -554,6 +611,10 @@
       var left = ALL_KEYS.filter(function (k) { return state.relations.indexOf(k) < 0; });
       var labels = function (keys) { return keys.map(function (k) { return relation(k).label; }).join(", "); };
       filtered = left.length <= state.relations.length && left.length ? " without " + labels(left) : " along " + labels(state.relations);
+    }
+    if (state.type) {
+      filtered += ", only " + typeLabel(state.type) + " and the types below it" +
+        (data.hidden ? " (" + plural(data.hidden, "concept") + " of other types left out)" : "");
     }
     root.dataset.centre = String(data.center.id);
     if (!data.edges.length) {
@@ -594,7 +655,7 @@
     syncControls();
     load();
     if (state.edge) openEdge(state.edge, { keepAddress: true });
-    else if (state.centre) overviewPanel(lastData);
+    else if (state.centre) overviewPanel(lastData && ofType(lastData));
   });
 
   // --- The panel --------------------------------------------------------------------------
@@ -612,6 +673,30 @@
       } }, [ref.name]);
   }
 
+  // The legend of a typed graph: each type in the drawing with its colour, and the
+  // concepts of each by name (the drawing's colours said in words).
+  function typeKey(data) {
+    var groups = {};
+    var order = [];
+    (data ? data.nodes : []).forEach(function (n) {
+      var key = n.type || "";
+      if (!groups[key]) { groups[key] = []; order.push(key); }
+      groups[key].push(n.name);
+    });
+    order.sort(function (a, b) { return a === "" ? 1 : b === "" ? -1 : typeLabel(a).localeCompare(typeLabel(b)); });
+    return h("div", { class: "ex-type-key", id: "ex-type-key" }, [
+      h("h3", { text: "Concept types" }),
+      h("ul", { class: "ex-type-list" }, order.map(function (key) {
+        return h("li", { "data-type": key }, [
+          h("span", { class: "ex-dot", style: { background: typeColour(key) } }),
+          h("strong", { text: typeLabel(key) }), " (" + groups[key].length + "): ",
+          h("span", { class: "small", text: groups[key].slice(0, 12).join(", ") + (groups[key].length > 12 ? ", …" : "") }),
+        ]);
+      })),
+      h("p", { class: "small muted", text: "The larger node is the centre; rings show the steps from it." }),
+    ]);
+  }
+
   function overviewPanel(data) {
     if (!state.centre) {
       fill([h("p", { class: "muted" }, ["Choose a concept to draw its neighbourhood. Then click an edge to see why it exists, or a concept to centre on it."])]);
@@ -620,7 +705,7 @@
     var name = (data && data.center.name) || state.centre.name || "";
     var parts = [
       h("h2", { text: name }),
-      h("div", { class: "ex-node-key" }, [
+      TYPED ? typeKey(data) : h("div", { class: "ex-node-key" }, [
         h("span", {}, [h("span", { class: "ex-dot", style: { background: NODE_COLOURS[0] } }), "centre"]),
         h("span", {}, [h("span", { class: "ex-dot", style: { background: NODE_COLOURS[1] } }), "1 step"]),
         h("span", {}, [h("span", { class: "ex-dot", style: { background: NODE_COLOURS[2] } }), "2 steps"]),
@@ -689,7 +774,7 @@
     remember(false);
     if (cy) cy.edges(".picked").removeClass("picked");
     delete root.dataset.panel;
-    overviewPanel(lastData);
+    overviewPanel(lastData && ofType(lastData));
   }
 
   function panelTop(id) {

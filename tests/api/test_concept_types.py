@@ -82,3 +82,21 @@ def test_a_type_with_control_characters_or_too_long_is_refused_not_a_server_erro
     answer = agent.get("/api/v1/concepts", {"q": "VACUUM", "type": value})
     assert answer.status_code in (400, 422)
     assert answer.json()["detail"]
+
+
+def test_neighbours_carry_each_nodes_type_as_of_an_instant(f, agent):
+    """The explorer colours nodes by these: the type each concept had then."""
+    (ckpt,) = _typed(f, "process", "Process", ["Checkpointer"])
+    timeout = f.concept("checkpoint_timeout")
+    services.concept_type_create(key="setting", label="Setting", acting_user=None)
+    f.edge(timeout, ckpt, "applies_to")
+    between = timezone.now()
+    services.concept_set_type(concept=timeout, type_key="setting", acting_user=None)
+    url = f"/api/v1/concepts/{ckpt.pk}/neighbours"
+    now = {n["name"]: n["type"] for n in agent.get(url).json()["nodes"]}
+    assert now == {"Checkpointer": "process", "checkpoint_timeout": "setting"}
+    then = agent.get(url, {"as_of": between.isoformat()}).json()["nodes"]
+    assert {n["name"]: n["type"] for n in then} == {
+        "Checkpointer": "process",
+        "checkpoint_timeout": None,
+    }

@@ -33,8 +33,10 @@ class MemoryReader:
         concepts: Iterable[ConceptFact],
         edges: Iterable[EdgeFact],
         relations: Sequence[RelationSpec] = VOCABULARY,
+        types: dict[int, str] | None = None,
     ) -> None:
         self._concepts = {c.concept_id: c for c in concepts}
+        self._types = dict(types or {})
         self._edges = sorted(edges, key=lambda e: e.edge_id)
         self._relations = tuple(relations)
         self.calls: list[str] = []
@@ -45,6 +47,19 @@ class MemoryReader:
     def concepts(self, ids: Iterable[int]) -> dict[int, ConceptFact]:
         self.calls.append("concepts")
         return {i: self._concepts[i] for i in ids if i in self._concepts}
+
+    def concept_types(self, ids: Iterable[int]) -> dict[int, str | None]:
+        self.calls.append("concept_types")
+        return {i: self._types.get(i) for i in ids}
+
+    def concepts_of_types(
+        self, keys: Sequence[str], *, limit: int
+    ) -> tuple[tuple[ConceptFact, ...], bool]:
+        found = sorted(
+            (c for i, c in self._concepts.items() if c.active and self._types.get(i) in keys),
+            key=lambda c: (c.name, c.concept_id),
+        )
+        return tuple(found[:limit]), len(found) > limit
 
     def expand(
         self, frontier: Sequence[int], *, walks: Sequence[Walk], limit: int

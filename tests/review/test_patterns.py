@@ -325,3 +325,28 @@ def test_the_card_offers_widening_to_curators_only_and_the_form_widens(f, onto):
     assert response.status_code == 200
     assert reload(p).status == "accepted"
     assert RelationPattern.objects.filter(domain__key="file", active=True).exists()
+
+
+def test_accepting_an_edge_update_onto_a_breaking_end_is_refused(f, onto, reviewer):
+    edge = f.edge(onto["setting"], onto["process"])
+    p = proposal_create(
+        kind="update_edge",
+        payload={"edge_id": edge.pk, "source_id": onto["file"].pk},
+        confidence=0.9,
+        reason="The manual says WAL instead.",
+    )
+    assert proposal_blockers(p) == [BREAKS]
+    before = edges()
+    with pytest.raises(ProposalStale, match='"WAL" is a file and "checkpoint" is a process.'):
+        decisions.proposal_accept(proposal_id=p.pk, acting_user=reviewer)
+    assert reload(p).status == "pending" and edges() == before
+    assert reload(edge).is_active
+
+
+def test_a_pattern_proposals_card_shows_its_examples_and_the_held_candidates_it_asks_again(f, onto):
+    f.edge_proposal(onto["file"], onto["process"], flags=["pattern_violation"])
+    p = _pattern_proposal()
+    page = client_for(f, "curator").get(reverse("review:focus") + f"?id={p.pk}").content.decode()
+    assert "WAL is written before a checkpoint." in page
+    assert "No single quote: its evidence is the 1 example below" in page
+    assert "asks again the 1 candidate held for breaking its patterns" in page

@@ -73,6 +73,7 @@ def neighbours(
         found=found,
         names=names,
         edges=edge_rows(edges.order_by("pk")),
+        types=history.concept_types_at(list(found.distance), at=at),
     )
 
 

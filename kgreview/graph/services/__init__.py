@@ -4,8 +4,8 @@ The services live in modules by subject: ``concepts`` (create, describe, rename,
 aliases, retire, reactivate), ``merges`` (merge and unmerge), ``edges`` (add,
 invalidate, supersede, restore; the row writing and checks they share with merges are
 in ``rows``), ``relations`` (the relation vocabulary), ``concept_types`` (the concept
-vocabulary, and each concept's type with its history), ``patterns`` (which types each
-relation may join) and ``attributes`` (the attributes types declare and the values
+vocabulary, and each concept's type with its history), ``patterns`` (which types
+each relation may join) and ``attributes`` (the attributes types declare and the values
 concepts hold). Importing a source's text is
 ``kgreview.graph.sources.source_import``, also named here. ``common`` holds what they
 share, including how a change is attributed: every state-changing service takes

@@ -16,12 +16,14 @@ from django.db import transaction
 from django.db.models import Q
 from pydantic import Field
 
+from construction.verify import PATTERN_FLAG
 from kgreview.core.errors import DomainError
 from kgreview.graph import rules
 from kgreview.graph import services as graph
 from kgreview.graph.models import ConceptType, RelationPattern, RelationType
 from kgreview.review.kinds.add_relation_type import RelationExample
 from kgreview.review.kinds.base import BlockerReads, Kind, Step, UndoStep, examples_note
+from kgreview.review.models import Proposal
 from kgreview.review.payloads import RelationKey, Strict
 from kgreview.review.signals import ontology_accepted
 
@@ -125,5 +127,12 @@ class AddRelationPatternKind(Kind):
         }
 
     def card(self, card) -> None:
+        """Its examples as its evidence, and how many held candidates of the relation
+        accepting it would ask again (one query)."""
         super().card(card)
         card.no_quote = examples_note(card.view["examples"])
+        card.view["held"] = Proposal.objects.filter(
+            status=Proposal.Status.HELD,
+            relation_key=card.proposal.payload["relation_key"],
+            flags_text__contains=f"|{PATTERN_FLAG}|",
+        ).count()

@@ -9,10 +9,11 @@ from __future__ import annotations
 from pydantic import model_validator
 
 from kgreview.core.errors import StateConflict
+from kgreview.graph import pattern_book
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, Edge, RelationType
 from kgreview.review import provenance
-from kgreview.review.kinds.base import Step, UndoStep, active_edge
+from kgreview.review.kinds.base import BlockerReads, Step, UndoStep, active_edge
 from kgreview.review.kinds.edge_change import EdgeChangeKind
 from kgreview.review.payloads import Confidence, RelationKey, RowId, Strict, Weight
 
@@ -100,6 +101,41 @@ class UpdateEdgeKind(EdgeChangeKind):
         provenance.edge_made(back, decision=step.audit_row)
         step.changes.edges_gone.add(new.pk)
         step.changes.edges_added.add(back.pk)
+
+    def blocker_reads(self, payload: dict, reads: BlockerReads) -> None:
+        super().blocker_reads(payload, reads)
+        if payload.get("relation"):
+            reads.relation_keys.add(payload["relation"])
+        reads.concept_ids |= {payload[k] for k in ("source_id", "target_id") if payload.get(k)}
+
+    def blockers(self, proposal, reads: BlockerReads) -> list[str]:
+        """The edge gone, or the updated edge breaking its relation's patterns (the rule
+        book's words; the patterns read only for a patterned relation)."""
+        words = super().blockers(proposal, reads)
+        edge = reads.edges.get(proposal.payload["edge_id"])
+        if words or edge is None:
+            return words
+        payload = proposal.payload
+        relation = reads.relations.get(payload.get("relation") or "") or edge.relation
+        ids = [
+            payload.get("source_id") or edge.source_id,
+            payload.get("target_id") or edge.target_id,
+        ]
+        if payload.get("swap_direction"):
+            ids.reverse()
+        book = reads.patterns if relation.pk in reads.patterns.patterns else None
+        if book is None:
+            book = pattern_book.load([relation.pk])
+            if not book.of(relation.pk):
+                return words
+        missing = [i for i in ids if i not in reads.concepts]
+        if missing:
+            reads.concepts.update(Concept.objects.in_bulk(missing))
+        source, target = (reads.concepts.get(i) for i in ids)
+        if source is None or target is None:
+            return words
+        refusal = book.concepts_refusal(relation, source, target)
+        return [str(refusal)] if refusal is not None else words
 
     def claim(self, proposal, relations=None) -> str:
         return self.edge_claim(proposal, "Update")

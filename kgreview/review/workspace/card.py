@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kgreview.graph.models import Edge, RelationType, SourceRevision
+from django.db.models import Q
+
+from kgreview.graph.models import Concept, ConceptType, Edge, RelationType, SourceRevision
 from kgreview.review.decide.blockers import pattern_blocked
 from kgreview.review.kinds import Kind, kind_of
 from kgreview.review.models import Decision, Proposal
@@ -36,6 +38,20 @@ class Conflict:
         return self.proposal is not None and self.proposal.is_open
 
 
+@dataclass(frozen=True)
+class EndType:
+    """One end of a two-ended card (an edge, a merge) with its concept type: the type the
+    concept has, or the ``type_key`` the concept proposal it waits for would give it
+    (``proposed``); ``key`` empty: untyped. ``label`` is the key itself for a type the
+    vocabulary does not hold yet (proposed alongside)."""
+
+    role: str
+    name: str
+    key: str = ""
+    label: str = ""
+    proposed: bool = False
+
+
 @dataclass
 class Card:
     proposal: Proposal
@@ -59,6 +75,8 @@ class Card:
     no_quote: str = ""
     # Facts the kind's parts already looked up (``BlockerReads.facts``), for the blockers.
     facts: dict[tuple[int, int, int], int | None] = field(default_factory=dict)
+    # Both ends' concept types (none when the card has no two ends, or neither is typed).
+    end_types: list[EndType] = field(default_factory=list)
 
 
 def _conflicts(proposal: Proposal) -> list[Conflict]:
@@ -131,7 +149,78 @@ def proposal_card(proposal: Proposal) -> Card:
     if proposal.is_open:
         card.blockers, card.pattern_blocked = pattern_blocked(proposal, facts=card.facts)
     card.claim = kind.claim(proposal)
+    card.end_types = _end_types(card)
     return card
+
+
+def _ends(card: Card) -> list[tuple[str, str, Concept | None, Proposal | None]]:
+    """(role, name, concept, the concept proposal it waits for) of each end: the kind's
+    resolved endpoints when it lists them, else the proposal's two concept columns."""
+    endpoints = card.view.get("endpoints") if isinstance(card.view, dict) else None
+    if endpoints:
+        return [
+            (role, concept.name if concept is not None else end.get("name", ""), concept, needed)
+            for role, end, concept, needed in endpoints
+        ]
+    p = card.proposal
+    if p.source_concept_id and p.target_concept_id:
+        return [
+            ("source", p.source_concept.name, p.source_concept, None),
+            ("target", p.target_concept.name, p.target_concept, None),
+        ]
+    return []
+
+
+def _end_types(card: Card) -> list[EndType]:
+    """Both ends with their types. A card loaded by ``selectors.with_card`` has its two
+    concepts' types already (``source_type_key``, ``source_type_label``, ``target_…``);
+    otherwise, and for a type named only by a concept proposal's ``type_key``, one query
+    reads all of them."""
+    ends = _ends(card)
+    if not ends:
+        return []
+    p = card.proposal
+    known: dict[int, tuple[str, str]] = {}  # concept id -> (type key, label)
+    for role, column in (("source", p.source_concept_id), ("target", p.target_concept_id)):
+        if column is not None and hasattr(p, f"{role}_type_key"):
+            known[column] = (
+                getattr(p, f"{role}_type_key") or "",
+                getattr(p, f"{role}_type_label") or "",
+            )
+    wanted_ids = {
+        c.type_id for _, _, c, _ in ends if c is not None and c.pk not in known and c.type_id
+    }
+    wanted_keys = {
+        key
+        for _, _, c, needed in ends
+        if c is None and needed is not None and (key := _proposed_key(needed))
+    }
+    rows: list[ConceptType] = []
+    if wanted_ids or wanted_keys:
+        rows = list(ConceptType.objects.filter(Q(pk__in=wanted_ids) | Q(key__in=wanted_keys)))
+    by_id = {t.pk: t for t in rows}
+    labels = {t.key: t.label for t in rows}
+    out = []
+    for role, name, concept, needed in ends:
+        if concept is not None:
+            if concept.pk in known:
+                key, label = known[concept.pk]
+            else:
+                t = by_id.get(concept.type_id) if concept.type_id else None
+                key, label = (t.key, t.label) if t is not None else ("", "")
+            out.append(EndType(role, name, key, label))
+        elif needed is not None and (key := _proposed_key(needed)):
+            out.append(EndType(role, name, key, labels.get(key, key), proposed=True))
+        else:
+            out.append(EndType(role, name))
+    return out if any(e.key for e in out) else []
+
+
+def _proposed_key(proposal: Proposal) -> str:
+    """The type a concept proposal would give its concept (its payload's ``type_key``)."""
+    payload = proposal.payload if isinstance(proposal.payload, dict) else {}
+    key = payload.get("type_key")
+    return key if isinstance(key, str) else ""
 
 
 def claim_words(proposal: Proposal, relations: dict[str, RelationType] | None = None) -> str:

@@ -8,12 +8,12 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, time
 from urllib.parse import urlencode
 
-from django.db.models import Exists, Expression, OuterRef, QuerySet
+from django.db.models import Exists, Expression, OuterRef, QuerySet, Subquery
 from django.http import QueryDict
 from django.utils import timezone
 
 from kgreview.core.forms import parse_finite, parse_int, parse_row_id
-from kgreview.graph.models import Edge, RelationPattern, RelationType
+from kgreview.graph.models import ConceptType, Edge, RelationPattern, RelationType
 from kgreview.review import provenance
 from kgreview.review.models import OPEN_STATUSES, Decision, Proposal, ProposalFlag
 from kgreview.review.workspace.card import claim_words
@@ -305,15 +305,31 @@ def card_annotation(name: str, expression: Callable[[], Expression]) -> None:
     CARD_ANNOTATIONS[name] = expression
 
 
+def _end_type(column: str, field: str) -> Subquery:
+    """The ``field`` of the concept type of the concept in the proposal's ``column``."""
+    return Subquery(ConceptType.objects.filter(concepts__pk=OuterRef(column)).values(field)[:1])
+
+
+def end_types() -> dict[str, Subquery]:
+    """Both ends' concept types (``source_type_key``, ``source_type_label``,
+    ``target_type_key``, ``target_type_label``; read by ``card._end_types``), as scalar
+    subqueries planned on their own: the join of ``CARD_RELATED`` stays as it is."""
+    return {
+        f"{role}_type_{field}": _end_type(f"{role}_concept_id", field)
+        for role in ("source", "target")
+        for field in ("key", "label")
+    }
+
+
 def with_card(qs: QuerySet[Proposal]) -> QuerySet[Proposal]:
-    """``qs`` loading what a card shows in the same query: ``CARD_RELATED`` joined, and
-    the columns higher apps add (``CARD_ANNOTATIONS``)."""
+    """``qs`` loading what a card shows in the same query: ``CARD_RELATED`` joined, both
+    ends' types (``end_types``), and the columns higher apps add (``CARD_ANNOTATIONS``)."""
     extra = {name: expression() for name, expression in CARD_ANNOTATIONS.items()}
     # Whether its relation has an active pattern: the blockers read the patterns only then.
     extra["relation_patterned"] = Exists(
         RelationPattern.objects.filter(relation_id=OuterRef("relation_id"), active=True)
     )
-    return qs.select_related(*CARD_RELATED).annotate(**extra)
+    return qs.select_related(*CARD_RELATED).annotate(**end_types(), **extra)
 
 
 def card_proposals() -> QuerySet[Proposal]:

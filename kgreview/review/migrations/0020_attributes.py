@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("review", "0018_add_concept_type"),
+        ("review", "0019_add_relation_pattern"),
     ]
 
     operations = [
@@ -23,6 +23,7 @@ class Migration(migrations.Migration):
                     ("update_concept", "Rename concept or change its aliases"),
                     ("add_alias", "Add a name a document defines"),
                     ("add_concept_type", "Add concept type"),
+                    ("add_relation_pattern", "Add relation pattern"),
                     ("add_attribute", "Add attribute"),
                     ("set_attribute", "Set a concept's attribute value"),
                 ],
