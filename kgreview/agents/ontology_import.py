@@ -71,7 +71,7 @@ from kgreview.review.kinds.add_relation_pattern import AddRelationPatternKind
 from kgreview.review.kinds.add_relation_type import AddRelationTypeKind
 from kgreview.review.kinds.update_concept import UpdateConceptKind
 from kgreview.review.models import OPEN_STATUSES, Proposal, ProposalOrigin
-from kgreview.review.services import ProposalSpec, proposals_create_many
+from kgreview.review.services import ProposalSpec, proposal_add_names, proposals_create_many
 
 from .models import AgentRun
 from .runs import agent_run_create, agent_run_finish, construct_mutex_hold, run_origin
@@ -513,6 +513,19 @@ def _queue(batch: _Batch, specs: list[ProposalSpec], proposed: dict[str, int]) -
     return [twins.get(o) if isinstance(o, int) else o for o in outcomes]
 
 
+def _names_for_twins(batch: _Batch, created: list) -> None:
+    """An imported concept already waiting in the queue (proposed from a document, say)
+    gets the names the vocabulary gives it, each with its statement, as a document's
+    defined names join a waiting proposal (``review.services.proposal_add_names``)."""
+    for index in batch.concept_spec.values():
+        proposal = created[index]
+        spec = batch.specs[index]
+        defined = spec.payload.get("defined") or []
+        if proposal is None or not defined or proposal.origin_id == batch.origin.pk:
+            continue
+        proposal_add_names(proposal_id=proposal.pk, defined=defined)
+
+
 # --- The service -------------------------------------------------------------------------
 
 
@@ -601,6 +614,7 @@ def ontology_import(
         _concepts(batch, plan)
         proposed: dict[str, int] = {}
         created = _queue(batch, batch.specs, proposed)
+        _names_for_twins(batch, created)
         _edges(batch, plan, created)
         _queue(batch, batch.edge_specs, proposed)
         summary = ImportSummary(

@@ -248,3 +248,16 @@ def test_the_command_refuses_a_bad_file_in_words(tmp_path):
     bad.write_text("<rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>")
     with pytest.raises(CommandError, match="not valid RDF/XML"):
         call_command("import_ontology", str(bad))
+
+
+def test_a_concept_waiting_in_the_queue_gets_the_vocabularys_names_not_a_twin(f):
+    waiting = f.concept_proposal("Internet Protocol")
+    summary = skos_import()
+    assert not run_proposals(summary.run_id).filter(payload__name="Internet Protocol").exists()
+    waiting.refresh_from_db()
+    assert waiting.payload["aliases"] == ["IP"]
+    assert waiting.payload["defined"][0]["quote"].endswith('#altLabel> "IP"@en .')
+    edge = run_proposals(summary.run_id).get(
+        kind="add_edge", payload__relation="part_of", payload__source__name="Internet Protocol"
+    )
+    assert edge.payload["source"]["proposal_id"] == waiting.pk
