@@ -15,7 +15,9 @@ MYPY_PATHS := construction/ kgreview/core/audit.py kgreview/core/retry.py kgrevi
 	kgreview/agents/schedules.py kgreview/agents/persist.py kgreview/agents/reaper.py \
 	kgreview/questions/services.py kgreview/questions/runs.py kgreview/questions/gaps.py \
 	kgreview/questions/judge.py \
-	kgreview/agents/broker.py kgreview/api/services.py
+	kgreview/agents/broker.py kgreview/api/services.py \
+	kgreview/graph/attribute_rules.py \
+	kgreview/agents/ontology_import.py kgreview/agents/bootstrap.py kgreview/exports/rdf.py kgreview/exports/shapes.py
 
 .PHONY: setup run graph test lint format migrate corpus accounts serve clean evaluate bench
 

@@ -33,6 +33,7 @@ BENCHMARKS: dict[str, str] = {
     "competency": "competency:bench_competency",
     "lockout": "lockout:bench_lockout",
     "rdf": "rdf:bench_rdf",
+    "import-skos": "vocabulary:bench_import_skos",
 }
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "PLAIN",
     "READABLE",
     "SUFFIXES",
+    "VOCABULARY_MEDIA_TYPES",
     "DocumentFormat",
     "format_for",
     "format_label",
@@ -92,6 +93,16 @@ FORMATS: tuple[DocumentFormat, ...] = (
     ),
     DocumentFormat(PDF, (".pdf",), "PDF", "construction.doc_pdf:read_pdf", sandboxed=True),
     DocumentFormat(DOCX, (".docx",), "Word", "construction.doc_word:read_docx", sandboxed=True),
+)
+
+# The media types a vocabulary kept by an import is stored under (Turtle, RDF/XML,
+# N-Triples, JSON-LD; ``construction.vocab_read``): statements, not a document, so no
+# reader here, and construction never reads such a source.
+VOCABULARY_MEDIA_TYPES = (
+    "text/turtle",
+    "application/rdf+xml",
+    "application/n-triples",
+    "application/ld+json",
 )
 
 # Suffix (lower case, with its dot) -> media type, for every suffix kgreview reads.

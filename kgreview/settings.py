@@ -474,6 +474,9 @@ KG_LLM_CONCURRENCY = env_int("KG_LLM_CONCURRENCY", 4, minimum=1)
 # Tokens one construction run may spend on model calls; 0 means no limit.
 KG_LLM_MAX_TOKENS_PER_RUN = env_int("KG_LLM_MAX_TOKENS_PER_RUN", 0)
 KG_MAX_SOURCE_BYTES = env_int("KG_MAX_SOURCE_BYTES", 50_000_000, minimum=1)
+# A vocabulary file (SKOS, OWL) to import: its bytes and its statements at most.
+KG_VOCABULARY_MAX_BYTES = env_int("KG_VOCABULARY_MAX_BYTES", 20_000_000, minimum=1)
+KG_VOCABULARY_MAX_STATEMENTS = env_int("KG_VOCABULARY_MAX_STATEMENTS", 500_000, minimum=1)
 # Reading one document (docs/documents.md, "Limits"): a PDF, Word or HTML file is read in a
 # child process with this much address space and processor time; every file's pages,
 # characters, paragraphs and inflation (a ratio, and a fixed size) are bounded.

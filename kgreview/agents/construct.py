@@ -19,6 +19,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from construction.errors import ExtractionFailed, LLMTransientError
+from construction.formats import VOCABULARY_MEDIA_TYPES
 from construction.pipeline import document_facts, process_source
 from construction.protocols import Extractor
 from construction.types import Extraction, LLMUsage
@@ -50,11 +51,15 @@ def sources_to_construct(extractor: Extractor) -> list[Source]:
     done = ExtractionRecord.objects.filter(
         extractor=key, status=ExtractionRecord.Status.DONE
     ).values("revision_id")
-    return list(
-        Source.objects.filter(status=Source.Status.ACTIVE, current_revision__isnull=False)
-        .exclude(current_revision_id__in=done)
-        .order_by("slug")
-    )
+    return list(readable_sources().exclude(current_revision_id__in=done).order_by("slug"))
+
+
+def readable_sources():
+    """Active sources with text to read: a vocabulary kept by an import
+    (``ontology_import``) is statements, not prose, and is never read."""
+    return Source.objects.filter(
+        status=Source.Status.ACTIVE, current_revision__isnull=False
+    ).exclude(current_revision__media_type__in=VOCABULARY_MEDIA_TYPES)
 
 
 @transaction.atomic
@@ -74,11 +79,7 @@ def construct_run_create(
     """
     extractor = adapters.extractor_for(provider)
     if sources is None:
-        chosen = list(
-            Source.objects.filter(status=Source.Status.ACTIVE, current_revision__isnull=False)
-            .order_by("slug")
-            .only("pk", "current_revision_id")
-        )
+        chosen = list(readable_sources().order_by("slug").only("pk", "current_revision_id"))
     else:
         chosen = [s for s in sources if s.current_revision_id is not None]
     run = AgentRun.objects.create(

@@ -11,7 +11,8 @@ from kgreview.review.models import Proposal, ProposalOrigin
 
 
 class AgentRun(NoDeleteModel):
-    """One execution of an agent (construct, heal, discover) with its progress and cost."""
+    """One execution of an agent (construct, heal, discover, gaps, import), with its
+    progress and cost."""
 
     DELETE_HINT = "cancel it instead; its proposals point at it"
 
@@ -21,6 +22,7 @@ class AgentRun(NoDeleteModel):
         DISCOVER = "discover", "Ontology discovery"
         GAPS = "gaps", "Gap search (competency questions)"
         BOOTSTRAP = "bootstrap", "Ontology bootstrap"
+        IMPORT = "import", "Vocabulary import"
 
     class Trigger(models.TextChoices):
         MANUAL = "manual", "Run now (web)"

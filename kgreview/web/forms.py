@@ -71,6 +71,40 @@ class CurationLogForm(forms.Form):
         return [words[name].format(self.data.get(name)) for name in self.errors]
 
 
+class VocabularyImportForm(forms.Form):
+    """A vocabulary file to import, the SKOS relations mapped, its syntax and language."""
+
+    file = forms.FileField(
+        error_messages={
+            "required": "Choose a vocabulary file (Turtle, RDF/XML, N-Triples or JSON-LD).",
+            "empty": "The file is empty.",
+        }
+    )
+    map = forms.CharField(required=False, max_length=500)
+    syntax = forms.ChoiceField(
+        required=False,
+        choices=[
+            ("", "from the file name"),
+            ("turtle", "Turtle"),
+            ("xml", "RDF/XML"),
+            ("nt", "N-Triples"),
+            ("json-ld", "JSON-LD"),
+        ],
+    )
+    lang = forms.RegexField(
+        required=False,
+        regex=r"^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$",
+        max_length=35,
+        error_messages={"invalid": "The language is a tag such as en or de."},
+    )
+
+    def problem(self) -> str:
+        """The form's first error, in words."""
+        for errors in self.errors.values():
+            return str(errors[0])
+        return ""
+
+
 class ConceptPageForm(forms.Form):
     """``?as_of=`` on a concept's page: the instant its attributes are read at (ISO 8601;
     empty for now). Text that is no instant is refused in words."""

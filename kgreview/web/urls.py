@@ -4,7 +4,7 @@ have."""
 
 from django.urls import path
 
-from . import curation, validation, views
+from . import curation, validation, views, vocabulary_import
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -14,6 +14,7 @@ urlpatterns = [
     path("concepts/<int:pk>/", views.concept_detail, name="concept-detail"),
     path("ontology/", views.ontology, name="ontology"),
     path("ontology/validation/", validation.ontology_validation, name="ontology-validation"),
+    path("ontology/import/", vocabulary_import.vocabulary_import, name="vocabulary-import"),
     path("curation/", curation.curation_log, name="curation-log"),
     path("status/worker/", views.worker_badge, name="worker-status"),
     path("healthz", views.healthz, name="healthz"),

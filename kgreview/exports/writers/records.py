@@ -43,11 +43,13 @@ def concept_records(*, at: datetime, stats: ExportStats) -> Iterator[dict]:
     concepts = selectors.export_concepts(at=at).iterator(chunk_size=selectors.CHUNK)
     while batch := list(islice(concepts, selectors.CHUNK)):
         ends = final_survivor_ids(c.pk for c in batch if c.merged_into_id is not None)
+        # Each concept's names, prefetched by ``export_concepts`` (a Prefetch's to_attr).
+        names = {c.pk: c.export_aliases for c in batch}  # type: ignore[attr-defined]
         # A name that came through a chain of merges: when did the chain reach its holder?
         chained = {
             (a.merged_from_id, c.pk)
             for c in batch
-            for a in c.export_aliases
+            for a in names[c.pk]
             if a.merged_from_id is not None and a.hop != c.pk
         }
         came = arrived_at(chained) if chained else {}
@@ -60,7 +62,7 @@ def concept_records(*, at: datetime, stats: ExportStats) -> Iterator[dict]:
                 "name": c.name,
                 "aliases": [
                     a.name
-                    for a in c.export_aliases
+                    for a in names[c.pk]
                     if a.merged_from_id is None
                     or a.hop == c.pk
                     or (came.get((a.merged_from_id, c.pk)) or at) <= at
