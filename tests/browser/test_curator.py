@@ -528,8 +528,11 @@ def test_ontology_counts_active_edges_and_curators_describe_and_retire_types(
     login("viewer")
     page.goto(f"{live_server.url}/ontology/")
     expect(row("prerequisite").locator("td.edges")).to_have_text("2")
-    expect(page.locator("main form")).to_have_count(0)
+    # A viewer changes nothing here: no form that posts, no curator's disclosure; the
+    # validation report is a reading (a GET), open to anyone who may view.
+    expect(page.locator('main form[method="post"]')).to_have_count(0)
     expect(page.locator("main summary")).to_have_count(0)
+    expect(page.get_by_role("button", name="Validate now")).to_be_visible()
 
 
 # --- 9. hostile names -------------------------------------------------------------------
