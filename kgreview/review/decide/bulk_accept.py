@@ -44,11 +44,11 @@ def bulk_accept(*, acting_user: User, proposal_ids, note, batch, result) -> list
     raises ``Slow`` when a race makes the set-based writes impossible."""
     proposals = lock_proposals(proposal_ids, needed=True)
     open_ = in_stages(screen(proposal_ids, proposals, result, acting_user=acting_user))
-    first = [p for p in open_ if kind_of(p).bulk_stage < 0]
-    for p in first:  # the vocabulary, before the sets that may name it
+    vocabulary = [p for p in open_ if kind_of(p).bulk_stage < 0]
+    for p in vocabulary:  # before the sets that may name it
         accept_one(result, p.pk, acting_user=acting_user, batch=batch, note=note)
     sets: dict[Callable, tuple[Kind, list[Proposal]]] = {}
-    for p in open_[len(first) :]:
+    for p in open_[len(vocabulary) :]:
         kind = kind_of(p)
         sets.setdefault(type(kind).accept_set, (kind, []))[1].append(p)
     slow: list[int] = []
