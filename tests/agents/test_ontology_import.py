@@ -50,23 +50,12 @@ def run_proposals(run_id: int):
     return Proposal.objects.filter(origin__run=run_id, origin__agent="import")
 
 
-VOCABULARY_KINDS = (
-    "add_concept_type",
-    "add_relation_type",
-    "add_relation_pattern",
-    "add_attribute",
-)
-
-
 def accept_all(user, run_id: int):
-    """Accept the run's proposals as a curator does in the queue: the vocabulary's kinds
-    first (a concept's type must exist before the set of concepts and edges is accepted),
-    then the rest, each in the queue's priority order."""
-    batch = run_proposals(run_id).order_by("-priority", "-id")
-    for part in (batch.filter(kind__in=VOCABULARY_KINDS), batch.exclude(kind__in=VOCABULARY_KINDS)):
-        ids = list(part.values_list("pk", flat=True))
-        result = proposals_bulk_decide(acting_user=user, proposal_ids=ids, action="accept")
-        assert result.refused == []
+    """Accept the run's proposals as a curator does in the queue: one bulk decision of
+    the whole run, in the queue's priority order (the vocabulary is accepted first)."""
+    ids = list(run_proposals(run_id).order_by("-priority", "-id").values_list("pk", flat=True))
+    result = proposals_bulk_decide(acting_user=user, proposal_ids=ids, action="accept")
+    assert result.refused == []
 
 
 def test_a_skos_thesaurus_becomes_one_run_of_proposals_each_quoting_its_statement():

@@ -109,19 +109,19 @@ def test_the_kept_vocabulary_is_viewable_as_a_source_and_downloadable(curator):
     assert "attachment" in original["Content-Disposition"]
 
 
-def test_the_batch_is_decided_with_the_queues_bulk_preview_filtered_by_its_run(curator):
-    """The queue filtered by the import's run: the vocabulary's kinds first, then the
-    rest, each previewed (nothing written) and applied."""
+def test_the_batch_is_decided_in_one_bulk_accept_of_the_queue_filtered_by_its_run(curator):
+    """The queue filtered by the import's run, previewed (nothing refused, nothing
+    written) and applied in one bulk decision: the types go first, so the concepts
+    naming them are accepted in the same batch."""
     curator.post(URL, {"file": vocabulary(), "map": "broader=part_of"}, headers=HTMX)
     run = AgentRun.objects.get(agent="import")
-    base = {"run": str(run.pk), "status": "open", "action": "accept", "scope": "filter"}
-    rounds = [{"kind": "add_concept_type"}, {"kind": ["add_concept", "add_edge"]}]
-    for filtered, expected in zip(rounds, (3, 8), strict=True):
-        data = {**base, **filtered}
-        preview = curator.post(reverse("review:bulk"), {**data, "step": "preview"}, headers=HTMX)
-        assert f"{expected} would go through" in page(preview)
-        applied = curator.post(reverse("review:bulk"), {**data, "step": "apply"}, headers=HTMX)
-        assert f"Accepted {expected} proposals" in page(applied)
+    data = {"run": str(run.pk), "status": "open", "action": "accept", "scope": "filter"}
+    preview = curator.post(reverse("review:bulk"), {**data, "step": "preview"}, headers=HTMX)
+    assert "11 would go through" in page(preview)
+    assert "would be refused" not in page(preview)
+    assert not Concept.objects.exists()
+    applied = curator.post(reverse("review:bulk"), {**data, "step": "apply"}, headers=HTMX)
+    assert "Accepted 11 proposals" in page(applied) and "refused" not in page(applied)
     assert not Proposal.objects.filter(origin__run=run.pk, status="pending").exists()
     tcp = Concept.objects.get(name="Transmission Control Protocol")
     assert tcp.type.key == "protocol" and tcp.aliases.filter(name="TCP").exists()

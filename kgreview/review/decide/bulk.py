@@ -18,10 +18,10 @@ from django.db import IntegrityError, transaction
 from kgreview.core import retry
 from kgreview.core.errors import DomainError, NameTaken, ValidationFailed
 from kgreview.core.retry import retried
-from kgreview.review.decide.bulk_accept import Slow, bulk_accept, close_all
+from kgreview.review.decide.bulk_accept import Slow, accept_one, bulk_accept, close_all, in_stages
 from kgreview.review.decide.bulk_check import screen
 from kgreview.review.decide.changes import GraphChanges
-from kgreview.review.decide.decisions import REJECT_REASONS, proposal_accept, proposal_reject
+from kgreview.review.decide.decisions import REJECT_REASONS, proposal_reject
 from kgreview.review.decide.reconcile import reconcile
 from kgreview.review.kinds import kind_of
 from kgreview.review.models import Decision, Proposal
@@ -121,23 +121,18 @@ class BulkResult:
 def _one_by_one(result: BulkResult, ids, *, acting_user: User, action, reason_code, note) -> None:
     """Decide each proposal in its own savepoint: a refusal leaves the others alone."""
     for proposal_id in ids:
+        if action == "accept":
+            accept_one(result, proposal_id, acting_user=acting_user, batch=result.batch, note=note)
+            continue
         try:
             with transaction.atomic():
-                if action == "accept":
-                    out = proposal_accept(
-                        proposal_id=proposal_id,
-                        acting_user=acting_user,
-                        batch=result.batch,
-                        note=note,
-                    )
-                else:
-                    out = proposal_reject(
-                        proposal_id=proposal_id,
-                        acting_user=acting_user,
-                        reason_code=reason_code,
-                        note=note,
-                        batch=result.batch,
-                    )
+                out = proposal_reject(
+                    proposal_id=proposal_id,
+                    acting_user=acting_user,
+                    reason_code=reason_code,
+                    note=note,
+                    batch=result.batch,
+                )
         except DomainError as exc:
             result.refuse(proposal_id, str(exc))
         else:
@@ -206,6 +201,10 @@ def proposals_bulk_decide(
     except (Slow, IntegrityError, NameTaken, ValidationFailed):
         result = BulkResult(batch=result.batch)
         slow = ids
+        if action == "accept":  # the vocabulary first, as ``bulk_accept`` decides it
+            found = Proposal.objects.in_bulk(ids)
+            slow = [p.pk for p in in_stages([found[i] for i in ids if i in found])]
+            slow += [i for i in ids if i not in found]
     _one_by_one(
         result, slow, acting_user=acting_user, action=action, reason_code=reason_code, note=note
     )

@@ -166,12 +166,16 @@ def _undo_one(
 
 def _undo_order(decision: Decision) -> tuple:
     """Primary decisions first (their edges go), then the settlements, then the concepts
-    accepted with them (a concept with active edges cannot be taken back); newest first."""
-    concept = kind_of(decision.proposal).names_a_concept and (
-        decision.action in (Decision.Action.ACCEPT, Decision.Action.EDIT_ACCEPT)
-    )
+    accepted with them (a concept with active edges cannot be taken back), then the
+    vocabulary a bulk accept decided before them (``Kind.bulk_stage``: the attributes and
+    patterns, the relations, the types; a subtype before its parent); newest first."""
+    kind = kind_of(decision.proposal)
+    accepted = decision.action in (Decision.Action.ACCEPT, Decision.Action.EDIT_ACCEPT)
+    if accepted and kind.bulk_stage < 0:
+        return (3, -kind.bulk_stage, -decision.pk)
+    concept = kind.names_a_concept and accepted
     settled = decision.action in (Decision.Action.SUPERSEDE, Decision.Action.RERESOLVE)
-    return (2 if concept else 1 if settled else 0, -decision.pk)
+    return (2 if concept else 1 if settled else 0, 0, -decision.pk)
 
 
 @dataclass

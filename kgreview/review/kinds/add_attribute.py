@@ -57,6 +57,7 @@ class AddAttributeKind(Kind):
     key = "add_attribute"
     schema = AddAttribute
     curator_only = True
+    bulk_stage = -1  # after the type it belongs to
 
     def dedup_key(self, payload: dict, *, symmetric: bool | None = None) -> str:
         return f"add_attribute:{payload['type_key']}.{payload['key']}"

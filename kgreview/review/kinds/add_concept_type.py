@@ -15,7 +15,7 @@ from pydantic import Field, model_validator
 from kgreview.core.errors import DomainError, StateConflict
 from kgreview.graph import rules
 from kgreview.graph import services as graph
-from kgreview.graph.models import ConceptType
+from kgreview.graph.models import Concept, ConceptType
 from kgreview.review.kinds.base import BlockerReads, Kind, Step, UndoStep, examples_note
 from kgreview.review.payloads import Name, Offset, RelationKey, RowId, Strict
 from kgreview.review.signals import ontology_accepted
@@ -56,6 +56,14 @@ class AddConceptTypeKind(Kind):
     key = "add_concept_type"
     schema = AddConceptType
     curator_only = True
+    bulk_stage = -3  # a type before its subtypes, relations, patterns and attributes
+
+    def bulk_gives(self, payload: dict) -> set[str]:
+        return {f"concept_type:{payload['key']}"}
+
+    def bulk_needs(self, payload: dict) -> set[str]:
+        parent = payload.get("parent_key", "")
+        return {f"concept_type:{parent}"} if parent else set()
 
     def dedup_key(self, payload: dict, *, symmetric: bool | None = None) -> str:
         return f"add_concept_type:{payload['key']}"
@@ -76,9 +84,10 @@ class AddConceptTypeKind(Kind):
         )
 
     def undo(self, step: UndoStep) -> None:
-        """Retire the type, unless concepts have it already (or subtypes hang under it)."""
+        """Retire the type, unless active concepts have it (or subtypes hang under it): the
+        concepts a batch undo retires keep it, as a retired type's concepts do."""
         concept_type = ConceptType.objects.get(key=step.proposal.payload["key"])
-        given = concept_type.concepts.count()
+        given = concept_type.concepts.filter(status=Concept.Status.ACTIVE).count()
         if given:
             raise StateConflict(
                 f'The concept type "{concept_type.key}" is already given to {given} '

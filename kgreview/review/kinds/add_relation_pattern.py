@@ -62,6 +62,7 @@ class AddRelationPatternKind(Kind):
     key = "add_relation_pattern"
     schema = AddRelationPattern
     curator_only = True
+    bulk_stage = -1  # after the relation and the types it names
 
     def dedup_key(self, payload: dict, *, symmetric: bool | None = None) -> str:
         return (

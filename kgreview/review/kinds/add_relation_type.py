@@ -18,7 +18,7 @@ from construction import keys
 from kgreview.core.errors import StateConflict
 from kgreview.graph import rules
 from kgreview.graph import services as graph
-from kgreview.graph.models import ConceptType, RelationPattern, RelationType
+from kgreview.graph.models import ConceptType, Edge, RelationPattern, RelationType
 from kgreview.review.kinds.base import BlockerReads, Kind, Step, UndoStep, examples_note
 from kgreview.review.payloads import Name, Offset, RelationKey, RowId, Strict
 from kgreview.review.signals import relation_type_accepted
@@ -74,6 +74,7 @@ class AddRelationTypeKind(Kind):
     key = "add_relation_type"
     schema = AddRelationType
     curator_only = True
+    bulk_stage = -2  # after the types its patterns name, before patterns of it
 
     def dedup_key(self, payload: dict, *, symmetric: bool | None = None) -> str:
         return keys.relation_type_dedup_key(payload["key"])
@@ -110,9 +111,10 @@ class AddRelationTypeKind(Kind):
             step.record.update(pattern_ids=made)
 
     def undo(self, step: UndoStep) -> None:
-        """Retire the type, unless edges use it already."""
+        """Retire the type, unless active edges use it (the edges a batch undo
+        invalidated keep it, as a retired relation's edges do)."""
         relation = RelationType.objects.get(key=step.proposal.payload["key"])
-        if relation.edges.exists():
+        if relation.edges.filter(status=Edge.Status.ACTIVE).exists():
             raise StateConflict(
                 f'The relation "{relation.key}" already has edges; retire it instead.'
             )

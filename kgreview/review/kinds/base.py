@@ -273,6 +273,13 @@ class Kind(ABC):
     # Bulk undo takes acceptances of this kind as one set (``review.undo_set``); bulk
     # accept asks the kind's ``accept_set``.
     decided_as_a_set = False
+    # The bulk accept decides the selection in stages, lowest first: the kinds that
+    # define the vocabulary (negative stages: types, then relations, then patterns and
+    # attributes) one by one before the sets (concepts and edges), which may name what
+    # they define; the rest (0) after the sets. Within a stage a proposal comes after the
+    # ones of the selection it needs (``bulk_needs`` of a ``bulk_gives``); bulk undo goes
+    # the other way round.
+    bulk_stage = 0
     # Which graph changes settle its open proposals (``review.reconcile``).
     settled: frozenset[Settle] = frozenset()
     accept_label = "Accept"
@@ -347,6 +354,15 @@ class Kind(ABC):
     def edited(self, proposal: Proposal, edits: Edits | None) -> dict:
         """The payload with a reviewer's corrections, validated (editable kinds only)."""
         raise ValidationFailed(NOT_EDITABLE)
+
+    def bulk_gives(self, payload: dict) -> set[str]:
+        """What accepting it defines that others of a bulk selection may need
+        (``"concept_type:router"``)."""
+        return set()
+
+    def bulk_needs(self, payload: dict) -> set[str]:
+        """What it needs defined first when a proposal of the same stage gives it."""
+        return set()
 
     def accept_set(self, batch: SetBatch) -> SetDone:
         """Accept ``batch.proposals`` as one set, in a few statements, inside the bulk
