@@ -641,7 +641,7 @@ def _relation_drafts(
                     support=len(quotes),
                     sources=len(slugs),
                     description=(
-                        f"Sources state a {domain} {in_vocabulary[relation].verb} a {range_} "
+                        f"Sources state {_a(domain)} {in_vocabulary[relation].verb} {_a(range_)} "
                         f"{len(quotes)} times in {len(slugs)} sources."
                     ),
                     quotes=spread_quotes(quotes, settings.max_quotes),
@@ -808,3 +808,8 @@ def bootstrap_offline(
     readings = [reader.read(chunk) for chunk in chunks]
     whole = draft_from_readings(readings, vocabulary=vocabulary, known=known, settings=settings)
     return additions(whole, known)
+
+
+def _a(word: str) -> str:
+    """A word with its article: "a setting", "an argument"."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"

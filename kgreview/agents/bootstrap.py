@@ -190,7 +190,7 @@ def pattern_spec(p: PatternDraft) -> tuple[str, dict, str]:
         "examples": _examples(p.quotes, source_name="name", target_name="other"),
     }
     reason = (
-        f"{p.relation_key} joins a {p.domain_key} to a {p.range_key} in the documents. "
+        f"{p.relation_key} joins {_a(p.domain_key)} to {_a(p.range_key)} in the documents. "
         f"{_support(p.support, p.sources)}"
     )
     return ADD_RELATION_PATTERN, payload, reason
@@ -363,3 +363,8 @@ def bootstrap_run(run: AgentRun) -> AgentRun:
         )
     status = AgentRun.Status.PARTIAL if draft.skipped else AgentRun.Status.SUCCEEDED
     return agent_run_finish(run, status=status, stats=stats, usage=usage)
+
+
+def _a(word: str) -> str:
+    """A type's key with its article: "a setting", "an argument"."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"

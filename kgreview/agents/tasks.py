@@ -190,7 +190,10 @@ def bootstrap(self, *, run_id: int) -> int:
 @kgreview_task(name="agents.release_pattern_holds")
 def release_pattern_holds(self, *, relation_keys: list[str] | None = None) -> int:
     """A pattern or a type was accepted: the candidates held for breaking a relation's
-    pattern that fit now go back to the queue (``review.pattern_holds``)."""
+    pattern that fit now go back to the queue, and the queued ones that break it now are
+    held (``review.pattern_holds``)."""
+    from kgreview.review.pattern_holds import hold_pattern_breakers
     from kgreview.review.pattern_holds import release_pattern_holds as release
 
-    return len(release(relation_keys=relation_keys))
+    released = release(relation_keys=relation_keys)
+    return len(released) + len(hold_pattern_breakers(relation_keys=relation_keys))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef
 
 from kgreview.graph.history import GraphDiff, graph_diff
 from kgreview.graph.models import Concept, ConceptType, Edge, RelationType
@@ -37,10 +37,17 @@ EXTRA_COLOURS = (
 
 
 def relation_palette() -> list[dict]:
-    """Every relation type (retired ones too: they still draw as of the past), each with
-    its colour, in key order."""
-    rows = list(RelationType.objects.order_by("key"))
+    """Every relation type, each with its colour, in key order: the active ones, and the
+    retired ones that hold an edge (they still draw as of the past). A retired relation
+    that never held one (a team graph's curriculum relations) is left out; the colours
+    are given over all of them, so leaving one out recolours no other."""
+    rows = list(
+        RelationType.objects.order_by("key").annotate(
+            held=Exists(Edge.objects.filter(relation=OuterRef("pk")))
+        )
+    )
     extra = iter(EXTRA_COLOURS * (1 + len(rows) // len(EXTRA_COLOURS)))
+    palette = [(r, RELATION_COLOURS.get(r.key) or next(extra)) for r in rows]
     return [
         {
             "key": r.key,
@@ -48,9 +55,10 @@ def relation_palette() -> list[dict]:
             "verb": r.verb,
             "directed": r.directed,
             "active": r.active,
-            "colour": RELATION_COLOURS.get(r.key) or next(extra),
+            "colour": colour,
         }
-        for r in rows
+        for r, colour in palette
+        if r.active or r.held
     ]
 
 

@@ -54,3 +54,35 @@ def release_pattern_holds(*, relation_keys: Iterable[str] | None = None) -> list
         released, ["flags", "flags_text", "status", "version", "updated_at"]
     )
     return [p.pk for p in released]
+
+
+@transaction.atomic
+def hold_pattern_breakers(*, relation_keys: Iterable[str] | None = None) -> list[int]:
+    """The other way round: an edge proposal queued before its relation had a pattern
+    (drafted before the types existed, say) that breaks the patterns now is held with
+    the flag, as verify would have held it, instead of waiting in the queue for an
+    acceptance every reviewer is refused; ``release_pattern_holds`` lets it go when it
+    fits. Returns their ids; the agents' own work, like the release."""
+    pending = Proposal.objects.select_for_update(no_key=True).filter(
+        status=Proposal.Status.PENDING, kind="add_edge"
+    )
+    if relation_keys is not None:
+        pending = pending.filter(relation_key__in=list(relation_keys))
+    proposals = list(pending.order_by("pk"))
+    if not proposals:
+        return []
+    now = timezone.now()
+    reads = BlockerReads()
+    open_proposal_blockers(proposals, reads=reads)
+    held = []
+    for p in proposals:
+        if p.pk not in reads.pattern_refused:
+            continue
+        flags = sorted(set(p.flags) | {PATTERN_FLAG})
+        p.flags, p.flags_text = flags, flags_text(flags)
+        p.status = Proposal.Status.HELD
+        p.version += 1
+        p.updated_at = now
+        held.append(p)
+    Proposal.objects.bulk_update(held, ["flags", "flags_text", "status", "version", "updated_at"])
+    return [p.pk for p in held]

@@ -239,3 +239,9 @@ def test_construction_proposes_new_concepts_with_the_type_that_fits(f):
     curator = f.user("cura", role="curator")
     decisions.proposal_accept(proposal_id=vacuum.pk, acting_user=curator)
     assert Concept.objects.get(name="VACUUM command").type.key == "command"
+
+
+def test_a_drafted_patterns_reason_puts_an_before_a_vowel():
+    from kgreview.agents.bootstrap import _a
+
+    assert (_a("argument"), _a("setting"), _a("Index")) == ("an argument", "a setting", "an Index")

@@ -82,3 +82,32 @@ def test_accepting_a_pattern_releases_the_held_proposals_that_fit_now(
     assert fits_then.version == 2
     assert still_breaks.status == "held" and PATTERN_FLAG in still_breaks.flags
     assert Proposal.objects.filter(status="held").count() == 1
+
+
+def test_accepting_a_pattern_holds_the_queued_edges_that_break_it_now(
+    f, onto, django_capture_on_commit_callbacks
+):
+    """An edge queued before its relation had a pattern (a "builds_on" here, untyped
+    end or wrong types) waited in the queue for an acceptance every reviewer is
+    refused; accepting the pattern holds it with the flag, and leaves the one that fits
+    and those of other relations queued."""
+    untyped = f.concept("Vacuum")
+    breaks = f.edge_proposal(onto["file"], onto["process"], "builds_on")
+    breaks_untyped = f.edge_proposal(untyped, onto["process"], "builds_on")
+    fits = f.edge_proposal(onto["setting"], onto["process"], "builds_on")
+    other = f.edge_proposal(onto["file"], onto["process"], "related")
+    assert {p.status for p in (breaks, breaks_untyped, fits, other)} == {"pending"}
+    pattern = proposal_create(
+        kind="add_relation_pattern",
+        payload={"relation_key": "builds_on", "domain_key": "setting", "range_key": "process"},
+        confidence=0.8,
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        decisions.proposal_accept(
+            proposal_id=pattern.pk, acting_user=f.user("cora", role="curator")
+        )
+    for p in (breaks, breaks_untyped):
+        p = reload(p)
+        assert p.status == "held" and PATTERN_FLAG in p.flags and p.version == 2
+    assert reload(fits).status == "pending" and PATTERN_FLAG not in reload(fits).flags
+    assert reload(other).status == "pending"

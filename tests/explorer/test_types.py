@@ -71,3 +71,19 @@ def test_every_node_colour_stands_out_against_white_at_three_to_one():
     """WCAG's contrast for graphics: (1.05) / (L + 0.05) >= 3 against a white page."""
     for colour in (*selectors.TYPE_COLOURS, selectors.UNTYPED_COLOUR):
         assert 1.05 / (_luminance(colour) + 0.05) >= 3, colour
+
+
+def test_the_legend_leaves_out_a_retired_relation_that_never_held_an_edge(f):
+    """A team graph's documentation vocabulary retires the curriculum's relations: the
+    explorer listed "Prerequisite (retired)" and two more that never drew anything."""
+    from kgreview.graph.models import RelationType
+
+    a, b = f.concept("A"), f.concept("B")
+    f.edge(a, b, "builds_on")
+    colours = {r["key"]: r["colour"] for r in selectors.relation_palette()}
+    for key in ("applies_to", "builds_on"):
+        services.relation_type_retire(relation=RelationType.objects.get(key=key), acting_user=None)
+    palette = {r["key"]: r for r in selectors.relation_palette()}
+    assert "applies_to" not in palette
+    assert palette["builds_on"]["active"] is False
+    assert all(palette[k]["colour"] == colours[k] for k in palette)

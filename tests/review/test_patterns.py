@@ -350,3 +350,12 @@ def test_a_pattern_proposals_card_shows_its_examples_and_the_held_candidates_it_
     assert "WAL is written before a checkpoint." in page
     assert "No single quote: its evidence is the 1 example below" in page
     assert "asks again the 1 candidate held for breaking its patterns" in page
+
+
+def test_a_pattern_proposals_card_puts_an_before_a_type_key_with_a_vowel(f, onto):
+    """The PostgreSQL manual's bootstrap drafted "part_of joins a parameter_setting to
+    an argument"; the card read "to a argument"."""
+    graph.concept_type_create(key="index", label="index", acting_user=None)
+    p = _pattern_proposal(domain="index", range_="file")
+    page = client_for(f, "curator").get(reverse("review:focus") + f"?id={p.pk}").content.decode()
+    assert "joins an <code>index</code> to a <code>file</code>" in page
