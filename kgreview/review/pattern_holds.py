@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from kgreview.review.decide.blockers import open_proposal_blockers
+from kgreview.review.kinds.add_edge import AddEdgeKind
 from kgreview.review.kinds.base import BlockerReads
 from kgreview.review.models import Proposal
 from kgreview.review.services import PATTERN_FLAG, flags_text
@@ -64,7 +65,7 @@ def hold_pattern_breakers(*, relation_keys: Iterable[str] | None = None) -> list
     acceptance every reviewer is refused; ``release_pattern_holds`` lets it go when it
     fits. Returns their ids; the agents' own work, like the release."""
     pending = Proposal.objects.select_for_update(no_key=True).filter(
-        status=Proposal.Status.PENDING, kind="add_edge"
+        status=Proposal.Status.PENDING, kind=AddEdgeKind.key
     )
     if relation_keys is not None:
         pending = pending.filter(relation_key__in=list(relation_keys))
