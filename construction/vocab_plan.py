@@ -43,8 +43,6 @@ names, types and relations the graph already has.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -53,7 +51,24 @@ from rdflib import OWL, RDF, RDFS, XSD, BNode, Literal, Namespace, URIRef
 from rdflib.collection import Collection
 from rdflib.term import Node
 
-from .text import name_key, normal_name
+from .text import name_key
+from .vocab_items import (
+    MAPPABLE,
+    AliasPlan,
+    AttributePlan,
+    ConceptPlan,
+    EdgePlan,
+    PatternPlan,
+    RelationPlan,
+    Skip,
+    TypePlan,
+    VocabularyPlan,
+    clean,
+    local_name,
+    parse_map,
+    slug,
+    words_of,
+)
 from .vocab_read import Statements
 
 __all__ = [
@@ -74,8 +89,6 @@ __all__ = [
 SKOS = Namespace("http://www.w3.org/2004/02/skos/core#")
 DCTERMS = Namespace("http://purl.org/dc/terms/")
 DC = Namespace("http://purl.org/dc/elements/1.1/")
-#: The SKOS relations a curator may map to the graph's relations.
-MAPPABLE = ("broader", "narrower", "related")
 _BUILTIN = (str(RDF), str(RDFS), str(OWL), str(XSD), str(SKOS))
 #: XSD datatypes -> the attribute datatypes kgreview has.
 DATATYPES = {
@@ -106,162 +119,6 @@ DATATYPES = {
 NAME_MAX = 200
 LABEL_MAX = 100
 DESCRIPTION_MAX = 5000
-
-
-# --- What a plan holds -------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TypePlan:
-    key: str
-    label: str
-    description: str
-    parent_key: str
-    cites: tuple[str, ...]
-    why: str
-
-
-@dataclass(frozen=True)
-class PatternPlan:
-    relation_key: str
-    domain_key: str
-    range_key: str
-    cites: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class RelationPlan:
-    key: str
-    label: str
-    verb: str
-    description: str
-    symmetric: bool
-    patterns: tuple[PatternPlan, ...]
-    cites: tuple[str, ...]
-    why: str
-
-
-@dataclass(frozen=True)
-class AttributePlan:
-    type_key: str
-    key: str
-    label: str
-    datatype: str
-    description: str
-    cites: tuple[str, ...]
-    why: str
-
-
-@dataclass(frozen=True)
-class AliasPlan:
-    name: str
-    cite: str
-
-
-@dataclass(frozen=True)
-class ConceptPlan:
-    name: str
-    aliases: tuple[AliasPlan, ...]
-    description: str
-    type_key: str
-    cites: tuple[str, ...]
-    why: str
-
-
-@dataclass(frozen=True)
-class EdgePlan:
-    source: str
-    relation: str
-    target: str
-    cites: tuple[str, ...]
-    why: str
-
-
-@dataclass(frozen=True)
-class Skip:
-    """Something of the file the plan leaves out, and why, in words."""
-
-    what: str
-    reason: str
-
-
-@dataclass
-class VocabularyPlan:
-    types: list[TypePlan] = field(default_factory=list)  # parents before their subtypes
-    relations: list[RelationPlan] = field(default_factory=list)
-    attributes: list[AttributePlan] = field(default_factory=list)
-    concepts: list[ConceptPlan] = field(default_factory=list)
-    edges: list[EdgePlan] = field(default_factory=list)
-    skipped: list[Skip] = field(default_factory=list)
-
-    def skip(self, what: str, reason: str) -> None:
-        self.skipped.append(Skip(what[:300], reason))
-
-    def counts(self) -> dict[str, int]:
-        return {
-            "concept_types": len(self.types),
-            "relation_types": len(self.relations),
-            "relation_patterns": sum(len(r.patterns) for r in self.relations),
-            "attributes": len(self.attributes),
-            "concepts": len(self.concepts),
-            "aliases": sum(len(c.aliases) for c in self.concepts),
-            "edges": len(self.edges),
-        }
-
-
-def parse_map(pairs: Iterable[str]) -> dict[str, str]:
-    """``["broader=part_of", "related=related"]`` (or comma-separated) as a map, refused
-    in words for a SKOS relation kgreview does not map or a pair without "="."""
-    out: dict[str, str] = {}
-    for item in pairs:
-        for pair in item.split(","):
-            pair = pair.strip()
-            if not pair:
-                continue
-            skos, eq, relation = pair.partition("=")
-            skos, relation = skos.strip().removeprefix("skos:"), relation.strip()
-            if not eq or not relation:
-                raise ValueError(f'"{pair[:60]}" is not a mapping: write skos_relation=relation.')
-            if skos not in MAPPABLE:
-                raise ValueError(
-                    f'"{skos[:40]}" cannot be mapped: map {", ".join(MAPPABLE)} to relations '
-                    "of the graph."
-                )
-            out[skos] = relation
-    return out
-
-
-# --- Words from IRIs and labels ----------------------------------------------------------
-
-
-def local_name(term: Node) -> str:
-    text = str(term).rstrip("/#")
-    for sep in ("#", "/", ":"):
-        if sep in text:
-            text = text.rsplit(sep, 1)[1]
-            break
-    return text
-
-
-def words_of(local: str) -> str:
-    """ "CheckpointSetting" / "checkpoint_setting" -> "Checkpoint setting"."""
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", local)
-    spaced = re.sub(r"[_\-.]+", " ", spaced).strip()
-    return (spaced[:1].upper() + spaced[1:].lower()) if spaced else ""
-
-
-def slug(words: str) -> str:
-    """A key: ASCII letters, digits and underscores, starting with a letter (64 at most)."""
-    ascii_words = unicodedata.normalize("NFKD", words).encode("ascii", "ignore").decode()
-    ascii_words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", ascii_words).lower()
-    key = "_".join(part for part in re.split(r"[^a-z0-9]+", ascii_words) if part)
-    if key and not key[0].isalpha():
-        key = "t_" + key
-    return key[:64].rstrip("_")
-
-
-def clean(text: str, limit: int) -> str:
-    return normal_name(" ".join(str(text).split()))[:limit]
 
 
 def _is_builtin(term: Node) -> bool:
