@@ -19,9 +19,12 @@ def _normal_name(value):
     return normal_name(value) if isinstance(value, str) else value
 
 
+# The longest a concept's name and its description may be (the edit forms say the same).
+NAME_MAX = 200
+DESCRIPTION_MAX = 5000
 # A concept's name as the graph stores it (``construction.text.normal_name``): an agent's
 # or a reviewer's "\u200bEmbeddings" is "Embeddings" before it is keyed or compared.
-Name = Annotated[str, Field(min_length=1, max_length=200), BeforeValidator(_normal_name)]
+Name = Annotated[str, Field(min_length=1, max_length=NAME_MAX), BeforeValidator(_normal_name)]
 Score = Annotated[float, Field(ge=0.0, le=100.0, allow_inf_nan=False)]
 RowId = Annotated[int, Field(ge=1, le=BIGGEST_INT)]
 Offset = Annotated[int, Field(ge=0, le=BIGGEST_INT)]

@@ -419,7 +419,7 @@
     if (!card) return;
     card.scrollIntoView({ block: "start" });
     revealQuote(card);
-    var first = card.querySelector('.edit-form [role="combobox"]');
+    var first = card.querySelector('.edit-form [role="combobox"], .edit-form [data-edit-first]');
     var failed = card.querySelector(".card-messages .flash.bad");
     if (first && failed) {
       // A refused edit: back to the field the refusal is most likely about.

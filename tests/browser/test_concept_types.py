@@ -98,3 +98,38 @@ def test_the_concept_list_filters_by_a_type_and_its_subtypes(page, live_server, 
     assert not found, report(found, "the concept list filtered by type")
     rows.nth(0).locator(".type-tag").click()
     expect(page).to_have_url(f"{live_server.url}/concepts/?type=technique")
+
+
+def test_a_reviewer_renames_and_types_a_new_concept_by_keyboard_before_accepting(
+    page, live_server, login, typed, f, shot
+):
+    """e opens the concept's edit form with its name focused; Tab reaches the type; Ctrl
+    Enter accepts the corrected concept without a page load; Esc leaves a form unsent."""
+    p = f.concept_proposal("the Reranking")
+    p.payload = {**p.payload, "type_key": "representation"}
+    p.save(update_fields=["payload"])
+    login("reviewer")
+    page.goto(f"{live_server.url}/review/focus/?id={p.pk}")
+    page.evaluate("window.__kgNoReload = true")
+    page.keyboard.press("e")
+    name = page.locator("#edit-name")
+    expect(name).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(page.locator("#card .edit-form")).to_have_count(0)
+    page.keyboard.press("e")
+    expect(name).to_be_focused()
+    name.fill("Reranking")
+    page.keyboard.press("Tab")
+    expect(page.locator("#edit-type")).to_be_focused()
+    page.locator("#edit-type").select_option("retrieval_technique")
+    assert_in_view_and_uncovered(page, page.locator("#card .edit-form button.primary"), "Accept")
+    shot("concept-edit-form")
+    found = axe_violations(page)
+    assert not found, report(found, "the concept edit form")
+    page.keyboard.press("Control+Enter")
+    expect(page.locator("#card")).to_contain_text(f"Edited and accepted #{p.pk}")
+    assert page.evaluate("window.__kgNoReload") is True
+    from kgreview.graph.models import Concept
+
+    concept = Concept.objects.select_related("type").get(name="Reranking")
+    assert concept.type.key == "retrieval_technique"

@@ -132,8 +132,9 @@ def test_an_editable_kind_names_its_edit_form_and_no_other_kind_has_one():
     for kind in KINDS.values():
         if kind.editable:
             assert issubclass(import_string(kind.edit_form), DecisionForm), kind
+            assert kind.edit_hint.startswith("to "), kind  # "Edit it (e) to ..."
         else:
-            assert kind.edit_form is None, kind
+            assert kind.edit_form is None and not kind.edit_hint, kind
 
 
 def test_an_unknown_kind_is_refused_in_words():
@@ -266,9 +267,11 @@ def test_editing_an_edge_swaps_its_ends_and_refuses_a_relation_that_is_not_activ
 
 
 def test_only_an_editable_kind_can_be_edited():
-    assert [key for key, kind in KINDS.items() if kind.editable] == ["add_edge"]
-    with pytest.raises(ValidationFailed, match="Only edge proposals can be edited"):
+    assert [key for key, kind in KINDS.items() if kind.editable] == ["add_concept", "add_edge"]
+    with pytest.raises(ValidationFailed, match="Only edge and new-concept proposals can be edited"):
         kind_of("add_concept").edited(None, EdgeEdits())
+    with pytest.raises(ValidationFailed, match="Only edge and new-concept proposals can be edited"):
+        kind_of("merge_concepts").edited(None, EdgeEdits())
 
 
 def test_a_proposal_about_a_missing_or_retired_edge_is_blocked_in_words(f):

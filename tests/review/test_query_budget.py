@@ -12,7 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from kgreview.graph.models import ConceptOrder, Edge, SourceConcept
+from kgreview.graph.models import Concept, ConceptOrder, Edge, SourceConcept
 from kgreview.review.models import Proposal
 from tests.review.workspace import client_for
 
@@ -44,7 +44,7 @@ def test_accept_reject_and_edit_stay_within_fifteen_queries(f, reviewer_client):
     edit = measured(
         reviewer_client,
         reverse("review:edit", args=[ps[1].pk]),
-        {"version": 1, "confidence": "0.7", "weight": "2"},
+        {"kind": "add_edge", "version": 1, "confidence": "0.7", "weight": "2"},
     )
     assert max(accept, reject, edit) <= 15, (accept, reject, edit)
 
@@ -118,7 +118,7 @@ def test_edit_then_accept_is_within_the_budget(f, queue):
     status, queries, _ = _decide(
         client_for(f, "reviewer"),
         reverse("review:edit", args=[p.pk]),
-        {"version": 1, "confidence": "0.7", "weight": "2"},
+        {"kind": "add_edge", "version": 1, "confidence": "0.7", "weight": "2"},
     )
     assert status == 200
     assert Edge.objects.get(source=queue["a"], target=queue["c"], status="active").weight == 2
@@ -145,7 +145,7 @@ def test_edit_turning_an_edge_round_onto_a_new_concept_is_within_the_budget(f, q
     status, queries, _ = _decide(
         client_for(f, "reviewer"),
         reverse("review:edit", args=[p.pk]),
-        {"version": 1, "confidence": "0.7", "weight": "2", "swap": "on"},
+        {"kind": "add_edge", "version": 1, "confidence": "0.7", "weight": "2", "swap": "on"},
     )
     assert status == 200
     assert Edge.objects.filter(source=fresh, target=queue["c"], status="active").exists()
@@ -155,3 +155,23 @@ def test_edit_turning_an_edge_round_onto_a_new_concept_is_within_the_budget(f, q
     # SQLite writes the end's place in the order, the edge and its ends' grounds in three
     # statements (PostgreSQL in one); the edge's provenance is review's own row, one more.
     assert queries <= BUDGET + (connection.vendor == "sqlite"), queries
+
+
+def test_a_concept_renamed_and_typed_then_accepted_costs_no_more_than_accepting_one(f, queue):
+    """A new concept corrected on its card (name and type), then created: no query more
+    than a concept accepted as drafted."""
+    from kgreview.graph import services as graph
+
+    graph.concept_type_create(key="setting", label="Setting", acting_user=None)
+    plain = f.concept_proposal("the Echo", doc=queue["doc"])
+    p = f.concept_proposal("the Delta", doc=queue["doc"])
+    client = client_for(f, "reviewer")
+    _, accepted, _ = _decide(client, reverse("review:accept", args=[plain.pk]), {"version": 1})
+    status, queries, page = _decide(
+        client,
+        reverse("review:edit", args=[p.pk]),
+        {"kind": "add_concept", "version": 1, "name": "Delta", "type_key": "setting"},
+    )
+    assert status == 200 and "Edited and accepted" in page
+    assert Concept.objects.get(name="Delta").type.key == "setting"
+    assert queries <= accepted, (queries, accepted)

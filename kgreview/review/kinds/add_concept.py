@@ -2,24 +2,37 @@
 
 Accepting it creates the concept, or links it to the concept that already answers to
 the name (adding the names it lacks), or brings back its own concept a curator retired;
-undoing it retires a concept it created and takes back the aliases it added.
+undoing it retires a concept it created and takes back the aliases it added. A reviewer
+may correct its name, type and description before accepting (``ConceptEdits``); the
+decision keeps the proposal as the agent drafted it, for the undo.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pydantic import Field
 
 from construction import keys
+from kgreview.core.errors import ValidationFailed
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, ConceptAlias
 from kgreview.graph.search import concept_search
 from kgreview.review.decide.ends import concept_for_name, retired_name_words
 from kgreview.review.decide.outcome import ProposalStale
-from kgreview.review.kinds.base import BlockerReads, Kind, Settle, Step, UndoStep, ground
+from kgreview.review.kinds.base import (
+    NOT_EDITABLE,
+    BlockerReads,
+    Kind,
+    Settle,
+    Step,
+    UndoStep,
+    ground,
+)
 from kgreview.review.kinds.edge_set import accept_edges_and_concepts
 from kgreview.review.kinds.edge_set_check import type_refusal
-from kgreview.review.payloads import Name, Offset, RowId, Strict
+from kgreview.review.payloads import DESCRIPTION_MAX, Name, Offset, RowId, Strict
 
 
 class Defined(Strict):
@@ -36,7 +49,7 @@ class Defined(Strict):
 class AddConcept(Strict):
     name: Name
     aliases: list[Name] = Field(default_factory=list, max_length=50)
-    description: str = Field(default="", max_length=5000)
+    description: str = Field(default="", max_length=DESCRIPTION_MAX)
     type_key: str = Field(
         default="",
         pattern=r"^([a-z][a-z0-9_]{0,63})?$",
@@ -49,10 +62,27 @@ class AddConcept(Strict):
     )
 
 
+@dataclass(frozen=True)
+class ConceptEdits:
+    """A reviewer's corrections to a new concept before accepting it: its name, its type
+    (None: kept; "": none) and its description (None: kept)."""
+
+    name: str = ""
+    type_key: str | None = None
+    description: str | None = None
+    confidence: float | None = None
+
+    def proposals_named(self) -> list[int]:
+        return []
+
+
 class AddConceptKind(Kind):
     key = "add_concept"
     schema = AddConcept
     names_a_concept = True
+    editable = True
+    edit_form = "kgreview.review.workspace.forms.ConceptEditForm"
+    edit_hint = "to give it another name or type"
     decided_as_a_set = True
     settled = frozenset({Settle.NAME})
     # Decided as one set with the edges that need them (``edge_set``).
@@ -130,6 +160,35 @@ class AddConceptKind(Kind):
                     decision=step.audit_row,
                 )
 
+    def edits(self, data: dict) -> ConceptEdits:
+        return ConceptEdits(
+            name=data["name"],
+            type_key=data["type_key"],
+            description=data["description"],
+            confidence=data["confidence"],
+        )
+
+    def edited(self, proposal, edits) -> dict:
+        """The payload with the reviewer's name, type and description. A new name keeps
+        the drafted one's aliases (less the new name itself); a type must be active."""
+        if not isinstance(edits, ConceptEdits):
+            raise ValidationFailed(NOT_EDITABLE)
+        payload = dict(proposal.payload)
+        if edits.name:
+            payload["name"] = edits.name
+            same = keys.concept_dedup_key(edits.name)
+            payload["aliases"] = [
+                a for a in payload.get("aliases", []) if keys.concept_dedup_key(a) != same
+            ]
+        if edits.type_key is not None:
+            refusal = type_refusal(edits.type_key)
+            if refusal is not None:
+                raise refusal
+            payload["type_key"] = edits.type_key
+        if edits.description is not None:
+            payload["description"] = edits.description
+        return self.validate(payload)
+
     def blockers(self, proposal, reads: BlockerReads) -> list[str]:
         name = proposal.payload["name"]
         owner = graph_selectors.name_owner(name=name)
@@ -155,6 +214,7 @@ class AddConceptKind(Kind):
             "aliases": payload.get("aliases", []),
             "defined": payload.get("defined", []),
             "type_key": payload.get("type_key", ""),
+            "description": payload.get("description", ""),
         }
 
     def card(self, card) -> None:

@@ -237,6 +237,7 @@ class AddEdgeKind(Kind):
     decision_first = True
     editable = True
     edit_form = "kgreview.review.workspace.forms.EdgeEditForm"
+    edit_hint = "to use another concept or relation"
     keeps_conflicts = True
     decided_as_a_set = True
     settled = frozenset({Settle.ENDS})

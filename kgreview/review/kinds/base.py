@@ -231,7 +231,7 @@ class Settle(Enum):
 WIDENS_NOTHING = "Only an edge proposal can widen its relation's pattern."
 
 # The one refusal for a kind a reviewer may not correct (the view and the service say it).
-NOT_EDITABLE = "Only edge proposals can be edited before accepting."
+NOT_EDITABLE = "Only edge and new-concept proposals can be edited before accepting."
 
 
 class Edits(Protocol):
@@ -267,6 +267,8 @@ class Kind(ABC):
     # ``edited`` applies them to the payload.
     editable = False
     edit_form: str | None = None
+    # What an edit can change, after "Edit it (e)" where accepting it would be refused.
+    edit_hint = ""
     # Contradictions found later are kept in its payload, for the card and for
     # "keep this, retire what it contradicts".
     keeps_conflicts = False

@@ -199,13 +199,13 @@ def reject(request: HttpRequest, pk: int) -> HttpResponse:
     return _after_decision(request, f, cursor, notice=words, outcome=out, decided=pk)
 
 
-def _edit_kind(pk: int) -> Kind | None:
-    """The kind whose edit form reads the corrections: while one kind alone is editable,
-    that one, known without a query (a decision's query budget counts them); else the
+def _edit_kind(pk: int, sent: str) -> Kind | None:
+    """The kind whose edit form reads the corrections: the one the page's form names
+    (``kind``), known without a query (a decision's query budget counts them); else the
     proposal's own kind. The service refuses in words a proposal of another kind."""
-    editable = [kind for kind in KINDS.values() if kind.editable]
-    if len(editable) == 1:
-        return editable[0]
+    named = KINDS.get(sent)
+    if named is not None and named.editable:
+        return named
     key = Proposal.objects.filter(pk=pk).values_list("kind", flat=True).first()
     return KINDS.get(key or "")
 
@@ -213,7 +213,7 @@ def _edit_kind(pk: int) -> Kind | None:
 def _edit_form(pk: int, source) -> tuple[DecisionForm, Kind | None]:
     """The editing kind and the form its corrections are read through (the shared fields
     alone when there is none: the service refuses)."""
-    kind = _edit_kind(pk)
+    kind = _edit_kind(pk, str(source.get("kind", "")))
     edit_form = kind.edit_form if kind is not None else None
     form_class = import_string(edit_form) if edit_form else DecisionForm
     return form_class(source), kind

@@ -14,7 +14,7 @@ from django import forms
 
 from kgreview.core.forms import TextField, parse_finite, parse_int, parse_row_id
 from kgreview.review.decide.ends import EndChoice
-from kgreview.review.payloads import WEIGHT_MAX
+from kgreview.review.payloads import DESCRIPTION_MAX, NAME_MAX, WEIGHT_MAX
 
 
 def clean_text(value, limit: int = 2000) -> str:
@@ -151,6 +151,38 @@ class EdgeEditForm(DecisionForm):
         for role in ("source", "target"):
             values[role] = {r: self.data.get(f"{role}_{r}", "") for r in roles}
         return values
+
+
+class ConceptEditForm(DecisionForm):
+    """A new concept's corrections before accepting (``AddConceptKind.edit_form``): its
+    name, its type and its description. A field the page did not send is kept as drafted
+    (None); an empty type means none."""
+
+    name = TextField(strip=True)
+    type_key = TextField(strip=True)
+    description = TextField(strip=True)
+    confidence = TextField()
+
+    def clean(self):
+        data = super().clean()
+        if len(data.get("name", "")) > NAME_MAX:
+            raise forms.ValidationError(f"A concept's name is at most {NAME_MAX} characters.")
+        if len(data.get("description", "")) > DESCRIPTION_MAX:
+            raise forms.ValidationError(
+                f"A concept's description is at most {DESCRIPTION_MAX} characters."
+            )
+        for sent in ("type_key", "description"):
+            if sent not in self.data:
+                data[sent] = None
+        try:
+            data["confidence"] = parse_float(data.get("confidence"))
+        except ValueError:
+            raise forms.ValidationError("Confidence must be a number.") from None
+        return data
+
+    def typed_values(self) -> dict:
+        keys = ("name", "type_key", "description", "confidence", "note")
+        return {k: self.data.get(k, "") for k in keys}
 
 
 class ConceptSearchForm(forms.Form):

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from kgreview.core.permissions import can_decide, is_curator, view_required
-from kgreview.graph.models import RelationType
+from kgreview.graph.models import ConceptType, RelationType
 from kgreview.review.decide import ends
 from kgreview.review.decide import undo as undo_service
 from kgreview.review.decide.decisions import (
@@ -109,6 +109,8 @@ def card_context(
         "reject_reasons": REJECT_REASONS,
         "reject_reason": reject_reason,
         "relations": RelationType.objects.filter(active=True).order_by("key"),
+        # Read only by an edit form that offers a type (a new concept's).
+        "concept_types": ConceptType.objects.filter(active=True).order_by("label", "key"),
         "notice": notice,
         "error": error,
         "undo": _undo_list(user, undo),
