@@ -46,26 +46,27 @@ def item_stale_q(before) -> Q:
     )
 
 
-class ClaimHeartbeat:
-    """Renew an item's claim from a background thread while its worker reads it.
+class Heartbeat:
+    """Renew a row from a background thread while a worker works on it.
 
-    A long source (a local extractor reads it in one go, under the construct mutex) gives
-    no other sign of life; this thread does, every ``KG_ITEM_HEARTBEAT_SECONDS``, so a
-    worker that died is visible within ``KG_ITEM_STALE_SECONDS``. A renewal that fails
-    (the database is busy) is tried again on the next beat; one that finds the claim gone
-    (the reaper handed the item to another task) sets ``lost`` and stops.
+    A long piece of work (a local extractor reads a source in one go; a bootstrap drafts
+    from the whole corpus) gives no other sign of life; this thread does, every
+    ``KG_ITEM_HEARTBEAT_SECONDS``, so a worker that died is visible within
+    ``KG_ITEM_STALE_SECONDS``. A renewal that fails (the database is busy) is tried
+    again on the next beat; one that renews nothing (the row was taken over or finished)
+    sets ``lost`` and stops. ``renew`` returns how many rows it renewed.
     """
 
-    def __init__(self, item: AgentRunItem) -> None:
-        self.item_id = item.pk
-        self.claim = item.claimed_by
+    def __init__(self, name: str) -> None:
+        self.name = name
         self.lost = False
         self._stop = threading.Event()
-        self._thread = threading.Thread(
-            target=self._beat, name=f"claim-heartbeat-{item.pk}", daemon=True
-        )
+        self._thread = threading.Thread(target=self._beat, name=name, daemon=True)
 
-    def __enter__(self) -> ClaimHeartbeat:
+    def renew(self) -> int:
+        raise NotImplementedError
+
+    def __enter__(self):
         self._thread.start()
         return self
 
@@ -78,19 +79,30 @@ class ClaimHeartbeat:
         try:
             while not self._stop.wait(interval):
                 try:
-                    renewed = AgentRunItem.objects.filter(
-                        pk=self.item_id,
-                        claimed_by=self.claim,
-                        status=AgentRunItem.Status.RUNNING,
-                    ).update(renewed_at=timezone.now())
+                    renewed = self.renew()
                 except DatabaseError as exc:
-                    log.warning("item %s: could not renew its claim (%s)", self.item_id, exc)
+                    log.warning("%s: could not renew (%s)", self.name, exc)
                     continue
                 if not renewed:
                     self.lost = True
                     return
         finally:
             connection.close()  # this thread's own connection
+
+
+class ClaimHeartbeat(Heartbeat):
+    """Renew an item's claim while its worker reads it; ``lost`` when the claim is gone
+    (the reaper handed the item to another task)."""
+
+    def __init__(self, item: AgentRunItem) -> None:
+        super().__init__(f"claim-heartbeat-{item.pk}")
+        self.item_id = item.pk
+        self.claim = item.claimed_by
+
+    def renew(self) -> int:
+        return AgentRunItem.objects.filter(
+            pk=self.item_id, claimed_by=self.claim, status=AgentRunItem.Status.RUNNING
+        ).update(renewed_at=timezone.now())
 
 
 def run_stats_empty(total: int) -> dict:

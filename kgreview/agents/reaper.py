@@ -12,6 +12,10 @@ message when a worker takes it, so a killed worker's tasks are gone):
   ``KG_ITEM_REQUEUE_SECONDS`` (no item claimed, renewed or finished, the run untouched)
   are queued again: their messages were lost (a killed worker had taken them) or refused.
 - A run whose items are all finished but which was never closed is closed.
+- A **step-wise** run (heal, discover, bootstrap, ...) taken as lost
+  (``runs.agent_run_lost``: running and silent past its heartbeat's window, or queued and
+  silent for the lease) is failed in words. A bootstrap has no schedule to notice it;
+  it would say "running" for ever.
 
 A run the reaper resumed is touched and counts ``stats["resumed"]``, so its sources are
 not queued again before another full wait. Running it twice, or on two beats, is safe: a
@@ -33,6 +37,7 @@ from django.utils import timezone
 
 from .items import construct_run_close, item_stale_after, item_stale_q
 from .models import AgentRun, AgentRunItem
+from .runs import agent_runs_fail_lost
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +49,7 @@ class Reaped:
     lost: list[int] = field(default_factory=list)  # handed back from a dead worker
     stalled: list[int] = field(default_factory=list)  # pending in a run that stalled
     closed: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)  # step-wise runs whose worker died
 
     @property
     def to_queue(self) -> list[int]:
@@ -71,6 +77,7 @@ def reap(*, now: datetime | None = None) -> Reaped:
     )
     for run_id in list(unfinished):
         _reap_run(run_id, now, report)
+    report.failed = agent_runs_fail_lost(now)
     return report
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -25,7 +24,7 @@ from kgreview.core.errors import NotFound, StateConflict
 from kgreview.review.models import ProposalOrigin
 from kgreview.review.services import proposal_origin
 
-from .items import construct_run_close, item_lease
+from .items import Heartbeat, construct_run_close, item_lease, item_stale_after
 from .models import AgentRun, AgentRunItem, Mutex, WorkerHeartbeat
 
 if TYPE_CHECKING:
@@ -118,28 +117,86 @@ def agent_run_create(
     return run
 
 
+# The agents whose task renews its run while it works (``RunHeartbeat``): a running one
+# silent for ``item_stale_after()`` lost its worker. The others are given the lease.
+BEATING = frozenset({AgentRun.Agent.HEAL, AgentRun.Agent.DISCOVER, AgentRun.Agent.BOOTSTRAP})
+# What to do about a run found lost, by agent (the rest: start it again).
+AFTER_LOST = {
+    AgentRun.Agent.HEAL: "The next scheduled run starts afresh.",
+    AgentRun.Agent.DISCOVER: "The next scheduled run starts afresh.",
+    AgentRun.Agent.BOOTSTRAP: (
+        "Draft again from the Ontology page: what it queued stays, and is not proposed twice."
+    ),
+}
+
+
+class RunHeartbeat(Heartbeat):
+    """Renew a step-wise run (``updated_at``) while its task works on it; ``lost`` once
+    it is finished (a curator cancelled it, or the reaper failed it)."""
+
+    def __init__(self, run: AgentRun) -> None:
+        super().__init__(f"run-heartbeat-{run.pk}")
+        self.run_id = run.pk
+
+    def renew(self) -> int:
+        return (
+            AgentRun.objects.filter(pk=self.run_id)
+            .exclude(status__in=AgentRun.FINISHED)
+            .update(updated_at=timezone.now())
+        )
+
+
+def agent_run_lost(run: AgentRun, now) -> str:
+    """Why an unfinished step-wise run is taken as lost, in words; "" while its worker may
+    still be at it. A running run of an agent that beats is lost after the heartbeat's
+    window (``item_stale_after``); a queued one (its message may still wait behind
+    others), or one of an agent that does not beat, after the lease."""
+    if run.agent == AgentRun.Agent.CONSTRUCT or run.is_finished:
+        return ""
+    beating = run.status == AgentRun.Status.RUNNING and run.agent in BEATING
+    window = item_stale_after() if beating else item_lease()
+    if run.updated_at >= now - window:
+        return ""
+    then = AFTER_LOST.get(run.agent, "Start it again.")
+    return f"No progress for {int(window.total_seconds())} s: its worker stopped. {then}"
+
+
+def agent_run_fail_if_lost(run_id: int, now=None) -> AgentRun | None:
+    """Fail in words a step-wise run taken as lost (read again under its row lock, so a
+    heartbeat that just renewed it wins); None when it is not lost."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        run = AgentRun.objects.select_for_update().filter(pk=run_id).first()
+        why = agent_run_lost(run, now) if run is not None else ""
+        if not why:
+            return None
+        return agent_run_finish(run, status=AgentRun.Status.FAILED, stats=run.stats, error=why)
+
+
+def agent_runs_fail_lost(now=None) -> list[int]:
+    """The reaper's pass over step-wise runs: fail the lost ones in words (a bootstrap has
+    no schedule to notice it, and would say "running" for ever)."""
+    unfinished = (
+        AgentRun.objects.exclude(agent=AgentRun.Agent.CONSTRUCT)
+        .exclude(status__in=AgentRun.FINISHED)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    return [run_id for run_id in list(unfinished) if agent_run_fail_if_lost(run_id, now)]
+
+
 def agent_run_current(agent: str) -> AgentRun | None:
     """The newest unfinished run of an agent, or None.
 
-    A schedule asks before starting: runs of one agent never overlap. A run that has
-    reported nothing for the lease (its worker died, or its task was lost) is not
-    current: a step-wise run (heal, discover) is marked failed in words so a new one can
-    start; a construction run is returned anyway, because resuming it (its unfinished
-    sources queued again) is the way forward.
+    A schedule asks before starting: runs of one agent never overlap. A run taken as lost
+    (``agent_run_lost``: its worker died, or its task was lost) is not current: a
+    step-wise run (heal, discover) is failed in words so a new one can start; a
+    construction run is returned anyway, because resuming it (its unfinished sources
+    queued again) is the way forward.
     """
-    stale = timezone.now() - item_lease()
     for run in AgentRun.objects.filter(agent=agent).exclude(status__in=AgentRun.FINISHED):
-        if run.updated_at >= stale or agent == AgentRun.Agent.CONSTRUCT:
+        if agent == AgentRun.Agent.CONSTRUCT or agent_run_fail_if_lost(run.pk) is None:
             return run
-        agent_run_finish(
-            run,
-            status=AgentRun.Status.FAILED,
-            stats=run.stats,
-            error=(
-                f"No progress for {settings.KG_ITEM_LEASE_SECONDS} s: its worker stopped. "
-                "The next scheduled run starts afresh."
-            ),
-        )
     return None
 
 

@@ -145,7 +145,8 @@ def heal(self, *, run_id: int | None = None, trigger: str = AgentRun.Trigger.SCH
     run = _run_for(AgentRun.Agent.HEAL, run_id, trigger, None)
     if run is None or run.is_finished:
         return 0
-    heal_run(run)
+    with runs.RunHeartbeat(run):
+        heal_run(run)
     return run.pk
 
 
@@ -163,7 +164,8 @@ def discover(
     run = _run_for(AgentRun.Agent.DISCOVER, run_id, trigger, provider)
     if run is None or run.is_finished:
         return 0
-    discover_run(run, provider=provider or run.provider or None)
+    with runs.RunHeartbeat(run):
+        discover_run(run, provider=provider or run.provider or None)
     return run.pk
 
 
@@ -183,7 +185,8 @@ def bootstrap(self, *, run_id: int) -> int:
     run = AgentRun.objects.filter(pk=run_id).first()
     if run is None or run.is_finished:
         return 0
-    bootstrap_run(run)
+    with runs.RunHeartbeat(run):  # a worker that dies is seen within minutes (the reaper)
+        bootstrap_run(run)
     return run.pk
 
 
