@@ -119,3 +119,14 @@ def test_a_bootstrap_task_whose_run_was_failed_meanwhile_does_nothing(settings):
     assert tasks.bootstrap.delay(run_id=run.pk).get() == 0
     run.refresh_from_db()
     assert run.status == "failed"
+
+
+def test_the_ontology_panel_says_a_lost_bootstrap_failed_and_why_in_one_sentence_each(client, f):
+    run = running(AgentRun.Agent.BOOTSTRAP)
+    silent_for(run, 61)
+    reaper.reap()
+    client.force_login(f.user("cura", role="curator"))
+    page = client.get("/agents/bootstrap/panel/").content.decode()
+    assert f"Bootstrap run #{run.pk}</a>, failed." in page
+    assert "its worker stopped. Draft again from the Ontology page" in page
+    assert "twice.." not in page
