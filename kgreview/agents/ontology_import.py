@@ -38,15 +38,15 @@ from django.conf import settings
 from django.db import transaction
 
 from construction import keys
-from construction.vocab_plan import (
+from construction.vocab_items import (
     ConceptPlan,
     EdgePlan,
     Skip,
     VocabularyPlan,
     parse_map,
-    plan_vocabulary,
     slug,
 )
+from construction.vocab_plan import plan_vocabulary
 from construction.vocab_read import BadVocabulary, VocabLimits, read_vocabulary
 from kgreview.core.errors import DuplicateProposal, ValidationFailed
 from kgreview.graph import selectors as graph_selectors
