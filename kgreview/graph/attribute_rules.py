@@ -42,11 +42,8 @@ from kgreview.core.errors import (
 )
 
 from .models import Attribute, AttributeValue, Concept, ConceptType
-from .rules import end_refusal
+from .rules import end_refusal, key_refusal, shown_key, words_refusal
 
-ATTRIBUTE_KEY = re.compile(r"[a-z][a-z0-9_]{0,63}")
-LABEL_MAX = 100
-DESCRIPTION_MAX = 5000
 VALUE_MAX = 2000
 DATATYPES = tuple(Attribute.Datatype.values)
 
@@ -79,40 +76,14 @@ _BOOLEAN = {
 # --- Declaring an attribute --------------------------------------------------------------
 
 
-def _shown(text: str) -> str:
-    return text if len(text) <= 40 and not CONTROL.search(text) else "this key"
-
-
 def attribute_key_refusal(key: str) -> ValidationFailed | None:
-    """An attribute's key is a short slug: a lowercase letter, then letters, digits or
-    ``_``."""
-    if ATTRIBUTE_KEY.fullmatch(key):
-        return None
-    return ValidationFailed(
-        f'"{_shown(key)}" cannot be an attribute\'s key: use a lowercase letter followed by '
-        "up to 63 lowercase letters, digits or underscores (such as default_value)."
-    )
+    """An attribute's key is a short slug, as a type's is (``rules.key_refusal``)."""
+    return key_refusal(key, thing="an attribute", example="default_value")
 
 
 def attribute_words_refusal(label: str, description: str) -> ValidationFailed | None:
-    """An attribute's label holds words (100 characters at most) and neither it nor its
-    description (5,000 at most) holds control characters."""
-    if CONTROL.search(label) or CONTROL.search(description):
-        return ValidationFailed(
-            "An attribute's label and description cannot hold control characters."
-        )
-    if not label.strip():
-        return ValidationFailed("An attribute needs a label: say in words what it records.")
-    if len(label) > LABEL_MAX:
-        return ValidationFailed(
-            f"An attribute's label is {LABEL_MAX} characters at most, not {len(label)}."
-        )
-    if len(description) > DESCRIPTION_MAX:
-        return ValidationFailed(
-            f"An attribute's description is {DESCRIPTION_MAX:,} characters at most, "
-            f"not {len(description):,}."
-        )
-    return None
+    """An attribute's label holds words, as a type's does (``rules.words_refusal``)."""
+    return words_refusal(label, description, thing="an attribute", says="what it records")
 
 
 def datatype_refusal(datatype: str) -> ValidationFailed | None:
@@ -120,7 +91,7 @@ def datatype_refusal(datatype: str) -> ValidationFailed | None:
     if datatype in DATATYPES:
         return None
     return ValidationFailed(
-        f'"{_shown(datatype)}" is not an attribute datatype: use one of {", ".join(DATATYPES)}.'
+        f'"{shown_key(datatype)}" is not an attribute datatype: use one of {", ".join(DATATYPES)}.'
     )
 
 
