@@ -29,7 +29,7 @@ stored in the datatype's canonical form (``canonical_value``):
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date
 from decimal import Decimal
 
@@ -103,6 +103,23 @@ def attribute_taken(type_key: str, key: str, *, declared_by: str | None = None) 
         f'The concept type "{type_key}" already has the attribute "{key}" from the type '
         f'above it, "{declared_by}".'
     )
+
+
+def attribute_declared_refusal(
+    concept_type: ConceptType,
+    key: str,
+    chain: Sequence[ConceptType],
+    held: Mapping[int, Attribute],
+) -> NameTaken | None:
+    """A key is declared once along a type's chain: refused when the type declares it
+    (active or retired) or a type above it does (active). ``chain``: the type and every
+    type above it, the type first; ``held``: the attributes with that key among them, by
+    their type's id."""
+    for t in chain:
+        attribute = held.get(t.pk)
+        if attribute is not None and (t.pk == concept_type.pk or attribute.active):
+            return attribute_taken(concept_type.key, key, declared_by=t.key)
+    return None
 
 
 def no_attribute(type_key: str, key: str) -> ValidationFailed:

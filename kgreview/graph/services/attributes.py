@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from django.utils import timezone
 
 from construction.text import normal_name
+from kgreview.core.errors import NameTaken
 from kgreview.core.retry import retried
 
 from .. import attribute_rules as arules
@@ -47,16 +48,12 @@ def type_chain(concept_type: ConceptType | None) -> list[ConceptType]:
     return chain
 
 
-def _declared_above(concept_type: ConceptType, key: str) -> str | None:
-    """The key of the type in ``concept_type``'s chain that declares ``key`` (active or
-    not on the type itself, active above it), or None."""
-    for t in type_chain(concept_type):
-        found = Attribute.objects.filter(concept_type=t, key=key)
-        if t.pk != concept_type.pk:
-            found = found.filter(active=True)
-        if found.exists():
-            return t.key
-    return None
+def key_declared_refusal(concept_type: ConceptType, key: str) -> NameTaken | None:
+    """The refusal of declaring ``key`` on ``concept_type`` when the type or a type above
+    it declares it already (``attribute_rules.attribute_declared_refusal``)."""
+    chain = type_chain(concept_type)
+    held = {a.concept_type_id: a for a in Attribute.objects.filter(concept_type__in=chain, key=key)}
+    return arules.attribute_declared_refusal(concept_type, key, chain, held)
 
 
 @retried
@@ -78,9 +75,7 @@ def attribute_create(
     raise_if(arules.datatype_refusal(datatype))
     concept_type = locked_type(type_key)
     raise_if(rules.type_active_refusal(concept_type))
-    declared_by = _declared_above(concept_type, key)
-    if declared_by is not None:
-        raise arules.attribute_taken(type_key, key, declared_by=declared_by)
+    raise_if(key_declared_refusal(concept_type, key))
     label, description = normal_name(label), description.strip()
     attribute = Attribute.objects.create(
         concept_type=concept_type,
