@@ -17,7 +17,7 @@ from kgreview.graph import services as graph
 from kgreview.graph.models import Attribute, ConceptType
 from kgreview.graph.services.attributes import key_declared_refusal
 from kgreview.review.kinds.add_concept_type import TypeExample
-from kgreview.review.kinds.base import BlockerReads, Kind, Step, UndoStep, examples_note
+from kgreview.review.kinds.base import BlockerReads, ExamplesKind, Step, UndoStep
 from kgreview.review.payloads import Name, RelationKey, Strict
 
 
@@ -48,7 +48,7 @@ class AddAttribute(Strict):
         return self
 
 
-class AddAttributeKind(Kind):
+class AddAttributeKind(ExamplesKind):
     key = "add_attribute"
     schema = AddAttribute
     curator_only = True
@@ -116,7 +116,3 @@ class AddAttributeKind(Kind):
             "description": payload.get("description", ""),
             "examples": payload.get("examples", []),
         }
-
-    def card(self, card) -> None:
-        super().card(card)
-        card.no_quote = examples_note(card.view["examples"])
