@@ -42,7 +42,7 @@ from kgreview.core.errors import (
 )
 
 from .models import Attribute, AttributeValue, Concept, ConceptType
-from .rules import end_refusal, key_refusal, shown_key, words_refusal
+from .rules import end_refusal, key_refusal, shown_key, switch_refusal, words_refusal
 
 VALUE_MAX = 2000
 DATATYPES = tuple(Attribute.Datatype.values)
@@ -143,8 +143,9 @@ def attribute_switch_refusal(attribute: Attribute, *, active: bool) -> StateConf
     """Retiring a retired attribute, or reactivating an active one, changes nothing; an
     attribute of a retired type is not reactivated."""
     where = f'The attribute "{attribute.key}" of "{attribute.concept_type.key}"'
-    if attribute.active == active:
-        return StateConflict(f"{where} is already {'active' if active else 'retired'}.")
+    refusal = switch_refusal(attribute, active=active, what=where)
+    if refusal is not None:
+        return refusal
     if active and not attribute.concept_type.active:
         return StateConflict(
             f"{where} cannot be reactivated while its type is retired; reactivate the type first."

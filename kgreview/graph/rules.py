@@ -340,6 +340,15 @@ def words_refusal(
     return None
 
 
+def switch_refusal(row, *, active: bool, what: str) -> StateConflict | None:
+    """Retiring a retired word of the vocabulary (a relation, a concept type, an
+    attribute), or reactivating an active one, changes nothing; ``what`` names it at the
+    head of the sentence ('The relation "part_of"')."""
+    if row.active != active:
+        return None
+    return StateConflict(f"{what} is already {'active' if active else 'retired'}.")
+
+
 def type_key_refusal(key: str) -> ValidationFailed | None:
     """A type's key is a short slug (``key_refusal``)."""
     return key_refusal(key, thing="a concept type", example="lock_mode")

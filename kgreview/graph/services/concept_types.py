@@ -21,7 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from construction.text import normal_name
-from kgreview.core.errors import PatternViolation, StateConflict
+from kgreview.core.errors import PatternViolation
 from kgreview.core.retry import retried
 
 from .. import pattern_book, rules
@@ -157,9 +157,11 @@ def _switch(
     concept_type: ConceptType, *, active: bool, acting_user: User | None, decision
 ) -> ConceptType:
     concept_type = _lock(concept_type)
-    if concept_type.active == active:
-        state = "active" if active else "retired"
-        raise StateConflict(f'The concept type "{concept_type.key}" is already {state}.')
+    raise_if(
+        rules.switch_refusal(
+            concept_type, active=active, what=f'The concept type "{concept_type.key}"'
+        )
+    )
     if active and concept_type.parent is not None:
         raise_if(rules.type_active_refusal(concept_type.parent, as_parent=True))
     if not active:

@@ -11,10 +11,11 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from construction.text import normal_name
-from kgreview.core.errors import NameTaken, StateConflict, ValidationFailed
+from kgreview.core.errors import NameTaken, ValidationFailed
 
+from .. import rules
 from ..models import RelationType
-from .common import audited, lock_relation, quoted, switch_active
+from .common import audited, lock_relation, quoted, raise_if, switch_active
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -118,10 +119,7 @@ def _switch(
 ) -> RelationType:
     """Put a relation in or out of the active vocabulary, refusing a change to nothing."""
     relation = lock_relation(relation)
-    if relation.active == active:
-        raise StateConflict(
-            f'The relation "{relation.key}" is already {"active" if active else "retired"}.'
-        )
+    raise_if(rules.switch_refusal(relation, active=active, what=f'The relation "{relation.key}"'))
     verb = "Reactivated" if active else "Retired"
     switch_active(
         relation,
