@@ -17,7 +17,7 @@ MYPY_PATHS := construction/ kgreview/core/audit.py kgreview/core/retry.py kgrevi
 	kgreview/questions/judge.py \
 	kgreview/agents/broker.py kgreview/api/services.py \
 	kgreview/graph/attribute_rules.py \
-	kgreview/agents/ontology_import.py kgreview/agents/bootstrap.py kgreview/exports/rdf.py kgreview/exports/shapes.py
+	kgreview/agents/ontology_import.py kgreview/agents/ontology_specs.py kgreview/agents/bootstrap.py kgreview/exports/rdf.py kgreview/exports/shapes.py
 
 .PHONY: setup run graph test lint format migrate corpus accounts serve clean evaluate bench
 

@@ -43,7 +43,7 @@ from kgreview.review.services import ProposalSpec, proposals_create_many
 
 from . import adapters
 from .models import AgentRun
-from .runs import RunCancelled, agent_run_finish, agent_run_step, run_origin
+from .runs import RunCancelled, agent_run_failed, agent_run_finish, agent_run_step, run_origin
 
 log = logging.getLogger(__name__)
 
@@ -354,13 +354,7 @@ def bootstrap_run(run: AgentRun) -> AgentRun:
         return agent_run_finish(run, status=AgentRun.Status.CANCELLED, stats=stats, usage=usage)
     except Exception as exc:  # the run says what failed; the worker stays up
         log.exception("bootstrap run %s failed", run.pk)
-        return agent_run_finish(
-            run,
-            status=AgentRun.Status.FAILED,
-            stats=stats,
-            usage=usage,
-            error=f"{exc.__class__.__name__}: {exc}",
-        )
+        return agent_run_failed(run, exc, stats=stats, usage=usage)
     status = AgentRun.Status.PARTIAL if draft.skipped else AgentRun.Status.SUCCEEDED
     return agent_run_finish(run, status=status, stats=stats, usage=usage)
 

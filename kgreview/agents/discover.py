@@ -37,6 +37,7 @@ from .persist import persist_result
 from .runs import (
     RunCancelled,
     agent_run_create,
+    agent_run_failed,
     agent_run_finish,
     agent_run_step,
     construct_mutex_hold,
@@ -171,13 +172,7 @@ def discover_run(run: AgentRun, *, provider: str | None = None) -> AgentRun:
         return agent_run_finish(run, status=AgentRun.Status.CANCELLED, stats=stats, usage=usage)
     except Exception as exc:  # the run says what failed; the worker stays up
         log.exception("discover run %s failed", run.pk)
-        return agent_run_finish(
-            run,
-            status=AgentRun.Status.FAILED,
-            stats=stats,
-            usage=usage,
-            error=f"{exc.__class__.__name__}: {exc}",
-        )
+        return agent_run_failed(run, exc, stats=stats, usage=usage)
     return agent_run_finish(run, status=AgentRun.Status.SUCCEEDED, stats=stats, usage=usage)
 
 

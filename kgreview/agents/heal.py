@@ -37,7 +37,7 @@ from kgreview.review.models import OPEN_STATUSES, Proposal
 from kgreview.review.services import ProposalSpec, proposals_create_many
 
 from .models import AgentRun
-from .runs import RunCancelled, agent_run_finish, agent_run_step, run_origin
+from .runs import RunCancelled, agent_run_failed, agent_run_finish, agent_run_step, run_origin
 
 log = logging.getLogger(__name__)
 
@@ -548,10 +548,5 @@ def heal_run(run: AgentRun) -> AgentRun:
         )
     except Exception as exc:  # the run records the failure in words; the worker stays up
         log.exception("heal run %s failed", run.pk)
-        return agent_run_finish(
-            run,
-            status=AgentRun.Status.FAILED,
-            stats=stats,
-            error=f"{exc.__class__.__name__}: {exc}",
-        )
+        return agent_run_failed(run, exc, stats=stats)
     return agent_run_finish(run, status=AgentRun.Status.SUCCEEDED, stats=stats)

@@ -271,6 +271,20 @@ def agent_run_finish(
     return locked
 
 
+def agent_run_failed(
+    run: AgentRun, exc: BaseException, *, stats: dict | None = None, usage=None
+) -> AgentRun:
+    """End a run that raised ``exc``: failed, the error named in words, with what it had
+    counted and used so far (the agent logs the traceback; the worker stays up)."""
+    return agent_run_finish(
+        run,
+        status=AgentRun.Status.FAILED,
+        stats=stats,
+        usage=usage,
+        error=f"{exc.__class__.__name__}: {exc}",
+    )
+
+
 @transaction.atomic
 def agent_run_not_queued(*, run_id: int, reason: str) -> AgentRun:
     """The broker refused a new run's task: the run fails now, in words, instead of

@@ -16,6 +16,9 @@ from django import forms
 
 from construction.text import without_controls
 
+from .errors import ValidationFailed
+from .instants import parse_instant
+
 
 class TextField(forms.CharField):
     """Free text as a page sent it, control characters dropped; never required, and left
@@ -27,6 +30,26 @@ class TextField(forms.CharField):
 
     def to_python(self, value) -> str:
         return without_controls(super().to_python(value) or "")
+
+
+class InstantField(forms.CharField):
+    """An instant typed in a page (ISO 8601, read by ``core.instants.parse_instant``; a
+    naive one in the server's time zone), or ``None`` when left empty. Text that is no
+    instant is refused in the parser's words."""
+
+    def __init__(self, **kwargs) -> None:
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("max_length", 100)
+        super().__init__(**kwargs)
+
+    def clean(self, value):
+        text = super().clean(value).strip()
+        if not text:
+            return None
+        try:
+            return parse_instant(text)
+        except ValidationFailed as exc:
+            raise forms.ValidationError(str(exc)) from None
 
 
 # The largest integer a database column holds (a signed 64-bit one). A bigger number names

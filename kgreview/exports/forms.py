@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from kgreview.core.errors import ValidationFailed
-from kgreview.core.instants import parse_instant
+from kgreview.core.forms import InstantField
 
 from .writers import FORMATS
 
@@ -21,10 +20,8 @@ class ExportForm(forms.Form):
             + "."
         },
     )
-    as_of = forms.CharField(
-        required=False,
+    as_of = InstantField(
         label="As of",
-        max_length=100,
         widget=forms.DateTimeInput(attrs={"type": "datetime-local", "step": "1"}),
         help_text="Leave empty for the graph as it is now.",
     )
@@ -39,15 +36,6 @@ class ExportForm(forms.Form):
             "neo4j-admin."
         ),
     )
-
-    def clean_as_of(self):
-        value = self.cleaned_data["as_of"].strip()
-        if not value:
-            return None
-        try:
-            return parse_instant(value)
-        except ValidationFailed as exc:
-            raise forms.ValidationError(str(exc)) from None
 
     def clean(self):
         cleaned = super().clean()

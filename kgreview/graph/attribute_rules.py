@@ -29,7 +29,7 @@ stored in the datatype's canonical form (``canonical_value``):
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date
 from decimal import Decimal
 
@@ -42,11 +42,8 @@ from kgreview.core.errors import (
 )
 
 from .models import Attribute, AttributeValue, Concept, ConceptType
-from .rules import end_refusal
+from .rules import end_refusal, key_refusal, shown_key, switch_refusal, words_refusal
 
-ATTRIBUTE_KEY = re.compile(r"[a-z][a-z0-9_]{0,63}")
-LABEL_MAX = 100
-DESCRIPTION_MAX = 5000
 VALUE_MAX = 2000
 DATATYPES = tuple(Attribute.Datatype.values)
 
@@ -79,40 +76,14 @@ _BOOLEAN = {
 # --- Declaring an attribute --------------------------------------------------------------
 
 
-def _shown(text: str) -> str:
-    return text if len(text) <= 40 and not CONTROL.search(text) else "this key"
-
-
 def attribute_key_refusal(key: str) -> ValidationFailed | None:
-    """An attribute's key is a short slug: a lowercase letter, then letters, digits or
-    ``_``."""
-    if ATTRIBUTE_KEY.fullmatch(key):
-        return None
-    return ValidationFailed(
-        f'"{_shown(key)}" cannot be an attribute\'s key: use a lowercase letter followed by '
-        "up to 63 lowercase letters, digits or underscores (such as default_value)."
-    )
+    """An attribute's key is a short slug, as a type's is (``rules.key_refusal``)."""
+    return key_refusal(key, thing="an attribute", example="default_value")
 
 
 def attribute_words_refusal(label: str, description: str) -> ValidationFailed | None:
-    """An attribute's label holds words (100 characters at most) and neither it nor its
-    description (5,000 at most) holds control characters."""
-    if CONTROL.search(label) or CONTROL.search(description):
-        return ValidationFailed(
-            "An attribute's label and description cannot hold control characters."
-        )
-    if not label.strip():
-        return ValidationFailed("An attribute needs a label: say in words what it records.")
-    if len(label) > LABEL_MAX:
-        return ValidationFailed(
-            f"An attribute's label is {LABEL_MAX} characters at most, not {len(label)}."
-        )
-    if len(description) > DESCRIPTION_MAX:
-        return ValidationFailed(
-            f"An attribute's description is {DESCRIPTION_MAX:,} characters at most, "
-            f"not {len(description):,}."
-        )
-    return None
+    """An attribute's label holds words, as a type's does (``rules.words_refusal``)."""
+    return words_refusal(label, description, thing="an attribute", says="what it records")
 
 
 def datatype_refusal(datatype: str) -> ValidationFailed | None:
@@ -120,7 +91,7 @@ def datatype_refusal(datatype: str) -> ValidationFailed | None:
     if datatype in DATATYPES:
         return None
     return ValidationFailed(
-        f'"{_shown(datatype)}" is not an attribute datatype: use one of {", ".join(DATATYPES)}.'
+        f'"{shown_key(datatype)}" is not an attribute datatype: use one of {", ".join(DATATYPES)}.'
     )
 
 
@@ -132,6 +103,23 @@ def attribute_taken(type_key: str, key: str, *, declared_by: str | None = None) 
         f'The concept type "{type_key}" already has the attribute "{key}" from the type '
         f'above it, "{declared_by}".'
     )
+
+
+def attribute_declared_refusal(
+    concept_type: ConceptType,
+    key: str,
+    chain: Sequence[ConceptType],
+    held: Mapping[int, Attribute],
+) -> NameTaken | None:
+    """A key is declared once along a type's chain: refused when the type declares it
+    (active or retired) or a type above it does (active). ``chain``: the type and every
+    type above it, the type first; ``held``: the attributes with that key among them, by
+    their type's id."""
+    for t in chain:
+        attribute = held.get(t.pk)
+        if attribute is not None and (t.pk == concept_type.pk or attribute.active):
+            return attribute_taken(concept_type.key, key, declared_by=t.key)
+    return None
 
 
 def no_attribute(type_key: str, key: str) -> ValidationFailed:
@@ -155,8 +143,9 @@ def attribute_switch_refusal(attribute: Attribute, *, active: bool) -> StateConf
     """Retiring a retired attribute, or reactivating an active one, changes nothing; an
     attribute of a retired type is not reactivated."""
     where = f'The attribute "{attribute.key}" of "{attribute.concept_type.key}"'
-    if attribute.active == active:
-        return StateConflict(f"{where} is already {'active' if active else 'retired'}.")
+    refusal = switch_refusal(attribute, active=active, what=where)
+    if refusal is not None:
+        return refusal
     if active and not attribute.concept_type.active:
         return StateConflict(
             f"{where} cannot be reactivated while its type is retired; reactivate the type first."

@@ -4,7 +4,6 @@ the Ontology page with the outcome (or the refusal) as a message, with htmx too.
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -12,32 +11,13 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
 from kgreview.core import links
-from kgreview.core.forms import TextField, errors_in_words
+from kgreview.core.forms import errors_in_words
 from kgreview.core.permissions import curator_required
 from kgreview.core.refusals import said
 
 from . import services
 from .models import Attribute
-
-
-class AttributeAddForm(forms.Form):
-    """A new attribute: the type's key, its own key, label, datatype and description (the
-    service judges them and words its refusals)."""
-
-    type_key = TextField(strip=True)
-    key = TextField(strip=True)
-    label = TextField(strip=True)
-    datatype = TextField(strip=True)
-    description = TextField()
-
-
-class AttributeActionForm(forms.Form):
-    """Retire an attribute or bring it back."""
-
-    action = forms.ChoiceField(
-        choices=[("retire", "retire"), ("reactivate", "reactivate")],
-        error_messages={"invalid_choice": "Choose retire or reactivate."},
-    )
+from .ontology_forms import AttributeAddForm, SwitchForm
 
 
 @require_POST
@@ -67,7 +47,7 @@ def attribute_add(request: HttpRequest) -> HttpResponse:
 def attribute_action(request: HttpRequest, pk: int) -> HttpResponse:
     """Retire an attribute or bring it back, then go back to the Ontology page."""
     attribute = get_object_or_404(Attribute.objects.select_related("concept_type"), pk=pk)
-    form = AttributeActionForm(request.POST)
+    form = SwitchForm(request.POST)
     if not form.is_valid():
         messages.error(request, errors_in_words(form))
         return redirect(links.url("ontology"))

@@ -16,7 +16,7 @@ from kgreview.core.refusals import said
 
 from . import services
 from .models import RelationPattern
-from .pattern_forms import PatternActionForm, PatternAddForm
+from .ontology_forms import PatternAddForm, SwitchForm
 
 
 def _back() -> HttpResponse:
@@ -54,7 +54,7 @@ def pattern_add(request: HttpRequest) -> HttpResponse:
 def pattern_action(request: HttpRequest, pk: int) -> HttpResponse:
     """Retire a pattern, or bring a retired one back."""
     pattern = get_object_or_404(RelationPattern.objects.select_related("relation"), pk=pk)
-    form = PatternActionForm(request.POST)
+    form = SwitchForm(request.POST)
     if not form.is_valid():
         messages.error(request, errors_in_words(form))
         return _back()

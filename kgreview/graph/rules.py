@@ -294,41 +294,69 @@ def unchecked_refusal(
 # services (``services.concept_types``) raise these; the add_concept_type card's blockers
 # read them too.
 
-TYPE_KEY = re.compile(r"[a-z][a-z0-9_]{0,63}")
-TYPE_LABEL_MAX = 100
-TYPE_DESCRIPTION_MAX = 5000
+# A key and the words of a word of the vocabulary (a concept type, an attribute): one rule,
+# the thing named in its sentences ("a concept type", "an attribute").
+VOCABULARY_KEY = re.compile(r"[a-z][a-z0-9_]{0,63}")
+LABEL_MAX = 100
+DESCRIPTION_MAX = 5000
 
 
-def type_key_refusal(key: str) -> ValidationFailed | None:
-    """A type's key is a short slug: a lowercase letter, then letters, digits or ``_``."""
-    if TYPE_KEY.fullmatch(key):
+def shown_key(key: str) -> str:
+    """A key as a refusal may quote it: short and printable, else "this key"."""
+    return key if len(key) <= 40 and not CONTROL.search(key) else "this key"
+
+
+def key_refusal(key: str, *, thing: str, example: str) -> ValidationFailed | None:
+    """The key of ``thing`` ("a concept type") is a short slug: a lowercase letter, then
+    letters, digits or ``_``."""
+    if VOCABULARY_KEY.fullmatch(key):
         return None
-    shown = key if len(key) <= 40 and not CONTROL.search(key) else "this key"
     return ValidationFailed(
-        f'"{shown}" cannot be a concept type\'s key: use a lowercase letter followed by up '
-        "to 63 lowercase letters, digits or underscores (such as lock_mode)."
+        f'"{shown_key(key)}" cannot be {thing}\'s key: use a lowercase letter followed by up '
+        f"to 63 lowercase letters, digits or underscores (such as {example})."
     )
 
 
-def type_words_refusal(label: str, description: str) -> ValidationFailed | None:
-    """A type's label holds words (100 characters at most) and neither it nor its
-    description (5,000 at most) holds control characters."""
+def words_refusal(
+    label: str, description: str, *, thing: str, says: str
+) -> ValidationFailed | None:
+    """The label of ``thing`` ("a concept type") holds words (100 characters at most) and
+    neither it nor its description (5,000 at most) holds control characters; ``says`` is
+    what its label says ("what it is")."""
+    whose = f"{thing[:1].upper()}{thing[1:]}"
     if CONTROL.search(label) or CONTROL.search(description):
-        return ValidationFailed(
-            "A concept type's label and description cannot hold control characters."
-        )
+        return ValidationFailed(f"{whose}'s label and description cannot hold control characters.")
     if not label.strip():
-        return ValidationFailed("A concept type needs a label: say in words what it is.")
-    if len(label) > TYPE_LABEL_MAX:
+        return ValidationFailed(f"{whose} needs a label: say in words {says}.")
+    if len(label) > LABEL_MAX:
         return ValidationFailed(
-            f"A concept type's label is {TYPE_LABEL_MAX} characters at most, not {len(label)}."
+            f"{whose}'s label is {LABEL_MAX} characters at most, not {len(label)}."
         )
-    if len(description) > TYPE_DESCRIPTION_MAX:
+    if len(description) > DESCRIPTION_MAX:
         return ValidationFailed(
-            f"A concept type's description is {TYPE_DESCRIPTION_MAX:,} characters at most, "
+            f"{whose}'s description is {DESCRIPTION_MAX:,} characters at most, "
             f"not {len(description):,}."
         )
     return None
+
+
+def switch_refusal(row, *, active: bool, what: str) -> StateConflict | None:
+    """Retiring a retired word of the vocabulary (a relation, a concept type, an
+    attribute), or reactivating an active one, changes nothing; ``what`` names it at the
+    head of the sentence ('The relation "part_of"')."""
+    if row.active != active:
+        return None
+    return StateConflict(f"{what} is already {'active' if active else 'retired'}.")
+
+
+def type_key_refusal(key: str) -> ValidationFailed | None:
+    """A type's key is a short slug (``key_refusal``)."""
+    return key_refusal(key, thing="a concept type", example="lock_mode")
+
+
+def type_words_refusal(label: str, description: str) -> ValidationFailed | None:
+    """A type's label holds words (``words_refusal``)."""
+    return words_refusal(label, description, thing="a concept type", says="what it is")
 
 
 def type_taken(key: str) -> NameTaken:
@@ -350,6 +378,10 @@ def type_active_refusal(
     if concept_type.active:
         return None
     role = "the parent of a type" if as_parent else "given to a concept"
+    return _retired_type(concept_type, role)
+
+
+def _retired_type(concept_type: ConceptType, role: str) -> InactiveType:
     return InactiveType(
         f'The concept type "{concept_type.key}" was retired and cannot be {role}; '
         "a curator can reactivate it on the Ontology page."
@@ -477,10 +509,7 @@ def pattern_type_refusal(concept_type: ConceptType) -> InactiveType | None:
     """A pattern names active types only."""
     if concept_type.active:
         return None
-    return InactiveType(
-        f'The concept type "{concept_type.key}" was retired and cannot be in a relation\'s '
-        "pattern; a curator can reactivate it on the Ontology page."
-    )
+    return _retired_type(concept_type, "in a relation's pattern")
 
 
 def pattern_state_refusal(pattern: RelationPattern, *, active: bool) -> StateConflict | None:

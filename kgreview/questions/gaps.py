@@ -38,7 +38,7 @@ from kgreview.agents import adapters
 from kgreview.agents.models import AgentRun, ChunkExtraction
 from kgreview.agents.persist import persist_result
 from kgreview.agents.reading import keep_reading
-from kgreview.agents.runs import agent_run_finish, construct_mutex_hold
+from kgreview.agents.runs import agent_run_failed, agent_run_finish, construct_mutex_hold
 from kgreview.graph.models import ConceptAlias, Source, SourceRevision
 from kgreview.review.kinds.add_edge import AddEdgeKind
 from kgreview.review.models import OPEN_STATUSES, Proposal
@@ -321,13 +321,8 @@ def gap_search(*, run: AgentRun, extractor: Extractor | None = None) -> AgentRun
                 )
     except Exception as exc:  # any outage or bug fails this search, in words
         log.exception("gap search %s failed", run.pk)
-        return agent_run_finish(
-            run,
-            status=AgentRun.Status.FAILED,
-            stats={**tally.as_stats(), "dropped": dropped},
-            error=f"{exc.__class__.__name__}: {exc}",
-            usage=tally.usage,
-        )
+        stats = {**tally.as_stats(), "dropped": dropped}
+        return agent_run_failed(run, exc, stats=stats, usage=tally.usage)
     return agent_run_finish(
         run,
         status=AgentRun.Status.SUCCEEDED,

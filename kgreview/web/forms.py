@@ -6,8 +6,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from kgreview.core import audit
-from kgreview.core.errors import ValidationFailed
-from kgreview.core.instants import parse_instant
+from kgreview.core.forms import InstantField
 from kgreview.graph.forms import RevisionForm
 
 
@@ -109,13 +108,4 @@ class ConceptPageForm(forms.Form):
     """``?as_of=`` on a concept's page: the instant its attributes are read at (ISO 8601;
     empty for now). Text that is no instant is refused in words."""
 
-    as_of = forms.CharField(required=False, max_length=100)
-
-    def clean_as_of(self):
-        value = self.cleaned_data["as_of"].strip()
-        if not value:
-            return None
-        try:
-            return parse_instant(value)
-        except ValidationFailed as exc:
-            raise forms.ValidationError(str(exc)) from None
+    as_of = InstantField()

@@ -12,29 +12,17 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from kgreview.core.errors import ValidationFailed
-from kgreview.core.instants import parse_instant
+from kgreview.core.forms import InstantField
 from kgreview.core.permissions import view_required
 from kgreview.exports.shapes import validate
 
 
 class ValidationForm(forms.Form):
-    as_of = forms.CharField(
-        required=False,
+    as_of = InstantField(
         label="As of",
-        max_length=100,
         widget=forms.DateTimeInput(attrs={"type": "datetime-local", "step": "1"}),
         help_text="Leave empty to validate the graph as it is now.",
     )
-
-    def clean_as_of(self):
-        value = self.cleaned_data["as_of"].strip()
-        if not value:
-            return None
-        try:
-            return parse_instant(value)
-        except ValidationFailed as exc:
-            raise forms.ValidationError(str(exc)) from None
 
 
 @require_GET

@@ -22,23 +22,17 @@ from typing import TYPE_CHECKING
 from django.utils import timezone
 
 from construction.text import normal_name
+from kgreview.core.errors import NameTaken
 from kgreview.core.retry import retried
 
 from .. import attribute_rules as arules
 from .. import rules
 from ..models import Attribute, AttributeValue, Concept, ConceptType
-from .common import Evidence, audited, quoted
+from .common import Evidence, audited, quoted, raise_if, switch_active
+from .concept_types import MAX_DEPTH, locked_type
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
-
-# The deepest type hierarchy walked (the concept vocabulary's own bound).
-MAX_DEPTH = 200
-
-
-def _raise(refusal) -> None:
-    if refusal is not None:
-        raise refusal
 
 
 def type_chain(concept_type: ConceptType | None) -> list[ConceptType]:
@@ -54,16 +48,12 @@ def type_chain(concept_type: ConceptType | None) -> list[ConceptType]:
     return chain
 
 
-def _declared_above(concept_type: ConceptType, key: str) -> str | None:
-    """The key of the type in ``concept_type``'s chain that declares ``key`` (active or
-    not on the type itself, active above it), or None."""
-    for t in type_chain(concept_type):
-        found = Attribute.objects.filter(concept_type=t, key=key)
-        if t.pk != concept_type.pk:
-            found = found.filter(active=True)
-        if found.exists():
-            return t.key
-    return None
+def key_declared_refusal(concept_type: ConceptType, key: str) -> NameTaken | None:
+    """The refusal of declaring ``key`` on ``concept_type`` when the type or a type above
+    it declares it already (``attribute_rules.attribute_declared_refusal``)."""
+    chain = type_chain(concept_type)
+    held = {a.concept_type_id: a for a in Attribute.objects.filter(concept_type__in=chain, key=key)}
+    return arules.attribute_declared_refusal(concept_type, key, chain, held)
 
 
 @retried
@@ -80,18 +70,12 @@ def attribute_create(
     """Declare the attribute ``key`` on the concept type ``type_key`` (and so on every
     type below it). Refused when the type is missing or retired, the key, words or
     datatype break the rule book, or the type or a type above it declares the key."""
-    _raise(arules.attribute_key_refusal(key))
-    _raise(arules.attribute_words_refusal(label, description))
-    _raise(arules.datatype_refusal(datatype))
-    if rules.type_key_refusal(type_key) is not None:
-        raise rules.no_type(type_key)
-    concept_type = ConceptType.objects.select_for_update(no_key=True).filter(key=type_key).first()
-    if concept_type is None:
-        raise rules.no_type(type_key)
-    _raise(rules.type_active_refusal(concept_type))
-    declared_by = _declared_above(concept_type, key)
-    if declared_by is not None:
-        raise arules.attribute_taken(type_key, key, declared_by=declared_by)
+    raise_if(arules.attribute_key_refusal(key))
+    raise_if(arules.attribute_words_refusal(label, description))
+    raise_if(arules.datatype_refusal(datatype))
+    concept_type = locked_type(type_key)
+    raise_if(rules.type_active_refusal(concept_type))
+    raise_if(key_declared_refusal(concept_type, key))
     label, description = normal_name(label), description.strip()
     attribute = Attribute.objects.create(
         concept_type=concept_type,
@@ -124,19 +108,15 @@ def _switch(attribute: Attribute, *, active: bool, acting_user: User | None, dec
         .select_related("concept_type")
         .get(pk=attribute.pk)
     )
-    _raise(arules.attribute_switch_refusal(attribute, active=active))
-    attribute.active = active
-    attribute.retired_at = None if active else timezone.now()
-    attribute.save(update_fields=["active", "retired_at"])
-    audited(
+    raise_if(arules.attribute_switch_refusal(attribute, active=active))
+    switch_active(
+        attribute,
+        active=active,
         acting_user=acting_user,
         decision=decision,
-        action="attribute.reactivate" if active else "attribute.retire",
-        subject=attribute,
+        action="attribute",
         summary=f"{'Reactivated' if active else 'Retired'} the attribute "
         f"{quoted(attribute.label)} of {quoted(attribute.concept_type.label)}.",
-        before={"active": not active},
-        after={"active": active},
     )
     return attribute
 
@@ -198,7 +178,7 @@ def attribute_value_set(
     that value already."""
     concept, attribute = _locked(concept, attribute)
     chain = type_chain(concept.type)
-    _raise(arules.value_refusal_first(concept, chain, attribute, value))
+    raise_if(arules.value_refusal_first(concept, chain, attribute, value))
     canonical = arules.canonical_value(attribute.datatype, value)
     if evidence is not None:
         evidence.check()
@@ -265,7 +245,7 @@ def attribute_value_restore(
     attribute retired or no longer declared by its type)."""
     old = AttributeValue.objects.select_related("concept", "attribute").get(pk=value.pk)
     concept, attribute = _locked(old.concept, old.attribute)
-    _raise(arules.value_refusal_first(concept, type_chain(concept.type), attribute, old.value))
+    raise_if(arules.value_refusal_first(concept, type_chain(concept.type), attribute, old.value))
     current = _current(concept, attribute)
     if current is not None:
         raise arules.value_held_refusal(concept, attribute, current.value)

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from django.utils import timezone
+
 from kgreview.core import audit, retry
 
 from .. import rules, selectors
@@ -62,6 +64,40 @@ def audited(
         before=before,
         after=after,
         decided=decided,
+    )
+
+
+def raise_if(refusal: Exception | None) -> None:
+    """Raise the rule book's refusal, if there is one."""
+    if refusal is not None:
+        raise refusal
+
+
+def switch_active(
+    row,
+    *,
+    active: bool,
+    acting_user: User | None,
+    decision,
+    action: str,
+    summary: str,
+    after: dict | None = None,
+) -> None:
+    """Put a word of the vocabulary (a relation, a concept type, an attribute, a pattern)
+    in or out of use: ``active`` and ``retired_at`` saved, and the change logged as
+    ``ACTION.reactivate`` or ``ACTION.retire`` with ``summary`` (``after``: what the log
+    adds to the new state). The caller locked the row and checked the rules."""
+    row.active = active
+    row.retired_at = None if active else timezone.now()
+    row.save(update_fields=["active", "retired_at"])
+    audited(
+        acting_user=acting_user,
+        decision=decision,
+        action=f"{action}.{'reactivate' if active else 'retire'}",
+        subject=row,
+        summary=summary,
+        before={"active": not active},
+        after={"active": active, **(after or {})},
     )
 
 

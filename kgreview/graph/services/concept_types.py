@@ -21,12 +21,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from construction.text import normal_name
-from kgreview.core.errors import PatternViolation, StateConflict
+from kgreview.core.errors import PatternViolation
 from kgreview.core.retry import retried
 
 from .. import pattern_book, rules
 from ..models import Concept, ConceptType, ConceptTypeChange, Edge
-from .common import audited, quoted
+from .common import audited, quoted, raise_if, switch_active
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -35,33 +35,35 @@ if TYPE_CHECKING:
 MAX_DEPTH = 200
 
 
-def _raise(refusal) -> None:
-    if refusal is not None:
-        raise refusal
+def locked_type(key: str) -> ConceptType:
+    """The type ``key``, locked; refused in words when there is none (whether it may be
+    used, retired or not, is the caller's rule)."""
+    if rules.type_key_refusal(key) is not None:
+        raise rules.no_type(key)
+    found = ConceptType.objects.select_for_update(no_key=True).filter(key=key).first()
+    if found is None:
+        raise rules.no_type(key)
+    return found
 
 
 def _parent(key: str, *, child_key: str) -> ConceptType:
     """The locked parent named ``key`` for the type ``child_key``, refused in words when
     it is missing, retired or would make the hierarchy loop."""
-    if rules.type_key_refusal(key) is not None:
-        raise rules.no_type(key)
-    parent = ConceptType.objects.select_for_update(no_key=True).filter(key=key).first()
-    if parent is None:
-        raise rules.no_type(key)
-    _raise(rules.type_active_refusal(parent, as_parent=True))
+    parent = locked_type(key)
+    raise_if(rules.type_active_refusal(parent, as_parent=True))
     ancestors, at = [parent.key], parent
     while at.parent_id is not None and len(ancestors) <= MAX_DEPTH:
         at = ConceptType.objects.select_for_update(no_key=True).get(pk=at.parent_id)
         ancestors.append(at.key)
         if at.key == child_key:
             break
-    _raise(rules.parent_cycle_refusal(child_key, ancestors))
+    raise_if(rules.parent_cycle_refusal(child_key, ancestors))
     return parent
 
 
 def _words(label: str, description: str) -> tuple[str, str]:
     """The label and description as stored, refused in words before anything is written."""
-    _raise(rules.type_words_refusal(label, description))
+    raise_if(rules.type_words_refusal(label, description))
     return normal_name(label), description.strip()
 
 
@@ -76,7 +78,7 @@ def concept_type_create(
     decision=None,
 ) -> ConceptType:
     """Add a type to the concept vocabulary, under ``parent_key`` when one is given."""
-    _raise(rules.type_key_refusal(key))
+    raise_if(rules.type_key_refusal(key))
     label, description = _words(label, description)
     if ConceptType.objects.filter(key=key).exists():
         raise rules.type_taken(key)
@@ -155,28 +157,26 @@ def _switch(
     concept_type: ConceptType, *, active: bool, acting_user: User | None, decision
 ) -> ConceptType:
     concept_type = _lock(concept_type)
-    if concept_type.active == active:
-        state = "active" if active else "retired"
-        raise StateConflict(f'The concept type "{concept_type.key}" is already {state}.')
+    raise_if(
+        rules.switch_refusal(
+            concept_type, active=active, what=f'The concept type "{concept_type.key}"'
+        )
+    )
     if active and concept_type.parent is not None:
-        _raise(rules.type_active_refusal(concept_type.parent, as_parent=True))
+        raise_if(rules.type_active_refusal(concept_type.parent, as_parent=True))
     if not active:
         children = list(
             concept_type.children.filter(active=True).order_by("key").values_list("key", flat=True)
         )
-        _raise(rules.type_retire_refusal(concept_type, children))
-    concept_type.active = active
-    concept_type.retired_at = None if active else timezone.now()
-    concept_type.save(update_fields=["active", "retired_at"])
-    audited(
+        raise_if(rules.type_retire_refusal(concept_type, children))
+    switch_active(
+        concept_type,
+        active=active,
         acting_user=acting_user,
         decision=decision,
-        action="concept_type.reactivate" if active else "concept_type.retire",
-        subject=concept_type,
+        action="concept_type",
         summary=f"{'Reactivated' if active else 'Retired'} the concept type "
         f"{quoted(concept_type.label)}.",
-        before={"active": not active},
-        after={"active": active},
     )
     return concept_type
 
@@ -226,12 +226,8 @@ def _broken_by(concept: Concept, new: ConceptType | None) -> list[PatternViolati
 def type_to_give(type_key: str) -> ConceptType:
     """The type ``type_key``, locked, that a concept is about to be given: refused in words
     when it does not exist or was retired."""
-    if rules.type_key_refusal(type_key) is not None:
-        raise rules.no_type(type_key)
-    found = ConceptType.objects.select_for_update(no_key=True).filter(key=type_key).first()
-    if found is None:
-        raise rules.no_type(type_key)
-    _raise(rules.type_active_refusal(found))
+    found = locked_type(type_key)
+    raise_if(rules.type_active_refusal(found))
     return found
 
 
@@ -247,11 +243,11 @@ def concept_set_type(
     to its type history. Refused when the type is missing or retired, or already its."""
     # Locked alone: PostgreSQL locks no row on the nullable side of a join (its type).
     concept = Concept.objects.select_for_update(no_key=True).get(pk=concept.pk)
-    _raise(rules.end_refusal(concept))
+    raise_if(rules.end_refusal(concept))
     new = type_to_give(type_key) if type_key else None
     old = concept.type
-    _raise(rules.type_change_refusal(concept, old, new))
-    _raise(rules.type_change_pattern_refusal(concept, new, _broken_by(concept, new)))
+    raise_if(rules.type_change_refusal(concept, old, new))
+    raise_if(rules.type_change_pattern_refusal(concept, new, _broken_by(concept, new)))
     concept.type = new
     concept.save(update_fields=["type", "updated_at"])
     ConceptTypeChange.objects.create(concept=concept, type=new, changed_at=timezone.now())

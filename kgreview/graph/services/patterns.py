@@ -14,31 +14,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from django.utils import timezone
-
 from kgreview.core.retry import retried
 
 from .. import rules
 from ..models import ConceptType, RelationPattern, RelationType
-from .common import audited, lock_relation
+from .common import audited, lock_relation, raise_if, switch_active
+from .concept_types import locked_type
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
-def _raise(refusal) -> None:
-    if refusal is not None:
-        raise refusal
-
-
 def _type(key: str) -> ConceptType:
     """The locked active type ``key``, refused in words when missing or retired."""
-    if rules.type_key_refusal(key) is not None:
-        raise rules.no_type(key)
-    found = ConceptType.objects.select_for_update(no_key=True).filter(key=key).first()
-    if found is None:
-        raise rules.no_type(key)
-    _raise(rules.pattern_type_refusal(found))
+    found = locked_type(key)
+    raise_if(rules.pattern_type_refusal(found))
     return found
 
 
@@ -46,7 +36,7 @@ def _relation(key: str) -> RelationType:
     found = RelationType.objects.select_for_update(no_key=True).filter(key=key).first()
     if found is None:
         raise rules.no_relation(key)
-    _raise(rules.relation_refusal(found))
+    raise_if(rules.relation_refusal(found))
     return found
 
 
@@ -131,18 +121,15 @@ def pattern_retire(
     """Stop allowing a pattern; the row stays for history (an as-of read sees it). A
     relation left with no active pattern is open again."""
     pattern = _lock(pattern)
-    _raise(rules.pattern_state_refusal(pattern, active=False))
-    pattern.active = False
-    pattern.retired_at = timezone.now()
-    pattern.save(update_fields=["active", "retired_at"])
-    audited(
+    raise_if(rules.pattern_state_refusal(pattern, active=False))
+    switch_active(
+        pattern,
+        active=False,
         acting_user=acting_user,
         decision=decision,
-        action="relation_pattern.retire",
-        subject=pattern,
+        action="relation_pattern",
         summary=f'Retired the pattern {_words(pattern)} of the relation "{pattern.relation.key}".',
-        before={"active": True},
-        after={"active": False, **_after(pattern)},
+        after=_after(pattern),
     )
     return pattern
 
@@ -154,23 +141,22 @@ def pattern_reactivate(
     """Allow a retired pattern again (refused while its relation or a type is retired, or
     when an active twin allows the pair already)."""
     pattern = _lock(pattern)
-    _raise(rules.pattern_state_refusal(pattern, active=True))
-    _raise(rules.relation_refusal(pattern.relation))
-    _raise(rules.pattern_type_refusal(pattern.domain) or rules.pattern_type_refusal(pattern.range))
+    raise_if(rules.pattern_state_refusal(pattern, active=True))
+    raise_if(rules.relation_refusal(pattern.relation))
+    raise_if(
+        rules.pattern_type_refusal(pattern.domain) or rules.pattern_type_refusal(pattern.range)
+    )
     twin = _twin(pattern.relation, pattern.domain, pattern.range)
     if twin is not None:
         raise rules.pattern_taken(pattern.relation, twin.domain, twin.range)
-    pattern.active = True
-    pattern.retired_at = None
-    pattern.save(update_fields=["active", "retired_at"])
-    audited(
+    switch_active(
+        pattern,
+        active=True,
         acting_user=acting_user,
         decision=decision,
-        action="relation_pattern.reactivate",
-        subject=pattern,
+        action="relation_pattern",
         summary=f'Allowed the pattern {_words(pattern)} of the relation "{pattern.relation.key}" '
         "again.",
-        before={"active": False},
-        after={"active": True, **_after(pattern)},
+        after=_after(pattern),
     )
     return pattern

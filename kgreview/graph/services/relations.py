@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.utils import timezone
 
 from construction.text import normal_name
-from kgreview.core.errors import NameTaken, StateConflict, ValidationFailed
+from kgreview.core.errors import NameTaken, ValidationFailed
 
+from .. import rules
 from ..models import RelationType
-from .common import audited, lock_relation, quoted
+from .common import audited, lock_relation, quoted, raise_if, switch_active
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -119,22 +119,15 @@ def _switch(
 ) -> RelationType:
     """Put a relation in or out of the active vocabulary, refusing a change to nothing."""
     relation = lock_relation(relation)
-    if relation.active == active:
-        raise StateConflict(
-            f'The relation "{relation.key}" is already {"active" if active else "retired"}.'
-        )
-    relation.active = active
-    relation.retired_at = None if active else timezone.now()
-    relation.save(update_fields=["active", "retired_at"])
+    raise_if(rules.switch_refusal(relation, active=active, what=f'The relation "{relation.key}"'))
     verb = "Reactivated" if active else "Retired"
-    audited(
+    switch_active(
+        relation,
+        active=active,
         acting_user=acting_user,
         decision=decision,
-        action="relation_type.reactivate" if active else "relation_type.retire",
-        subject=relation,
+        action="relation_type",
         summary=f"{verb} the relation type {quoted(relation.label)}.",
-        before={"active": not active},
-        after={"active": active},
     )
     return relation
 

@@ -15,21 +15,16 @@ from kgreview.graph import attribute_rules as arules
 from kgreview.graph import rules
 from kgreview.graph import services as graph
 from kgreview.graph.models import Attribute, ConceptType
-from kgreview.graph.services.attributes import type_chain
-from kgreview.review.kinds.base import BlockerReads, Kind, Step, UndoStep, examples_note
-from kgreview.review.payloads import Name, Offset, RelationKey, RowId, Strict
+from kgreview.graph.services.attributes import key_declared_refusal
+from kgreview.review.kinds.add_concept_type import TypeExample
+from kgreview.review.kinds.base import BlockerReads, ExamplesKind, Step, UndoStep
+from kgreview.review.payloads import Name, RelationKey, Strict
 
 
-class AttributeExample(Strict):
+class AttributeExample(TypeExample):
     """A quote that shows a concept (``concept_name``) holding a value (``value``) of the
     proposed attribute."""
 
-    quote: str = Field(min_length=1, max_length=2000)
-    source_slug: str = Field(min_length=1, max_length=200)
-    revision_id: RowId | None = None
-    start: Offset | None = None
-    end: Offset | None = None
-    concept_name: str = Field(default="", max_length=200)
     value: str = Field(default="", max_length=2000)
 
 
@@ -53,7 +48,7 @@ class AddAttribute(Strict):
         return self
 
 
-class AddAttributeKind(Kind):
+class AddAttributeKind(ExamplesKind):
     key = "add_attribute"
     schema = AddAttribute
     curator_only = True
@@ -94,23 +89,9 @@ class AddAttributeKind(Kind):
         if concept_type is None:
             refusal = rules.no_type(type_key)
         else:
-            refusal = rules.type_active_refusal(concept_type)
-            if refusal is None:
-                chain = type_chain(concept_type)
-                held = {
-                    a.concept_type_id: a
-                    for a in Attribute.objects.filter(concept_type__in=chain, key=key)
-                }
-                owner = next(
-                    (
-                        t
-                        for t in chain
-                        if t.pk in held and (t.pk == concept_type.pk or held[t.pk].active)
-                    ),
-                    None,
-                )
-                if owner is not None:
-                    refusal = arules.attribute_taken(type_key, key, declared_by=owner.key)
+            refusal = rules.type_active_refusal(concept_type) or key_declared_refusal(
+                concept_type, key
+            )
         return [str(refusal)] if refusal is not None else []
 
     def claim(self, proposal, relations=None) -> str:
@@ -135,7 +116,3 @@ class AddAttributeKind(Kind):
             "description": payload.get("description", ""),
             "examples": payload.get("examples", []),
         }
-
-    def card(self, card) -> None:
-        super().card(card)
-        card.no_quote = examples_note(card.view["examples"])

@@ -16,7 +16,7 @@ from kgreview.core.errors import DomainError, StateConflict
 from kgreview.graph import rules
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, ConceptType
-from kgreview.review.kinds.base import BlockerReads, Kind, Step, UndoStep, examples_note
+from kgreview.review.kinds.base import BlockerReads, ExamplesKind, Step, UndoStep
 from kgreview.review.payloads import Name, Offset, RelationKey, RowId, Strict
 from kgreview.review.signals import ontology_accepted
 
@@ -52,7 +52,7 @@ class AddConceptType(Strict):
         return self
 
 
-class AddConceptTypeKind(Kind):
+class AddConceptTypeKind(ExamplesKind):
     key = "add_concept_type"
     schema = AddConceptType
     curator_only = True
@@ -131,7 +131,3 @@ class AddConceptTypeKind(Kind):
             "parent_key": payload.get("parent_key", ""),
             "examples": payload.get("examples", []),
         }
-
-    def card(self, card) -> None:
-        super().card(card)
-        card.no_quote = examples_note(card.view["examples"])

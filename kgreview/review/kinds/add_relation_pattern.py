@@ -22,7 +22,7 @@ from kgreview.graph import rules
 from kgreview.graph import services as graph
 from kgreview.graph.models import ConceptType, RelationPattern, RelationType
 from kgreview.review.kinds.add_relation_type import RelationExample
-from kgreview.review.kinds.base import BlockerReads, Kind, Step, UndoStep, examples_note
+from kgreview.review.kinds.base import BlockerReads, ExamplesKind, Step, UndoStep
 from kgreview.review.models import Proposal
 from kgreview.review.payloads import RelationKey, Strict
 from kgreview.review.signals import ontology_accepted
@@ -58,7 +58,7 @@ def pattern_blocker(relation_key: str, domain_key: str, range_key: str) -> Domai
     return refusal
 
 
-class AddRelationPatternKind(Kind):
+class AddRelationPatternKind(ExamplesKind):
     key = "add_relation_pattern"
     schema = AddRelationPattern
     curator_only = True
@@ -128,10 +128,9 @@ class AddRelationPatternKind(Kind):
         }
 
     def card(self, card) -> None:
-        """Its examples as its evidence, and how many held candidates of the relation
-        accepting it would ask again (one query)."""
+        """Its examples as its evidence (``ExamplesKind``), and how many held candidates
+        of the relation accepting it would ask again (one query)."""
         super().card(card)
-        card.no_quote = examples_note(card.view["examples"])
         card.view["held"] = Proposal.objects.filter(
             status=Proposal.Status.HELD,
             relation_key=card.proposal.payload["relation_key"],

@@ -19,7 +19,7 @@ from kgreview.core.errors import StateConflict
 from kgreview.graph import rules
 from kgreview.graph import services as graph
 from kgreview.graph.models import ConceptType, Edge, RelationPattern, RelationType
-from kgreview.review.kinds.base import BlockerReads, Kind, Step, UndoStep, examples_note
+from kgreview.review.kinds.base import BlockerReads, ExamplesKind, Step, UndoStep
 from kgreview.review.payloads import Name, Offset, RelationKey, RowId, Strict
 from kgreview.review.signals import relation_type_accepted
 
@@ -70,7 +70,7 @@ class AddRelationType(Strict):
         return self
 
 
-class AddRelationTypeKind(Kind):
+class AddRelationTypeKind(ExamplesKind):
     key = "add_relation_type"
     schema = AddRelationType
     curator_only = True
@@ -163,7 +163,3 @@ class AddRelationTypeKind(Kind):
             "labels": payload.get("labels", []),
             "patterns": payload.get("patterns", []),
         }
-
-    def card(self, card) -> None:
-        super().card(card)
-        card.no_quote = examples_note(card.view["examples"])

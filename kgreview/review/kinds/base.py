@@ -470,6 +470,16 @@ def examples_note(examples: list) -> str:
     )
 
 
+class ExamplesKind(Kind):
+    """A kind of the vocabulary (a concept type, relation type, pattern or attribute):
+    its evidence is its examples (``view()["examples"]``), each quoted from a document,
+    and its card says so where an edge's quote would stand."""
+
+    def card(self, card) -> None:
+        super().card(card)
+        card.no_quote = examples_note(card.view["examples"])
+
+
 def grounds_of(proposal: Proposal, concept_ids) -> dict[tuple[int, int], int]:
     """What the proposal's source grounds: (source id, concept id) -> its revision id, or
     nothing for a proposal without a quoted source."""
