@@ -24,8 +24,8 @@ from ..types import LLMUsage, RelationSpec
 from .draft import additions, spread_quotes
 from .reading import (
     BOOLEAN_WORDS,
+    COMMON,
     LEXICON_RELATIONS,
-    STOP_HEADS,
     ChunkReader,
     ChunkReading,
 )
@@ -39,6 +39,7 @@ from .types import (
     RelationTypeDraft,
     TypeDraft,
 )
+from .words import GENERIC_HEADS, STOP_HEADS
 
 # --- Aggregation over the corpus ------------------------------------------------------------
 
@@ -110,7 +111,7 @@ def _kept_types(
     known_words |= {name_key(t.key.replace("_", " ")) for t in known.types}
 
     def fits(phrase: str, p: _Phrase, *, under_kept: bool) -> bool:
-        if phrase in STOP_HEADS:
+        if phrase in STOP_HEADS or phrase in GENERIC_HEADS:
             return False
         if name_key(phrase) in known_words:
             return True
@@ -136,15 +137,64 @@ def _kept_types(
     return kept
 
 
+def _fold_twins(
+    kept: dict[str, _Phrase], readings: Sequence[ChunkReading]
+) -> tuple[dict[str, _Phrase], dict[str, str]]:
+    """Near twins made one type; returns the types left and, for each folded phrase,
+    the phrase it went into. Two rules:
+
+    - a compound whose modifier is itself a type ("parameter setting" with "parameter"
+      a type; "database file" with "database") names a setting of a parameter, a file
+      of a database: not a kind of setting or file, so it folds into its head;
+    - two heads the documents call one another ("configuration parameters (also called
+      settings)") fold, the one with less support into the other.
+    """
+    folded: dict[str, str] = {}
+    for phrase in list(kept):
+        words = phrase.split()
+        if len(words) == 2 and words[0] in kept and words[1] in kept:
+            folded[phrase] = words[1]
+    said = Counter(
+        tuple(sorted((a, b)))
+        for r in readings
+        for a, b, _ in r.synonyms
+        if a in kept and b in kept and " " not in a + b
+    )
+    for a, b in sorted(said):
+        if a in folded or b in folded:
+            continue
+        small, big = sorted((a, b), key=lambda ph: (kept[ph].score(), ph))
+        folded[small] = big
+    for small, big in folded.items():
+        while big in folded:
+            big = folded[big]
+        folded[small] = big
+        into, p = kept[big], kept[small]
+        for key, name in p.members.items():
+            into.members.setdefault(key, name)
+        into.cues.update(p.cues)
+        into.sources |= p.sources
+        into.quotes.extend(p.quotes)
+    left = {ph: p for ph, p in kept.items() if ph not in folded}
+    return left, folded
+
+
 def type_key_of(phrase: str) -> str:
     return relation_key(phrase)[:64]
 
 
 def _term_types(
-    readings: Sequence[ChunkReading], kept: dict[str, _Phrase], known: KnownOntology
+    readings: Sequence[ChunkReading],
+    kept: dict[str, _Phrase],
+    known: KnownOntology,
+    folded: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """Each term's type key, by the votes of its cues (definitions and lists count
-    most, then the noun after an identifier, then its head noun)."""
+    most, then the noun after an identifier, then its head noun). A bare noun that
+    names a type is of it ("creates a new trigger": a trigger); a term listed with
+    others ("A, B and C") takes the type its typed neighbours share when two of them
+    at least have it and none has another."""
+    folded = folded or {}
     by_label = {name_key(t.label): t.key for t in known.types if t.active}
     by_label |= {name_key(t.key.replace("_", " ")): t.key for t in known.types if t.active}
 
@@ -154,6 +204,7 @@ def _term_types(
         known_key = by_label.get(name_key(phrase))
         if known_key:
             return known_key
+        phrase = folded.get(phrase, phrase)
         return type_key_of(phrase) if phrase in kept else ""
 
     votes: dict[str, Counter] = defaultdict(Counter)
@@ -168,7 +219,23 @@ def _term_types(
                 key = key_of(phrase)
                 if key:
                     votes[t.key][key] += weight
-    return {term: counts.most_common(1)[0][0] for term, counts in votes.items() if counts}
+    types = {term: counts.most_common(1)[0][0] for term, counts in votes.items() if counts}
+    for phrase in (*kept, *folded):
+        types[name_key(phrase)] = types[COMMON + name_key(phrase)] = key_of(phrase)
+    _neighbour_types(types, readings)
+    return types
+
+
+def _neighbour_types(types: dict[str, str], readings: Sequence[ChunkReading]) -> None:
+    """Listed terms ("A, B and C") without a type take the one their typed neighbours
+    share: two of them at least, and no neighbour of another type."""
+    for reading in readings:
+        for listed in reading.lists:
+            shared = {types[k] for k in listed if k in types}
+            if len(shared) == 1 and sum(k in types for k in listed) >= 2:
+                (type_key,) = shared
+                for k in listed:
+                    types.setdefault(k, type_key)
 
 
 def _type_drafts(
@@ -367,6 +434,8 @@ def _once(readings: Sequence[ChunkReading]) -> list[ChunkReading]:
                 attributes=[
                     a for a in r.attributes if fresh("attr", a.quote, a.key, a.subject_key)
                 ],
+                lists=r.lists,
+                synonyms=[y for y in r.synonyms if fresh("syn", y[2], y[0], y[1])],
             )
         )
     return out
@@ -387,7 +456,8 @@ def draft_from_readings(
     known_labels = {name_key(t.label): t.key for t in known.types}
     phrases = _phrases(readings, known_labels)
     kept = _kept_types(phrases, sources=sources, settings=settings, known=known)
-    types_of = _term_types(readings, kept, known)
+    kept, folded = _fold_twins(kept, readings)
+    types_of = _term_types(readings, kept, known, folded)
     patterns, relation_types = _relation_drafts(
         readings, types_of, vocabulary, settings, sources=sources
     )

@@ -22,42 +22,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..linguistic.words import words_of
 from ..relations import normalise_label
 from ..text import name_key, singular
 from ..types import RelationSpec
 from .types import DocChunk, Quote
+from .words import GENERIC_HEADS, STATEMENT_VERBS, STOP_HEADS
 
-# Heads that name no kind of thing of a domain ("value", "way", "example").
-STOP_HEADS = frozenset(
-    words_of(
-        """
-        way thing case example number amount lot kind type sort form end fact point result
-        need part use set order time place idea detail reason issue problem question answer
-        one other instance means mean manner sense deal bit piece side hand term aspect
-        feature option default value information approach method effect purpose situation
-        level step section chapter page rest variety range group list name user people
-        person course practice job task work change addition behavior behaviour note see
-        also following above below lot many much more most less first last new same
-        different specific various several certain such other detail details case cases
-        version documentation release manual appendix table_of_contents contents description
-        overview introduction summary reference synopsis usage purpose default defaults rule
-        caveat tip warning respect regard time times people something anything everything
-        nothing byte bytes character characters word words line lines text string data
-        number size
-        """
-    )
-)
-# Nouns that state a relation rather than a kind ("X is an alternative to Y", "a
-# component of"): the cue lexicon's nouns.
-STOP_HEADS |= frozenset(
-    words_of(
-        """
-        alternative prerequisite substitute synonym alias extension refinement
-        generalization component member stage phase variant subclass contrast
-        """
-    )
-)
 # The cue lexicon's relations, as the vocabulary would name them, for a relation the
 # graph's vocabulary lacks (proposed only with clear cue evidence).
 LEXICON_RELATIONS = {
@@ -91,17 +61,30 @@ DATATYPE_WORDS = {
     "uri": "uri",
 }
 LABEL_TYPED = re.compile(
-    r"^\s*(?P<name>[A-Za-z_][\w.$-]*(?: [A-Za-z_][\w.$-]*)?)\s*\((?P<dt>"
+    r"^\s*(?P<name>[A-Za-z_][\w.$-]*(?: [A-Za-z_][\w.$-]*)?)\s+\((?P<dt>"
     + "|".join(sorted(map(re.escape, DATATYPE_WORDS), key=len, reverse=True))
     + r")\)",
     re.IGNORECASE,
 )
 DEFAULT = re.compile(
     r"\b(?:defaults? to|[Tt]he default(?: value)?(?: setting)? (?:is|of \S+ is)|"
-    r"[Dd]efault(?: value)?:)\s+(?P<value>[`'\"]?[-\w.:/]+(?: ?(?:kB|MB|GB|TB|ms|s|min|h))?)",
+    r"[Dd]efault(?: value)?:)\s+(?:(?:normally|usually|typically|generally|currently|"
+    r"always|now|also|simply|set to|equal to)\s+)*"
+    r"(?P<value>[`'\"]?[-\w.:/]+(?: ?(?:kB|MB|GB|TB|ms|s|min|h))?)",
+)
+# "X (also called Y)", "X, also known as Y": two names of one kind.
+SYNONYM = re.compile(
+    r"(?P<a>\w+)\s*(?:\(|,)\s*(?:also|sometimes|often)\s+(?:called|known as|named)\s+"
+    r"(?:an? |the )?(?P<b>\w+)"
+)
+# "two megabytes (`2MB`)": the literal in brackets after a number spelled out.
+SPELLED_OUT = re.compile(r"\s+[A-Za-z]+\s+\(\s*[`'\"]?([-\w.:/]+?)[`'\"]?\s*\)")
+NUMBER_WORDS = frozenset(
+    ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 )
 BOOLEAN_WORDS = frozenset({"on", "off", "true", "false", "yes", "no"})
 PLURAL_TAGS = frozenset({"NNS", "NNPS"})
+COMMON = "~"  # the key of a common noun, apart from names spelled alike
 IDENTIFIER = re.compile(r"_|[a-z][0-9]|^[a-z]+[A-Z]|\w\.\w{2,}")
 
 
@@ -153,6 +136,10 @@ class ChunkReading:
     type_cues: list[TypeCue] = field(default_factory=list)
     relations: list[RelationSeen] = field(default_factory=list)
     attributes: list[AttributeSeen] = field(default_factory=list)
+    # term keys listed together ("A, B and C"): typed neighbours type the rest
+    lists: list[tuple[str, ...]] = field(default_factory=list)
+    # two type phrases said to name one kind ("parameters (also called settings)")
+    synonyms: list[tuple[str, str, Quote]] = field(default_factory=list)
 
 
 def lexicon_specs(vocabulary: Sequence[RelationSpec]) -> list[RelationSpec]:
@@ -203,12 +190,7 @@ class ChunkReader:
             return Quote(chunk.slug, chunk.revision_id, start, start + len(text), text)
 
         def term_at(index: int, tok) -> tuple[str, str]:
-            cand = terms.at(index, tok.i)
-            if cand is not None:
-                return cand.key, cand.name
-            if tok.pos_ in ("NOUN", "PROPN") and tok.is_alpha:
-                return name_key(tok.text), tok.lemma_ if tok.pos_ == "NOUN" else tok.text
-            return "", ""
+            return _term_at(terms, index, tok, sentences[index])
 
         _terms(reading, terms, docs, quote)
         label = ""  # the last label line ("`work_mem` (integer)"): what follows describes it
@@ -217,19 +199,10 @@ class ChunkReader:
                 _heading(reading, doc, quote(index))
                 label = ""
                 continue
-            found = LABEL_TYPED.match(sentence.clean)
-            if found and (sentence.label or found.start() == 0):
-                label = found.group("name")
-                reading.attributes.append(
-                    AttributeSeen(
-                        name_key(label),
-                        label,
-                        "data_type",
-                        found.group("dt").lower(),
-                        _named(quote(index), label, value=found.group("dt").lower()),
-                    )
-                )
+            label = _label(reading, sentence, quote(index)) or label
             _listed(reading, doc, index, term_at, quote)
+            _neighbours(reading, doc, index, term_at)
+            _synonyms(reading, doc, sentence.clean, quote(index))
             _defaults(reading, sentence.clean, doc, index, term_at, label, quote)
             if not doc.has_annotation("DEP"):
                 continue
@@ -264,6 +237,45 @@ class ChunkReader:
         return reading
 
 
+def _term_at(terms, index: int, tok, sentence) -> tuple[str, str]:
+    """The term a token stands for (key, name): a statement form it is part of, the
+    scored term whose head it is, a proper noun, or a common noun under its own key."""
+    form = statement_at(tok.doc, tok)
+    if form:
+        return name_key(form), form
+    cand = terms.at(index, tok.i)
+    common = (
+        tok.pos_ == "NOUN"
+        and tok.is_alpha
+        and tok.text[1:].islower()
+        and "code" not in sentence.marked(tok.idx, tok.idx + len(tok.text))
+    )
+    if cand is not None and not (common and len(cand.name.split()) == 1):
+        return cand.key, cand.name
+    if tok.pos_ == "PROPN" and tok.is_alpha:
+        return name_key(tok.text), tok.text
+    if common:
+        lemma = singular(tok.lemma_.lower())
+        if lemma in STOP_HEADS or lemma in GENERIC_HEADS:
+            return "", ""  # "a value", "the object": no concept
+        # a common noun names the kind ("creates a new trigger"), never the identifier
+        # spelled alike (the `format` function): its own key
+        return COMMON + name_key(lemma), tok.lemma_
+    return "", ""
+
+
+def _label(reading: ChunkReading, sentence, q: Quote) -> str:
+    """A label line "`work_mem` (integer)": the data type of what it names, and the
+    name (what follows describes it), or ""."""
+    found = LABEL_TYPED.match(sentence.clean)
+    if not found or not (sentence.label or found.start() == 0):
+        return ""
+    label, datatype = found.group("name"), found.group("dt").lower()
+    q = _named(q, label, value=datatype)
+    reading.attributes.append(AttributeSeen(name_key(label), label, "data_type", datatype, q))
+    return label
+
+
 def read_chunk(chunk: DocChunk, *, vocabulary: Sequence[RelationSpec]) -> ChunkReading:
     """One chunk read on its own (a reader is made for it)."""
     return ChunkReader(vocabulary).read(chunk)
@@ -291,7 +303,7 @@ def _phrase(doc, tok) -> str:
         and prev.lower_ not in STOP_HEADS
     ):
         return f"{prev.lower_} {head}"
-    return head
+    return "" if head in GENERIC_HEADS else head
 
 
 def _terms(reading: ChunkReading, terms, docs, quote) -> None:
@@ -304,6 +316,11 @@ def _terms(reading: ChunkReading, terms, docs, quote) -> None:
         doc = docs[mention.sentence]
         words = cand.name.split()
         head = tail = classifier = ""
+        if is_statement(cand.name):
+            # "CREATE TRIGGER" is a command, not a trigger
+            q = _named(quote(mention.sentence), cand.name)
+            reading.terms.append(TermSeen(cand.key, cand.name, "command", "", "", q))
+            continue
         if len(words) > 1 and not cand.of_phrase and words[-1].isalpha():
             head = singular(words[-1].lower())
             prev = words[-2].lower()
@@ -312,19 +329,31 @@ def _terms(reading: ChunkReading, terms, docs, quote) -> None:
         if cand.identifier or len(words) == 1:
             for m in cand.mentions:
                 after = docs[m.sentence][m.last + 1] if m.last + 1 < len(docs[m.sentence]) else None
-                if after is not None and after.pos_ == "NOUN" and after.is_alpha:
+                if (
+                    after is not None
+                    and after.pos_ == "NOUN"
+                    and after.is_alpha
+                    and not after.text.isupper()  # "CREATE TRIGGER": no classifier
+                ):
                     classifier = singular(after.lemma_.lower())
                     mention, doc = m, docs[m.sentence]
                     break
         if head in STOP_HEADS:
             head = tail = ""
-        if classifier in STOP_HEADS:
+        if head in GENERIC_HEADS:
+            head = ""  # "database object" may be a type; "object" alone is none
+        if classifier in STOP_HEADS or classifier in GENERIC_HEADS:
             classifier = ""
-        if not (head or classifier):
+        if not (head or tail or classifier):
             continue
         del doc
         base = " ".join(words[:-1])
-        if head and len(words) == 2 and (IDENTIFIER.search(base) or base.isupper()):
+        if (
+            head
+            and len(words) == 2
+            and not words[-1].isupper()
+            and (IDENTIFIER.search(base) or base.isupper())
+        ):
             # "the `work_mem` setting", "the VACUUM command": the name is the identifier
             reading.terms.append(
                 TermSeen(name_key(base), base, "", "", head, _named(quote(mention.sentence), base))
@@ -339,6 +368,39 @@ def _terms(reading: ChunkReading, terms, docs, quote) -> None:
                 _named(quote(mention.sentence), cand.name),
             )
         )
+
+
+def is_statement(name: str) -> bool:
+    """A statement form written in capitals: "CREATE TRIGGER", "DROP ROLE", "ALTER
+    DEFAULT PRIVILEGES" (a command, not the object it makes)."""
+    words = name.split()
+    return (
+        2 <= len(words) <= 4
+        and words[0] in STATEMENT_VERBS
+        and all(w.isupper() and w.replace("_", "").isalpha() for w in words)
+    )
+
+
+def statement_at(doc, tok) -> str:
+    """The statement form a capitalised token is part of ("CREATE" of "CREATE INDEX
+    creates an index"), or ""."""
+    if not (tok.text.isupper() and tok.is_alpha):
+        return ""
+
+    def caps(i: int) -> bool:
+        return 0 <= i < len(doc) and doc[i].text.isupper() and doc[i].is_alpha
+
+    start = tok.i
+    while caps(start - 1) and doc[start - 1].whitespace_ and tok.i - start < 3:
+        start -= 1
+    end = tok.i
+    while caps(end + 1) and doc[end].whitespace_ and end - start < 3:
+        end += 1
+    for first in range(start, tok.i + 1):
+        name = doc[first : end + 1].text
+        if is_statement(name):
+            return name
+    return ""
 
 
 def _heading(reading: ChunkReading, doc, q: Quote) -> None:
@@ -386,6 +448,58 @@ def _listed(reading: ChunkReading, doc, index: int, term_at, quote) -> None:
                     reading.type_cues.append(TypeCue("following", phrase, "", "", quote(index)))
 
 
+# Tokens a listed item may hold besides its term: articles, adjectives, numbers.
+LIST_FILLERS = frozenset({"DET", "ADJ", "NUM", "NOUN", "PROPN", "X", "SYM"})
+
+
+def _neighbours(reading: ChunkReading, doc, index: int, term_at) -> None:
+    """ "A, B and C": the terms listed together, each item's term its last noun (the
+    head). Three items at least, separated by commas (and a last "and"/"or"); an item
+    holds only its term and its modifiers."""
+    items: list[tuple[str, str]] = []
+    current: tuple[str, str] = ("", "")
+    commas = 0
+
+    def close() -> None:
+        nonlocal items, commas
+        if len(items) >= 3 and commas >= 1:
+            keys = tuple(dict.fromkeys(k for k, _ in items))
+            if len(keys) >= 3:
+                reading.lists.append(keys)
+        items, commas = [], 0
+
+    for tok in doc:
+        if tok.text == "," or tok.lower_ in ("and", "or"):
+            if current[0]:
+                items.append(current)
+                current = ("", "")
+                commas += tok.text == ","
+            elif tok.text == "," or not items:
+                close()
+            continue
+        if tok.pos_ in LIST_FILLERS or tok.text in ("`", "'", '"'):
+            if tok.pos_ in ("NOUN", "PROPN", "X", "SYM") or tok.text.isupper():
+                key, name = term_at(index, tok)
+                if key:
+                    current = (key, name)
+            continue
+        if current[0]:
+            items.append(current)
+            current = ("", "")
+        close()
+    if current[0]:
+        items.append(current)
+    close()
+
+
+def _synonyms(reading: ChunkReading, doc, clean: str, q: Quote) -> None:
+    """ "configuration parameters (also called settings)": two head nouns, one kind."""
+    for found in SYNONYM.finditer(clean):
+        a, b = (singular(found.group(g).lower()) for g in ("a", "b"))
+        if a != b and a.isalpha() and b.isalpha():
+            reading.synonyms.append((a, b, q))
+
+
 def _defaults(reading: ChunkReading, clean: str, doc, index: int, term_at, label: str, quote):
     """ "defaults to V", "the default is V": an attribute of the concept described (the
     sentence's subject before the cue, else the label above)."""
@@ -393,6 +507,9 @@ def _defaults(reading: ChunkReading, clean: str, doc, index: int, term_at, label
     if found is None:
         return
     value = found.group("value").strip("`'\"").rstrip(".")
+    literal = SPELLED_OUT.match(clean, found.end())
+    if literal and value.lower() in NUMBER_WORDS:
+        value = literal.group(1)  # "four megabytes (`4MB`)": 4MB
     if not value or value.lower() in ("the", "a", "an", "to", "is", "that", "this"):
         return
     subject = ""
