@@ -288,7 +288,9 @@ def _relation_drafts(
     sources: int,
 ) -> tuple[list[PatternDraft], list[RelationTypeDraft]]:
     in_vocabulary = {s.key: s for s in vocabulary}
-    groups: dict[tuple[str, str, str], list[Quote]] = defaultdict(list)
+    # a pattern's support is the sentences that state it: "associated with the table,
+    # view, or foreign table" is one statement, however many ends it lists
+    groups: dict[tuple[str, str, str], dict[tuple, Quote]] = defaultdict(dict)
     for reading in readings:
         for r in reading.relations:
             domain, range_ = types_of.get(r.source_key, ""), types_of.get(r.target_key, "")
@@ -298,10 +300,12 @@ def _relation_drafts(
             symmetric = spec.symmetric if spec else LEXICON_RELATIONS[r.relation][2]
             if symmetric and range_ < domain:
                 domain, range_ = range_, domain
-            groups[(r.relation, domain, range_)].append(r.quote)
+            at = (r.quote.source_slug, r.quote.revision_id, r.quote.start)
+            groups[(r.relation, domain, range_)].setdefault(at, r.quote)
     patterns: list[PatternDraft] = []
     new: dict[str, list[tuple[tuple[str, str], list[Quote]]]] = defaultdict(list)
-    for (relation, domain, range_), quotes in groups.items():
+    for (relation, domain, range_), stated in groups.items():
+        quotes = list(stated.values())
         slugs = {q.source_slug for q in quotes}
         if relation in in_vocabulary:
             if len(quotes) < settings.min_pattern_support:

@@ -372,13 +372,14 @@ def _terms(reading: ChunkReading, terms, docs, quote) -> None:
 
 def is_statement(name: str) -> bool:
     """A statement form written in capitals: "CREATE TRIGGER", "DROP ROLE", "ALTER
-    DEFAULT PRIVILEGES" (a command, not the object it makes)."""
+    DEFAULT PRIVILEGES", or a name ending in one ("SQL command DROP ROLE"): a command,
+    not the object it makes."""
     words = name.split()
-    return (
-        2 <= len(words) <= 4
-        and words[0] in STATEMENT_VERBS
-        and all(w.isupper() and w.replace("_", "").isalpha() for w in words)
-    )
+    caps = 0  # the capitalised words the name ends with ("SQL command DROP ROLE")
+    while caps < len(words) and words[-1 - caps].isupper():
+        caps += 1
+    form = [w for w in words[len(words) - caps :] if w.replace("_", "").isalpha()]
+    return 2 <= len(form) <= 4 and form[0] in STATEMENT_VERBS
 
 
 def statement_at(doc, tok) -> str:

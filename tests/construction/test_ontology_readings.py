@@ -36,7 +36,8 @@ TRIGGERS = """# Triggers
 `CREATE TRIGGER` creates a new trigger. `CREATE TABLE` creates a new table. \
 The VACUUM command reclaims storage. The ANALYZE command collects statistics. \
 A row-level trigger fires once per row. A statement-level trigger fires once per \
-statement. A constraint trigger fires at the end of the transaction.
+statement. A constraint trigger fires at the end of the transaction. A partitioned table \
+holds partitions. A foreign table lives elsewhere.
 """
 MORE_TRIGGERS = """# Event Triggers
 
@@ -50,6 +51,8 @@ def test_a_statement_form_in_capitals_is_a_command_not_the_object_it_makes():
     terms = {t.name: t for t in read(TRIGGERS).terms}
     assert terms["CREATE TRIGGER"].head == "command"
     assert "CREATE" not in terms  # no "CREATE" classified by the capital TRIGGER after it
+    ends = {t.name: t.head for t in read("The SQL command DROP ROLE removes a role.\n").terms}
+    assert ends["SQL command DROP ROLE"] == "command"  # not a role
     drafted = draft(TRIGGERS, MORE_TRIGGERS)
     shapes = {(p.relation_key, p.domain_key, p.range_key) for p in drafted.patterns}
     assert ("produces", "command", "trigger") in shapes
@@ -148,3 +151,13 @@ def test_a_common_noun_is_not_the_identifier_spelled_alike():
     )
     (uses,) = [r for r in reading.relations if r.relation == "uses"]
     assert uses.target == "format" and uses.target_key != "format"
+
+
+def test_a_pattern_counts_the_sentences_that_state_it_not_the_ends_they_list():
+    said = "configures the temporary table."
+    listing = LISTED.replace(said, "configures the temporary table and the unlogged table.")
+    without = MORE_LISTED.replace("`temp_buffers` configures the unlogged table.", "")
+    assert listing != LISTED and without != MORE_LISTED
+    assert not [p for p in draft(listing, without).patterns if p.relation_key == "configures"]
+    (configures,) = [p for p in draft(listing, MORE_LISTED).patterns if p.domain_key == "parameter"]
+    assert configures.support == 2  # two sentences, three ends
