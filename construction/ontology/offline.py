@@ -4,8 +4,11 @@ Each chunk is read once (``reading.read_chunk``: type cues, terms with their hea
 noun, relations stated by a cue verb between two terms, attribute cues).
 
 ``bootstrap_offline`` aggregates the chunks: a phrase becomes a type when enough terms
-cluster under it in enough sources; a two-word type whose head is a type is its subtype;
-each term takes the type its cues vote for; relations between typed terms give
+cluster under it in enough sources (generic heads only with a modifier); a two-word
+type whose head is a type is its subtype, unless its modifier is a type too (then it
+folds into its head, as two heads called one another fold); each term takes the type
+its cues vote for, a bare noun naming a type is of it, and a listed term takes its
+typed neighbours' type; relations between typed terms, stated in two sentences, give
 patterns (a relation the vocabulary lacks becomes a relation type only with clear cue
 evidence); attributes go to the type of the concept they describe. Every item keeps
 its own quotes. Deterministic.

@@ -11,7 +11,12 @@ From one chunk come:
 - **relations** stated by a cue verb of the lexicon between two terms
   (``linguistic.relations.find_relations``), for the vocabulary and for the cue
   lexicon's relations the vocabulary lacks;
-- **attribute cues**: a label "X (integer)" and "defaults to V" / "the default is V".
+- **attribute cues**: a label "X (integer)" and "defaults to V" / "the default is V";
+- **lists** of terms ("A, B and C"), whose typed members type the rest, and
+  **synonyms** of type nouns ("parameters (also called settings)").
+
+A statement form in capitals ("CREATE TRIGGER") is read as a command, and a common noun
+("a new trigger") under a key of its own, apart from an identifier spelled alike.
 
 ``offline`` aggregates the readings of a corpus into a draft.
 """
