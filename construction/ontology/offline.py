@@ -1,21 +1,14 @@
 """Offline bootstrap: an ontology drafted from chunks with the linguistic pipeline.
 
-Each chunk is read once (``read_chunk``): its sentences tagged, the sentences holding a
-cue of a relation (or a definition) parsed, and its terms scored (``linguistic.terms``).
-From one chunk come:
-
-- **type cues**: "X is a Y" (the reader's own definition construction), "Ys such as X
-  and Z", "the following Ys:", a heading naming a plural ("SQL Commands", "Lock
-  Modes"), and the noun right after an identifier ("the `work_mem` parameter");
-- **terms** with their head noun ("ACCESS EXCLUSIVE lock" is a lock), which cluster;
-- **relations** stated by a cue verb of the lexicon between two terms
-  (``linguistic.relations.find_relations``), for the vocabulary and for the cue
-  lexicon's relations the vocabulary lacks;
-- **attribute cues**: a label "X (integer)" and "defaults to V" / "the default is V".
+Each chunk is read once (``reading.read_chunk``: type cues, terms with their head
+noun, relations stated by a cue verb between two terms, attribute cues).
 
 ``bootstrap_offline`` aggregates the chunks: a phrase becomes a type when enough terms
-cluster under it in enough sources; a two-word type whose head is a type is its subtype;
-each term takes the type its cues vote for; relations between typed terms give
+cluster under it in enough sources (generic heads only with a modifier); a two-word
+type whose head is a type is its subtype, unless its modifier is a type too (then it
+folds into its head, as two heads called one another fold); each term takes the type
+its cues vote for, a bare noun naming a type is of it, and a listed term takes its
+typed neighbours' type; relations between typed terms, stated in two sentences, give
 patterns (a relation the vocabulary lacks becomes a relation type only with clear cue
 evidence); attributes go to the type of the concept they describe. Every item keeps
 its own quotes. Deterministic.
@@ -29,11 +22,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..keys import relation_key
-from ..linguistic.words import words_of
-from ..relations import normalise_label
-from ..text import name_key, singular
+from ..text import name_key
 from ..types import LLMUsage, RelationSpec
 from .draft import additions, spread_quotes
+from .reading import (
+    BOOLEAN_WORDS,
+    COMMON,
+    LEXICON_RELATIONS,
+    ChunkReader,
+    ChunkReading,
+)
 from .types import (
     AttributeDraft,
     DocChunk,
@@ -44,395 +42,7 @@ from .types import (
     RelationTypeDraft,
     TypeDraft,
 )
-
-# Heads that name no kind of thing of a domain ("value", "way", "example").
-STOP_HEADS = frozenset(
-    words_of(
-        """
-        way thing case example number amount lot kind type sort form end fact point result
-        need part use set order time place idea detail reason issue problem question answer
-        one other instance means mean manner sense deal bit piece side hand term aspect
-        feature option default value information approach method effect purpose situation
-        level step section chapter page rest variety range group list name user people
-        person course practice job task work change addition behavior behaviour note see
-        also following above below lot many much more most less first last new same
-        different specific various several certain such other detail details case cases
-        version documentation release manual appendix table_of_contents contents description
-        overview introduction summary reference synopsis usage purpose default defaults rule
-        caveat tip warning respect regard time times people something anything everything
-        nothing byte bytes character characters word words line lines text string data
-        number size
-        """
-    )
-)
-# Nouns that state a relation rather than a kind ("X is an alternative to Y", "a
-# component of"): the cue lexicon's nouns.
-STOP_HEADS |= frozenset(
-    words_of(
-        """
-        alternative prerequisite substitute synonym alias extension refinement
-        generalization component member stage phase variant subclass contrast
-        """
-    )
-)
-# The cue lexicon's relations, as the vocabulary would name them, for a relation the
-# graph's vocabulary lacks (proposed only with clear cue evidence).
-LEXICON_RELATIONS = {
-    "part_of": ("Part of", "is part of", False, True),
-    "requires": ("Requires", "requires", False, False),
-    "uses": ("Uses", "uses", False, False),
-    "produces": ("Produces", "produces", False, False),
-    "configures": ("Configures", "configures", False, False),
-    "alternative_to": ("Alternative to", "is an alternative to", True, False),
-    "contrasts_with": ("Contrasts with", "contrasts with", True, False),
-    "applies_to": ("Applies to", "applies to", False, False),
-    "builds_on": ("Builds on", "builds on", False, True),
-}
-DATATYPE_WORDS = {
-    "integer": "integer",
-    "int": "integer",
-    "bigint": "integer",
-    "boolean": "boolean",
-    "bool": "boolean",
-    "string": "string",
-    "text": "string",
-    "enum": "string",
-    "enumeration": "string",
-    "floating point": "decimal",
-    "float": "decimal",
-    "real": "decimal",
-    "numeric": "decimal",
-    "decimal": "decimal",
-    "date": "date",
-    "url": "uri",
-    "uri": "uri",
-}
-LABEL_TYPED = re.compile(
-    r"^\s*(?P<name>[A-Za-z_][\w.$-]*(?: [A-Za-z_][\w.$-]*)?)\s*\((?P<dt>"
-    + "|".join(sorted(map(re.escape, DATATYPE_WORDS), key=len, reverse=True))
-    + r")\)",
-    re.IGNORECASE,
-)
-DEFAULT = re.compile(
-    r"\b(?:defaults? to|[Tt]he default(?: value)?(?: setting)? (?:is|of \S+ is)|"
-    r"[Dd]efault(?: value)?:)\s+(?P<value>[`'\"]?[-\w.:/]+(?: ?(?:kB|MB|GB|TB|ms|s|min|h))?)",
-)
-BOOLEAN_WORDS = frozenset({"on", "off", "true", "false", "yes", "no"})
-PLURAL_TAGS = frozenset({"NNS", "NNPS"})
-IDENTIFIER = re.compile(r"_|[a-z][0-9]|^[a-z]+[A-Z]|\w\.\w{2,}")
-
-
-# --- One chunk ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TermSeen:
-    key: str
-    name: str
-    head: str  # the singular head noun of a name of several words, else ""
-    tail: str  # its last two words (singular), else ""
-    classifier: str  # the noun right after it when it is an identifier, else ""
-    quote: Quote
-
-
-@dataclass(frozen=True)
-class TypeCue:
-    how: str  # "definition", "such_as", "following", "heading"
-    phrase: str  # the type's words, singular, lower case, at most two
-    member_key: str
-    member: str
-    quote: Quote
-
-
-@dataclass(frozen=True)
-class RelationSeen:
-    relation: str
-    source_key: str
-    source: str
-    target_key: str
-    target: str
-    quote: Quote
-
-
-@dataclass(frozen=True)
-class AttributeSeen:
-    subject_key: str
-    subject: str
-    key: str
-    value: str
-    quote: Quote
-
-
-@dataclass
-class ChunkReading:
-    chunk: DocChunk
-    terms: list[TermSeen] = field(default_factory=list)
-    type_cues: list[TypeCue] = field(default_factory=list)
-    relations: list[RelationSeen] = field(default_factory=list)
-    attributes: list[AttributeSeen] = field(default_factory=list)
-
-
-def lexicon_specs(vocabulary: Sequence[RelationSpec]) -> list[RelationSpec]:
-    """The vocabulary, and the cue lexicon's relations it lacks (by key or by meaning)."""
-    known = {normalise_label(n) for s in vocabulary for n in (s.key, s.label, s.verb)}
-    known |= {s.key for s in vocabulary}
-    extra = [
-        RelationSpec(key, label, verb, "", symmetric, acyclic)
-        for key, (label, verb, symmetric, acyclic) in LEXICON_RELATIONS.items()
-        if key not in known and normalise_label(verb) not in known
-    ]
-    return [*vocabulary, *extra]
-
-
-class ChunkReader:
-    """Reads chunks; the cue table and the parse rule are built once per vocabulary."""
-
-    def __init__(self, vocabulary: Sequence[RelationSpec]) -> None:
-        from ..linguistic.cues import cue_table, cue_words
-        from ..linguistic.nlp import ParseWhen
-        from ..linguistic.verbs import cue_from_verb
-
-        self.specs = lexicon_specs(vocabulary)
-        self.keys = {s.key for s in self.specs}
-        self.table = cue_table(self.specs, cue_from_verb)
-        self.when = ParseWhen(cue_words(self.table, self.keys), definitions=True)
-
-    def read(self, chunk: DocChunk) -> ChunkReading:
-        from ..linguistic.markup import read_sentences
-        from ..linguistic.nlp import pipeline
-        from ..linguistic.relations import find_relations
-        from ..linguistic.terms import TermTable
-
-        sentences = read_sentences(chunk.text)
-        docs = pipeline().analyse([s.clean for s in sentences], parse_if=self.when)
-        terms = TermTable(None)
-        for index, (sentence, parsed) in enumerate(zip(sentences, docs, strict=True)):
-            terms.read(index, parsed, sentence)
-        terms.score()
-        terms.collapse_generic_tails()
-        terms.score()
-        reading = ChunkReading(chunk)
-
-        def quote(index: int) -> Quote:
-            s = sentences[index]
-            start = chunk.offset + s.start
-            text = chunk.text[s.start : s.end][:2000]
-            return Quote(chunk.slug, chunk.revision_id, start, start + len(text), text)
-
-        def term_at(index: int, tok) -> tuple[str, str]:
-            cand = terms.at(index, tok.i)
-            if cand is not None:
-                return cand.key, cand.name
-            if tok.pos_ in ("NOUN", "PROPN") and tok.is_alpha:
-                return name_key(tok.text), tok.lemma_ if tok.pos_ == "NOUN" else tok.text
-            return "", ""
-
-        _terms(reading, terms, docs, quote)
-        label = ""  # the last label line ("`work_mem` (integer)"): what follows describes it
-        for index, (sentence, doc) in enumerate(zip(sentences, docs, strict=True)):
-            if sentence.heading:
-                _heading(reading, doc, quote(index))
-                label = ""
-                continue
-            found = LABEL_TYPED.match(sentence.clean)
-            if found and (sentence.label or found.start() == 0):
-                label = found.group("name")
-                reading.attributes.append(
-                    AttributeSeen(
-                        name_key(label),
-                        label,
-                        "data_type",
-                        found.group("dt").lower(),
-                        _named(quote(index), label, value=found.group("dt").lower()),
-                    )
-                )
-            _listed(reading, doc, index, term_at, quote)
-            _defaults(reading, sentence.clean, doc, index, term_at, label, quote)
-            if not doc.has_annotation("DEP"):
-                continue
-            for item in find_relations(doc, self.table, contrast=False, is_a=True):
-                source_key, source = term_at(index, doc[item.source])
-                target_key, target = term_at(index, doc[item.target])
-                if not source_key or not target_key or source_key == target_key:
-                    continue
-                if item.relation == "is_a":
-                    phrase = _phrase(doc, doc[item.target])
-                    if phrase:
-                        reading.type_cues.append(
-                            TypeCue(
-                                "definition",
-                                phrase,
-                                source_key,
-                                source,
-                                _named(quote(index), source),
-                            )
-                        )
-                    continue
-                reading.relations.append(
-                    RelationSeen(
-                        item.relation,
-                        source_key,
-                        source,
-                        target_key,
-                        target,
-                        _named(quote(index), source, other=target),
-                    )
-                )
-        return reading
-
-
-def read_chunk(chunk: DocChunk, *, vocabulary: Sequence[RelationSpec]) -> ChunkReading:
-    """One chunk read on its own (a reader is made for it)."""
-    return ChunkReader(vocabulary).read(chunk)
-
-
-def _named(q: Quote, name: str, *, other: str = "", value: str = "") -> Quote:
-    return Quote(q.source_slug, q.revision_id, q.start, q.end, q.quote, name, other, value)
-
-
-def _phrase(doc, tok) -> str:
-    """A type's words from its head noun: the noun and at most one noun before it,
-    singular and in lower case ("configuration parameters" -> "configuration parameter")."""
-    if tok.pos_ not in ("NOUN", "PROPN") or not tok.is_alpha:
-        return ""
-    head = singular(tok.lemma_.lower() if tok.pos_ == "NOUN" else tok.lower_)
-    if head in STOP_HEADS or len(head) < 3:
-        return ""
-    prev = doc[tok.i - 1] if tok.i > 0 else None
-    if (
-        prev is not None
-        and prev.pos_ == "NOUN"
-        and prev.is_alpha
-        and prev.whitespace_
-        and (prev.i == 0 or doc[prev.i - 1].text not in ("-", "/"))
-        and prev.lower_ not in STOP_HEADS
-    ):
-        return f"{prev.lower_} {head}"
-    return head
-
-
-def _terms(reading: ChunkReading, terms, docs, quote) -> None:
-    from ..linguistic.terms import TERM_SCORE
-
-    for cand in terms.candidates.values():
-        if cand.score < TERM_SCORE or not cand.mentions:
-            continue
-        mention = cand.mentions[0]
-        doc = docs[mention.sentence]
-        words = cand.name.split()
-        head = tail = classifier = ""
-        if len(words) > 1 and not cand.of_phrase and words[-1].isalpha():
-            head = singular(words[-1].lower())
-            prev = words[-2].lower()
-            if prev.isalpha() and prev not in STOP_HEADS:
-                tail = f"{prev} {head}"
-        if cand.identifier or len(words) == 1:
-            for m in cand.mentions:
-                after = docs[m.sentence][m.last + 1] if m.last + 1 < len(docs[m.sentence]) else None
-                if after is not None and after.pos_ == "NOUN" and after.is_alpha:
-                    classifier = singular(after.lemma_.lower())
-                    mention, doc = m, docs[m.sentence]
-                    break
-        if head in STOP_HEADS:
-            head = tail = ""
-        if classifier in STOP_HEADS:
-            classifier = ""
-        if not (head or classifier):
-            continue
-        del doc
-        base = " ".join(words[:-1])
-        if head and len(words) == 2 and (IDENTIFIER.search(base) or base.isupper()):
-            # "the `work_mem` setting", "the VACUUM command": the name is the identifier
-            reading.terms.append(
-                TermSeen(name_key(base), base, "", "", head, _named(quote(mention.sentence), base))
-            )
-        reading.terms.append(
-            TermSeen(
-                cand.key,
-                cand.name,
-                head,
-                tail,
-                classifier,
-                _named(quote(mention.sentence), cand.name),
-            )
-        )
-
-
-def _heading(reading: ChunkReading, doc, q: Quote) -> None:
-    """A heading ending in a plural noun names a type: "SQL Commands", "Lock Modes"."""
-    last = next((t for t in reversed(doc) if not t.is_punct), None)
-    if last is None or last.tag_ not in PLURAL_TAGS:
-        return
-    phrase = _phrase(doc, last)
-    if phrase:
-        reading.type_cues.append(TypeCue("heading", phrase, "", "", q))
-
-
-def _listed(reading: ChunkReading, doc, index: int, term_at, quote) -> None:
-    """ "Ys such as X, Z" and "the following Ys": Y is a type, X and Z of it."""
-    n = len(doc)
-    for tok in doc:
-        if tok.lower_ == "such" and tok.i + 1 < n and doc[tok.i + 1].lower_ == "as":
-            before = tok.i - 1 if tok.i > 0 and doc[tok.i - 1].text != "," else tok.i - 2
-            if before < 0 or doc[before].tag_ not in PLURAL_TAGS:
-                continue
-            phrase = _phrase(doc, doc[before])
-            if not phrase:
-                continue
-            members: list[tuple[str, str]] = []
-            for other in doc[tok.i + 2 :]:
-                if other.text in (".", ";", ":", ")") or other.lower_ in ("which", "that"):
-                    break
-                if other.pos_ in ("VERB", "AUX"):
-                    break  # "... such as VACUUM and REINDEX can be run by the daemon"
-                key, name = term_at(index, other)
-                if key and (key, name) not in members:
-                    members.append((key, name))
-            for key, name in members[:6]:
-                reading.type_cues.append(
-                    TypeCue("such_as", phrase, key, name, _named(quote(index), name))
-                )
-        elif tok.lower_ == "following" and tok.i + 1 < n:
-            j = tok.i + 1
-            while j + 1 < n and doc[j + 1].pos_ in ("NOUN", "PROPN"):
-                j += 1
-            end = doc[j + 1].text if j + 1 < n else ""
-            if doc[j].tag_ in PLURAL_TAGS and end in (":", "", "."):
-                phrase = _phrase(doc, doc[j])
-                if phrase:
-                    reading.type_cues.append(TypeCue("following", phrase, "", "", quote(index)))
-
-
-def _defaults(reading: ChunkReading, clean: str, doc, index: int, term_at, label: str, quote):
-    """ "defaults to V", "the default is V": an attribute of the concept described (the
-    sentence's subject before the cue, else the label above)."""
-    found = DEFAULT.search(clean)
-    if found is None:
-        return
-    value = found.group("value").strip("`'\"").rstrip(".")
-    if not value or value.lower() in ("the", "a", "an", "to", "is", "that", "this"):
-        return
-    subject = ""
-    for tok in doc:
-        if tok.idx >= found.start():
-            break
-        if tok.dep_ in ("nsubj", "nsubjpass"):
-            key, name = term_at(index, tok)
-            if key:
-                subject = name
-    subject = subject or label
-    if not subject:
-        return
-    reading.attributes.append(
-        AttributeSeen(
-            name_key(subject),
-            subject,
-            "default_value",
-            value,
-            _named(quote(index), subject, value=value),
-        )
-    )
-
+from .words import GENERIC_HEADS, STOP_HEADS
 
 # --- Aggregation over the corpus ------------------------------------------------------------
 
@@ -504,7 +114,7 @@ def _kept_types(
     known_words |= {name_key(t.key.replace("_", " ")) for t in known.types}
 
     def fits(phrase: str, p: _Phrase, *, under_kept: bool) -> bool:
-        if phrase in STOP_HEADS:
+        if phrase in STOP_HEADS or phrase in GENERIC_HEADS:
             return False
         if name_key(phrase) in known_words:
             return True
@@ -530,15 +140,64 @@ def _kept_types(
     return kept
 
 
+def _fold_twins(
+    kept: dict[str, _Phrase], readings: Sequence[ChunkReading]
+) -> tuple[dict[str, _Phrase], dict[str, str]]:
+    """Near twins made one type; returns the types left and, for each folded phrase,
+    the phrase it went into. Two rules:
+
+    - a compound whose modifier is itself a type ("parameter setting" with "parameter"
+      a type; "database file" with "database") names a setting of a parameter, a file
+      of a database: not a kind of setting or file, so it folds into its head;
+    - two heads the documents call one another ("configuration parameters (also called
+      settings)") fold, the one with less support into the other.
+    """
+    folded: dict[str, str] = {}
+    for phrase in list(kept):
+        words = phrase.split()
+        if len(words) == 2 and words[0] in kept and words[1] in kept:
+            folded[phrase] = words[1]
+    said = Counter(
+        tuple(sorted((a, b)))
+        for r in readings
+        for a, b, _ in r.synonyms
+        if a in kept and b in kept and " " not in a + b
+    )
+    for a, b in sorted(said):
+        if a in folded or b in folded:
+            continue
+        small, big = sorted((a, b), key=lambda ph: (kept[ph].score(), ph))
+        folded[small] = big
+    for small, big in folded.items():
+        while big in folded:
+            big = folded[big]
+        folded[small] = big
+        into, p = kept[big], kept[small]
+        for key, name in p.members.items():
+            into.members.setdefault(key, name)
+        into.cues.update(p.cues)
+        into.sources |= p.sources
+        into.quotes.extend(p.quotes)
+    left = {ph: p for ph, p in kept.items() if ph not in folded}
+    return left, folded
+
+
 def type_key_of(phrase: str) -> str:
     return relation_key(phrase)[:64]
 
 
 def _term_types(
-    readings: Sequence[ChunkReading], kept: dict[str, _Phrase], known: KnownOntology
+    readings: Sequence[ChunkReading],
+    kept: dict[str, _Phrase],
+    known: KnownOntology,
+    folded: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """Each term's type key, by the votes of its cues (definitions and lists count
-    most, then the noun after an identifier, then its head noun)."""
+    most, then the noun after an identifier, then its head noun). A bare noun that
+    names a type is of it ("creates a new trigger": a trigger); a term listed with
+    others ("A, B and C") takes the type its typed neighbours share when two of them
+    at least have it and none has another."""
+    folded = folded or {}
     by_label = {name_key(t.label): t.key for t in known.types if t.active}
     by_label |= {name_key(t.key.replace("_", " ")): t.key for t in known.types if t.active}
 
@@ -548,6 +207,7 @@ def _term_types(
         known_key = by_label.get(name_key(phrase))
         if known_key:
             return known_key
+        phrase = folded.get(phrase, phrase)
         return type_key_of(phrase) if phrase in kept else ""
 
     votes: dict[str, Counter] = defaultdict(Counter)
@@ -562,7 +222,23 @@ def _term_types(
                 key = key_of(phrase)
                 if key:
                     votes[t.key][key] += weight
-    return {term: counts.most_common(1)[0][0] for term, counts in votes.items() if counts}
+    types = {term: counts.most_common(1)[0][0] for term, counts in votes.items() if counts}
+    for phrase in (*kept, *folded):
+        types[name_key(phrase)] = types[COMMON + name_key(phrase)] = key_of(phrase)
+    _neighbour_types(types, readings)
+    return types
+
+
+def _neighbour_types(types: dict[str, str], readings: Sequence[ChunkReading]) -> None:
+    """Listed terms ("A, B and C") without a type take the one their typed neighbours
+    share: two of them at least, and no neighbour of another type."""
+    for reading in readings:
+        for listed in reading.lists:
+            shared = {types[k] for k in listed if k in types}
+            if len(shared) == 1 and sum(k in types for k in listed) >= 2:
+                (type_key,) = shared
+                for k in listed:
+                    types.setdefault(k, type_key)
 
 
 def _type_drafts(
@@ -615,7 +291,9 @@ def _relation_drafts(
     sources: int,
 ) -> tuple[list[PatternDraft], list[RelationTypeDraft]]:
     in_vocabulary = {s.key: s for s in vocabulary}
-    groups: dict[tuple[str, str, str], list[Quote]] = defaultdict(list)
+    # a pattern's support is the sentences that state it: "associated with the table,
+    # view, or foreign table" is one statement, however many ends it lists
+    groups: dict[tuple[str, str, str], dict[tuple, Quote]] = defaultdict(dict)
     for reading in readings:
         for r in reading.relations:
             domain, range_ = types_of.get(r.source_key, ""), types_of.get(r.target_key, "")
@@ -625,10 +303,12 @@ def _relation_drafts(
             symmetric = spec.symmetric if spec else LEXICON_RELATIONS[r.relation][2]
             if symmetric and range_ < domain:
                 domain, range_ = range_, domain
-            groups[(r.relation, domain, range_)].append(r.quote)
+            at = (r.quote.source_slug, r.quote.revision_id, r.quote.start)
+            groups[(r.relation, domain, range_)].setdefault(at, r.quote)
     patterns: list[PatternDraft] = []
     new: dict[str, list[tuple[tuple[str, str], list[Quote]]]] = defaultdict(list)
-    for (relation, domain, range_), quotes in groups.items():
+    for (relation, domain, range_), stated in groups.items():
+        quotes = list(stated.values())
         slugs = {q.source_slug for q in quotes}
         if relation in in_vocabulary:
             if len(quotes) < settings.min_pattern_support:
@@ -761,6 +441,8 @@ def _once(readings: Sequence[ChunkReading]) -> list[ChunkReading]:
                 attributes=[
                     a for a in r.attributes if fresh("attr", a.quote, a.key, a.subject_key)
                 ],
+                lists=r.lists,
+                synonyms=[y for y in r.synonyms if fresh("syn", y[2], y[0], y[1])],
             )
         )
     return out
@@ -781,7 +463,8 @@ def draft_from_readings(
     known_labels = {name_key(t.label): t.key for t in known.types}
     phrases = _phrases(readings, known_labels)
     kept = _kept_types(phrases, sources=sources, settings=settings, known=known)
-    types_of = _term_types(readings, kept, known)
+    kept, folded = _fold_twins(kept, readings)
+    types_of = _term_types(readings, kept, known, folded)
     patterns, relation_types = _relation_drafts(
         readings, types_of, vocabulary, settings, sources=sources
     )
