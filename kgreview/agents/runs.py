@@ -121,7 +121,7 @@ def agent_run_create(
 # silent for ``item_stale_after()`` lost its worker. The others are given the lease.
 BEATING = frozenset({AgentRun.Agent.HEAL, AgentRun.Agent.DISCOVER, AgentRun.Agent.BOOTSTRAP})
 # What to do about a run found lost, by agent (the rest: start it again).
-AFTER_LOST = {
+AFTER_LOST: dict[str, str] = {
     AgentRun.Agent.HEAL: "The next scheduled run starts afresh.",
     AgentRun.Agent.DISCOVER: "The next scheduled run starts afresh.",
     AgentRun.Agent.BOOTSTRAP: (
@@ -168,7 +168,7 @@ def agent_run_fail_if_lost(run_id: int, now=None) -> AgentRun | None:
     with transaction.atomic():
         run = AgentRun.objects.select_for_update().filter(pk=run_id).first()
         why = agent_run_lost(run, now) if run is not None else ""
-        if not why:
+        if run is None or not why:
             return None
         return agent_run_finish(run, status=AgentRun.Status.FAILED, stats=run.stats, error=why)
 
