@@ -283,7 +283,7 @@
     if (status && status !== "pending" && status !== "held") {
       return "This proposal was already " + status + "; press s for the next open one.";
     }
-    if (key === "e") return "Only edge proposals can be edited before accepting.";
+    if (key === "e") return card.dataset.notEditable || "This proposal cannot be edited.";
     if (key === "K" || key === "R") return "This card has no contradiction to resolve.";
     return "Your role reads the queue but does not decide proposals.";
   }

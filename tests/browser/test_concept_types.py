@@ -133,3 +133,23 @@ def test_a_reviewer_renames_and_types_a_new_concept_by_keyboard_before_accepting
 
     concept = Concept.objects.select_related("type").get(name="Reranking")
     assert concept.type.key == "retrieval_technique"
+
+
+def test_e_on_a_card_that_cannot_be_edited_says_so_in_the_servers_words(
+    page, live_server, login, f
+):
+    from kgreview.review.kinds.base import NOT_EDITABLE
+    from kgreview.review.services import proposal_create
+
+    reranker = f.concept("Reranker")
+    p = proposal_create(
+        kind="add_alias",
+        payload={"concept_id": reranker.pk, "alias": "Re-ranker"},
+        confidence=0.9,
+        reason="Written so in the lesson.",
+    )
+    login("reviewer")
+    page.goto(f"{live_server.url}/review/focus/?id={p.pk}")
+    page.keyboard.press("e")
+    expect(page.locator("#toast")).to_have_text(NOT_EDITABLE)
+    expect(page.locator("#card .edit-form")).to_have_count(0)

@@ -24,6 +24,7 @@ from kgreview.review.decide.decisions import (
     can_decide_kind,
 )
 from kgreview.review.kinds import kind_of
+from kgreview.review.kinds.base import NOT_EDITABLE
 from kgreview.review.models import Proposal
 from kgreview.review.workspace import card as card_reads
 from kgreview.review.workspace import counts as count_reads
@@ -106,6 +107,7 @@ def card_context(
         ),
         # A curator may accept a pattern breaker by widening the pattern, with a note.
         "can_widen": allowed and card.pattern_blocked and is_curator(user),
+        "not_editable": NOT_EDITABLE,  # what e says on a card of a kind that is not editable
         "reject_reasons": REJECT_REASONS,
         "reject_reason": reject_reason,
         "relations": RelationType.objects.filter(active=True).order_by("key"),
