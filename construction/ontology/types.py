@@ -83,6 +83,8 @@ class PatternDraft:
     sources: int = 0
     description: str = ""
     quotes: tuple[Quote, ...] = ()
+    # Read from the graph's accepted edges (``usage``), not from the documents' text.
+    from_graph: bool = False
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,16 @@ pipeline, or by a model), and what the ontology lacks is queued as proposals:
 ``add_relation_pattern`` and ``add_attribute``, each with its own quotes and its support
 in its description. Nothing is applied until a curator accepts it. An item the graph
 has (retired too) is never proposed; one already open is not proposed twice; one a
-curator rejected comes back only with a quote it did not have (new evidence).
+curator rejected comes back only with a quote it did not have (new evidence). Besides
+the documents, the graph's own accepted edges are read: an open relation whose typed
+edges join the same two types again is proposed that pattern (``with_usage``).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 
 from construction import keys
 from construction.chunks import chunk_document
@@ -29,8 +32,9 @@ from construction.ontology import (
     TypeDraft,
 )
 from construction.ontology.draft import additions
+from construction.ontology.usage import UsedGroup, group_key, patterns_in_use
 from construction.types import LLMUsage
-from kgreview.graph.models import ConceptType, Source, SourceRevision
+from kgreview.graph.models import ConceptType, Edge, Source, SourceRevision
 from kgreview.graph.ontology import Attribute, RelationPattern
 from kgreview.graph.sources import revision_structure
 from kgreview.review.kinds import KINDS
@@ -128,6 +132,54 @@ def draft_ontology(
     return bootstrap_offline(chunks, vocabulary=vocabulary, known=known)
 
 
+def edges_in_use() -> list[UsedGroup]:
+    """The active edges of active relations whose two concepts have active types, grouped
+    by relation and types in one streaming pass (a few quotes kept per group)."""
+    rows = (
+        Edge.objects.filter(
+            status=Edge.Status.ACTIVE,
+            relation__active=True,
+            source__type__active=True,
+            target__type__active=True,
+        )
+        .order_by("pk")
+        .values_list(
+            "relation__key",
+            "is_symmetric",
+            "source__type__key",
+            "target__type__key",
+            "source__name",
+            "target__name",
+            "evidence_revision_id",
+            "evidence_revision__source__slug",
+            "evidence_start",
+            "evidence_end",
+            "evidence_quote",
+        )
+    )
+    groups: dict[tuple[str, str, str], UsedGroup] = {}
+    for relation, symmetric, domain, range_, src, dst, rev, slug, start, end, text in rows.iterator(
+        chunk_size=2000
+    ):
+        key = group_key(relation, domain, range_, symmetric)
+        group = groups.setdefault(key, UsedGroup(*key, symmetric=symmetric))
+        quote = Quote(slug, rev, start, end, text, name=src, other=dst) if rev and text else None
+        group.add(quote)
+    return list(groups.values())
+
+
+def with_usage(draft: OntologyDraft, known: KnownOntology) -> OntologyDraft:
+    """The draft and the patterns the graph's accepted edges ask for (``construction.
+    ontology.usage``), but for those the documents drafted already."""
+    drafted = {(p.relation_key, p.domain_key, p.range_key) for p in draft.patterns}
+    used = [
+        p
+        for p in patterns_in_use(edges_in_use(), known)
+        if (p.relation_key, p.domain_key, p.range_key) not in drafted
+    ]
+    return replace(draft, patterns=(*draft.patterns, *used)) if used else draft
+
+
 # --- Proposals ----------------------------------------------------------------------------------
 
 
@@ -189,8 +241,9 @@ def pattern_spec(p: PatternDraft) -> tuple[str, dict, str]:
         "description": f"{p.description} {_support(p.support, p.sources)}"[:5000],
         "examples": _examples(p.quotes, source_name="name", target_name="other"),
     }
+    where = f"in {p.support} accepted edges" if p.from_graph else "in the documents"
     reason = (
-        f"{p.relation_key} joins {_a(p.domain_key)} to {_a(p.range_key)} in the documents. "
+        f"{p.relation_key} joins {_a(p.domain_key)} to {_a(p.range_key)} {where}. "
         f"{_support(p.support, p.sources)}"
     )
     return ADD_RELATION_PATTERN, payload, reason
@@ -313,13 +366,15 @@ def arrived_since(since) -> list[str]:
 def propose_additions(run: AgentRun, *, since) -> dict[str, int]:
     """Read the documents that arrived since ``since`` and queue the additions they ask
     for (new types, relation types, patterns, attributes; never a change to what
-    exists), with their support and quotes. Offline: the same reading as bootstrap."""
+    exists), with their support and quotes. Offline: the same reading as bootstrap; the
+    patterns the graph's accepted edges ask for are looked for even when none arrived."""
     slugs = arrived_since(since)
-    if not slugs:
-        return {"additions_sources": 0}
-    chunks = corpus_chunks(slugs=slugs, sample_chunks=DEFAULT_SAMPLE)
-    draft = draft_ontology(chunks, provider="offline", known=known_ontology())
-    counts = queue_draft(draft, run=run)
+    known = known_ontology()
+    drafted = OntologyDraft()
+    if slugs:
+        chunks = corpus_chunks(slugs=slugs, sample_chunks=DEFAULT_SAMPLE)
+        drafted = draft_ontology(chunks, provider="offline", known=known)
+    counts = queue_draft(with_usage(drafted, known), run=run)
     return {"additions_sources": len(slugs), **{f"additions_{k}": n for k, n in counts.items()}}
 
 
@@ -342,7 +397,8 @@ def bootstrap_run(run: AgentRun) -> AgentRun:
         chunks = corpus_chunks(slugs=sources, sample_chunks=sample_chunks)
         stats.update({"sources": len({c.slug for c in chunks}), "chunks": len(chunks)})
         agent_run_step(run, done=1, stats=stats)
-        draft = draft_ontology(chunks, provider=provider, known=known_ontology())
+        known = known_ontology()
+        draft = with_usage(draft_ontology(chunks, provider=provider, known=known), known)
         usage = draft.usage
         stats.update({f"drafted_{k}": v for k, v in draft.summary().items()})
         if draft.skipped:

@@ -245,3 +245,37 @@ def test_a_drafted_patterns_reason_puts_an_before_a_vowel():
     from kgreview.agents.bootstrap import _a
 
     assert (_a("argument"), _a("setting"), _a("Index")) == ("an argument", "a setting", "an Index")
+
+
+def test_discover_proposes_the_pattern_the_accepted_typed_edges_use_with_their_quotes(f):
+    """No document arrived, yet two accepted part_of edges join a setting to a process:
+    the open relation is proposed that pattern, quoting the edges; once it exists, nothing."""
+    from tests.factories import evidence
+
+    graph.concept_type_create(key="setting", label="Setting", acting_user=None)
+    graph.concept_type_create(key="process", label="Process", acting_user=None)
+    text = (
+        "The wal_buffers setting is part of checkpointing. The work_mem setting is part of sorting."
+    )
+    revision = f.lesson("tuning", text=text).current_revision
+    quotes = text.split(". ")
+    for (setting, process), quote in zip(
+        (("wal_buffers", "Checkpointing"), ("work_mem", "Sorting")), quotes, strict=True
+    ):
+        s = graph.concept_set_type(concept=f.concept(setting), type_key="setting", acting_user=None)
+        p = graph.concept_set_type(concept=f.concept(process), type_key="process", acting_user=None)
+        f.edge(s, p, "part_of", evidence=evidence(revision, quote.rstrip(".")))
+    run = discover()
+    (pattern,) = run.proposals.filter(kind="add_relation_pattern")
+    assert (pattern.payload["relation_key"], pattern.payload["domain_key"]) == (
+        "part_of",
+        "setting",
+    )
+    assert pattern.payload["range_key"] == "process"
+    assert "in 2 accepted edges" in pattern.reason
+    assert [e["quote"] for e in pattern.payload["examples"]] == [
+        "The wal_buffers setting is part of checkpointing",
+        "The work_mem setting is part of sorting",
+    ]
+    again = discover()
+    assert not again.proposals.filter(kind="add_relation_pattern").exists()  # open already
