@@ -25,7 +25,7 @@ from construction.protocols import Extractor
 from construction.types import Extraction, LLMUsage
 from kgreview.graph.models import Source
 
-from . import adapters, attribute_values, reading
+from . import adapters, attribute_values, concept_typing, reading
 from .items import (
     ClaimHeartbeat,
     construct_run_close,
@@ -226,6 +226,7 @@ def _construct_item(
 
     facts = document_facts(doc)  # the text's own work, outside the lock as well
     stated = attribute_values.stated_in(revision)  # values the text states, outside it too
+    typed = concept_typing.typed_in(doc, extraction)  # the types it read, with their quotes
     with transaction.atomic():
         construct_mutex_hold()
         index = adapters.INDEX_CACHE.get()  # again: what others wrote while we read
@@ -242,6 +243,9 @@ def _construct_item(
         )
         stats = persist_result(run=run, revision=revision, result=result)
         attribute_values.queue_stated(run=run, revision=revision, stated=stated, stats=stats)
+        concept_typing.queue_typed(
+            run=run, revision=revision, typed=typed, index=index, stats=stats
+        )
         stats["candidates"] = len(extraction.candidates) + len(extraction.rejected)
         stats["duration_s"] = round(time.perf_counter() - started, 4)
         stats.update(read_stats)
