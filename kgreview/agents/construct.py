@@ -179,15 +179,19 @@ def _construct_item(
     local = extractor.local
     extraction = None
     read_stats: dict = {"chunks": len(plans)}
-    if record is not None:
+    if record is not None and not (local and reverify):
         extraction = Extraction.from_json(record.output)
     elif local:
         # Read outside any transaction too: a long source takes minutes, and on SQLite a
         # transaction holds the one write lock for all of it (nobody could log in or
-        # decide). Only the checks and writes below hold the lock, briefly.
+        # decide). Only the checks and writes below hold the lock, briefly. A local
+        # reading is read again when asked to verify again: it costs nothing, and what
+        # it reads depends on the graph (the concept types it types concepts with).
         extraction = reading.read_local(
             plans, extractor, vocabulary=vocabulary, lexicon=adapters.INDEX_CACHE.get()
         )
+        if record is not None:
+            ExtractionRecord.objects.filter(pk=record.pk).update(output=extraction.as_json())
     else:
         # Model calls take seconds: make them outside any transaction, and keep each
         # paid chunk at once, so a crash afterwards never pays for it twice.
