@@ -210,7 +210,7 @@ def _fits(chunk: list[int], untyped: dict[int, str], types, wanted):
         Untyped(
             concept_id=pk,
             names=(untyped[pk], *names[pk]),
-            quotes=tuple(Quoted(p[3], _path(sections.get(p[0], ()), p[1])) for p in places[pk]),
+            quotes=tuple(Quoted(p[3], _path(sections.get(p[0], []), p[1])) for p in places[pk]),
         )
         for pk in chunk
         if places[pk]
