@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..text import name_key
 from .types import KnownType
@@ -51,29 +52,10 @@ class TypeIndex:
         return ""
 
 
-def type_for_term(
-    name: str,
-    types: Sequence[KnownType] | TypeIndex,
-    *,
-    defined_as: str = "",
-    classifier: str = "",
-    section: Sequence[str] = (),
-    neighbours: Sequence[str] = (),
-) -> str:
-    """The key of the type that fits ``name`` best, or "" when none does.
-
-    ``defined_as``: Y of "name is a Y"; ``classifier``: the noun after it when it is an
-    identifier; ``section``: the heading path it sits under; ``neighbours``: the type
-    keys of the terms listed with it.
-    """
-    return type_sign(
-        name,
-        types,
-        defined_as=defined_as,
-        classifier=classifier,
-        section=section,
-        neighbours=neighbours,
-    )[0]
+def type_for_term(name: str, types: Sequence[KnownType] | TypeIndex, **signs: Any) -> str:
+    """The key of the type that fits ``name`` best, or "" when none does; the signs are
+    ``type_sign``'s (``defined_as``, ``classifier``, ``section``, ``neighbours``)."""
+    return type_sign(name, types, **signs)[0]
 
 
 def type_sign(
@@ -85,8 +67,13 @@ def type_sign(
     section: Sequence[str] = (),
     neighbours: Sequence[str] = (),
 ) -> tuple[str, str]:
-    """``type_for_term``'s answer with the sign that gave it, in words ("" and "" when
-    none fits): what a proposal typing a concept says as its reason."""
+    """The key of the type that fits ``name`` best and the sign that gave it, in words
+    ("" and "" when none fits): what a proposal typing a concept says as its reason.
+
+    ``defined_as``: Y of "name is a Y"; ``classifier``: the noun after it when it is an
+    identifier; ``section``: the heading path it sits under; ``neighbours``: the type
+    keys of the terms listed with it.
+    """
     index = types if isinstance(types, TypeIndex) else TypeIndex(types)
     if not index:
         return "", ""

@@ -55,8 +55,8 @@ def reviewer(f):
 
 
 @pytest.fixture
-def curator(f):
-    return f.user("cora", role="curator")
+def curator(curator_user):
+    return curator_user
 
 
 # --- Construct ------------------------------------------------------------------------

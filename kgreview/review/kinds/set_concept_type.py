@@ -18,35 +18,21 @@ retired, or when the concept has that type already.
 
 from __future__ import annotations
 
-from pydantic import model_validator
-
 from kgreview.core.errors import DomainError, StateConflict
 from kgreview.graph import rules
 from kgreview.graph import services as graph
 from kgreview.graph.models import Concept, ConceptType
 from kgreview.review.decide.outcome import ProposalStale
 from kgreview.review.kinds.base import BlockerReads, Kind, Rows, Settle, Step, UndoStep
-from kgreview.review.payloads import Name, RelationKey, RowId, Strict
+from kgreview.review.payloads import Name, QuoteIsEvidence, RelationKey, RowId
 
 
-class SetConceptType(Strict):
+class SetConceptType(QuoteIsEvidence):
     concept_id: RowId
     concept_name: Name
     type_key: RelationKey
     # The concept's type when it was proposed ("" untyped): what the reviewer replaces.
     type_from: str = ""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _evidence_is_the_proposals(cls, data):
-        """The quote is the proposal's evidence, as an edge's is: say so to a caller that
-        puts it in the payload."""
-        if isinstance(data, dict) and "evidence" in data:
-            raise ValueError(
-                "the quote is the proposal's evidence (proposal_create(evidence=...)), as an "
-                "edge's is, not a payload field"
-            )
-        return data
 
 
 def _type(key: str) -> ConceptType | None:
