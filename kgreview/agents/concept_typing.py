@@ -47,7 +47,7 @@ from kgreview.graph.models import Concept, ConceptAlias, ConceptType, Edge, Sour
 from kgreview.graph.name_index import id_chunks
 from kgreview.graph.services import Evidence
 from kgreview.review.kinds.set_concept_type import SetConceptTypeKind
-from kgreview.review.models import Proposal
+from kgreview.review.models import OPEN_STATUSES, Proposal
 from kgreview.review.services import ProposalSpec, proposals_create_many
 
 from .models import AgentRun
@@ -297,11 +297,11 @@ def _found(fits, places: dict[int, list[_Place]]) -> list[_Found]:
 
 
 def _queue(run: AgentRun, found: list[_Found], stats: dict) -> None:
-    """Queue each found type, unless a reviewer rejected it for that concept with the
-    same quote (a new quote is flagged ``previously_rejected``)."""
+    """Queue each found type, unless it is open already or a reviewer rejected it for
+    that concept with the same quote (a new quote is flagged ``previously_rejected``)."""
     if not found:
         return
-    kind = SetConceptTypeKind()
+    kind = SetConceptTypeKind()  # its dedup key, read before anything is written
     payloads = {
         f.concept.pk: {
             "concept_id": f.concept.pk,
@@ -313,13 +313,20 @@ def _queue(run: AgentRun, found: list[_Found], stats: dict) -> None:
     }
     keys = {f.concept.pk: kind.dedup_key(payloads[f.concept.pk]) for f in found}
     rejected: dict[str, set[str]] = defaultdict(set)
-    for dedup, quote in Proposal.objects.filter(
-        dedup_key__in=set(keys.values()), status=Proposal.Status.REJECTED
-    ).values_list("dedup_key", "evidence_quote"):
-        rejected[dedup].add(quote_key(quote))
+    queued = set()  # open already: a second pass leaves them as they are
+    for dedup, status, quote in Proposal.objects.filter(
+        dedup_key__in=set(keys.values()),
+        status__in=(Proposal.Status.REJECTED, *OPEN_STATUSES),
+    ).values_list("dedup_key", "status", "evidence_quote"):
+        if status == Proposal.Status.REJECTED:
+            rejected[dedup].add(quote_key(quote))
+        else:
+            queued.add(dedup)
     specs = []
     for f in found:
         dedup = keys[f.concept.pk]
+        if dedup in queued:
+            continue
         if quote_key(f.evidence.quote) in rejected.get(dedup, ()):
             stats.setdefault("rejected_before", 0)
             stats["rejected_before"] += 1
