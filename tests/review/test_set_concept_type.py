@@ -16,7 +16,7 @@ from kgreview.review.decide.outcome import ProposalStale
 from kgreview.review.kinds import kind_of, payload_validate
 from kgreview.review.models import Proposal
 from kgreview.review.services import proposal_create
-from tests.review.conftest import reload
+from tests.review.conftest import card, reload
 
 pytestmark = pytest.mark.django_db
 
@@ -264,14 +264,6 @@ def test_the_command_line_names_it_as_a_triple(f, lock):
 
 
 # --- The card ------------------------------------------------------------------------------
-
-
-def card(user, proposal, **headers) -> str:
-    client = Client()
-    client.force_login(user)
-    response = client.get(reverse("review:proposal", args=[proposal.pk]), follow=True, **headers)
-    assert response.status_code == 200
-    return response.content.decode()
 
 
 @pytest.mark.parametrize("htmx", [False, True])
