@@ -160,14 +160,25 @@ def types_below(types: Iterable[KnownType], key: str) -> set[str]:
     return found & active
 
 
+_TOKEN = re.compile(r"\w+")
+
+
 def _named_at(text: str, names: Sequence[str]) -> tuple[str, int, int] | None:
-    """The first of ``names`` the text writes (a whole word, any case): (name, start, end)."""
+    """The first of ``names`` the text writes, as whole words in any case, whatever
+    punctuation or spacing stands between them ("foreign key constraint" names
+    "Foreign-key constraint"), its last word perhaps in the plural: (name, start, end)."""
+    tokens = [(m.group().casefold(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
     for name in names:
-        if len(name.strip()) < 2:
+        words = [w.casefold() for w in _TOKEN.findall(name)]
+        if not words or len(name.strip()) < 2:
             continue
-        hit = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.IGNORECASE)
-        if hit:
-            return name, hit.start(), hit.end()
+        n, last = len(words), words[-1]
+        plurals = {last, last + "s", last + "es"}
+        for i in range(len(tokens) - n + 1):
+            if tokens[i + n - 1][0] in plurals and all(
+                tokens[i + k][0] == words[k] for k in range(n - 1)
+            ):
+                return name, tokens[i][1], tokens[i + n - 1][2]
     return None
 
 

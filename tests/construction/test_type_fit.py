@@ -74,3 +74,13 @@ def test_an_alias_in_the_quote_names_the_concept():
 def test_no_type_no_sign():
     assert type_sign("work_mem", []) == ("", "")
     assert types_that_fit([Untyped(1, ("x",), (Quoted("x is a lock"),))], TYPES, set()) == []
+
+
+def test_a_quote_names_a_concept_in_the_plural_or_with_other_punctuation():
+    plural = Untyped(1, ("ROW SHARE lock",), (Quoted("ROW SHARE locks conflict with it."),))
+    spaced = Untyped(2, ("Foreign-key lock",), (Quoted("A foreign key lock is taken."),))
+    inside = Untyped(3, ("key lock",), (Quoted("The monkey locksmith."),))
+    assert fits(plural, spaced, inside, wanted="lock") == {
+        1: ("lock", 0, 'its name ends in "lock"'),
+        2: ("lock", 0, 'its name ends in "lock"'),
+    }
