@@ -287,3 +287,15 @@ def test_the_card_of_an_untyped_concept_says_it_has_no_type(f, lock, reviewer):
     page = card(reviewer, type_proposal(f, lock))
     assert "It has no type now; accepting gives it this one" in page
     assert "The concept type <bdi>Lock</bdi> (<code>lock</code>)" in page
+
+
+def test_the_queue_lists_it_in_words_and_filters_by_its_kind(f, lock, reviewer):
+    p = type_proposal(f, lock)
+    client = Client()
+    client.force_login(reviewer)
+    page = client.get(reverse("review:queue") + "?kind=set_concept_type").content.decode()
+    assert f'href="/review/focus/?kind=set_concept_type&amp;id={p.pk}"' in page
+    assert (
+        '<bdi>ACCESS EXCLUSIVE lock</bdi> <span class="verb">is a</span> <code>lock</code>' in page
+    )
+    assert '<div class="quote-snippet">' + QUOTE + "</div>" in page
