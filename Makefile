@@ -59,6 +59,7 @@ MYPY_PATHS += kgreview/graph/vocabulary_files.py kgreview/review/vocabulary.py k
 # The concept vocabulary's models and reads (its services are under graph/services).
 MYPY_PATHS += kgreview/graph/concept_types.py kgreview/graph/type_selectors.py kgreview/graph/history.py
 MYPY_PATHS += kgreview/graph/pattern_book.py kgreview/review/decide/widen.py kgreview/review/pattern_holds.py
+MYPY_PATHS += kgreview/agents/concept_typing.py
 
 ## The whole suite: lint, then every test (PostgreSQL when DATABASE_URL points at it).
 test: setup lint

@@ -24,6 +24,18 @@ def release_holds_on_accept(sender, *, relation_keys=None, **kwargs) -> None:
         logging.getLogger(__name__).exception("could not queue the release of pattern holds")
 
 
+def type_concepts_on_accept(sender, *, type_key: str | None = None, **kwargs) -> None:
+    """A concept type was accepted: propose it for the untyped concepts it fits."""
+    if not type_key:
+        return
+    from .tasks import type_concepts
+
+    try:
+        type_concepts.delay(type_key=type_key)
+    except Exception:  # the broker is down: the type stays accepted; construct types later
+        logging.getLogger(__name__).exception("could not queue the typing for %s", type_key)
+
+
 class AgentsConfig(AppConfig):
     name = "kgreview.agents"
     label = "agents"
@@ -36,3 +48,4 @@ class AgentsConfig(AppConfig):
 
         relation_type_accepted.connect(requeue_dropped_on_accept, dispatch_uid="agents.requeue")
         ontology_accepted.connect(release_holds_on_accept, dispatch_uid="agents.release_holds")
+        ontology_accepted.connect(type_concepts_on_accept, dispatch_uid="agents.type_concepts")

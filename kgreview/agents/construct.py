@@ -25,7 +25,7 @@ from construction.protocols import Extractor
 from construction.types import Extraction, LLMUsage
 from kgreview.graph.models import Source
 
-from . import adapters, attribute_values, reading
+from . import adapters, attribute_values, concept_typing, reading
 from .items import (
     ClaimHeartbeat,
     construct_run_close,
@@ -179,15 +179,19 @@ def _construct_item(
     local = extractor.local
     extraction = None
     read_stats: dict = {"chunks": len(plans)}
-    if record is not None:
+    if record is not None and not (local and reverify):
         extraction = Extraction.from_json(record.output)
     elif local:
         # Read outside any transaction too: a long source takes minutes, and on SQLite a
         # transaction holds the one write lock for all of it (nobody could log in or
-        # decide). Only the checks and writes below hold the lock, briefly.
+        # decide). Only the checks and writes below hold the lock, briefly. A local
+        # reading is read again when asked to verify again: it costs nothing, and what
+        # it reads depends on the graph (the concept types it types concepts with).
         extraction = reading.read_local(
             plans, extractor, vocabulary=vocabulary, lexicon=adapters.INDEX_CACHE.get()
         )
+        if record is not None:
+            ExtractionRecord.objects.filter(pk=record.pk).update(output=extraction.as_json())
     else:
         # Model calls take seconds: make them outside any transaction, and keep each
         # paid chunk at once, so a crash afterwards never pays for it twice.
@@ -226,6 +230,7 @@ def _construct_item(
 
     facts = document_facts(doc)  # the text's own work, outside the lock as well
     stated = attribute_values.stated_in(revision)  # values the text states, outside it too
+    typed = concept_typing.typed_in(doc, extraction)  # the types it read, with their quotes
     with transaction.atomic():
         construct_mutex_hold()
         index = adapters.INDEX_CACHE.get()  # again: what others wrote while we read
@@ -242,6 +247,9 @@ def _construct_item(
         )
         stats = persist_result(run=run, revision=revision, result=result)
         attribute_values.queue_stated(run=run, revision=revision, stated=stated, stats=stats)
+        concept_typing.queue_typed(
+            run=run, revision=revision, typed=typed, index=index, stats=stats
+        )
         stats["candidates"] = len(extraction.candidates) + len(extraction.rejected)
         stats["duration_s"] = round(time.perf_counter() - started, 4)
         stats.update(read_stats)

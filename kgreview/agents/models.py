@@ -23,6 +23,7 @@ class AgentRun(NoDeleteModel):
         GAPS = "gaps", "Gap search (competency questions)"
         BOOTSTRAP = "bootstrap", "Ontology bootstrap"
         IMPORT = "import", "Vocabulary import"
+        TYPING = "typing", "Concept typing"
 
     class Trigger(models.TextChoices):
         MANUAL = "manual", "Run now (web)"
@@ -30,6 +31,7 @@ class AgentRun(NoDeleteModel):
         CLI = "cli", "Command line"
         IMPORT = "import", "After import"
         REQUEUE = "requeue", "New relation type accepted"
+        TYPE_ACCEPTED = "type_accepted", "New concept type accepted"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"

@@ -200,3 +200,13 @@ def release_pattern_holds(self, *, relation_keys: list[str] | None = None) -> in
 
     released = release(relation_keys=relation_keys)
     return len(released) + len(hold_pattern_breakers(relation_keys=relation_keys))
+
+
+@kgreview_task(name="agents.type_concepts")
+def type_concepts(self, *, type_key: str) -> int:
+    """A concept type was accepted: propose it for the untyped concepts it fits, each with
+    a stored quote that shows it (``agents.concept_typing``)."""
+    from .concept_typing import type_accepted_run
+
+    run = type_accepted_run(type_key=type_key)
+    return run.pk if run is not None else 0

@@ -63,6 +63,7 @@ class Proposal(NoDeleteModel):
         ADD_RELATION_PATTERN = "add_relation_pattern", "Add relation pattern"
         ADD_ATTRIBUTE = "add_attribute", "Add attribute"
         SET_ATTRIBUTE = "set_attribute", "Set a concept's attribute value"
+        SET_CONCEPT_TYPE = "set_concept_type", "Give a concept a type"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 from construction.text import normal_name
 from kgreview.core.forms import BIGGEST_INT
@@ -40,6 +47,22 @@ class Strict(BaseModel):
     """A payload part: unknown fields refused, text stripped."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class QuoteIsEvidence(Strict):
+    """A payload whose quote is the proposal's evidence, as an edge's is (its ``evidence_*``
+    columns, ``proposal_create(evidence=…)``): a caller that puts it in the payload is
+    told where it goes."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _evidence_is_the_proposals(cls, data):
+        if isinstance(data, dict) and "evidence" in data:
+            raise ValueError(
+                "the quote is the proposal's evidence (proposal_create(evidence=...)), as an "
+                "edge's is, not a payload field"
+            )
+        return data
 
 
 def describe(exc: ValidationError) -> str:

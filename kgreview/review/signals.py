@@ -6,8 +6,9 @@ dropped for lacking that type.
 
 ``ontology_accepted`` is sent once a decision that changed the ontology's shape has
 committed: a pattern allowed (``relation_keys``: the relations it widened) or a concept
-type added (``relation_keys`` None: any relation may be concerned). The agents app
-connects it to verify again the candidates held or dropped for breaking a pattern.
+type added (``relation_keys`` None: any relation may be concerned; ``type_key``: the
+type). The agents app connects it to verify again the candidates held or dropped for
+breaking a pattern, and to propose a new type for the untyped concepts it fits.
 """
 
 from __future__ import annotations

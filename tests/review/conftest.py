@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from django.test import Client
+from django.urls import reverse
 
 from kgreview.review.decide.blockers import open_proposal_blockers, twin_concept_proposals
 from kgreview.review.models import OPEN_STATUSES, Proposal
@@ -16,6 +18,16 @@ def reviewer(f):
 @pytest.fixture
 def curator(f):
     return f.user("cora", role="curator")
+
+
+def card(user, proposal, **headers) -> str:
+    """A proposal's card page as ``user`` sees it (``HTTP_HX_REQUEST`` in ``headers``: the
+    part htmx swaps in)."""
+    client = Client()
+    client.force_login(user)
+    response = client.get(reverse("review:proposal", args=[proposal.pk]), follow=True, **headers)
+    assert response.status_code == 200
+    return response.content.decode()
 
 
 def reload(obj):

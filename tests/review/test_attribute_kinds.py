@@ -5,8 +5,6 @@ accepted, undone and blocked in words."""
 from __future__ import annotations
 
 import pytest
-from django.test import Client
-from django.urls import reverse
 
 from kgreview.core.errors import DomainError, ValidationFailed
 from kgreview.core.models import AuditEntry
@@ -18,7 +16,7 @@ from kgreview.review.decide.outcome import NotAllowed
 from kgreview.review.kinds import kind_of, payload_validate
 from kgreview.review.models import Proposal
 from kgreview.review.services import proposal_create
-from tests.review.conftest import reload
+from tests.review.conftest import card, reload
 
 pytestmark = pytest.mark.django_db
 
@@ -332,14 +330,6 @@ def test_twin_values_share_a_dedup_key(f, setting, default_value):
 
 
 # --- the cards ----------------------------------------------------------------------------
-
-
-def card(user, proposal, **headers) -> str:
-    client = Client()
-    client.force_login(user)
-    response = client.get(reverse("review:proposal", args=[proposal.pk]), follow=True, **headers)
-    assert response.status_code == 200
-    return response.content.decode()
 
 
 def test_the_attribute_card_shows_its_examples_with_values(f, setting, curator):

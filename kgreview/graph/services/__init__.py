@@ -62,6 +62,7 @@ from .concept_types import (
     concept_type_describe,
     concept_type_reactivate,
     concept_type_retire,
+    type_change_pattern_refusal,
 )
 from .concepts import (
     check_retirable,
@@ -134,4 +135,5 @@ __all__ = [
     "relation_type_retire",
     "source_import",
     "text_sha256",
+    "type_change_pattern_refusal",
 ]

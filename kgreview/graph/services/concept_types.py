@@ -223,6 +223,15 @@ def _broken_by(concept: Concept, new: ConceptType | None) -> list[PatternViolati
     return broken
 
 
+def type_change_pattern_refusal(
+    concept: Concept, new: ConceptType | None
+) -> PatternViolation | None:
+    """The refusal a concept's type change meets from its active edges' relation patterns
+    (None: it breaks none), as ``concept_set_type`` raises it and a card's blockers say
+    it. An untyped concept's patterned edges are broken already, so typing it breaks none."""
+    return rules.type_change_pattern_refusal(concept, new, _broken_by(concept, new))
+
+
 def type_to_give(type_key: str) -> ConceptType:
     """The type ``type_key``, locked, that a concept is about to be given: refused in words
     when it does not exist or was retired."""
@@ -247,7 +256,7 @@ def concept_set_type(
     new = type_to_give(type_key) if type_key else None
     old = concept.type
     raise_if(rules.type_change_refusal(concept, old, new))
-    raise_if(rules.type_change_pattern_refusal(concept, new, _broken_by(concept, new)))
+    raise_if(type_change_pattern_refusal(concept, new))
     concept.type = new
     concept.save(update_fields=["type", "updated_at"])
     ConceptTypeChange.objects.create(concept=concept, type=new, changed_at=timezone.now())

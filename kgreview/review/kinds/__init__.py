@@ -21,6 +21,7 @@ from kgreview.review.kinds.base import Kind, Settle
 from kgreview.review.kinds.invalidate_edge import InvalidateEdgeKind
 from kgreview.review.kinds.merge_concepts import MergeConceptsKind
 from kgreview.review.kinds.set_attribute import SetAttributeKind
+from kgreview.review.kinds.set_concept_type import SetConceptTypeKind
 from kgreview.review.kinds.update_concept import UpdateConceptKind
 from kgreview.review.kinds.update_edge import UpdateEdgeKind
 from kgreview.review.models import Proposal
@@ -40,6 +41,7 @@ KINDS: dict[str, Kind] = {
         AddRelationPatternKind(),
         AddAttributeKind(),
         SetAttributeKind(),
+        SetConceptTypeKind(),
     )
 }
 CURATOR_KINDS = frozenset(key for key, kind in KINDS.items() if kind.curator_only)

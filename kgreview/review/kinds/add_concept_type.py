@@ -70,9 +70,12 @@ class AddConceptTypeKind(ExamplesKind):
 
     def apply(self, step: Step) -> None:
         payload = step.proposal.payload
-        # Once the type exists, the candidates held for breaking a pattern are asked again.
+        # Once the type exists, the candidates held for breaking a pattern are asked again,
+        # and the untyped concepts it fits are proposed it (``type_key``).
         transaction.on_commit(
-            lambda: ontology_accepted.send(sender=self.__class__, relation_keys=None)
+            lambda: ontology_accepted.send(
+                sender=self.__class__, relation_keys=None, type_key=payload["key"]
+            )
         )
         graph.concept_type_create(
             key=payload["key"],

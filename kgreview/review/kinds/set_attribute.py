@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from kgreview.core.errors import DomainError, StateConflict
 from kgreview.graph import attribute_rules as arules
@@ -32,26 +32,14 @@ from kgreview.review.kinds.add_edge import Endpoint, endpoint_key
 from kgreview.review.kinds.base import BlockerReads, Kind, Rows, Settle, Step, UndoStep
 from kgreview.review.kinds.edge_set_check import end_gone_words
 from kgreview.review.models import Proposal
-from kgreview.review.payloads import RelationKey, Strict
+from kgreview.review.payloads import QuoteIsEvidence, RelationKey
 
 
-class SetAttribute(Strict):
+class SetAttribute(QuoteIsEvidence):
     concept: Endpoint
     type_key: RelationKey
     attribute_key: RelationKey
     value: str = Field(min_length=1, max_length=arules.VALUE_MAX)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _evidence_is_the_proposals(cls, data):
-        """The quote is the proposal's evidence, as an edge's is: say so to a caller that
-        puts it in the payload."""
-        if isinstance(data, dict) and "evidence" in data:
-            raise ValueError(
-                "the quote is the proposal's evidence (proposal_create(evidence=...)), as an "
-                "edge's is, not a payload field"
-            )
-        return data
 
 
 def _attribute(payload: dict) -> Attribute | None:
