@@ -13,8 +13,9 @@ its edges were accepted under; so a concept typed differently is left to a curat
   the reading and the first sentence of the revision naming each; ``queue_typed``,
   inside construct's transaction, resolves them to known untyped concepts and queues the
   type with that sentence as its quote, under the construct run.
-- A type accepted (``review.signals.ontology_accepted`` with ``type_key``, a Celery task):
-  ``type_accepted_run`` looks, in one pass, at the quotes stored about every active
+- A type accepted (``review.signals.ontology_accepted`` with ``type_key``, a Celery task),
+  and every discovery run for all the active types (a concept accepted after its type
+  was): ``typing_run`` looks, in one pass, at the quotes stored about every active
   untyped concept (its active edges' and its proposals' evidence, with the heading path
   each sits under when the revision keeps its structure) and asks
   ``construction.ontology.typing.types_that_fit`` which ones the new type, or a type
@@ -51,7 +52,7 @@ from kgreview.review.models import OPEN_STATUSES, Proposal
 from kgreview.review.services import ProposalSpec, proposals_create_many
 
 from .models import AgentRun
-from .runs import agent_run_create, agent_run_finish, run_origin
+from .runs import agent_run_create, agent_run_failed, agent_run_finish, run_origin
 
 log = logging.getLogger(__name__)
 
@@ -149,15 +150,26 @@ def queue_typed(
 
 def type_accepted_run(*, type_key: str) -> AgentRun | None:
     """Propose the type just accepted (or one below it) for the active untyped concepts
-    it fits, from the quotes stored about them; None when the type is not active or no
-    concept is untyped. One run of the "Concept typing" agent records what it queued."""
+    it fits (``typing_run``)."""
+    return typing_run(type_key=type_key, trigger=AgentRun.Trigger.TYPE_ACCEPTED)
+
+
+def typing_run(*, type_key: str | None, trigger: str) -> AgentRun | None:
+    """Propose ``type_key`` (or a type below it; None: any active type) for the active
+    untyped concepts it fits, from the quotes stored about them; None when no such type
+    is active or no concept is untyped. The discover agent asks for every type, so a
+    concept accepted after its type was is typed on the next discovery. One run of the
+    "Concept typing" agent records what it queued."""
     types = tuple(
         KnownType(key, label, parent or "", active)
         for key, label, parent, active in ConceptType.objects.values_list(
             "key", "label", "parent__key", "active"
         )
     )
-    wanted = types_below(types, type_key)
+    if type_key is None:
+        wanted = {t.key for t in types if t.active}
+    else:
+        wanted = types_below(types, type_key)
     if not wanted:
         return None
     untyped = dict(
@@ -169,8 +181,8 @@ def type_accepted_run(*, type_key: str) -> AgentRun | None:
         return None
     run = agent_run_create(
         agent=AgentRun.Agent.TYPING,
-        trigger=AgentRun.Trigger.TYPE_ACCEPTED,
-        params={"type": type_key, "untyped": len(untyped)},
+        trigger=trigger,
+        params={"type": type_key or "", "untyped": len(untyped)},
     )
     stats: dict = {"proposals": {}, "fits": 0}
     try:
@@ -181,9 +193,7 @@ def type_accepted_run(*, type_key: str) -> AgentRun | None:
                 _queue(run, _found(fits, places), stats)
     except Exception as exc:  # the run says what failed; the worker stays up
         log.exception("typing run %s failed", run.pk)
-        return agent_run_finish(
-            run, status=AgentRun.Status.FAILED, stats=stats, error=f"Internal error: {exc}"
-        )
+        return agent_run_failed(run, exc, stats=stats)
     return agent_run_finish(run, status=AgentRun.Status.SUCCEEDED, stats=stats)
 
 

@@ -31,6 +31,7 @@ from kgreview.review.services import ProposalSpec, proposals_create_many
 
 from . import adapters
 from .bootstrap import propose_additions
+from .concept_typing import typing_run
 from .items import run_stats_merge
 from .models import AgentRun, DroppedCandidate
 from .persist import persist_result
@@ -167,6 +168,10 @@ def discover_run(run: AgentRun, *, provider: str | None = None) -> AgentRun:
         agent_run_step(run, done=2, stats=stats)
         # Schema additions the documents that arrived since the last run ask for.
         stats.update(propose_additions(run, since=_last_discovery(run)))
+        # Types for the concepts accepted untyped since (any active type that fits).
+        typed = typing_run(type_key=None, trigger=run.trigger)
+        if typed is not None:
+            stats["typing_run"] = typed.pk
         agent_run_step(run, done=3, stats=stats)
     except RunCancelled:
         return agent_run_finish(run, status=AgentRun.Status.CANCELLED, stats=stats, usage=usage)

@@ -310,3 +310,28 @@ def test_the_pass_reads_as_many_queries_for_many_untyped_concepts_as_for_few(f, 
         assert run is not None and run.stats["fits"] == 2
         counts.append(len(queries))
     assert counts[0] == counts[1] <= 30
+
+
+def test_discovery_types_a_concept_accepted_after_its_type_was(f, reviewer):
+    """The type was accepted while the concept still waited in the queue: the typing pass
+    then had nothing to type. The next discovery looks again, for every active type."""
+    from kgreview.agents.discover import discover_run
+    from kgreview.agents.runs import agent_run_create
+
+    services.concept_type_create(key="lock", label="Lock", acting_user=None)
+    services.source_import(slug="locks", title="Locks", text=TEXT, acting_user=None)
+    construct()
+    concept_proposal = Proposal.objects.get(
+        kind="add_concept", payload__name="ACCESS EXCLUSIVE lock"
+    )
+    concept_proposal.payload = {**concept_proposal.payload, "type_key": ""}
+    concept_proposal.save(update_fields=["payload"])
+    decisions.proposal_accept(proposal_id=concept_proposal.pk, acting_user=reviewer)
+    assert type_of("ACCESS EXCLUSIVE lock") is None
+    run = discover_run(agent_run_create(agent=AgentRun.Agent.DISCOVER, provider="offline"))
+    typing = AgentRun.objects.get(pk=run.stats["typing_run"])
+    assert typing.agent == "typing" and typing.status == "succeeded"
+    p = typings()["ACCESS EXCLUSIVE lock"]
+    assert p.payload["type_key"] == "lock" and "ACCESS EXCLUSIVE lock" in p.evidence_quote
+    decisions.proposal_accept(proposal_id=p.pk, acting_user=reviewer)
+    assert type_of("ACCESS EXCLUSIVE lock") == "lock"
