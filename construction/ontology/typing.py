@@ -94,12 +94,25 @@ def type_sign(
         if top and n >= 2:
             return top, f"{n} of the terms listed with it are of that type"
     for heading in reversed(section):
-        words = heading.split()
-        if words and words[-1].lower().endswith("s"):
+        if _category_heading(heading):
             found = index.match(heading)
             if found:
                 return found, f'it sits under the heading "{heading}"'
     return "", ""
+
+
+# A heading that joins or weighs several things ("Graphs versus vectors", "Token and
+# sentence embeddings", "From one-hot to dense vectors") is about a topic, not a
+# category of what it lists.
+_JOINED = re.compile(r",|&|\b(?:and|or|versus|vs)\b|^\s*from\b", re.IGNORECASE)
+
+
+def _category_heading(heading: str) -> bool:
+    """Whether a heading names a category of what sits under it: a modifier and a plural
+    ("SQL Commands", "Similarity metrics"), joining nothing. A lone plural ("Embeddings")
+    names the lesson's topic as often as a kind, so it is no sign."""
+    words = heading.split()
+    return len(words) >= 2 and words[-1].lower().endswith("s") and not _JOINED.search(heading)
 
 
 # --- Typing the concepts a graph has -----------------------------------------------------
@@ -135,9 +148,39 @@ class TypeFound:
     sign: str
 
 
-# The words "X is a Y" may put between X and Y ("is a", "is the", "are one of the").
+# The words "X is a Y" put between X and Y ("is a", "is the", "are one of the"): an
+# article or "one of" is needed, so "are closely related to Y" defines nothing.
 _DEFINED = re.compile(
-    r"^[`'\"”’)\]]*\s+(?:is|are)\s+(?:(?:one|any|a kind|a type) of\s+)?(?:(?:a|an|the)\s+)?"
+    r"^[`'\"”’)\]]*\s+(?:is|are)\s+(?:(?:one|any|a kind|a type) of\s+(?:the\s+)?|(?:a|an|the)\s+)"
+)
+# Words that end the noun phrase Y: what follows them is about something else.
+_PHRASE_ENDS = frozenset(
+    [
+        "of",
+        "to",
+        "for",
+        "in",
+        "on",
+        "with",
+        "by",
+        "from",
+        "that",
+        "which",
+        "who",
+        "where",
+        "when",
+        "and",
+        "or",
+        "but",
+        "as",
+        "than",
+        "at",
+        "into",
+        "between",
+        "about",
+        "over",
+        "under",
+    ]
 )
 _WORD = re.compile(r"[A-Za-z][\w\-]*")
 
@@ -188,7 +231,11 @@ def _after(text: str, index: TypeIndex) -> tuple[str, str]:
     defined = _DEFINED.match(text)
     defined_as = ""
     if defined:
-        words = _WORD.findall(text[defined.end() :])[:4]
+        words = []
+        for word in _WORD.findall(text[defined.end() :])[:4]:
+            if word.lower() in _PHRASE_ENDS:  # "a component of RAG evaluation": a component
+                break
+            words.append(word)
         for n in range(len(words), 0, -1):
             if index.match(" ".join(words[:n])):
                 defined_as = " ".join(words[:n])

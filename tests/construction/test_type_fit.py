@@ -84,3 +84,38 @@ def test_a_quote_names_a_concept_in_the_plural_or_with_other_punctuation():
         1: ("lock", 0, 'its name ends in "lock"'),
         2: ("lock", 0, 'its name ends in "lock"'),
     }
+
+
+def test_a_definition_is_the_noun_phrase_after_an_article_not_what_follows_it():
+    """Found typing the sample curriculum: "is a component of RAG evaluation" typed context
+    recall an evaluation, and "are closely related to prompt engineering" typed JSON mode
+    a prompt."""
+    types = [KnownType("evaluation", "Evaluation"), KnownType("prompt", "Prompt")]
+    part = Untyped(
+        1, ("Context recall",), (Quoted("Context recall is a component of RAG evaluation."),)
+    )
+    related = Untyped(
+        2, ("JSON mode",), (Quoted("JSON mode are closely related to prompt engineering."),)
+    )
+    defined = Untyped(3, ("Few-shot",), (Quoted("Few-shot is a prompt technique."),))
+    found = types_that_fit([part, related, defined], types, {"evaluation", "prompt"})
+    assert [(f.concept_id, f.type_key) for f in found] == [(3, "prompt")]
+
+
+def test_a_heading_that_joins_things_or_is_a_lone_plural_is_no_sign():
+    types = [
+        KnownType("vector", "Vector"),
+        KnownType("embedding", "Embedding"),
+        KnownType("metric", "Metric"),
+    ]
+    say = "Cosine similarity is used."
+    under = {
+        1: ("Graphs versus vectors",),
+        2: ("Token embeddings and sentence embeddings",),
+        3: ("Embeddings",),
+        5: ("From one-hot to dense vectors",),
+        4: ("Lessons", "Similarity metrics"),
+    }
+    concepts = [Untyped(i, ("Cosine similarity",), (Quoted(say, h),)) for i, h in under.items()]
+    found = types_that_fit(concepts, types, {"vector", "embedding", "metric"})
+    assert [(f.concept_id, f.type_key) for f in found] == [(4, "metric")]
