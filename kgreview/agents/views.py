@@ -41,7 +41,8 @@ AGENTS = {
     AgentRun.Agent.DISCOVER: {
         "task": "agents.discover",
         "about": "Turns relations the vocabulary lacks, stated again and again, into "
-        "relation-type proposals.",
+        "relation-type proposals; proposes the types, patterns and attributes new documents "
+        "ask for, the patterns accepted edges already use, and types for untyped concepts.",
     },
 }
 

@@ -299,3 +299,12 @@ def test_the_queue_lists_it_in_words_and_filters_by_its_kind(f, lock, reviewer):
         '<bdi>ACCESS EXCLUSIVE lock</bdi> <span class="verb">is a</span> <code>lock</code>' in page
     )
     assert '<div class="quote-snippet">' + QUOTE + "</div>" in page
+
+
+def test_the_card_ends_the_types_description_with_one_full_stop(f, lock, reviewer):
+    graph.concept_type_create(
+        key="mode", label="Mode", description="A way of holding something.", acting_user=None
+    )
+    graph.concept_type_create(key="grip", label="Grip", description="A hold", acting_user=None)
+    assert "A way of holding something.." not in card(reviewer, type_proposal(f, lock, "mode"))
+    assert "A hold." in card(reviewer, type_proposal(f, lock, "grip"))
