@@ -31,7 +31,7 @@ from ..relations import normalise_label
 from ..text import name_key, singular
 from ..types import RelationSpec
 from .types import DocChunk, Quote
-from .words import GENERIC_HEADS, STATEMENT_VERBS, STOP_HEADS
+from .words import GENERIC_HEADS, STOP_HEADS, is_statement
 
 # The cue lexicon's relations, as the vocabulary would name them, for a relation the
 # graph's vocabulary lacks (proposed only with clear cue evidence).
@@ -373,18 +373,6 @@ def _terms(reading: ChunkReading, terms, docs, quote) -> None:
                 _named(quote(mention.sentence), cand.name),
             )
         )
-
-
-def is_statement(name: str) -> bool:
-    """A statement form written in capitals: "CREATE TRIGGER", "DROP ROLE", "ALTER
-    DEFAULT PRIVILEGES", or a name ending in one ("SQL command DROP ROLE"): a command,
-    not the object it makes."""
-    words = name.split()
-    caps = 0  # the capitalised words the name ends with ("SQL command DROP ROLE")
-    while caps < len(words) and words[-1 - caps].isupper():
-        caps += 1
-    form = [w for w in words[len(words) - caps :] if w.replace("_", "").isalpha()]
-    return 2 <= len(form) <= 4 and form[0] in STATEMENT_VERBS
 
 
 def statement_at(doc, tok) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..text import name_key
 from .types import KnownType
+from .words import is_statement
 
 
 class TypeIndex:
@@ -85,15 +86,31 @@ def type_sign(
         found = index.match(classifier)
         if found:
             return found, f'the text names it with the noun "{classifier}"'
-    if len(name.split()) > 1:
+    if is_statement(name):  # "ALTER INDEX" is a command, not an index
+        found = index.match("command") or index.match("statement")
+        if found:
+            return found, "it is a statement form"
+    words = name.split()
+    if len(words) > 1:
         found = index.match(name)
         if found:
-            return found, f'its name ends in "{name.split()[-1]}"'
+            return found, f'its name ends in "{words[-1]}"'
     if neighbours:
         (top, n), *_ = Counter(k for k in neighbours if k).most_common(1) or [("", 0)]
         if top and n >= 2:
             return top, f"{n} of the terms listed with it are of that type"
+    return _heading_sign(words, section, index)
+
+
+def _heading_sign(words: list[str], section: Sequence[str], index: TypeIndex) -> tuple[str, str]:
+    """The type the nearest category heading above a term names, unless the term's own
+    head noun ("Memory context", "ECPG implementation") says what it is and the heading
+    does not name it: a page titled "C-Language Functions" speaks of contexts and macros
+    too, while "Cosine similarity" under "Similarity metrics" is one."""
+    head = words[-1].lower() if len(words) > 1 and words[-1].isalpha() else ""
     for heading in reversed(section):
+        if head and words[-1].islower() and head not in heading.lower().split():
+            continue
         if _category_heading(heading):
             found = index.match(heading)
             if found:

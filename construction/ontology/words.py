@@ -69,3 +69,15 @@ STATEMENT_VERBS = frozenset(
         """
     )
 )
+
+
+def is_statement(name: str) -> bool:
+    """A statement form written in capitals: "CREATE TRIGGER", "DROP ROLE", "ALTER
+    DEFAULT PRIVILEGES", or a name ending in one ("SQL command DROP ROLE"): a command,
+    not the object it makes."""
+    words = name.split()
+    caps = 0  # the capitalised words the name ends with ("SQL command DROP ROLE")
+    while caps < len(words) and words[-1 - caps].isupper():
+        caps += 1
+    form = [w for w in words[len(words) - caps :] if w.replace("_", "").isalpha()]
+    return 2 <= len(form) <= 4 and form[0] in STATEMENT_VERBS

@@ -119,3 +119,20 @@ def test_a_heading_that_joins_things_or_is_a_lone_plural_is_no_sign():
     concepts = [Untyped(i, ("Cosine similarity",), (Quoted(say, h),)) for i, h in under.items()]
     found = types_that_fit(concepts, types, {"vector", "embedding", "metric"})
     assert [(f.concept_id, f.type_key) for f in found] == [(4, "metric")]
+
+
+def test_a_heading_does_not_type_a_term_whose_own_head_noun_it_does_not_name():
+    """Found on the PostgreSQL manual: everything on "C-Language Functions" was typed a
+    function ("Memory context", "ECPG implementation"); a statement form is a command."""
+    types = [
+        KnownType("function", "Function"),
+        KnownType("metric", "Metric"),
+        KnownType("command", "Command"),
+        KnownType("index", "Index"),
+    ]
+    page = ("C-Language Functions",)
+    assert type_sign("Memory context", types, section=page) == ("", "")
+    assert type_sign("ECPG implementation", types, section=page) == ("", "")
+    assert type_sign("setval", types, section=page)[0] == "function"
+    assert type_sign("Cosine similarity", types, section=("Similarity metrics",))[0] == "metric"
+    assert type_sign("ALTER INDEX", types) == ("command", "it is a statement form")
