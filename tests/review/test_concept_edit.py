@@ -140,6 +140,12 @@ def test_posting_the_edit_form_accepts_the_corrected_concept(f, types):
         ({"name": "work_mem", "confidence": "high"}, "Confidence must be a number"),
         ({"name": "work_mem", "type_key": "nonsense"}, "no concept type"),
         ({"name": "\x00\x01"}, ""),
+        ({"name": "work_mem", "confidence": "1e309"}, "Confidence must be a number"),
+        ({"name": "work_mem", "confidence": "NaN"}, "Confidence must be a number"),
+        ({"name": "work_mem", "confidence": "-1"}, "Confidence must lie between 0 and 1"),
+        ({"name": "work_mem", "type_key": "x" * 500}, "no concept type"),
+        ({"name": "work_mem", "description": "d" * 5001}, "at most 5000 characters"),
+        ({"name": "work_mem", "kind": "add_edge", "relation": "nonsense"}, "can be edited"),
     ],
 )
 def test_a_bad_edit_is_refused_in_words_in_the_card_and_keeps_what_was_typed(f, types, sent, words):
