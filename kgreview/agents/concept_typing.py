@@ -52,7 +52,14 @@ from kgreview.review.models import OPEN_STATUSES, Proposal
 from kgreview.review.services import ProposalSpec, proposals_create_many
 
 from .models import AgentRun
-from .runs import agent_run_create, agent_run_failed, agent_run_finish, run_origin
+from .runs import (
+    RunCancelled,
+    agent_run_create,
+    agent_run_failed,
+    agent_run_finish,
+    agent_run_step,
+    run_origin,
+)
 
 log = logging.getLogger(__name__)
 
@@ -179,18 +186,23 @@ def typing_run(*, type_key: str | None, trigger: str) -> AgentRun | None:
     )
     if not untyped:
         return None
+    chunks = list(id_chunks(untyped))
     run = agent_run_create(
         agent=AgentRun.Agent.TYPING,
         trigger=trigger,
         params={"type": type_key or "", "untyped": len(untyped)},
+        total=len(chunks),
     )
     stats: dict = {"proposals": {}, "fits": 0}
     try:
-        for chunk in id_chunks(untyped):
+        for done, chunk in enumerate(chunks, start=1):
             fits, places = _fits(chunk, untyped, types, wanted)
             stats["fits"] += len(fits)
             with transaction.atomic():
                 _queue(run, _found(fits, places), stats)
+            agent_run_step(run, done=done, stats=stats)  # progress; a curator may stop it
+    except RunCancelled:
+        return agent_run_finish(run, status=AgentRun.Status.CANCELLED, stats=stats)
     except Exception as exc:  # the run says what failed; the worker stays up
         log.exception("typing run %s failed", run.pk)
         return agent_run_failed(run, exc, stats=stats)

@@ -331,6 +331,7 @@ def test_discovery_types_a_concept_accepted_after_its_type_was(f, reviewer):
     run = discover_run(agent_run_create(agent=AgentRun.Agent.DISCOVER, provider="offline"))
     typing = AgentRun.objects.get(pk=run.stats["typing_run"])
     assert typing.agent == "typing" and typing.status == "succeeded"
+    assert (typing.progress_done, typing.progress_total) == (1, 1)  # one chunk of concepts
     p = typings()["ACCESS EXCLUSIVE lock"]
     assert p.payload["type_key"] == "lock" and "ACCESS EXCLUSIVE lock" in p.evidence_quote
     decisions.proposal_accept(proposal_id=p.pk, acting_user=reviewer)
