@@ -65,7 +65,12 @@ class Settings:
     min_members: int = 3  # distinct concepts a type gathers
     min_score: int = 5
     max_types: int = 30
-    min_pattern_support: int = 2
+    # A pattern of a relation the vocabulary has: one sentence joining two typed terms by
+    # the relation's cue. Few sentences of a manual do (evaluation/ontology/README.md),
+    # so a pattern stated once is proposed, its support saying so; a curator decides.
+    min_pattern_support: int = 1
+    # The patterns a new relation type is proposed with (it needs three statements).
+    min_new_pattern_support: int = 2
     min_relation_support: int = 3  # a new relation type: clear cue evidence
     min_attribute_support: int = 2
     max_quotes: int = 5
@@ -322,7 +327,8 @@ def _relation_drafts(
                     sources=len(slugs),
                     description=(
                         f"Sources state {_a(domain)} {in_vocabulary[relation].verb} {_a(range_)} "
-                        f"{len(quotes)} times in {len(slugs)} sources."
+                        f"{_times(len(quotes))} in {len(slugs)} "
+                        f"source{'s' if len(slugs) != 1 else ''}."
                     ),
                     quotes=spread_quotes(quotes, settings.max_quotes),
                 )
@@ -337,7 +343,7 @@ def _relation_drafts(
             continue
         label, verb, symmetric, acyclic = LEXICON_RELATIONS[relation]
         shapes = sorted(
-            (pair for pair, qs in pairs if len(qs) >= settings.min_pattern_support),
+            (pair for pair, qs in pairs if len(qs) >= settings.min_new_pattern_support),
             key=lambda pair: -len(dict(pairs)[pair]),
         )
         relation_types.append(
@@ -491,6 +497,11 @@ def bootstrap_offline(
     readings = [reader.read(chunk) for chunk in chunks]
     whole = draft_from_readings(readings, vocabulary=vocabulary, known=known, settings=settings)
     return additions(whole, known)
+
+
+def _times(n: int) -> str:
+    """ "once", "twice", "3 times"."""
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
 
 def _a(word: str) -> str:

@@ -158,6 +158,7 @@ def test_a_pattern_counts_the_sentences_that_state_it_not_the_ends_they_list():
     listing = LISTED.replace(said, "configures the temporary table and the unlogged table.")
     without = MORE_LISTED.replace("`temp_buffers` configures the unlogged table.", "")
     assert listing != LISTED and without != MORE_LISTED
-    assert not [p for p in draft(listing, without).patterns if p.relation_key == "configures"]
+    (once,) = [p for p in draft(listing, without).patterns if p.relation_key == "configures"]
+    assert once.support == 1 and "once in 1 source." in once.description  # one sentence, two ends
     (configures,) = [p for p in draft(listing, MORE_LISTED).patterns if p.domain_key == "parameter"]
     assert configures.support == 2  # two sentences, three ends
