@@ -216,7 +216,7 @@ def _decide(client: Client, rng: random.Random, decisions: int, graph: Curriculu
         else:
             url = reverse("review:edit", args=[pk])
             # as the card's edit form sends it: its kind, so the view needs no query for it
-            data = {"kind": "add_edge", "version": version, "confidence": "0.7", "weight": "2"}
+            data = {"kind": AddEdgeKind.key, "version": version, "confidence": "0.7", "weight": "2"}
             if pk in backwards:
                 data["swap"] = "on"  # the reviewer turns round what the agent got backwards
         if action != "reject":
