@@ -176,9 +176,13 @@ def agent_run_fail_if_lost(run_id: int, now=None) -> AgentRun | None:
 def agent_runs_fail_lost(now=None) -> list[int]:
     """The reaper's pass over step-wise runs: fail the lost ones in words (a bootstrap has
     no schedule to notice it, and would say "running" for ever)."""
+    now = now or timezone.now()
+    # Only runs silent past the shorter window are read again under a lock (most passes:
+    # none), so a live run costs this pass nothing.
     unfinished = (
         AgentRun.objects.exclude(agent=AgentRun.Agent.CONSTRUCT)
         .exclude(status__in=AgentRun.FINISHED)
+        .filter(updated_at__lt=now - item_stale_after())
         .order_by("pk")
         .values_list("pk", flat=True)
     )
