@@ -25,6 +25,8 @@ BENCHMARKS: dict[str, str] = {
     "construct": "agents:bench_construct",
     "review": "review:bench_review",
     "bulk": "review:bench_bulk",
+    "keys": "keys:bench_keys",
+    "keys-sample": "keys:bench_keys_sample",
     "queue": "queue:bench_queue",
     "heal": "heal:bench_heal",
     "graph": "graph:bench_graph",

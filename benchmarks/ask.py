@@ -30,6 +30,7 @@ from kgreview.graph.name_index import QUESTION_INDEX
 
 from .common import percentiles, scaled
 from .curriculum import BASE_CONCEPTS, BASE_EDGES, seed_curriculum
+from .measure import measurement_starts
 
 SET_TEMPLATES = (
     ("prerequisites", "What should I learn before {a}?"),
@@ -71,6 +72,7 @@ def bench_ask(*, scale: int = 1, samples: int = 60, seed: int = 23):
     concepts = scaled(BASE_CONCEPTS, scale)
     seed_curriculum(concepts=concepts, edges=scaled(BASE_EDGES, scale))
     setup_s = time.perf_counter() - t0
+    measurement_starts()
     names = dict(Concept.objects.values_list("pk", "name"))
     touched = set(
         Edge.objects.filter(status="active").values_list("source_id", flat=True)[:200_000]

@@ -19,6 +19,7 @@ from kgreview.questions.runs import competency_run_create, competency_run_execut
 
 from .common import percentiles, scaled
 from .curriculum import BASE_CONCEPTS, BASE_EDGES, seed_curriculum
+from .measure import measurement_starts
 
 
 def _questions(ids, names, preds, rng, count: int) -> list[CompetencyQuestion]:
@@ -59,6 +60,7 @@ def bench_competency(*, scale: int = 1, questions: int = 200, seed: int = 19) ->
     names = dict(zip(graph.ids, graph.names, strict=True))
     made = _questions(ids, names, preds, rng, questions)
     setup_s = time.perf_counter() - t0
+    measurement_starts()
 
     # Warm the caches once (the question index, the connection), as a running worker is.
     warm = competency_run_create(question_id=made[0].pk)

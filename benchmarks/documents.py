@@ -22,6 +22,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection
 
+from benchmarks.measure import measurement_starts
 from benchmarks.synthetic_documents import pages_pdf
 from benchmarks.synthetic_print import printed_pdf
 from construction.types import Extraction, LLMUsage
@@ -92,6 +93,7 @@ def bench_documents(**_: object) -> dict:
     from kgreview.agents.adapters import INDEX_CACHE
 
     printed = _printed(200)
+    measurement_starts()
     started = time.perf_counter()
     printed_result = _import("printed-200.pdf", printed)
     printed_s = time.perf_counter() - started
@@ -184,6 +186,7 @@ def bench_document_memory(*, pages: int = 1000, **_: object) -> dict:
     """Import and construct one ``pages``-page PDF; the peak resident memory of this
     process (run it alone: ``bench documents`` starts it in a fresh interpreter)."""
     raw = pages_pdf(pages)
+    measurement_starts()
     started = time.perf_counter()
     result = _import(f"manual-{pages}.pdf", raw)
     outcome = _construct(result.source)
@@ -212,7 +215,15 @@ def _peak_memory_in_fresh_process(pages: int) -> dict:
             # The same server, a database of its own (its scratch copy is made from it).
             env["DATABASE_URL"] = url.rsplit("/", 1)[0] + "/kgreview_memory"
         done = subprocess.run(
-            [sys.executable, "manage.py", "bench", "document-memory", "--json"],
+            [
+                sys.executable,
+                "manage.py",
+                "bench",
+                "document-memory",
+                "--json",
+                # No calibration: its workload would count in the peak memory measured.
+                "--no-calibration",
+            ],
             cwd=Path(settings.BASE_DIR),
             env=env,
             capture_output=True,
@@ -221,4 +232,5 @@ def _peak_memory_in_fresh_process(pages: int) -> dict:
         )
     if done.returncode != 0:
         return {"error": done.stderr[-2000:], "peak_mb": None}
-    return json.loads(done.stdout)
+    # One JSON document a line, one line per benchmark: this one ran alone.
+    return json.loads(done.stdout.strip().splitlines()[-1])

@@ -31,6 +31,7 @@ from kgreview.graph.models import Edge, RelationType
 
 from .common import percentiles, scaled
 from .curriculum import BASE_CONCEPTS, BASE_EDGES, ancestors, seed_curriculum
+from .measure import measurement_starts
 
 
 def _time(fn, repeat: int = 1) -> float:
@@ -49,6 +50,7 @@ def bench_graph(*, scale: int = 1, samples: int = 300, seed: int = 17) -> dict:
     graph = seed_curriculum(concepts=concepts, edges=scaled(BASE_EDGES, scale))
     ids, preds = graph.ids, graph.preds
     setup_s = time.perf_counter() - t0
+    measurement_starts()
     prereq = RelationType.objects.get(key="prerequisite").pk
     week_ago = timezone.now() - timedelta(days=3)
     picks = [rng.choice(ids) for _ in range(samples)]

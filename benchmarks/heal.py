@@ -38,6 +38,7 @@ from django.db import connection, transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
+from benchmarks.measure import measurement_starts
 from benchmarks.synthetic import concept_names, typo
 from kgreview.review.kinds.invalidate_edge import InvalidateEdgeKind
 from kgreview.review.kinds.merge_concepts import MergeConceptsKind
@@ -110,6 +111,7 @@ def bench_heal(*, scale: int = 1, seed: int = 13) -> dict:
     gone = _reimport(sources, rng)
     analyze()
     seeded_s = time.perf_counter() - started
+    measurement_starts()
     outcome = _heal_in_a_fresh_process()
 
     from kgreview.agents.models import AgentRun

@@ -30,6 +30,7 @@ from django.db import connection
 from django.test import Client
 
 from .common import percentiles, plain_static
+from .measure import measurement_starts
 
 BUDGET = {"p95_ms": 1000.0}
 MANUALS = Path(settings.BASE_DIR) / "evaluation" / "manuals"
@@ -117,6 +118,7 @@ def bench_lockout(*, megabytes: int = 50, decisions: int = 50) -> dict:
     reviewer = get_user_model().objects.create_user("bench-reviewer", password="x-bench-12345")
     reviewer.groups.add(Group.objects.get(name="reviewer"))
     set_up_s = time.perf_counter() - started
+    measurement_starts()
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     env.update(DATABASE_URL=_database_url(), KG_LLM_PROVIDER="offline")

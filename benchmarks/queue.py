@@ -25,6 +25,7 @@ from kgreview.review.workspace import selectors
 
 from .common import percentiles, plain_static, scaled, timed_request
 from .curriculum import BASE_CONCEPTS, BASE_EDGES, BASE_PROPOSALS, seed_curriculum, seed_proposals
+from .measure import measurement_starts
 from .review import HX, reviewer_client
 
 FILTERS = [
@@ -54,6 +55,7 @@ def bench_queue(*, scale: int = 1, seed: int = 4) -> dict:
     graph = seed_curriculum(concepts=concepts, edges=edges)
     proposals = seed_proposals(graph, scaled(BASE_PROPOSALS, scale))
     setup_s = time.perf_counter() - started
+    measurement_starts()
     with plain_static():
         client, _user = reviewer_client("bench-queue")
         result = _measure(client, rng)

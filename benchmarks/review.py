@@ -45,6 +45,7 @@ from .curriculum import (
     seed_curriculum,
     seed_proposals,
 )
+from .measure import measurement_starts
 
 
 def reviewer_client(username: str) -> tuple[Client, object]:
@@ -76,6 +77,7 @@ def bench_review(*, scale: int = 1, decisions: int = 300, seed: int = 3) -> dict
     graph = seed_curriculum(concepts=concepts, edges=edges)
     proposals = seed_proposals(graph, scaled(BASE_PROPOSALS, scale))
     setup_s = time.perf_counter() - started
+    measurement_starts()
     with plain_static():
         client, _user = reviewer_client("bench-reviewer")
         run = _decide(client, rng, decisions, graph)
@@ -335,6 +337,7 @@ def bench_bulk(*, scale: int = 1, proposals: int = 1000, seed: int = 5) -> dict:
     with transaction.atomic():
         wanted = _seed_bulk(graph, proposals, rng)
     analyze()
+    measurement_starts()
     with plain_static():
         client, user = reviewer_client("bench-bulk")
         data = {"action": "accept", "id_list": ",".join(map(str, wanted))}

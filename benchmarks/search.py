@@ -13,8 +13,9 @@ from django.test import Client, override_settings
 
 from benchmarks.synthetic import concept_names, typo
 
-from .common import calibration, percentiles, plain_static, scaled, timed_request
+from .common import percentiles, plain_static, scaled, timed_request
 from .curriculum import BASE_CONCEPTS, seed_curriculum
+from .measure import measurement_starts
 
 BUDGET_P95_MS = 50.0
 
@@ -64,6 +65,7 @@ def bench_search(*, scale: int = 1, typed: int = 1_000, seed: int = 17) -> dict:
     concepts = scaled(BASE_CONCEPTS, scale)
     graph = seed_curriculum(rng=rng, concepts=concepts, edges=0, history=False, order=False)
     picker, agent = _clients()
+    measurement_starts()
     NAME_CACHE.clear()
     started = time.perf_counter()
     NAME_CACHE.get()
@@ -114,7 +116,6 @@ def bench_search(*, scale: int = 1, typed: int = 1_000, seed: int = 17) -> dict:
         "after_merge": percentiles(after_merge),
         "max_queries": queries,
         "statuses": {k: sorted(v) for k, v in statuses.items()},
-        "calibration": calibration(),
         "budget": {"p95_ms": BUDGET_P95_MS},
         "within_budget": p95 <= BUDGET_P95_MS and worst_after <= BUDGET_P95_MS,
     }

@@ -16,6 +16,7 @@ import time
 
 from django.db import connection
 
+from benchmarks.measure import measurement_starts
 from benchmarks.synthetic import concept_names
 from kgreview.agents.ontology_import import ontology_import
 from kgreview.review.models import Proposal
@@ -57,6 +58,7 @@ def skos_thesaurus(n: int, *, seed: int = 5) -> bytes:
 
 def bench_import_skos(*, concepts: int = 5_000) -> dict:
     raw = skos_thesaurus(concepts)
+    measurement_starts()
     started = time.perf_counter()
     first = ontology_import(
         raw=raw, filename="thesaurus.ttl", relation_map=["broader=part_of"], acting_user=None

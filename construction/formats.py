@@ -34,6 +34,7 @@ __all__ = [
     "READABLE",
     "SUFFIXES",
     "VOCABULARY_MEDIA_TYPES",
+    "SUBMITTED_MEDIA_TYPE",
     "DocumentFormat",
     "format_for",
     "format_label",
@@ -104,6 +105,11 @@ VOCABULARY_MEDIA_TYPES = (
     "application/n-triples",
     "application/ld+json",
 )
+
+# The media type a text submitted with a proposal is kept under (``agents.submissions``):
+# evidence for the proposals submitted with it, never mined by the agents' every-source
+# readings (construct, bootstrap, discover, gap searches); a curator may name it for one.
+SUBMITTED_MEDIA_TYPE = "text/x-kgreview-submitted"
 
 # Suffix (lower case, with its dot) -> media type, for every suffix kgreview reads.
 SUFFIXES: dict[str, str] = {

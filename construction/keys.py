@@ -7,7 +7,12 @@ change; the queue holds at most one of them open.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from .text import name_key
+
+E = TypeVar("E")
+R = TypeVar("R")
 
 
 def concept_key(concept_id: int) -> str:
@@ -22,6 +27,42 @@ def concept_id_of(key: str) -> int | None:
     if key.startswith("c") and key[1:].isdigit():
         return int(key[1:])
     return None
+
+
+def fact_forms(
+    source: E, relation: R, target: E, *, inverse: R | None, symmetric: bool
+) -> tuple[tuple[E, R, E], ...]:
+    """The one rule of which (source, relation, target) triples state the same fact: the
+    triple itself; the ends swapped under the relation's inverse ("A prerequisite B" is
+    "B builds_on A"); and, a symmetric relation being its own inverse, the ends swapped
+    under the relation itself. The triple comes first. Ends and relations are whatever
+    the caller keys them by (ids, keys), as long as ``inverse`` is given the same way;
+    ``None`` (or "") when the relation declares no inverse.
+
+    ``kgreview.graph.rules.fact_keys`` reads it for the graph's rows, the construction
+    loop for its drafts (``edge_dedup_keys``); nothing else decides what a twin is.
+    """
+    own = (source, relation, target)
+    other = relation if symmetric else inverse
+    if other is None or other == "" or source == target:
+        return (own,)
+    return own, (target, other, source)
+
+
+def edge_dedup_keys(
+    source_key: str, relation: str, target_key: str, *, symmetric: bool, inverse: str = ""
+) -> tuple[str, ...]:
+    """The dedup keys under which the same fact may be queued: the proposal's own
+    (``edge_dedup_key``) first, then its inverse twin's (``fact_forms``). A symmetric
+    relation orders its ends, so it has one key."""
+    out: list[str] = []
+    for s, r, t in fact_forms(
+        source_key, relation, target_key, inverse=inverse or None, symmetric=symmetric
+    ):
+        key = edge_dedup_key(s, r, t, symmetric=symmetric)
+        if key not in out:
+            out.append(key)
+    return tuple(out)
 
 
 def edge_dedup_key(source_key: str, relation: str, target_key: str, *, symmetric: bool) -> str:

@@ -34,7 +34,6 @@ from .types import (
     DropReason,
     EdgeDraft,
     Extraction,
-    IndexEntry,
     Link,
     Ontology,
     RelationSpec,
@@ -46,7 +45,7 @@ from .types import (
 from .verify import (
     PATTERN_FLAG,
     SourceState,
-    dedup_key_for,
+    dedup_keys_for,
     find_conflicts,
     is_existing_edge,
     match_relation,
@@ -57,6 +56,8 @@ from .verify import (
 # Further places stating the same edge kept on one proposal: enough to show it is said
 # throughout a document, few enough to fit on a card.
 MAX_SUPPORT = 5
+#: A candidate kept without a quote (``process_source(evidence_optional=True)``).
+NO_EVIDENCE_FLAG = "no_evidence"
 
 
 @dataclass
@@ -67,7 +68,7 @@ class _Pending:
     target: Resolution
     spec: RelationSpec
     candidate: Candidate
-    span: Span
+    span: Span | None
     flags: set[str]
     conflicts: list[Conflict]
     dedup_key: str
@@ -101,10 +102,12 @@ class _Found:
     candidate: Candidate
     raw: dict
     spec: RelationSpec
-    span: Span
+    span: Span | None
     source: Resolution
     target: Resolution
     dedup_key: str
+    # Its own key first, then its inverse twin's (``verify.dedup_keys_for``).
+    dedup_keys: tuple[str, ...] = ()
 
 
 @dataclass
@@ -118,6 +121,9 @@ class _Drafting:
     overlay: OverlayIndex
     defined: tuple[Definition, ...] = ()
     ontology: Ontology = field(default_factory=Ontology)
+    # A candidate with no quote is kept, flagged ``no_evidence`` (a submitter's, through
+    # the API); the agents' own reading always quotes.
+    evidence_optional: bool = False
     state: SourceState = field(default_factory=SourceState)
     dropped: list[Dropped] = field(default_factory=list)
     pending: list[_Pending] = field(default_factory=list)
@@ -137,14 +143,7 @@ class _Drafting:
         source (by any of its names)."""
         resolution = resolve_name(name, self.overlay, mention=_mention_for(name, self.mentions))
         if resolution is not None and resolution.is_new and resolution.key not in self.names:
-            entry = IndexEntry(
-                name=resolution.canonical, canonical=resolution.canonical, key=resolution.key
-            )
-            names = (resolution.canonical, *resolution.aliases)
-            keys: list[str] = []
-            for item in names:
-                keys += [key for key in name_keys(item) if key not in keys]
-            self.overlay.add(entry, keys=keys, names=names)
+            self.overlay.remember(resolution)
         return resolution
 
 
@@ -173,6 +172,7 @@ def process_source(
     active_evidence: Sequence[ActiveEvidence] = (),
     facts: DocumentFacts | None = None,
     ontology: Ontology | None = None,
+    evidence_optional: bool = False,
 ) -> SourceResult:
     """Turn one extraction into proposal drafts and dropped candidates.
 
@@ -187,6 +187,9 @@ def process_source(
     already known), with the invalidations of edges whose evidence this revision no
     longer has. ``ontology``: the types and relation patterns; a candidate whose ends'
     types break its relation's patterns is held, flagged ``pattern_violation``.
+    ``evidence_optional``: a candidate without a quote (an empty ``evidence``) is kept,
+    flagged ``no_evidence``, instead of dropped (what others submit through the API may
+    state a fact without quoting a source).
     """
     facts = facts or document_facts(doc)
     defined = facts.defined
@@ -198,6 +201,7 @@ def process_source(
         overlay=OverlayIndex(index),
         defined=defined,
         ontology=ontology or Ontology(),
+        evidence_optional=evidence_optional,
     )
     for rejected in extraction.rejected:
         work.drop(rejected.raw, "invalid", rejected.error)
@@ -213,7 +217,7 @@ def process_source(
     # answer them from a few batched reads.
     graph.prepare(
         node_keys={k for item in found for k in (item.source.key, item.target.key)},
-        dedup_keys={item.dedup_key for item in found}
+        dedup_keys={key for item in found for key in item.dedup_keys}
         | {invalidation_dedup_key(item.edge_id) for item in vanished},
     )
     for item in found:
@@ -242,8 +246,9 @@ def _search(
     if not 0.0 <= confidence <= 1.0:
         work.drop(raw, "invalid", f"confidence {confidence}")
         return None
-    span = finder.find(candidate.evidence, within=candidate.window)
-    if span is None:
+    unquoted = work.evidence_optional and not candidate.evidence.strip()
+    span = None if unquoted else finder.find(candidate.evidence, within=candidate.window)
+    if span is None and not unquoted:
         doc = work.doc
         work.drop(raw, "evidence_not_found", f"not in revision {doc.revision_number} of {doc.slug}")
         return None
@@ -260,19 +265,24 @@ def _search(
         source, target = target, source
     work.names.setdefault(source.key, source.canonical)
     work.names.setdefault(target.key, target.canonical)
-    dedup = dedup_key_for(spec, source.key, target.key)
-    return _Found(candidate, raw, spec, span, source, target, dedup)
+    dedup = dedup_keys_for(spec, source.key, target.key)
+    return _Found(candidate, raw, spec, span, source, target, dedup[0], dedup)
 
 
 def _repeated(work: _Drafting, item: _Found) -> bool:
     """Whether this source drafted the edge already: another place stating it becomes
     support of the first draft (a few at most), else the candidate is dropped."""
-    if item.dedup_key not in work.state.seen_keys:
+    # Its own key or its inverse twin's: "B builds on A" after "A is a prerequisite
+    # for B" states the same fact again.
+    seen = next((k for k in item.dedup_keys if k in work.state.seen_keys), None)
+    if seen is None:
         return False
-    first = work.drafted.get(item.dedup_key)
+    first = work.drafted.get(seen)
     span = item.span
     if (
-        first is not None
+        span is not None
+        and first is not None
+        and first.span is not None
         and len(first.support) < MAX_SUPPORT
         and all(span.start != s.start for s in (first.span, *first.support))
     ):
@@ -287,8 +297,11 @@ def _verify(work: _Drafting, item: _Found) -> tuple[set[str], list[Conflict]] | 
     """VERIFY against the queue and the graph: the draft's flags and contradictions, or
     None when it is dropped (already proposed, already an edge, rejected with this very
     quote)."""
-    graph, dedup = work.graph, item.dedup_key
-    open_id = graph.open_proposal(dedup)
+    graph = work.graph
+    open_id = next(
+        (found for key in item.dedup_keys if (found := graph.open_proposal(key)) is not None),
+        None,
+    )
     if open_id is not None:
         work.drop(item.raw, "duplicate", f"proposal #{open_id}", twin_of=open_id)
         return None
@@ -299,8 +312,8 @@ def _verify(work: _Drafting, item: _Found) -> tuple[set[str], list[Conflict]] | 
     if existing is not None:
         work.drop(item.raw, "existing_edge", f"edge #{existing.id}")
         return None
-    rejected = graph.rejected_quotes(dedup)
-    if rejected and quote_key(item.span.quote) in rejected:
+    rejected = set().union(*(graph.rejected_quotes(key) for key in item.dedup_keys))
+    if rejected and item.span is not None and quote_key(item.span.quote) in rejected:
         work.drop(item.raw, "previously_rejected", "rejected before with the same evidence")
         return None
     conflicts = list(
@@ -320,6 +333,8 @@ def _verify(work: _Drafting, item: _Found) -> tuple[set[str], list[Conflict]] | 
         flags.add("new_concept")
     if rejected:
         flags.add("previously_rejected")
+    if item.span is None:
+        flags.add(NO_EVIDENCE_FLAG)
     if conflicts:
         flags.add("contradiction")
     if pattern_break(work.ontology, item.spec, _type_of(work, source), _type_of(work, target)):
@@ -359,7 +374,7 @@ def _construct(work: _Drafting, item: _Found, flags: set[str], conflicts: list[C
                         explanation=conflict.explanation,
                     )
                 )
-    work.state.seen_keys.add(dedup)
+    work.state.seen_keys.update(item.dedup_keys)
     work.state.links.append(Link("draft", len(pending), source.key, spec.key, target.key))
     pending.append(
         _Pending(
@@ -373,7 +388,7 @@ def _construct(work: _Drafting, item: _Found, flags: set[str], conflicts: list[C
             dedup_key=dedup,
         )
     )
-    work.drafted[dedup] = pending[-1]
+    work.drafted.update(dict.fromkeys(item.dedup_keys, pending[-1]))
     for end in (source, target):
         if end.concept_id is not None:
             work.grounded.add(end.concept_id)

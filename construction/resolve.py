@@ -545,3 +545,14 @@ class OverlayIndex:
 
     def add(self, entry: IndexEntry, *, keys: Iterable[str], names: Iterable[str] = ()) -> None:
         self.local.add(entry, keys=keys, names=names)
+
+    def remember(self, resolution: Resolution) -> None:
+        """A new concept, findable by any of its names by later mentions in this source."""
+        entry = IndexEntry(
+            name=resolution.canonical, canonical=resolution.canonical, key=resolution.key
+        )
+        names = (resolution.canonical, *resolution.aliases)
+        keys: list[str] = []
+        for item in names:
+            keys += [key for key in name_keys(item) if key not in keys]
+        self.add(entry, keys=keys, names=names)

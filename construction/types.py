@@ -64,6 +64,9 @@ class RelationSpec:
     description: str
     symmetric: bool
     acyclic: bool
+    # The key of the relation stating the same facts with the ends swapped ("" for none;
+    # a symmetric relation is its own inverse and names none here).
+    inverse: str = ""
 
 
 @dataclass(frozen=True)
@@ -397,7 +400,7 @@ class EdgeDraft:
     relation: str
     confidence: float
     reason: str
-    evidence: Span
+    evidence: Span | None  # None only for a submitted candidate kept without a quote
     flags: tuple[str, ...]
     conflicts: tuple[Conflict, ...]
     dedup_key: str

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .cycles import find_chain
-from .keys import edge_dedup_key, relation_key
+from .keys import edge_dedup_key, edge_dedup_keys, fact_forms, relation_key
 from .protocols import GraphView
 from .relations import normalise_label
 from .types import Conflict, Link, Ontology, RelationSpec
@@ -204,13 +204,24 @@ def dedup_key_for(spec: RelationSpec, source_key: str, target_key: str) -> str:
     return edge_dedup_key(source_key, spec.key, target_key, symmetric=spec.symmetric)
 
 
+def dedup_keys_for(spec: RelationSpec, source_key: str, target_key: str) -> tuple[str, ...]:
+    """The dedup keys the same fact may be queued under: the draft's own first, then its
+    inverse twin's (``keys.edge_dedup_keys``)."""
+    return edge_dedup_keys(
+        source_key, spec.key, target_key, symmetric=spec.symmetric, inverse=spec.inverse
+    )
+
+
 def is_existing_edge(
     *, graph: GraphView, spec: RelationSpec, source_key: str, target_key: str
 ) -> Link | None:
+    """The graph's edge stating this fact (``keys.fact_forms``: itself, a symmetric one
+    either way round, or its inverse twin), if any."""
+    forms = fact_forms(
+        source_key, spec.key, target_key, inverse=spec.inverse or None, symmetric=spec.symmetric
+    )
     for link in graph.between(source_key, target_key):
-        if link.kind != "edge" or link.relation != spec.key:
-            continue
-        if spec.symmetric or (link.source_key, link.target_key) == (source_key, target_key):
+        if link.kind == "edge" and (link.source_key, link.relation, link.target_key) in forms:
             return link
     return None
 

@@ -49,6 +49,9 @@ class RelationPlan:
     patterns: tuple[PatternPlan, ...]
     cites: tuple[str, ...]
     why: str
+    # The key of the relation the file declares its inverse (``owl:inverseOf``), named by
+    # the later of the two in the plan, so the earlier exists when it is accepted.
+    inverse: str = ""
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ docstring). Pure: no Django."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 
 from rdflib import OWL, RDF, RDFS, XSD, BNode, URIRef
@@ -184,7 +185,31 @@ def plan_relations(r: Reader, plan: VocabularyPlan, typing: Typing) -> dict[Node
                 why=f"The vocabulary declares the object property <{prop}>.",
             )
         )
+    _plan_inverses(r, plan, out)
     return out
+
+
+def _plan_inverses(r: Reader, plan: VocabularyPlan, keys_of: dict[Node, str]) -> None:
+    """``owl:inverseOf`` between two directed properties of the file: the later relation
+    of the plan names the earlier its inverse, citing the line. A symmetric property is
+    its own inverse, and a property paired twice keeps its first pair."""
+    at = {p.key: i for i, p in enumerate(plan.relations)}
+    paired: set[str] = set()
+    for a, _, b in sorted(r.g.triples((None, OWL.inverseOf, None))):
+        if a not in keys_of or b not in keys_of or a == b:
+            continue
+        first, later = sorted((keys_of[a], keys_of[b]), key=at.__getitem__)
+        i = at[later]
+        if first in paired or later in paired or plan.relations[at[first]].symmetric:
+            continue
+        if plan.relations[i].symmetric:
+            continue
+        paired |= {first, later}
+        plan.relations[i] = dataclasses.replace(
+            plan.relations[i],
+            inverse=first,
+            cites=(*plan.relations[i].cites, r.cite(a, OWL.inverseOf, b)),
+        )
 
 
 def _cites_about(r: Reader, s: Node, p: Node, member: Node) -> list[str]:

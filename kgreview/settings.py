@@ -162,8 +162,13 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so every other middleware is inside the time it reports (the review loop's
+    # Server-Timing header; KG_SERVER_TIMING=false unloads it).
+    "kgreview.core.server_timing.ServerTiming",
     "django.middleware.security.SecurityMiddleware",
     "kgreview.api.middleware.JsonErrors",
+    # A body under /api/v1/ that is not JSON: 415 in words, before a form parser reads it.
+    "kgreview.api.middleware.JsonBodies",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # A full disk, in a view or as the session is saved: 503 in words, not a 500.
     "kgreview.core.middleware.DiskFullMiddleware",
@@ -245,7 +250,8 @@ AUTHENTICATION_BACKENDS = [
     # django-axes first: a locked-out username and address is refused before any password
     # check. It needs the request, so tests log in with force_login or pass request=.
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's ModelBackend, reading the user's roles in the query that loads the user.
+    "kgreview.core.backends.RoleBackend",
 ]
 # Login throttling: this many failed logins for one username from one address lock that
 # pair out for the cool-off; another user, or the same user elsewhere, is not affected.
@@ -379,6 +385,8 @@ def env_rate(name: str, default: str) -> str:
 
 KG_API_RATE = env_rate("KG_API_RATE", "600/min")
 KG_API_HEAVY_RATE = env_rate("KG_API_HEAVY_RATE", "60/min")
+# Batches of proposals one API token may submit (POST /api/v1/proposals), per token.
+KG_API_PROPOSE_RATE = env_rate("KG_API_PROPOSE_RATE", "30/min")
 # Live (unrevoked) API tokens one account may hold; the rates above count per account.
 KG_API_MAX_TOKENS_PER_USER = env_int("KG_API_MAX_TOKENS_PER_USER", 10, minimum=1)
 # The API's schema and docs page: for signed-in users with a role (and token holders),
@@ -464,6 +472,13 @@ OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
 OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
 KG_LLM_MODEL = env_str("KG_LLM_MODEL", "gpt-4o-mini")
 KG_CONFIDENCE_GATE = env_float("KG_CONFIDENCE_GATE", 0.6, low=0.0, high=1.0)
+# Team review (review.team): the share of proposals two reviewers decide blind, the
+# agreement (Krippendorff's alpha) under which every proposal of a relation is doubled,
+# and how long a reviewer holds the cards the focus queue leased them.
+KG_DOUBLE_REVIEW_SHARE = env_float("KG_DOUBLE_REVIEW_SHARE", 0.0, low=0.0, high=1.0)
+KG_DOUBLE_REVIEW_BELOW = env_float("KG_DOUBLE_REVIEW_BELOW", 0.667, low=0.0, high=1.0)
+KG_LEASE_SECONDS = env_int("KG_LEASE_SECONDS", 300, minimum=30)
+KG_LEASE_WINDOW = env_int("KG_LEASE_WINDOW", 2, minimum=1)
 # Long documents are read in chunks of about this many tokens (split at headings, then
 # paragraphs and sentences), each with its own candidate budget.
 KG_CHUNK_TOKENS = env_int("KG_CHUNK_TOKENS", 1200, minimum=50)
@@ -501,6 +516,9 @@ KG_FUZZY_THRESHOLD = env_float("KG_FUZZY_THRESHOLD", 90.0, low=50.0, high=100.0)
 # Build the in-memory name indexes when a process starts (web: search and ask; worker:
 # the construction loop's) instead of on the first request or source that needs them.
 KG_NAME_INDEX_WARM = env_bool("KG_NAME_INDEX_WARM", False)
+# A Server-Timing header (database time and statements, the rest, the total) on the
+# Review page's card and decisions, for signed-in users (kgreview.core.server_timing).
+KG_SERVER_TIMING = env_bool("KG_SERVER_TIMING", True)
 KG_TASK_RETRIES = env_int("KG_TASK_RETRIES", 2)
 KG_ITEM_LEASE_SECONDS = env_int("KG_ITEM_LEASE_SECONDS", 900, minimum=1)
 KG_DISCOVERY_MIN_SUPPORT = env_int("KG_DISCOVERY_MIN_SUPPORT", 3, minimum=1)
@@ -543,6 +561,14 @@ if not KG_RDF_BASE.startswith(("http://", "https://")) or not KG_RDF_BASE.endswi
         f"KG_RDF_BASE={KG_RDF_BASE!r}: give an http(s) IRI ending in a slash, "
         "e.g. https://graph.example.org/"
     )
+# Where releases keep their files (docs/releases.md): one folder per release, named after
+# it, holding its exports and validation report; never rewritten once the release is cut.
+KG_RELEASE_DIR = Path(env_str("KG_RELEASE_DIR", str(VAR_DIR / "releases")))
+# A release build whose worker died (its heartbeat stopped for KG_ITEM_STALE_SECONDS) or
+# whose task never reached a worker (queued, silent for KG_ITEM_LEASE_SECONDS) is sent to
+# the workers again by the reaper's pass, up to this many sends in all; then it is failed
+# in words and a curator can retry it from the Releases page.
+KG_RELEASE_BUILD_ATTEMPTS = env_int("KG_RELEASE_BUILD_ATTEMPTS", 2, minimum=1)
 # Whether every concept must have a type (manage.py validate, the Ontology page's report):
 # auto (once the ontology has an active concept type), always, or never.
 KG_REQUIRE_TYPES = env_str("KG_REQUIRE_TYPES", "auto")

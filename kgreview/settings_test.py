@@ -24,3 +24,4 @@ CELERY_TASK_EAGER_PROPAGATES = True
 # a test may call the API as often as it needs.
 KG_API_RATE = "off"
 KG_API_HEAVY_RATE = "off"
+KG_API_PROPOSE_RATE = "off"

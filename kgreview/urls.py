@@ -19,6 +19,7 @@ urlpatterns = [
     path("questions/", include("kgreview.questions.urls")),
     path("api/", include("kgreview.api.urls")),
     path("exports/", include("kgreview.exports.urls")),
+    path("releases/", include("kgreview.exports.release_urls")),
     path("insights/", include("kgreview.insights.urls")),
     path("explore/", include("kgreview.explorer.urls")),
     path(

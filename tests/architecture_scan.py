@@ -197,6 +197,10 @@ SERVICE_MODULES = (
 ASK_ABOUT_A_USER = {
     "kgreview.review.decide.decisions.can_decide_kind",
     "kgreview.review.decide.undo.undoable_batches",
+    "kgreview.review.decide.undo._decision_batches",
+    "kgreview.review.team.votes.newest_open_vote",
+    "kgreview.review.team.assignments.open_for",
+    "kgreview.review.team.assignments.with_work",
 }
 OTHER_NAMES = ("reviewer", "user")
 

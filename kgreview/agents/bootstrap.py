@@ -48,6 +48,7 @@ from kgreview.review.services import ProposalSpec, proposals_create_many
 from . import adapters
 from .models import AgentRun
 from .runs import RunCancelled, agent_run_failed, agent_run_finish, agent_run_step, run_origin
+from .selectors import mined_sources
 
 log = logging.getLogger(__name__)
 
@@ -91,10 +92,14 @@ def sample(chunks: Sequence, n: int | None) -> list:
 def corpus_chunks(
     *, slugs: Sequence[str] | None = None, sample_chunks: int | None = DEFAULT_SAMPLE
 ) -> list[DocChunk]:
-    """The chunks read from each active source's current revision (or those named)."""
-    sources = Source.objects.filter(status=Source.Status.ACTIVE, current_revision__isnull=False)
+    """The chunks read from the current revision of each source the agents mine
+    (``selectors.mined_sources``), or of the active sources named."""
     if slugs:
-        sources = sources.filter(slug__in=list(slugs))
+        sources = Source.objects.filter(
+            status=Source.Status.ACTIVE, current_revision__isnull=False, slug__in=list(slugs)
+        )
+    else:
+        sources = mined_sources()
     out: list[DocChunk] = []
     for source in sources.order_by("slug"):
         revision = SourceRevision.objects.get(pk=source.current_revision_id)
@@ -351,9 +356,10 @@ ARRIVALS_MAX = 25  # the newest sources one discover run reads for additions
 
 
 def arrived_since(since) -> list[str]:
-    """The slugs of active sources whose current revision came after ``since`` (every
-    source when None), newest first, at most ``ARRIVALS_MAX``."""
-    sources = Source.objects.filter(status=Source.Status.ACTIVE, current_revision__isnull=False)
+    """The slugs of the sources the agents mine (``selectors.mined_sources``) whose
+    current revision came after ``since`` (every one when None), newest first, at most
+    ``ARRIVALS_MAX``."""
+    sources = mined_sources()
     if since is not None:
         sources = sources.filter(current_revision__created_at__gt=since)
     return list(

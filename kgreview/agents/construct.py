@@ -19,7 +19,6 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from construction.errors import ExtractionFailed, LLMTransientError
-from construction.formats import VOCABULARY_MEDIA_TYPES
 from construction.pipeline import document_facts, process_source
 from construction.protocols import Extractor
 from construction.types import Extraction, LLMUsage
@@ -38,6 +37,7 @@ from .items import (
 from .models import AgentRun, AgentRunItem, ExtractionRecord
 from .persist import persist_result
 from .runs import construct_mutex_hold, run_start_record
+from .selectors import mined_sources
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -55,11 +55,9 @@ def sources_to_construct(extractor: Extractor) -> list[Source]:
 
 
 def readable_sources():
-    """Active sources with text to read: a vocabulary kept by an import
-    (``ontology_import``) is statements, not prose, and is never read."""
-    return Source.objects.filter(
-        status=Source.Status.ACTIVE, current_revision__isnull=False
-    ).exclude(current_revision__media_type__in=VOCABULARY_MEDIA_TYPES)
+    """The sources a run over every source reads (``selectors.mined_sources``: neither a
+    vocabulary nor a text submitted with a proposal)."""
+    return mined_sources()
 
 
 @transaction.atomic

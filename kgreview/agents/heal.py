@@ -42,8 +42,14 @@ from .runs import RunCancelled, agent_run_failed, agent_run_finish, agent_run_st
 log = logging.getLogger(__name__)
 
 STEPS = ("duplicates", "cycles", "vanished_evidence", "orphans")
-# "A is a prerequisite for B" and "B builds on A" state one fact (the order of learning).
-EQUIVALENT = {"prerequisite": "builds_on", "builds_on": "prerequisite"}
+
+
+def inverse_keys() -> dict[str, str]:
+    """Each relation's declared inverse, by key ("A is a prerequisite for B" and "B builds
+    on A" state one fact when the vocabulary pairs them: ``RelationType.inverse``)."""
+    return dict(
+        RelationType.objects.filter(inverse__isnull=False).values_list("key", "inverse__key")
+    )
 
 
 def _known_keys(dedup_keys: list[str]) -> set[str]:
@@ -468,10 +474,11 @@ def _still_supported(gone: list[Edge], finders: _Finders) -> set[int]:
     if not gone:
         return set()
     gone_ids = {e.pk for e in gone}
+    equivalent = inverse_keys()
     wanted = {
-        (e.target_id, e.source_id, EQUIVALENT[e.relation.key])
+        (e.target_id, e.source_id, equivalent[e.relation.key])
         for e in gone
-        if e.relation.key in EQUIVALENT
+        if e.relation.key in equivalent
     }
     if not wanted:
         return set()
@@ -504,7 +511,7 @@ def _still_supported(gone: list[Edge], finders: _Finders) -> set[int]:
             or revision == current
             or evidence_present(quote_, finders(current))
         ):
-            alive.add((target_id, source_id, EQUIVALENT[key]))
+            alive.add((target_id, source_id, equivalent[key]))
     return {e.pk for e in gone if (e.source_id, e.target_id, e.relation.key) in alive}
 
 

@@ -24,6 +24,7 @@ class AgentRun(NoDeleteModel):
         BOOTSTRAP = "bootstrap", "Ontology bootstrap"
         IMPORT = "import", "Vocabulary import"
         TYPING = "typing", "Concept typing"
+        ANNOTATIONS = "annotations", "Annotation import"
 
     class Trigger(models.TextChoices):
         MANUAL = "manual", "Run now (web)"

@@ -188,6 +188,8 @@ def _relations(batch: Batch, plan: VocabularyPlan) -> None:
                 "examples": batch.quotes.examples(r.cites),
                 "patterns": [{"domain_key": d, "range_key": g} for d, g, _ in patterns],
             }
+            if r.inverse:  # declared on acceptance (``owl:inverseOf``)
+                payload["inverse"] = r.inverse
             batch.specs.append(
                 batch.spec(
                     AddRelationTypeKind.key, payload, cites=r.cites, why=r.why, priority="relation"

@@ -9,12 +9,26 @@ from django.conf import settings
 from django.db.models import Max
 from django.utils import timezone
 
-from kgreview.graph.models import Concept, ConceptAlias, Edge, SourceRevision
+from construction.formats import SUBMITTED_MEDIA_TYPE, VOCABULARY_MEDIA_TYPES
+from kgreview.graph.models import Concept, ConceptAlias, Edge, Source, SourceRevision
 from kgreview.graph.sources import place_of
 from kgreview.review.kinds import kind_of
 from kgreview.review.models import Proposal
 
 from .models import AgentRun, AgentRunItem, DroppedCandidate, WorkerHeartbeat
+
+
+def mined_sources():
+    """The sources the agents read when no one names which: active, with text, and
+    neither a vocabulary kept by an import (``ontology_import``: statements, not prose)
+    nor a text submitted with a proposal (``submissions``: evidence for the proposals
+    submitted with it only). Every reading of "every source" asks here: construct (the
+    command's --all, the schedule, Run now), bootstrap, discover's additions and the
+    competency questions' gap searches. A run a curator starts on sources by name reads
+    what it names."""
+    return Source.objects.filter(
+        status=Source.Status.ACTIVE, current_revision__isnull=False
+    ).exclude(current_revision__media_type__in=(*VOCABULARY_MEDIA_TYPES, SUBMITTED_MEDIA_TYPE))
 
 
 @dataclass(frozen=True)
@@ -85,8 +99,8 @@ def proposal_json(
     kind = kind_of(proposal)
     source, target, relation = kind.named_ends(proposal, edges, names or {})
     evidence = None
-    if proposal.evidence_revision_id:
-        revision = proposal.evidence_revision
+    revision = proposal.evidence_revision if proposal.evidence_revision_id else None
+    if revision is not None:
         if revisions is not None:
             revision = revisions.setdefault(revision.pk, revision)
         evidence = {

@@ -24,6 +24,7 @@ from .adapters import extractor_for
 from .construct import construct_item_run, construct_run_create, sources_to_construct
 from .items import item_lease, item_stale_after, item_stale_q
 from .models import AgentRun, AgentRunItem
+from .signals import reaper_pass
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +115,13 @@ def reap_and_queue() -> int:
     report = reaper.reap()
     for item_id in report.to_queue:
         construct_source.delay(item_id=item_id)
+    # The apps above sweep their own work in the same pass (a failure there is logged,
+    # never the end of this pass).
+    for receiver, outcome in reaper_pass.send_robust(sender=reaper.Reaped, now=timezone.now()):
+        if isinstance(outcome, Exception):
+            log.warning(
+                "reaper: %s could not sweep (%s: %s)", receiver, type(outcome).__name__, outcome
+            )
     return len(report.to_queue)
 
 

@@ -27,7 +27,8 @@ from .throttle import EVERY
 
 
 class BearerToken(HttpBearer):
-    """``Authorization: Bearer kgr_…``: a read-only token made on the API tokens page."""
+    """``Authorization: Bearer kgr_…``: a token made on the API tokens page or with
+    ``manage.py api_token create`` (scope ``read``, or ``propose`` to submit proposals)."""
 
     def authenticate(self, request: HttpRequest, token: str):
         found = api_token_authenticate(secret=token)
@@ -40,11 +41,14 @@ class BearerToken(HttpBearer):
 
 DESCRIPTION = """
 Read the reviewed knowledge graph: search concepts, walk neighbourhoods, find paths,
-build learning paths, explain edges, and travel in time.
+build learning paths, explain edges, and travel in time; and submit proposals for review
+(`POST /api/v1/proposals`), which wait in the review queue like the agents' own.
 
-**Authentication.** Every operation needs either a read-only API token
+**Authentication.** Every operation needs either an API token
 (`Authorization: Bearer kgr_…`, made on the *API tokens* page or with
-`manage.py api_token create`) or a signed-in browser session.
+`manage.py api_token create`) or a signed-in browser session. Proposing needs a token
+with the `propose` scope (`manage.py api_token create --user U --name N --scope
+propose`); a `read` token is refused with 403.
 
 **Time travel.** Every graph read takes `as_of` (ISO 8601). Without it the answer is the
 live graph; with it, the graph as it stood at that instant: edges recorded and valid by
@@ -166,8 +170,9 @@ def _throttled(request, exc: Throttled):
         request,
         {
             "detail": "Too many requests from this account: the API's rate limit "
-            "(KG_API_RATE, and KG_API_HEAVY_RATE for walks and diffs, counted per account "
-            "across all its tokens and its browser session) is spent for now."
+            "(KG_API_RATE, and KG_API_HEAVY_RATE for walks, diffs and agreement, counted per "
+            "account across all its tokens and its browser session; KG_API_PROPOSE_RATE for "
+            "batches of proposals, counted per token) is spent for now."
             + (f" Try again in {wait} seconds (Retry-After)." if wait else "")
         },
         status=429,

@@ -4,3 +4,4 @@ from kgreview.core.audit import action
 
 action("api_token.create", "an API token made", "apitoken")
 action("api_token.revoke", "an API token revoked", "apitoken")
+action("api.propose", "a batch of proposals submitted through the API", "proposalbatch")

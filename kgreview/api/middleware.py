@@ -9,6 +9,7 @@ interactive docs under /api/ are pages for people and stay HTML.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from http import HTTPStatus
 
@@ -59,3 +60,43 @@ class JsonErrors:
             if header in response:
                 answer[header] = response[header]
         return answer
+
+
+#: The media types a body sent to the API may have: JSON, or a JSON dialect (``+json``).
+JSON_TYPE = re.compile(r"^application/(?:[\w.+-]+\+)?json$")
+WRITES = ("POST", "PUT", "PATCH")
+#: The operations that read a body (the writing API). Elsewhere a write is the wrong
+#: method, a 405 whatever the body.
+BODY_PATHS = ("/api/v1/proposals", "/api/v1/proposals/")
+
+
+def json_body_problem(request: HttpRequest) -> str | None:
+    """Why a body sent to an API operation cannot be read, in words, or None: the API's
+    operations read JSON only, and a form or a multipart body would be parsed as one by
+    the middlewares that read forms before the operation could refuse it."""
+    media_type = request.content_type or ""
+    if JSON_TYPE.match(media_type.strip().lower()):
+        return None
+    sent = f"Content-Type {media_type}" if media_type else "no Content-Type"
+    return (
+        f"The body was sent with {sent}; the API reads JSON only: send the body with "
+        "Content-Type: application/json. Nothing was done."
+    )
+
+
+class JsonBodies:
+    """Refuse a body of any other type than JSON sent to an API operation with 415, in
+    words, before any middleware reads it as a form (no body at all is the operation's
+    to refuse) (``/api/mcp`` says so in JSON-RPC,
+    ``api.mcp.http``)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        sends_body = request.META.get("CONTENT_LENGTH", "") not in ("", "0")
+        if request.method in WRITES and sends_body and request.path in BODY_PATHS:
+            words = json_body_problem(request)
+            if words is not None:
+                return JsonResponse({"detail": words, "code": "unsupported_media_type"}, status=415)
+        return self.get_response(request)

@@ -220,10 +220,30 @@ class EvidenceContextOut(Schema):
 
 
 class AgentOut(Schema):
-    run_id: int
+    """The agent run that proposed it."""
+
+    run_id: int | None = Field(description="The agent run's number.")
     agent: str
     provider: str
     model: str
+
+
+class SubmitterOut(Schema):
+    """Who proposed it. For a proposal submitted from outside kgreview: the account,
+    the door (``api``: POST /api/v1/proposals; ``mcp``: the MCP server's propose
+    tool), the API token's name and the batch that queued it (null where not known);
+    otherwise the agent's key, or ``person``, with the batch and token null."""
+
+    user: str | None = Field(description="The account that submitted it.")
+    via: str = Field(
+        description='"api" or "mcp" for a proposal submitted from outside, the agent\'s '
+        'key for an agent\'s, "person" for one a person made by hand.'
+    )
+    name: str = Field(description='The submitter in words: "tutor-bot (ada)".')
+    token: str | None = Field(default=None, description="The API token's name, if one was used.")
+    batch: int | None = Field(
+        default=None, description="The batch (POST /api/v1/proposals or propose) that queued it."
+    )
 
 
 class ProposalOut(Schema):
@@ -232,7 +252,10 @@ class ProposalOut(Schema):
     confidence: float
     reason: str
     created_at: datetime
-    agent: AgentOut | None
+    agent: AgentOut | None = Field(description="The agent run that proposed it, if an agent did.")
+    submitter: SubmitterOut | None = Field(
+        description="Who submitted it through the API or MCP, if it came from outside."
+    )
 
 
 class TrailOut(Schema):
@@ -361,3 +384,78 @@ class AskOut(Schema):
     plan: AskPlanOut
     critique: list[str]
     iterations: int
+
+
+# --- Agreement between reviewers ---------------------------------------------------------
+
+
+class AgreementIntervalOut(Schema):
+    """A percentile bootstrap interval of alpha over units; low and high null when it
+    cannot be computed (note says why)."""
+
+    low: float | None
+    high: float | None
+    level: float
+    resamples: int
+    used: int = Field(description="Resamples on which alpha was defined.")
+    seed: int
+    method: str
+    note: str
+
+
+class AgreementGroupOut(Schema):
+    items: int = Field(description="Proposals decided twice (rounds of double review).")
+    kappa: float | None = Field(description="Fleiss' kappa; null when undefined (see note).")
+    alpha: float | None = Field(description="Krippendorff's alpha, nominal.")
+    observed: float | None = Field(description="Share of pairs of votes that agree.")
+    interval: AgreementIntervalOut
+    note: str
+
+
+class AgreementRelationOut(AgreementGroupOut):
+    below_threshold: bool = Field(
+        description="Alpha under KG_DOUBLE_REVIEW_BELOW over at least min_items proposals."
+    )
+
+
+class AgreementOverallOut(AgreementGroupOut):
+    votes: int
+    since: str | None
+    threshold: float
+    min_items: int
+    notes: list[str]
+
+
+class ReviewerAgreementOut(Schema):
+    username: str
+    items: int
+    observed: float | None
+    kappa: float | None = Field(description="Cohen's kappa against the other reviewers.")
+    kappa_note: str
+    with_adjudication: float | None = Field(
+        description="Share of their adjudicated votes that matched the curator's decision."
+    )
+    adjudicated: int
+    decisions: int
+    per_hour: float | None
+    median_seconds: float | None
+    active_hours: float | None
+    accepted: int
+    reversed: int
+    reversed_share: float | None
+
+
+class PairAgreementOut(Schema):
+    reviewers: list[str]
+    items: int
+    observed: float | None
+    kappa: float | None = Field(description="Cohen's kappa of the two reviewers.")
+    note: str
+
+
+class AgreementOut(Schema):
+    overall: AgreementOverallOut
+    relations: dict[str, AgreementRelationOut]
+    kinds: dict[str, AgreementGroupOut]
+    reviewers: list[ReviewerAgreementOut]
+    pairs: list[PairAgreementOut]

@@ -20,6 +20,10 @@ from kgreview.graph.selectors import survivor_of
 from kgreview.graph.sources import RevisionPlaces
 from kgreview.review import history as review_history
 from kgreview.review import provenance
+from kgreview.review.models import Proposal
+
+from .models import ApiToken, SubmittedProposal
+from .proposing import ORIGIN_AGENTS
 
 # What an edge's explanation reads beside the edge itself, in the same query.
 EXPLAIN_RELATED = (*EDGE_RELATED, "evidence_revision__source__current_revision", "provenance")
@@ -383,13 +387,65 @@ def explain_out(
         else {
             "id": proposal.pk,
             **_attributes(proposal, "kind", "confidence", "reason", "created_at"),
+            # A submitted proposal's origin number is its token's (or account's) id, no
+            # run: it says who submitted it instead.
             "agent": None
-            if origin is None
+            if origin is None or origin.is_submitted
             else {"run_id": origin.run, **_attributes(origin, "agent", "provider", "model")},
+            "submitter": submitter_out(proposal)
+            if origin is not None and origin.is_submitted
+            else None,
         },
         "trail": info["trail"],
         "supersedes": info["supersedes"],
         "superseded_by": info["superseded_by"],
+    }
+
+
+def submitter_out(proposal: Proposal) -> dict | None:
+    """``SubmitterOut``: who proposed ``proposal`` (read with its ``origin`` and
+    ``created_by``). Submitted through the API or MCP: the account, the door, the token's
+    name and the batch that queued it (``api.SubmittedProposal``; a proposal queued
+    before batches were linked names its token by the origin, which is the token's,
+    and no batch). An agent's: its key. A person's by hand: ``person``. None if unknown."""
+    origin = proposal.origin if proposal.origin_id else None
+    creator = proposal.created_by if proposal.created_by_id else None
+    user = creator.get_username() if creator is not None else None
+    if origin is None:
+        if user is None:
+            return None
+        return {"user": user, "via": "person", "name": user, "token": None, "batch": None}
+    if not origin.is_submitted:
+        return {
+            "user": user,
+            "via": origin.agent,
+            "name": origin.agent_label,
+            "token": None,
+            "batch": None,
+        }
+    link = (
+        SubmittedProposal.objects.select_related("batch__token", "batch__user")
+        .filter(proposal_id=proposal.pk)
+        .first()
+    )
+    if link is not None:
+        token = link.batch.token
+        user = link.batch.user.get_username()
+        via = link.batch.via
+    else:
+        with_token = origin.agent in (pair[0] for pair in ORIGIN_AGENTS.values())
+        token = (
+            ApiToken.objects.filter(pk=origin.run).first()
+            if with_token and origin.run is not None
+            else None
+        )
+        via = origin.via
+    return {
+        "user": user,
+        "via": via,
+        "name": origin.agent_label,
+        "token": token.name if token is not None else None,
+        "batch": link.batch_id if link is not None else None,
     }
 
 

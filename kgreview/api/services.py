@@ -46,14 +46,26 @@ class IssuedToken:
 
 def _described(token: ApiToken) -> dict:
     """What the curation log keeps of a token: never its secret, nor the secret's prefix."""
-    return {"id": token.pk, "name": token.name, "owner": token.user.get_username()}
+    return {
+        "id": token.pk,
+        "name": token.name,
+        "owner": token.user.get_username(),
+        "scope": token.scope,
+    }
 
 
-def api_token_create(*, owner: User, name: str, acting_user: User | None) -> IssuedToken:
-    """A new read-only token for ``owner``, made by ``acting_user`` (``None`` for the
-    command line, which acts as the system). The returned secret is the only copy.
-    Refused in words when ``owner`` already holds ``KG_API_MAX_TOKENS_PER_USER`` live
-    tokens."""
+def api_token_create(
+    *, owner: User, name: str, acting_user: User | None, scope: str = ApiToken.Scope.READ
+) -> IssuedToken:
+    """A new token for ``owner``, made by ``acting_user`` (``None`` for the command line,
+    which acts as the system): ``read`` only reads; ``propose`` may also submit
+    proposals for review. The returned secret is the only copy. Refused in words when
+    ``owner`` already holds ``KG_API_MAX_TOKENS_PER_USER`` live tokens."""
+    if scope not in ApiToken.Scope.values:
+        raise ValidationFailed(
+            f'"{scope}" is not a token scope: use read (reads the graph) or propose (also '
+            "submits proposals for review)."
+        )
     name = normal_name(str(name))
     if not name:
         raise ValidationFailed("Give the token a name, such as the agent that will use it.")
@@ -78,13 +90,14 @@ def api_token_create(*, owner: User, name: str, acting_user: User | None) -> Iss
                 "limits count per account, so more tokens would not allow more requests."
             )
         token = ApiToken.objects.create(
-            user=owner, name=name, prefix=prefix, key_hash=token_hash(secret)
+            user=owner, name=name, scope=scope, prefix=prefix, key_hash=token_hash(secret)
         )
+        what = "read-only" if scope == ApiToken.Scope.READ else "proposing"
         audit.record(
             acting_user=acting_user,
             action="api_token.create",
             subject=token,
-            summary=f"Made the read-only API token “{name}” for {owner.get_username()}.",
+            summary=f"Made the {what} API token “{name}” for {owner.get_username()}.",
             after=_described(token),
         )
     return IssuedToken(token=token, secret=secret)

@@ -197,9 +197,12 @@ class PerAccount(BaseThrottle):
     def rate(self) -> tuple[int, int] | None:
         return parse_rate(getattr(settings, self.setting))
 
+    def who(self, request: HttpRequest) -> str | None:
+        return caller(request)
+
     def allow_request(self, request: HttpRequest) -> bool:
         self._local.wait = None
-        rate, who = self.rate(), caller(request)
+        rate, who = self.rate(), self.who(request)
         if rate is None or who is None:
             return True
         limit, period = rate
@@ -220,7 +223,21 @@ class PerAccount(BaseThrottle):
         return getattr(self._local, "wait", None)
 
 
+class PerToken(PerAccount):
+    """At most the rate named by ``setting`` per API token (per account for a browser
+    session): proposing is limited token by token, so one busy tool cannot spend the
+    budget of another tool of the same account."""
+
+    def who(self, request: HttpRequest) -> str | None:
+        token = getattr(request, "api_token", None)
+        if token is not None:
+            return f"token-{token.pk}"
+        return caller(request)
+
+
 #: Every operation.
 EVERY = PerAccount("all", "KG_API_RATE")
 #: The walks and the diff, which may read thousands of rows per answer.
 HEAVY = PerAccount("heavy", "KG_API_HEAVY_RATE")
+#: Proposing (``POST /v1/proposals``), per token.
+PROPOSE = PerToken("propose", "KG_API_PROPOSE_RATE")

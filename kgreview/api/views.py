@@ -1,4 +1,5 @@
-"""The API tokens page: make a read-only token (shown once), see and revoke yours."""
+"""The API tokens page: make a token (read, or propose too; shown once), see and revoke
+yours."""
 
 from __future__ import annotations
 
@@ -36,7 +37,10 @@ def tokens(request: HttpRequest) -> HttpResponse:
         return render(request, "api/tokens.html", context, status=400)
     try:
         context["issued"] = services.api_token_create(
-            owner=request.user, name=form.cleaned_data["name"], acting_user=request.user
+            owner=request.user,
+            name=form.cleaned_data["name"],
+            acting_user=request.user,
+            scope=form.cleaned_data["scope"] or ApiToken.Scope.READ,
         )
     except DomainError as exc:
         return form_refused(request, "api/tokens.html", context, exc)

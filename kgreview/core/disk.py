@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-from django.db import DatabaseError
+from django.db import DatabaseError, InterfaceError
 
 WORDS = "The server's disk is full: nothing was saved."
 #: How long a failed write keeps the disk reported as full in this process.
@@ -33,9 +33,9 @@ _last_seen = [0.0]
 def _from_storage(exc: BaseException) -> bool:
     """An error of a file or a database driver (never a 404 or a refusal whose words
     may repeat what a user typed)."""
-    return isinstance(exc, OSError | sqlite3.Error | DatabaseError) or type(
-        exc
-    ).__module__.startswith("psycopg")
+    return isinstance(exc, OSError | sqlite3.Error | DatabaseError | InterfaceError) or any(
+        kind.__module__.startswith("psycopg") for kind in type(exc).__mro__
+    )
 
 
 def _one_is_full(exc: BaseException) -> bool:
@@ -84,3 +84,47 @@ def forget() -> None:
 def free_bytes(path: Path) -> int:
     """Free bytes on the file system holding ``path`` (for unprivileged writers)."""
     return shutil.disk_usage(path).free
+
+
+# --- A database that does not answer ----------------------------------------------------
+
+DATABASE_DOWN_WORDS = (
+    "The database is not answering: nothing was saved. Try again in a minute; "
+    "if it lasts, tell an admin."
+)
+#: PostgreSQL's SQLSTATEs of a lost or refused connection: class 08 (connection
+#: exception), and an administrator's or a crash's shutdown (57P01–57P03).
+_DOWN_STATES = ("08", "57P01", "57P02", "57P03")
+_DOWN_TEXTS = (
+    "connection refused",
+    "server closed the connection",
+    "connection already closed",
+    "the connection is closed",
+    "could not connect",
+    "connection is lost",
+    "terminating connection",
+    "unable to open database file",
+)
+
+
+def _one_is_down(exc: BaseException) -> bool:
+    if not _from_storage(exc) or isinstance(exc, OSError):
+        return False
+    state = getattr(exc, "sqlstate", None) or getattr(exc, "pgcode", None) or ""
+    if state and state.startswith(_DOWN_STATES):
+        return True
+    text = str(exc).lower()
+    return any(words in text for words in _DOWN_TEXTS)
+
+
+def is_database_down(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (or an exception it was raised from) says the database cannot be
+    reached: its server stopped, the connection was cut or refused, SQLite's file gone.
+    Never a lock wait ("database is locked", answered apart) or a query's own error."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if _one_is_down(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False

@@ -46,6 +46,14 @@ class ValidationFailed(DomainError):
     status = 400
 
 
+class NotAllowed(DomainError):
+    """The caller is who they say, but what they hold does not allow this (a read-only
+    API token asked to propose)."""
+
+    code = "not_allowed"
+    status = 403
+
+
 class NotFound(DomainError):
     """The row the request names does not exist (never deleted: it never was)."""
 

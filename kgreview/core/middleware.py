@@ -139,70 +139,105 @@ log = logging.getLogger(__name__)
 DISK_RETRY_AFTER = "60"
 
 
+DATABASE_RETRY_AFTER = "30"
+
+
 def disk_full_response(request: HttpRequest) -> HttpResponse:
-    """The 503 in words: JSON under ``/api/`` (or to a script asking for JSON), a
-    fragment for htmx, else a page."""
-    words = disk.WORDS
+    """The 503 of a full disk, in words."""
+    return outage_response(
+        request, disk.WORDS, code="disk_full", title="Disk full", retry_after=DISK_RETRY_AFTER
+    )
+
+
+def outage_response(
+    request: HttpRequest, words: str, *, code: str, title: str, retry_after: str
+) -> HttpResponse:
+    """A 503 in words: JSON under ``/api/`` (or to a script asking for JSON), a
+    fragment for htmx, else a page (or the words alone, when the page cannot be drawn)."""
     response: HttpResponse
     accept = request.headers.get("Accept", "")
     if request.path.startswith("/api/") or (
         "application/json" in accept and "text/html" not in accept
     ):
-        response = JsonResponse({"detail": words, "code": "disk_full"}, status=503)
+        response = JsonResponse({"detail": words, "code": code}, status=503)
     elif is_htmx(request):
         response = HttpResponse(
             format_html('<div class="flash bad" role="alert">{}</div>', words), status=503
         )
     else:
         try:
-            response = render(request, "503.html", {"words": words}, status=503)
+            context = {"words": words, "title": title}
+            response = render(request, "503.html", context, status=503)
         except Exception:  # the page itself could not be drawn: the words alone
-            response = HttpResponse(f"<!doctype html><title>Disk full</title><p>{words}</p>")
+            response = HttpResponse(f"<!doctype html><title>{title}</title><p>{words}</p>")
             response.status_code = 503
-    response["Retry-After"] = DISK_RETRY_AFTER
+    response["Retry-After"] = retry_after
     return response
 
 
-def _note(request: HttpRequest | None, exception: BaseException) -> bool:
-    if not disk.is_disk_full(exception):
-        return False
-    disk.noted()
+def _outage(request: HttpRequest | None, exception: BaseException) -> str:
+    """Which outage ``exception`` says ("disk", "database"), noted in the log; else ""."""
+    if disk.is_disk_full(exception):
+        disk.noted()
+        what, said = "disk", "The disk is full"
+    elif disk.is_database_down(exception):
+        what, said = "database", "The database is not answering"
+    else:
+        return ""
     log.error(
-        "The disk is full: %s %s failed (%s: %s); nothing was saved.",
+        "%s: %s %s failed (%s: %s); nothing was saved.",
+        said,
         getattr(request, "method", "?"),
         getattr(request, "path", "?"),
         exception.__class__.__name__,
         exception,
     )
-    return True
+    return what
 
 
-def _mark_disk_full(sender, request=None, **kwargs) -> None:
+def _answer(request: HttpRequest, what: str) -> HttpResponse:
+    if what == "disk":
+        return disk_full_response(request)
+    return outage_response(
+        request,
+        disk.DATABASE_DOWN_WORDS,
+        code="database_down",
+        title="Database not answering",
+        retry_after=DATABASE_RETRY_AFTER,
+    )
+
+
+def _mark_outage(sender, request=None, **kwargs) -> None:
     """A failure outside any view (a session saved after the view, say): remember it on
     the request, for ``DiskFullMiddleware`` to answer in words."""
     # Django sends the signal from inside its ``except`` block, without the exception.
     exception = kwargs.get("exception") or sys.exc_info()[1]
-    if request is not None and exception is not None and _note(request, exception):
-        request._kg_disk_full = True  # type: ignore[attr-defined]
+    if request is not None and exception is not None:
+        what = _outage(request, exception)
+        if what:
+            request._kg_outage = what  # type: ignore[attr-defined]
 
 
-got_request_exception.connect(_mark_disk_full, dispatch_uid="kgreview-disk-full")
+got_request_exception.connect(_mark_outage, dispatch_uid="kgreview-disk-full")
 
 
 class DiskFullMiddleware:
+    """A full disk or a database that does not answer: a 503 in words, wherever the
+    request failed (a view, or the session saved after it), never the generic 500."""
+
     def __init__(self, get_response) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
-        if response.status_code == 500 and getattr(request, "_kg_disk_full", False):
-            return disk_full_response(request)
+        what = getattr(request, "_kg_outage", "")
+        if response.status_code == 500 and what:
+            return _answer(request, what)
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if not _note(request, exception):
-            return None
-        return disk_full_response(request)
+        what = _outage(request, exception)
+        return _answer(request, what) if what else None
 
 
 class HtmxSignInAgain:

@@ -27,6 +27,11 @@ def roles(user) -> frozenset[str]:
     return cached
 
 
+def remember_roles(user, names: frozenset[str]) -> None:
+    """Keep roles read with the user (``core.backends``), so nothing reads them again."""
+    user._kg_roles = ROLES if user.is_superuser else names & ROLES
+
+
 def can_view(user) -> bool:
     return bool(roles(user))
 

@@ -45,3 +45,28 @@ class ExportForm(forms.Form):
                 "raw_cells", f"Raw cells are for the CSV export; {FORMATS[fmt].label} has none."
             )
         return cleaned
+
+
+class ReleaseForm(forms.Form):
+    """A curator's request for a release: its name, an optional instant, their notes.
+    The name's rules and the instant's are the service's (``releases.names``), said in
+    its words."""
+
+    name = forms.CharField(
+        label="Name",
+        strip=True,
+        help_text="A slug, e.g. 2026-12 or v1.0: lower-case letters, digits, dots, hyphens "
+        "and underscores. It is the release's address and never changes.",
+        error_messages={"required": "Give the release a name, e.g. 2026-12."},
+    )
+    as_of = InstantField(
+        label="As of",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local", "step": "1"}),
+        help_text="Leave empty for now. Never in the future, never before the previous release.",
+    )
+    notes = forms.CharField(
+        label="Notes",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Your own words; the changes since the previous release are listed for you.",
+    )

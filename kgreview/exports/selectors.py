@@ -138,7 +138,11 @@ def export_concepts(*, at: datetime) -> QuerySet[Concept]:
 def export_relation_types(*, at: datetime) -> QuerySet[RelationType]:
     """The vocabulary as of ``at``: types created by then and every type its edges use."""
     used = edges_as_of(at=at).values("relation_id")
-    return RelationType.objects.filter(Q(created_at__lte=at) | Q(pk__in=used)).order_by("key")
+    return (
+        RelationType.objects.filter(Q(created_at__lte=at) | Q(pk__in=used))
+        .select_related("inverse")
+        .order_by("key")
+    )
 
 
 def export_counts(*, at: datetime) -> dict[str, int]:

@@ -10,10 +10,10 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from kgreview.core.permissions import view_required
+from kgreview.core.permissions import is_curator, view_required
 
 from . import selectors, vocabulary, writers
-from .forms import ExportForm
+from .forms import ExportForm, ReleaseForm
 
 
 def _page(request: HttpRequest, form: ExportForm, *, status: int = 200) -> HttpResponse:
@@ -33,6 +33,8 @@ def _page(request: HttpRequest, form: ExportForm, *, status: int = 200) -> HttpR
             "classes": vocabulary.CLASSES,
             "prefixes": vocabulary.PREFIXES,
             "time_zone": settings.TIME_ZONE,
+            "can_cut": is_curator(request.user),
+            "release_form": ReleaseForm(),
         },
         status=status,
     )

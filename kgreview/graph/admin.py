@@ -61,6 +61,7 @@ class RelationTypeAdmin(NoDeleteAdmin):
                 description=obj.description,
                 acting_user=request.user,
             )
+            self._guideline(request, obj, form)
             return
         created = services.relation_type_create(
             key=obj.key,
@@ -74,7 +75,15 @@ class RelationTypeAdmin(NoDeleteAdmin):
         )
         obj.pk = created.pk
         obj._state.adding = False
+        self._guideline(request, obj, form)
         obj.refresh_from_db()
+
+    def _guideline(self, request, obj, form) -> None:
+        """A guideline typed here goes through its service too (audited, judged)."""
+        if "guideline" in form.changed_data:
+            services.relation_type_guideline(
+                relation=obj, text=form.cleaned_data["guideline"], acting_user=request.user
+            )
 
     @admin.action(description="Retire selected relation types (edges and history stay)")
     def retire(self, request, queryset):

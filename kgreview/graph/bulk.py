@@ -150,23 +150,31 @@ def edges_add_checked(
 
 def facts_held(
     facts: Iterable[tuple[int, RelationType, int]],
-) -> dict[tuple[int, int, int], int]:
+) -> dict[tuple[int, int, int], tuple[int, int]]:
     """The active edges holding any of these (source id, relation, target id) facts, by
-    every key they hold a fact under (``rules.fact_keys``), in one query."""
+    every key they hold a fact under (``rules.fact_keys``: a symmetric edge both ways
+    round, an edge of a relation's inverse as its twin), each as (edge id, its relation
+    id), in one query."""
     facts = list(facts)
-    held: dict[tuple[int, int, int], int] = {}
+    held: dict[tuple[int, int, int], tuple[int, int]] = {}
     if not facts:
         return held
     relations = {r.pk: r for _, r, _ in facts}
+    # A fact's twin may be an edge of its relation's inverse, which states it as
+    # (target, inverse, source): the keys it holds are its relation pair's.
+    twins = {r.inverse_id: r for r in relations.values() if r.inverse_id}
     ends = {s for s, _, _ in facts} | {t for _, _, t in facts}
     rows = Edge.objects.filter(
         status=Edge.Status.ACTIVE,
         source_id__in=ends,
         target_id__in=ends,
-        relation_id__in=relations,
+        relation_id__in={*relations, *twins},
     ).values_list("pk", "source_id", "relation_id", "target_id")
     for pk, s, r, t in rows:
-        held.update(dict.fromkeys(rules.fact_keys(s, relations[r], t), pk))
+        if r in relations:
+            held.update(dict.fromkeys(rules.fact_keys(s, relations[r], t), (pk, r)))
+        else:
+            held.update(dict.fromkeys(((s, r, t), (t, twins[r].pk, s)), (pk, r)))
     return held
 
 
@@ -187,7 +195,9 @@ def _insert_plain(items: Sequence[tuple[Edge, Concept, Concept]]) -> list[Domain
         out.append(
             None
             if existing is None
-            else rules.duplicate_refusal(row.relation, source.name, target.name, existing)
+            else rules.duplicate_refusal(
+                row.relation, source.name, target.name, existing[0], held_relation_id=existing[1]
+            )
         )
         if existing is None and earlier is not None:
             repeats.append((i, earlier))  # refused once the earlier row has its id
@@ -199,7 +209,13 @@ def _insert_plain(items: Sequence[tuple[Edge, Concept, Concept]]) -> list[Domain
         raise IntegrityError("edge ids not returned")
     for i, earlier in repeats:
         row, source, target = items[i]
-        out[i] = rules.duplicate_refusal(row.relation, source.name, target.name, earlier.pk)
+        out[i] = rules.duplicate_refusal(
+            row.relation,
+            source.name,
+            target.name,
+            earlier.pk,
+            held_relation_id=earlier.relation_id,
+        )
     return out
 
 

@@ -79,19 +79,24 @@ def admit_many(
     out: list[DomainError | None] = []
     for row, source, target in items:
         state = known[row.relation_id]
-        fact = (source.pk, row.relation_id, target.pk)
+        facts = rules.fact_keys(source.pk, state.relation, target.pk)
         try:
-            existing = held.get(fact)
-            if isinstance(existing, Edge):  # a repeat of an edge the batch admitted
-                _flush(batch)
-                existing = existing.pk
-            if existing is not None:
-                raise rules.duplicate_refusal(state.relation, source.name, target.name, existing)
+            hit = next((k for k in facts if k in held), None)
+            if hit is not None:
+                holding: int | Edge = held[hit]
+                holder = hit[1]
+                if isinstance(holding, Edge):  # a repeat (or twin) the batch admitted
+                    _flush(batch)
+                    holder = holding.relation_id
+                    holding = holding.pk
+                raise rules.duplicate_refusal(
+                    state.relation, source.name, target.name, holding, held_relation_id=holder
+                )
             _admit(state, row, source, target, batch)
         except (DuplicateEdge, CycleDetected, CycleUnchecked) as exc:
             out.append(exc)
             continue
-        held[fact] = row
+        held.update(dict.fromkeys(facts, row))
         out.append(None)
     _flush(batch)
     return out
@@ -177,28 +182,32 @@ def _read(
     ends = sorted({c.pk for _, s, t in items for c in (s, t)})
     if not rel_ids:
         return {}, {}
-    sql, params = _read_sql(rel_ids, ends)
+    # The edges of their inverses too, which may hold a fact of the batch as its twin.
+    held_ids = sorted({*rel_ids, *(relations[r].inverse_id or r for r in rel_ids)})
+    sql, params = _read_sql(rel_ids, ends, held_ids)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     known = {r: _Relation(relation=relations[r], exact=bool(relations[r].ordered)) for r in rel_ids}
     held: dict[tuple[int, int, int], int] = {}
     for tag, r, a, b, c in rows:
+        if tag == "e":  # as stored: the batch asks each fact under its every form
+            held[(a, r, b)] = c
+            continue
         state = known[r]
         if tag == "p":
             state.at[a] = b
-        elif tag == "b":
+        else:
             state.lowest, state.highest = a, b
             state.exact = state.exact and not c
-        else:
-            held[(a, r, b)] = c
     return known, held
 
 
-def _read_sql(rel_ids: list[int], ends: list[int]) -> tuple[str, list[int]]:
+def _read_sql(rel_ids: list[int], ends: list[int], held_ids: list[int]) -> tuple[str, list[int]]:
     edge = Edge._meta.db_table
     place = ConceptOrder._meta.db_table
     r_in = ", ".join(["%s"] * len(rel_ids))
+    h_in = ", ".join(["%s"] * len(held_ids))
     c_in = ", ".join(["%s"] * len(ends))
     bounds = " UNION ALL ".join(
         f"SELECT 'b', {r}, (SELECT min(position) FROM {place} WHERE relation_id = {r}),"
@@ -212,7 +221,7 @@ def _read_sql(rel_ids: list[int], ends: list[int]) -> tuple[str, list[int]]:
         f" WHERE relation_id IN ({r_in}) AND concept_id IN ({c_in})"
         f" UNION ALL {bounds}"
         f" UNION ALL SELECT 'e', relation_id, source_id, target_id, id FROM {edge}"
-        f" WHERE status = 'active' AND relation_id IN ({r_in})"
+        f" WHERE status = 'active' AND relation_id IN ({h_in})"
         f" AND source_id IN ({c_in}) AND target_id IN ({c_in})"
     )
-    return sql, [*rel_ids, *ends, *rel_ids, *ends, *ends]
+    return sql, [*rel_ids, *ends, *held_ids, *ends, *ends]

@@ -25,6 +25,13 @@ class ConceptType(NoDeleteModel):
     key = models.SlugField(max_length=64, unique=True)
     label = models.CharField(max_length=100)
     description = models.TextField(blank=True)
+    guideline = models.TextField(
+        blank=True,
+        default="",
+        db_default="",
+        help_text="Markdown a curator writes: what the type means and when to give it, "
+        "shown on its review cards (graph.services.guidelines).",
+    )
     parent = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
     )

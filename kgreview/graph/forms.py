@@ -80,20 +80,26 @@ class ConceptListForm(forms.Form):
 
 
 class RelationActionForm(forms.Form):
-    """A curator's change to a relation type: retire it, reactivate it, or describe it
-    (a label and a verb, 100 characters each at most, and a description of 5,000)."""
+    """A curator's change to a relation type: retire it, reactivate it, describe it
+    (a label and a verb, 100 characters each at most, a description of 5,000, and its
+    inverse's key: "" for none, absent to leave it as it is), or write its guideline (the
+    service judges its length and words its refusal)."""
 
-    ACTIONS = ("retire", "reactivate", "describe")
+    ACTIONS = ("retire", "reactivate", "describe", "guideline")
 
     action = TextField()
     label = TextField(strip=True)
     verb = TextField(strip=True)
     description = TextField()
+    guideline = TextField()
+    # The key of its inverse ("" for none); a form without the field leaves it as it is.
+    inverse_key = TextField(strip=True)
 
     def clean(self):
         data = super().clean()
         if data.get("action") not in self.ACTIONS:
-            raise forms.ValidationError("Choose retire, reactivate or describe.")
+            raise forms.ValidationError("Choose retire, reactivate, describe or guideline.")
+        data["inverse_key"] = data.get("inverse_key", "") if "inverse_key" in self.data else None
         if data["action"] == "describe" and not (data.get("label") and data.get("verb")):
             raise forms.ValidationError("A relation needs a label and a verb.")
         data["label"] = data.get("label", "")[:100]
@@ -107,15 +113,16 @@ class ConceptTypeActionForm(forms.Form):
     it, or describe it (a label, a description and a parent's key, none for a top type;
     the service judges them and words its refusals)."""
 
-    ACTIONS = ("retire", "reactivate", "describe")
+    ACTIONS = ("retire", "reactivate", "describe", "guideline")
 
     action = TextField()
     label = TextField(strip=True)
     description = TextField()
     parent_key = TextField(strip=True)
+    guideline = TextField()
 
     def clean_action(self) -> str:
         action = self.cleaned_data["action"]
         if action not in self.ACTIONS:
-            raise forms.ValidationError("Choose retire, reactivate or describe.")
+            raise forms.ValidationError("Choose retire, reactivate, describe or guideline.")
         return action

@@ -47,6 +47,13 @@ class RelationType(NoDeleteModel):
         help_text='How "source <verb> target" reads in English, e.g. "is a prerequisite for".',
     )
     description = models.TextField(blank=True)
+    guideline = models.TextField(
+        blank=True,
+        default="",
+        db_default="",
+        help_text="Markdown a curator writes: what the relation means and when to use it, "
+        "shown on its review cards (graph.services.guidelines).",
+    )
     directed = models.BooleanField(default=True)
     symmetric = models.BooleanField(default=False)
     acyclic = models.BooleanField(default=False)
@@ -59,6 +66,18 @@ class RelationType(NoDeleteModel):
         help_text="For an acyclic relation: whether its concepts' positions (ConceptOrder) "
         "are a topological order of its active edges. Kept by the graph services; "
         "false while its edges hold a cycle, until `manage.py order_relations` rebuilds it.",
+    )
+    # "A prerequisite B" and "B builds_on A" state one fact. Both rows of a pair name each
+    # other (``graph.services.relations.relation_type_pair``); a symmetric relation is its
+    # own inverse and names none (``rules.inverse_id``).
+    inverse = models.OneToOneField(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The relation stating the same fact with the ends swapped "
+        '("A is a prerequisite for B" is "B builds on A").',
     )
 
     class Meta:
@@ -78,6 +97,16 @@ class RelationType(NoDeleteModel):
                 condition=Q(active=True, retired_at__isnull=True)
                 | Q(active=False, retired_at__isnull=False),
                 name="relationtype_retired_has_time",
+            ),
+            models.CheckConstraint(
+                condition=Q(inverse__isnull=True) | Q(symmetric=False),
+                name="relationtype_symmetric_is_own_inverse",
+                violation_error_message="A symmetric relation is its own inverse.",
+            ),
+            models.CheckConstraint(
+                condition=~Q(inverse=F("pk")),
+                name="relationtype_inverse_is_another",
+                violation_error_message="A directed relation is not its own inverse.",
             ),
         ]
 

@@ -9,10 +9,9 @@ import logging
 from dataclasses import dataclass, field
 
 from django.db import connection
-from django.db.models import Q
 
 from .models import ConceptOrder, Edge, RelationType
-from .selectors import edges_active
+from .selectors import edges_active, fact_q
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +74,8 @@ def edge_precheck(*, relation: RelationType, source_id: int, target_id: int) -> 
         return Precheck(existing=_existing_edge(relation, source_id, target_id))
     params = {
         "r": relation.pk,
+        # The inverse's edges may hold the fact as its twin (none: no relation has id 0).
+        "ri": relation.inverse_id or 0,
         "u": source_id,
         "v": target_id,
         "limit": REACH_LIMIT + 1,
@@ -105,11 +106,10 @@ def edge_precheck(*, relation: RelationType, source_id: int, target_id: int) -> 
 
 
 def _existing_edge(relation: RelationType, source_id: int, target_id: int) -> int | None:
-    """The active edge holding the fact, in either direction for a symmetric relation."""
-    pair = Q(source_id=source_id, target_id=target_id)
-    if relation.symmetric:
-        pair |= Q(source_id=target_id, target_id=source_id)
-    return edges_active().filter(pair, relation=relation).values_list("pk", flat=True).first()
+    """The active edge holding the fact (``fact_q``: either direction for a symmetric
+    relation, or its inverse twin)."""
+    found = edges_active().filter(fact_q(source_id, relation, target_id))
+    return found.values_list("pk", flat=True).first()
 
 
 def _precheck_sql(vendor: str) -> str:
@@ -132,8 +132,10 @@ def _precheck_sql(vendor: str) -> str:
     return f"""
         WITH RECURSIVE head AS (
             SELECT
-              (SELECT id FROM {edge} WHERE {active} AND source_id = %(u)s
-                 AND target_id = %(v)s) AS existing,
+              COALESCE((SELECT id FROM {edge} WHERE {active} AND source_id = %(u)s
+                 AND target_id = %(v)s), (SELECT id FROM {edge} WHERE relation_id = %(ri)s
+                 AND status = 'active' AND source_id = %(v)s AND target_id = %(u)s))
+                 AS existing,
               (SELECT ordered FROM {relation} WHERE id = %(r)s) AS ordered,
               ({place} AND concept_id = %(u)s) AS pu,
               ({place} AND concept_id = %(v)s) AS pv,

@@ -28,6 +28,7 @@ import re
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
+from construction import keys
 from construction.text import CONTROL
 from kgreview.core.errors import (
     ConceptNotActive,
@@ -68,6 +69,53 @@ def relation_refusal(relation: RelationType) -> InactiveRelation | None:
     return InactiveRelation(
         f'The relation "{relation.key}" was retired; choose an active relation.'
     )
+
+
+def inverse_refusal(relation: RelationType, other: RelationType | None) -> DomainError | None:
+    """Whether ``other`` may be declared the inverse of ``relation`` (``None``: declaring
+    none, always allowed). An inverse pair is two different directed relations, both
+    active, both acyclic or neither (one fact cannot be kept out of cycles one way round
+    and not the other), and neither paired with a third (``other.inverse`` is read: the
+    caller selects it). A symmetric relation is its own inverse and names no other."""
+    if other is None or other.pk == relation.inverse_id:
+        return None
+    if other.pk == relation.pk:
+        return ValidationFailed(
+            f'"{relation.key}" cannot be its own inverse: a relation that reads the same '
+            "both ways is a symmetric one."
+        )
+    for row in (relation, other):
+        if row.symmetric:
+            return ValidationFailed(
+                f'"{row.key}" is symmetric, so it is its own inverse: only two directed '
+                "relations make an inverse pair."
+            )
+        if not row.active:
+            return InactiveRelation(
+                f'The relation "{row.key}" was retired, so it cannot be made an inverse; '
+                "reactivate it first."
+            )
+    if relation.acyclic != other.acyclic:
+        cyclic, acyclic = (other, relation) if relation.acyclic else (relation, other)
+        return ValidationFailed(
+            f'"{acyclic.key}" is acyclic and "{cyclic.key}" is not: an inverse pair states '
+            "one fact both ways round, so both keep out cycles or neither does."
+        )
+    if other.inverse is not None:
+        return StateConflict(
+            f'"{other.key}" is already the inverse of "{other.inverse.key}"; '
+            "declare it no inverse there first."
+        )
+    return None
+
+
+def inverse_key(relation: RelationType) -> str:
+    """The key of the relation stating ``relation``'s facts with the ends swapped: its
+    declared inverse's, its own for a symmetric relation, "" for none (``inverse`` read:
+    the caller selects it)."""
+    if relation.symmetric:
+        return relation.key
+    return relation.inverse.key if relation.inverse is not None else ""
 
 
 # --- The ends ---------------------------------------------------------------------------
@@ -231,19 +279,43 @@ def evidence_of(row) -> tuple[SourceRevision, int, int, str] | None:
 def fact_keys(
     source_id: End, relation: RelationType, target_id: End
 ) -> tuple[tuple[End, int, End], ...]:
-    """The (source, relation, target) keys under which an edge holds its fact: both ways
-    round for a symmetric relation, whose edge holds its inverse twin too."""
-    key = (source_id, relation.pk, target_id)
-    if relation.symmetric:
-        return key, (target_id, relation.pk, source_id)
-    return (key,)
+    """The (source, relation, target) keys under which an edge holds its fact: its own,
+    and its twin's with the ends swapped under the relation's inverse (a symmetric
+    relation is its own inverse; a directed one names its pair, ``inverse_id``).
+    The rule is ``construction.keys.fact_forms``, shared with the construction loop."""
+    return keys.fact_forms(
+        source_id,
+        relation.pk,
+        target_id,
+        inverse=relation.inverse_id,
+        symmetric=relation.symmetric,
+    )
+
+
+def same_fact(a: tuple[End, RelationType, End], b: tuple[End, int, End]) -> bool:
+    """Whether ``b`` (source, relation id, target) states the fact ``a`` states."""
+    return b in fact_keys(*a)
 
 
 def duplicate_refusal(
-    relation: RelationType, source_name: str, target_name: str, existing: int
+    relation: RelationType,
+    source_name: str,
+    target_name: str,
+    existing: int,
+    *,
+    held_relation_id: int | None = None,
 ) -> DuplicateEdge:
     """The refusal of an edge the graph already holds (``existing``), between the
-    concepts named."""
+    concepts named. When the edge holding it is the inverse twin (``held_relation_id``
+    is the relation's inverse), the words name that edge's own fact."""
+    inverse = relation.inverse if relation.inverse_id else None
+    if held_relation_id is not None and held_relation_id != relation.pk and inverse is not None:
+        twin = fact_words(inverse, target_name, source_name)
+        return DuplicateEdge(
+            f"{fact_words(relation, source_name, target_name)}: {twin} already states this "
+            f"(edge #{existing}).",
+            edge_id=existing,
+        )
     return DuplicateEdge(
         f"{fact_words(relation, source_name, target_name)} is already in the graph "
         f"(edge #{existing}).",

@@ -16,6 +16,7 @@ from construction.types import RelationSpec
 from kgreview.core.tally import tally
 
 from .models import Concept, ConceptAlias, Edge, RelationType, Source
+from .rules import fact_keys
 
 log = logging.getLogger(__name__)
 
@@ -227,12 +228,49 @@ def edges_as_of(*, at: datetime) -> QuerySet[Edge]:
     )
 
 
+def fact_q(source_id: int, relation: RelationType, target_id: int) -> Q:
+    """The edges stating this fact (``rules.fact_keys``: itself, its inverse twin, a
+    symmetric one either way round), as a filter."""
+    forms = [
+        Q(source_id=s, relation_id=r, target_id=t)
+        for s, r, t in fact_keys(source_id, relation, target_id)
+    ]
+    q = forms[0]
+    for form in forms[1:]:
+        q |= form
+    return q
+
+
 def active_edge_between(*, source_id: int, target_id: int, relation: RelationType) -> Edge | None:
-    """The active edge holding this fact, in either direction for a symmetric relation."""
-    pair = Q(source_id=source_id, target_id=target_id)
-    if relation.symmetric:
-        pair |= Q(source_id=target_id, target_id=source_id)
-    return edges_active().filter(pair, relation=relation).first()
+    """The active edge holding this fact: its own, in either direction for a symmetric
+    relation, or its inverse twin (``fact_q``); the row's relation says which."""
+    return edges_active().filter(fact_q(source_id, relation, target_id)).first()
+
+
+def active_edges_holding(
+    facts: Iterable[tuple[int, RelationType, int]],
+) -> dict[tuple[int, int, int], Edge]:
+    """``active_edge_between`` for many facts in one query: for each (source id,
+    relation, target id) whose fact an active edge holds, that edge (the lowest id, as
+    ``active_edge_between`` answers), keyed by (source id, relation id, target id).
+
+    Read as the active edges among the facts' concepts in their relations (and the
+    inverses), matched in memory: no chain of ORs, which SQLite caps in depth."""
+    forms = {(s, relation.pk, t): fact_keys(s, relation, t) for s, relation, t in facts}
+    if not forms:
+        return {}
+    ids = {end for held in forms.values() for s, _, t in held for end in (s, t)}
+    relation_ids = {r for held in forms.values() for _, r, _ in held}
+    by_fact: dict[tuple[int, int, int], Edge] = {}
+    rows = edges_active().filter(source_id__in=ids, target_id__in=ids, relation_id__in=relation_ids)
+    for edge in rows.order_by("pk"):
+        by_fact.setdefault((edge.source_id, edge.relation_id, edge.target_id), edge)
+    found: dict[tuple[int, int, int], Edge] = {}
+    for fact, held in forms.items():
+        edges = [by_fact[form] for form in held if form in by_fact]
+        if edges:
+            found[fact] = min(edges, key=lambda e: e.pk)
+    return found
 
 
 def relation_path(
@@ -305,9 +343,10 @@ def relation_table() -> list[RelationRow]:
                 description=r.description,
                 symmetric=r.symmetric,
                 acyclic=r.acyclic,
+                inverse=r.inverse.key if r.inverse_id else "",
             ),
         )
-        for r in RelationType.objects.order_by("key")
+        for r in RelationType.objects.select_related("inverse").order_by("key")
     ]
 
 
@@ -417,7 +456,9 @@ def concept_profile(concept: Concept) -> dict:
 def relation_overview() -> list[RelationType]:
     """Every relation type with its active edges counted, active ones first."""
     return list(
-        RelationType.objects.annotate(
+        RelationType.objects.select_related("inverse")
+        .annotate(
             active_edges=Count("edges", filter=Q(edges__status=Edge.Status.ACTIVE), distinct=True)
-        ).order_by("-active", "key")
+        )
+        .order_by("-active", "key")
     )

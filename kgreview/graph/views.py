@@ -107,12 +107,18 @@ def relation_action(request: HttpRequest, pk: int) -> HttpResponse:
         elif data["action"] == "reactivate":
             services.relation_type_reactivate(relation=relation, acting_user=request.user)
             messages.success(request, f'"{relation.key}" is active again.')
+        elif data["action"] == "guideline":
+            services.relation_type_guideline(
+                relation=relation, text=data["guideline"], acting_user=request.user
+            )
+            messages.success(request, f'The guideline of "{relation.key}" is saved.')
         else:
-            services.relation_type_describe(
+            relation = services.relation_type_describe(
                 relation=relation,
                 label=data["label"],
                 verb=data["verb"],
                 description=data["description"],
+                inverse_key=data["inverse_key"],
                 acting_user=request.user,
             )
             messages.success(request, f'"{relation.key}" described.')
@@ -146,6 +152,11 @@ def concept_type_action(request: HttpRequest, pk: int) -> HttpResponse:
                 acting_user=request.user,
             )
             messages.success(request, f'"{concept_type.key}" described.')
+        elif data["action"] == "guideline":
+            services.concept_type_guideline(
+                concept_type=concept_type, text=data["guideline"], acting_user=request.user
+            )
+            messages.success(request, f'The guideline of "{concept_type.key}" is saved.')
         else:
             services.concept_type_reactivate(concept_type=concept_type, acting_user=request.user)
             messages.success(request, f'"{concept_type.key}" is active again.')

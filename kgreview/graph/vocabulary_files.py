@@ -6,7 +6,10 @@ A file is an object with ``relations`` (a list; ``name`` and ``description`` opt
 or the list alone. Each relation has ``key`` (lowercase letters, digits and
 underscores), ``label``, ``verb`` (how "source <verb> target" reads), and optionally
 ``description``, ``symmetric`` and ``acyclic`` (true or false; a symmetric relation has
-no direction, so it cannot be acyclic). Every problem is reported at once, each with its
+no direction, so it cannot be acyclic) and ``inverse``, the key of another relation of
+the file stating its facts the other way round (both directed, both acyclic or neither;
+naming it on one side of the pair is enough; a file naming none leaves the graph's pairs
+as they are). Every problem is reported at once, each with its
 line and field, in words: a team fixes its file in one pass.
 """
 
@@ -34,7 +37,7 @@ from kgreview.core.errors import ValidationFailed
 PRESETS_DIR = Path(__file__).with_name("vocabularies")
 SUFFIXES = {".json": "json", ".yaml": "yaml", ".yml": "yaml"}
 MAX_FILE_BYTES = 1_000_000
-FIELDS = ("key", "label", "verb", "description", "symmetric", "acyclic")
+FIELDS = ("key", "label", "verb", "description", "symmetric", "acyclic", "inverse")
 KEY_PATTERN = r"^[a-z][a-z0-9_]*$"
 
 
@@ -49,6 +52,7 @@ class RelationDef(BaseModel):
     description: str = ""
     symmetric: bool = False
     acyclic: bool = False
+    inverse: Annotated[str, Field(max_length=64, pattern=r"^([a-z][a-z0-9_]*)?$")] = ""
 
     @field_validator("label", "verb", mode="after")
     @classmethod
@@ -93,6 +97,15 @@ class Vocabulary:
     @property
     def keys(self) -> tuple[str, ...]:
         return tuple(r.key for r in self.relations)
+
+    @property
+    def inverses(self) -> dict[str, str]:
+        """Each relation of a declared inverse pair -> the other (both ways round)."""
+        out: dict[str, str] = {}
+        for r in self.relations:
+            if r.inverse:
+                out[r.key], out[r.inverse] = r.inverse, r.key
+        return out
 
 
 class BadVocabulary(ValidationFailed):
@@ -177,6 +190,7 @@ def parse(text: str, *, fmt: str, origin: str) -> Vocabulary:
                 f"relation {seen[relation.key] + 1}; each key names one relation"
             )
         seen.setdefault(relation.key, i)
+    problems += _pair_problems(parsed.relations, node)
     if problems:
         raise BadVocabulary(origin, problems)
     return Vocabulary(
@@ -185,6 +199,43 @@ def parse(text: str, *, fmt: str, origin: str) -> Vocabulary:
         relations=tuple(parsed.relations),
         origin=origin,
     )
+
+
+def _pair_problems(relations: list[RelationDef], node: yaml.Node | None) -> list[str]:
+    """What makes no sense in the file's inverse pairs, in words (see the module's
+    docstring; the graph's rule book, ``rules.inverse_refusal``, says the same of one
+    pair on the Ontology page)."""
+    by_key = {r.key: r for r in relations}
+    problems: list[str] = []
+    for i, r in enumerate(relations):
+        if not r.inverse:
+            continue
+        at = f"{_at(_line(node, ('relations', i, 'inverse')))}relation {i + 1}: "
+        other = by_key.get(r.inverse)
+        if r.inverse == r.key:
+            problems.append(f"{at}“{r.key}” cannot be its own inverse (make it symmetric)")
+        elif other is None:
+            problems.append(f"{at}its inverse “{r.inverse}” is not a relation of the file")
+        elif r.symmetric or other.symmetric:
+            problems.append(
+                f"{at}a symmetric relation is its own inverse: “{r.key}” and “{other.key}” "
+                "cannot be a pair"
+            )
+        elif r.acyclic != other.acyclic:
+            problems.append(
+                f"{at}“{r.key}” and its inverse “{other.key}” state one fact, so both are "
+                "acyclic or neither is"
+            )
+        elif other.inverse and other.inverse != r.key:
+            problems.append(
+                f"{at}“{r.key}” names “{other.key}” its inverse, but “{other.key}” names "
+                f"“{other.inverse}”"
+            )
+    named = [r.inverse for r in relations if r.inverse and r.inverse != r.key]
+    for key in sorted({k for k in named if named.count(k) > 1 and by_key.get(k)}):
+        if not by_key[key].inverse:
+            problems.append(f"“{key}” is named the inverse of more than one relation")
+    return problems
 
 
 def _load_json(text: str, origin: str) -> Any:

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET
 from kgreview.core.permissions import view_required
 from kgreview.graph.models import RelationType
 
+from . import agreement
 from . import dashboard as board
 from .forms import WINDOW_CHOICES, DashboardForm
 
@@ -18,7 +19,9 @@ from .forms import WINDOW_CHOICES, DashboardForm
 @login_required
 @view_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    """Queue, reviewers, acceptance and calibration; with htmx only the charts region.
+    """Queue, reviewers, acceptance and calibration, and agreement between reviewers;
+    with htmx only the charts region (agreement does not follow the filters, so it is
+    neither read nor drawn again).
 
     Invalid filters answer 400 with the reason in words and the default in their place.
     """
@@ -36,5 +39,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     )
     # A history restore (back button, cache miss) needs the whole page, not the region.
     partial = request.htmx and not request.htmx.history_restore_request
+    if not partial:
+        context["agreement"] = agreement.section(request.user)
     template = "insights/dashboard.html#insights-charts" if partial else "insights/dashboard.html"
     return render(request, template, context, status=400 if errors else 200)

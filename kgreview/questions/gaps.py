@@ -39,7 +39,8 @@ from kgreview.agents.models import AgentRun, ChunkExtraction
 from kgreview.agents.persist import persist_result
 from kgreview.agents.reading import keep_reading
 from kgreview.agents.runs import agent_run_failed, agent_run_finish, construct_mutex_hold
-from kgreview.graph.models import ConceptAlias, Source, SourceRevision
+from kgreview.agents.selectors import mined_sources
+from kgreview.graph.models import ConceptAlias, SourceRevision
 from kgreview.review.kinds.add_edge import AddEdgeKind
 from kgreview.review.models import OPEN_STATUSES, Proposal
 
@@ -74,10 +75,11 @@ def _sides(gap: dict) -> tuple[_Side, _Side]:
 
 
 def _revisions():
-    """The current revision of every active source."""
+    """The current revision of every source the agents mine (``mined_sources``: a text
+    submitted with a proposal is evidence for it only, and never searched here)."""
     return (
         SourceRevision.objects.filter(
-            source__status=Source.Status.ACTIVE, source__current_revision_id=F("pk")
+            source__in=mined_sources(), source__current_revision_id=F("pk")
         )
         .select_related("source")
         .order_by("source__slug")

@@ -7,6 +7,7 @@ class ReviewConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.contrib.auth.signals import user_logged_out
         from django.db.models.signals import post_migrate
 
         from kgreview.review import audit_actions  # noqa: F401  (registers this app's curation-log actions)
@@ -19,3 +20,14 @@ class ReviewConfig(AppConfig):
             sender=self,
             dispatch_uid="kgreview.review:queue_triggers",
         )
+        user_logged_out.connect(
+            _release_leases, dispatch_uid="kgreview.review:release_leases_on_logout"
+        )
+
+
+def _release_leases(sender, request, user, **kwargs) -> None:
+    """Logging out gives up the cards the focus queue leased the reviewer."""
+    if user is not None and user.is_authenticated:
+        from kgreview.review.team import leases
+
+        leases.release_all(user)

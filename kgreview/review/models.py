@@ -22,6 +22,16 @@ class ProposalOrigin(NoDeleteModel):
 
     DELETE_HINT = "its proposals name it"
 
+    #: The origins of proposals submitted from outside (``api.proposing``), by the door
+    #: they came through: the writing API (``api``) or the MCP server's propose tool
+    #: (``mcp``); one per token and door (the token's id as ``run``, which is no run), or
+    #: per account and door without a token (``…-user``, the account's id). The label
+    #: names the submitter ("tutor-bot (ada)").
+    SUBMITTED_VIA = {"api": "api", "api-user": "api", "mcp": "mcp", "mcp-user": "mcp"}
+    SUBMITTED = tuple(SUBMITTED_VIA)
+    #: The doors, in words: "Submitted by tutor-bot (ada) via MCP".
+    VIA_WORDS = {"api": "via the API", "mcp": "via MCP"}
+
     agent = models.CharField(max_length=32, help_text="The proposer's key: construct, heal, ...")
     agent_label = models.CharField(max_length=100, help_text="The proposer in words.")
     provider = models.CharField(max_length=32, blank=True)
@@ -39,7 +49,23 @@ class ProposalOrigin(NoDeleteModel):
         indexes = [models.Index(fields=["run"], name="proposalorigin_run")]
 
     def __str__(self) -> str:
+        if self.is_submitted:
+            return f"{self.agent_label} {self.via_words}"
         return f"{self.agent_label} run #{self.run}" if self.run else self.agent_label
+
+    @property
+    def is_submitted(self) -> bool:
+        return self.agent in self.SUBMITTED
+
+    @property
+    def via(self) -> str:
+        """The door a submitted proposal came through (``api`` or ``mcp``); "" for an
+        agent's."""
+        return self.SUBMITTED_VIA.get(self.agent, "")
+
+    @property
+    def via_words(self) -> str:
+        return self.VIA_WORDS.get(self.via, "")
 
 
 class Proposal(NoDeleteModel):
@@ -127,6 +153,15 @@ class Proposal(NoDeleteModel):
     version = models.PositiveIntegerField(
         default=1, help_text="Bumped on every change; a decision names the version it saw."
     )
+
+    class Stage(models.TextChoices):
+        """Where an open proposal stands in team review (``review.team``)."""
+
+        REVIEW = "", "Waiting for a reviewer"
+        SECOND = "second", "Waiting for a second, blind reviewer"
+        ADJUDICATE = "adjudicate", "The two reviewers differ: a curator decides"
+
+    stage = models.CharField(max_length=16, choices=Stage.choices, default="", blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -220,6 +255,11 @@ class Proposal(NoDeleteModel):
                 name="proposal_open_edge_in",
             ),
             models.Index(fields=["document", "status"], name="proposal_document_status"),
+            models.Index(
+                fields=["-id"],
+                condition=Q(stage="adjudicate", status__in=OPEN_STATUSES),
+                name="proposal_adjudication",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -373,3 +413,17 @@ class EdgeProvenance(NoDeleteModel):
 
     def __str__(self) -> str:
         return f"edge {self.edge_id}: proposal {self.proposal_id}, decision {self.decision_id}"
+
+
+# Team review's and talk's rows live in their own modules, by subject; they are this app's
+# models all the same (one app label, one set of migrations), imported once these are.
+from kgreview.review import talk_models, team_models  # noqa: E402
+
+Comment = talk_models.Comment
+CommentRevision = talk_models.CommentRevision
+Discussion = talk_models.Discussion
+Example = talk_models.Example
+Assignment = team_models.Assignment
+DoubleReview = team_models.DoubleReview
+Lease = team_models.Lease
+Vote = team_models.Vote

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import IntegerField
+from django.db.models import Exists, IntegerField, OuterRef, Subquery
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
@@ -23,11 +23,11 @@ from construction.text import name_key
 from kgreview.core.errors import DuplicateProposal, ValidationFailed
 from kgreview.graph import rules as graph_rules
 from kgreview.graph import services as graph_services
-from kgreview.graph.models import Concept, Source
+from kgreview.graph.models import Concept, RelationType, Source
 from kgreview.graph.services import Evidence
 from kgreview.review.kinds import kind_of, payload_validate
 from kgreview.review.kinds.base import Rows
-from kgreview.review.models import Proposal, ProposalOrigin
+from kgreview.review.models import OPEN_STATUSES, Discussion, Proposal, ProposalOrigin
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -178,10 +178,14 @@ def proposal_create(
     created_by=None,
     document=None,
     gate: float | None = None,
+    decided_at_once: bool = False,
 ) -> Proposal:
     """Queue a proposal: ``held`` below the confidence gate, ``pending`` otherwise.
 
-    Raises ``DuplicateProposal`` when the same change is already open.
+    Raises ``DuplicateProposal`` when the same change is already open, in its words or
+    in other words (an edge's inverse twin, ``Kind.twin_keys``), unless the caller
+    decides it in the same transaction (``decided_at_once``: a change mended by hand,
+    whose decision settles the open twin instead, as it settles an exact one).
     """
     spec = ProposalSpec(
         kind=kind,
@@ -198,6 +202,9 @@ def proposal_create(
     )
     _check_concepts_named([spec])
     proposal = _build(spec, gate=settings.KG_CONFIDENCE_GATE if gate is None else gate, rows=Rows())
+    twin = None if decided_at_once else _open_twins([proposal]).get(0)
+    if twin is not None:
+        raise twin
     try:
         with transaction.atomic():
             proposal.save(force_insert=True)
@@ -231,6 +238,60 @@ def proposals_create_many(
     built = [_build(spec, gate=gate, rows=rows) for spec in specs]
     if not built:
         return []
+    twins = _open_twins(built)
+    if twins:
+        kept = [p for i, p in enumerate(built) if i not in twins]
+        made = iter(_insert_many(kept)) if kept else iter(())
+        return [twins[i] if i in twins else next(made) for i in range(len(built))]
+    return _insert_many(built)
+
+
+def _open_twins(built: list[Proposal]) -> dict[int, DuplicateProposal]:
+    """The refusals of the proposals (by index) whose twin, the same change in other
+    words (``Kind.twin_keys``: an edge's inverse twin), is already open, or is earlier
+    in the same batch. Two queries when the batch has a kind with twins, else none."""
+    relation_keys = {p.relation_key for p in built if p.relation_key}
+    if not relation_keys:
+        return {}
+    relations = {
+        r.key: r
+        for r in RelationType.objects.select_related("inverse").filter(
+            key__in=relation_keys, inverse__isnull=False
+        )
+    }
+    if not relations:
+        return {}
+    wanted: dict[int, tuple[str, ...]] = {}
+    for i, p in enumerate(built):
+        relation = relations.get(p.relation_key)
+        if relation is not None:
+            wanted[i] = kind_of(p.kind).twin_keys(p.payload, relation)
+    every = {k for ks in wanted.values() for k in ks}
+    open_by_key = {
+        q.dedup_key: q
+        for q in Proposal.objects.filter(dedup_key__in=every, status__in=OPEN_STATUSES)
+        .select_related("relation")
+        .order_by("-pk")
+    }
+    out: dict[int, DuplicateProposal] = {}
+    earlier: dict[str, int] = {}
+    for i, p in enumerate(built):
+        twin = next((open_by_key[k] for k in wanted.get(i, ()) if k in open_by_key), None)
+        if twin is not None:
+            out[i] = DuplicateProposal(
+                f"The same fact is already waiting for review as proposal #{twin.pk} "
+                f"({kind_of(twin).claim(twin)}).",
+                proposal_id=twin.pk,
+            )
+        elif any(k in earlier for k in wanted.get(i, ())):
+            out[i] = DuplicateProposal("The same fact is asked for earlier in this batch.")
+        else:
+            earlier[p.dedup_key] = i
+    return out
+
+
+def _insert_many(built: list[Proposal]) -> list[Proposal | DuplicateProposal]:
+    """Insert built proposals with one INSERT (see ``proposals_create_many``)."""
     try:
         with transaction.atomic():
             created = Proposal.objects.bulk_create(built)
@@ -278,6 +339,32 @@ def proposal_flag_conflict(*, proposal_id: int, other: dict) -> Proposal | None:
     proposal.flags_text = flags_text(flags)
     proposal.version += 1
     proposal.save(update_fields=["payload", "flags", "flags_text", "version", "updated_at"])
+    return proposal
+
+
+@transaction.atomic
+def proposal_add_flags(*, proposal_id: int, flags: Iterable[str]) -> Proposal | None:
+    """Give an open proposal more flags: its flags stay a set (one already there is not
+    added twice). The agents' own work, as ``proposal_add_names`` (an annotation import
+    whose annotator marked what another's open proposal already proposes: the proposal
+    carries both annotators' origins). Locks the proposal; a decided one is left alone
+    (``None``). A flag that would not fit the stored ``flags_text`` is not added (the
+    caller sees it missing from the proposal's flags). The version is bumped when a flag
+    was added, as ``proposal_flag_conflict`` does."""
+    proposal = Proposal.objects.select_for_update(no_key=True).filter(pk=proposal_id).first()
+    if proposal is None or not proposal.is_open:
+        return None
+    limit = Proposal._meta.get_field("flags_text").max_length or 0
+    kept = set(proposal.flags or ())
+    for flag in dict.fromkeys(flags):
+        if flag and flag not in kept and len(flags_text(kept | {flag})) <= limit:
+            kept.add(flag)
+    if kept == set(proposal.flags or ()):
+        return proposal
+    proposal.flags = sorted(kept)
+    proposal.flags_text = flags_text(kept)
+    proposal.version += 1
+    proposal.save(update_fields=["flags", "flags_text", "version", "updated_at"])
     return proposal
 
 
@@ -343,6 +430,9 @@ def lock_proposals(ids, *, needed: bool = False, related=()) -> dict[int, Propos
     """
     ids = list(ids)
     wanted: object = ids
+    open_discussion = Discussion.objects.filter(
+        proposal_id=OuterRef("pk"), resolved_at__isnull=True
+    )
     if needed:
         # One id list, as a UNION subquery: "id IN (...) OR id IN (subquery)" made
         # PostgreSQL scan every proposal (40 ms at 100k); the union is index lookups.
@@ -356,6 +446,30 @@ def lock_proposals(ids, *, needed: bool = False, related=()) -> dict[int, Propos
         Proposal.objects.select_for_update(no_key=True, of=("self",))
         .select_related(*related)
         .filter(pk__in=wanted)
+        # Whether it is in discussion, read with the lock: a decision then resolves the
+        # discussion (``talk.discussions_closed_by``) without asking again.
+        .annotate(in_discussion=Exists(open_discussion), open_twin_id=open_twin())
         .order_by("pk")
     )
     return {p.pk: p for p in rows}
+
+
+def open_twin() -> Subquery:
+    """The open proposal stating the same fact as the outer one's inverse twin (an
+    edge's: its relation's inverse, the ends swapped; none for the other kinds, whose end
+    keys are empty), as a scalar subquery: a card names it, and settling after an accept
+    asks for twins only when there was one, without a query of their own."""
+    from kgreview.review.kinds.add_edge import AddEdgeKind  # the kinds import services
+
+    return Subquery(
+        Proposal.objects.filter(
+            # The open edge proposals' index on their end keys answers it.
+            kind=AddEdgeKind.key,
+            status__in=OPEN_STATUSES,
+            relation__inverse=OuterRef("relation_id"),
+            source_key=OuterRef("target_key"),
+            target_key=OuterRef("source_key"),
+        )
+        .order_by("pk")
+        .values("pk")[:1]
+    )

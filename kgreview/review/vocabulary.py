@@ -204,6 +204,27 @@ def _install_one(
         report.unchanged.append(wanted.key)
 
 
+def _install_pairs(
+    vocabulary: Vocabulary, report: InstallReport, *, acting_user: User | None
+) -> None:
+    """Declare the file's inverse pairs the graph lacks (a file naming none leaves the
+    graph's pairs be); a pair the rule book refuses is refused in its words."""
+    wanted = vocabulary.inverses
+    if not wanted:
+        return
+    rows = {r.key: r for r in RelationType.objects.select_related("inverse").filter(key__in=wanted)}
+    for key in sorted(wanted):
+        relation, other = rows[key], rows[wanted[key]]
+        if relation.inverse_id == other.pk or key > wanted[key]:
+            continue  # declared already, or declared from its pair's side
+        graph_services.relation_type_pair(relation=relation, inverse=other, acting_user=acting_user)
+        rows = {
+            r.key: r for r in RelationType.objects.select_related("inverse").filter(key__in=wanted)
+        }
+        if key not in report.described and key not in report.created:
+            report.described.append(key)
+
+
 @transaction.atomic
 def vocabulary_install(*, vocabulary: Vocabulary, acting_user: User | None) -> InstallReport:
     """Make the graph's active relations exactly ``vocabulary``'s: add, describe and
@@ -224,6 +245,7 @@ def vocabulary_install(*, vocabulary: Vocabulary, acting_user: User | None) -> I
     report = InstallReport(vocabulary=vocabulary.name, origin=vocabulary.origin)
     for wanted in vocabulary.relations:
         _install_one(wanted, existing.get(wanted.key), report, acting_user=acting_user)
+    _install_pairs(vocabulary, report, acting_user=acting_user)
     for relation in sorted(to_retire, key=lambda r: r.key):
         graph_services.relation_type_retire(relation=relation, acting_user=acting_user)
         report.retired.append(relation.key)

@@ -32,8 +32,9 @@ from kgreview.graph import (
 )
 from kgreview.graph.models import Concept, Source, SourceFile
 from kgreview.graph.sources import place_of, revision_structure
-from kgreview.review import provenance
+from kgreview.review import provenance, talk
 from kgreview.review.models import Proposal
+from kgreview.review.team import doubling
 from kgreview.review.workspace import pending
 from kgreview.review.workspace.selectors import STATUS_RANK
 
@@ -51,6 +52,8 @@ def _home_context(request: HttpRequest) -> dict:
         "sources": sources,
         "totals": {**selectors.graph_totals(), **pending.proposal_totals()},
         "can_upload": is_curator(request.user),
+        # The questions this reader asked that someone answered (review.talk).
+        "answers": talk.answers_for(request.user) if can_decide(request.user) else [],
         "max_bytes": settings.KG_MAX_SOURCE_BYTES,
         "max_size": upload.human_size(settings.KG_MAX_SOURCE_BYTES),
         "accept": upload.ACCEPT,
@@ -317,6 +320,18 @@ def _with_decisions(lines: list) -> list[tuple]:
     return [(line, decided.get(line.value.pk) if line.value else None) for line in lines]
 
 
+def _with_double_review(relations):
+    """Each relation type with the share of its proposals double review sends to two
+    reviewers (``double_share``: the curator's own, None for the default) and whether its
+    reviewers agree too little (``low_agreement``)."""
+    rows = doubling.shares()
+    for r in relations:
+        row = rows.get(r.pk)
+        r.double_share = row.share if row is not None else None
+        r.low_agreement = bool(row is not None and row.low_agreement)
+    return relations
+
+
 @require_GET
 @login_required
 @view_required
@@ -332,10 +347,14 @@ def ontology(request: HttpRequest) -> HttpResponse:
             "relation_patterns": pattern_book.pattern_overview(),
             "attributes": attribute_selectors.attribute_overview(),
             "attribute_datatypes": attribute_selectors.DATATYPES,
-            "relations": pending.with_open_counts(selectors.relation_overview()),
+            "relations": _with_double_review(
+                pending.with_open_counts(selectors.relation_overview())
+            ),
+            "default_share": doubling.global_share(),
             "unknown": unknown_relations(),
             "min_support": settings.KG_DISCOVERY_MIN_SUPPORT,
             "min_sources": settings.KG_DISCOVERY_MIN_SOURCES,
             "can_curate": is_curator(request.user),
+            "examples": talk.active_examples(),
         },
     )

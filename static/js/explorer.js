@@ -301,6 +301,14 @@
   // --- The drawing ------------------------------------------------------------------------
 
   var cy = null;
+
+  // A label is never drawn below 12 px on screen: when the view zooms out (a phone's fit,
+  // say), its font grows as the graph shrinks. The size is a function of the zoom, so the
+  // zoom handler in makeGraph asks the style to run it again.
+  var LEAST_PX = 12;
+  function readable(size) {
+    return function (ele) { return Math.max(size, LEAST_PX / ele.cy().zoom()); };
+  }
   var NODE_COLOURS = ["#141b2d", "#3b63d1", "#8ea3dc", "#c2cbe4"];
 
   function makeGraph() {
@@ -315,7 +323,7 @@
           "background-color": "data(colour)", "border-width": 2, "border-color": "#ffffff",
           width: 22, height: 22, label: "data(label)",
           "font-family": "system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif",
-          "font-size": 13, color: "#1d2430", "text-valign": "bottom", "text-halign": "center",
+          "font-size": readable(13), color: "#1d2430", "text-valign": "bottom", "text-halign": "center",
           "text-margin-y": 3, "text-wrap": "wrap", "text-max-width": 100,
           "text-background-color": "#ffffff", "text-background-opacity": 0.85,
           "text-background-shape": "round-rectangle", "text-background-padding": 2,
@@ -323,13 +331,13 @@
         } },
         { selector: "node.centre", style: {
           width: 38, height: 38, "border-width": 4, "border-color": "#9db7ff",
-          "font-size": 16, "font-weight": 700, "z-index": 10, "text-max-width": 160,
+          "font-size": readable(16), "font-weight": 700, "z-index": 10, "text-max-width": 160,
         } },
         { selector: "node.hover", style: { "border-color": "#2f5bd3", "border-width": 3 } },
         { selector: "edge", style: {
           width: 2.5, "line-color": "data(colour)", "target-arrow-color": "data(colour)",
           "target-arrow-shape": "triangle", "arrow-scale": 1.15, "curve-style": "bezier",
-          opacity: 0.9, "font-size": 10, "font-family": "system-ui, -apple-system, Arial, sans-serif",
+          opacity: 0.9, "font-size": readable(12), "font-family": "system-ui, -apple-system, Arial, sans-serif",
           color: "data(colour)", "text-rotation": "autorotate",
           "text-background-color": "#ffffff", "text-background-opacity": 0.9,
           "text-background-padding": 1,
@@ -342,6 +350,11 @@
           "underlay-opacity": 0.7, "underlay-padding": 6,
         } },
       ],
+    });
+    var restyle = 0;
+    cy.on("zoom", function () {
+      if (restyle) return;
+      restyle = window.requestAnimationFrame(function () { restyle = 0; cy.style().update(); });
     });
     cy.on("tap", "node", function (event) {
       var node = event.target;
@@ -845,12 +858,20 @@
     parts.push(h("p", { id: "ex-reason" }, [edge.reason || (proposal && proposal.reason) || "No reason was given."]));
     if (proposal) {
       var agent = proposal.agent;
-      parts.push(h("p", { class: "small muted" }, [
-        "Proposed " + when(proposal.created_at) + " with confidence " + proposal.confidence.toFixed(2) +
-        (agent ? " by the " + agent.agent + " agent (" + [agent.provider, agent.model].filter(Boolean).join(", ") + ", run #" + agent.run_id + ")" : "") + ".",
+      var submitter = proposal.submitter;
+      var by = "";
+      if (agent) {
+        by = " by the " + agent.agent + " agent (" +
+          [agent.provider, agent.model, agent.run_id ? "run #" + agent.run_id : ""].filter(Boolean).join(", ") + ")";
+      } else if (submitter) {
+        by = " by " + submitter.name + (submitter.via === "mcp" ? " via MCP" : " via the API") +
+          (submitter.batch ? " (batch #" + submitter.batch + ")" : "");
+      }
+      parts.push(h("p", { class: "small muted", id: "ex-proposed" }, [
+        "Proposed " + when(proposal.created_at) + " with confidence " + proposal.confidence.toFixed(2) + by + ".",
       ]));
       if (proposal.reason && proposal.reason !== edge.reason) {
-        parts.push(h("p", { class: "small" }, ["The agent's reason: " + proposal.reason]));
+        parts.push(h("p", { class: "small" }, [(submitter ? "The submitter's reason: " : "The agent's reason: ") + proposal.reason]));
       }
     }
 

@@ -3,8 +3,6 @@
 (function () {
   "use strict";
 
-  var pendingG = false;
-
   function isCombo(el) {
     return !!(el && el.getAttribute && el.getAttribute("role") === "combobox");
   }
@@ -47,23 +45,6 @@
 
   function say(words, kind) {
     if (window.kgToast) window.kgToast(words, kind || "");
-  }
-
-  // --- Help ------------------------------------------------------------------------------
-
-  var helpOpener = null;
-  function toggleHelp(force) {
-    var help = document.getElementById("help");
-    if (!help) return;
-    var show = typeof force === "boolean" ? force : help.hidden;
-    help.hidden = !show;
-    if (show) {
-      helpOpener = document.activeElement;
-      var box = help.querySelector(".help-card");
-      if (box) box.focus();
-    } else if (helpOpener && helpOpener.focus) {
-      helpOpener.focus();
-    }
   }
 
   // --- Reject: r arms the reason list, a digit chooses ------------------------------------
@@ -195,8 +176,17 @@
     );
   }
 
+  // The choices for the name as it stands (↓ in a closed picker), asked for directly: the
+  // field's "input changed" trigger ignores a name that has not changed (a card just swapped
+  // in after a refused edit, say), may not be bound yet on a card still settling, and an
+  // input event would forget the concept picked.
   function searchNow(input) {
-    if (window.htmx) window.htmx.trigger(input, "input");
+    var box = comboParts(input).box;
+    var url = input.getAttribute("hx-get");
+    if (!window.htmx || !box || !url) return;
+    var values = {};
+    values[input.name] = input.value;
+    window.htmx.ajax("GET", url, { source: input, target: box, swap: "innerHTML", values: values });
   }
 
   function comboKey(event) {
@@ -255,8 +245,10 @@
   document.addEventListener("focusout", function (event) {
     if (!isCombo(event.target)) return;
     var input = event.target;
+    // A field swapped out (the card re-rendered after a refused edit) must not close its
+    // successor's list, which has the same ids: the list ↓ asked for could vanish.
     setTimeout(function () {
-      if (document.activeElement !== input) closeCombo(input);
+      if (input.isConnected && document.activeElement !== input) closeCombo(input);
     }, 150);
   });
 
@@ -277,6 +269,14 @@
     var status = card.dataset.status;
     if (!card.dataset.proposal) return "Nothing is left to review in this view.";
     if (key === "u") return "There is nothing of yours to undo.";
+    if (key === "i") return "A proposal of this kind names no relation or concept type to guide it.";
+    if (key === "d") {
+      if (card.querySelector("#in-discussion")) return "This card is already in discussion; press c to read it.";
+      if (status && status !== "pending" && status !== "held") {
+        return "This proposal was already " + status + "; press c to comment on it instead.";
+      }
+      return "Your role reads the discussion; reviewers and curators ask and answer.";
+    }
     if (card.querySelector(".waiting-curator")) {
       return "Only curators decide this kind of proposal; press s for the next card.";
     }
@@ -303,12 +303,97 @@
     all.forEach(function (r) { r.classList.remove("selected"); });
     all[next].classList.add("selected");
     all[next].scrollIntoView({ block: "nearest" });
+    // Focus on a row (from the Rows link, or a ticked box) moves with the selection.
+    var active = document.activeElement;
+    if (active && active.closest && active.closest(".queue-row") && active.closest(".queue-row") !== all[next]) {
+      var link = all[next].querySelector("a[href]");
+      if (link) link.focus();
+    }
     return true;
   }
 
   function selectedRow() {
     return document.querySelector(".queue-row.selected");
   }
+
+  // The queue's parts, each a key away (the links at the top carry the keys): / the
+  // filters, b the bulk bar, the rows (j and k move through them).
+  function jumpTarget(where) {
+    if (where === "filters") {
+      return document.querySelector('#filters input[name="status"]:checked') ||
+        document.querySelector("#filters input, #filters select");
+    }
+    if (where === "bulk") return document.getElementById("bulk-action");
+    if (where === "rows") {
+      if (!selectedRow()) moveRow(1);
+      var row = selectedRow();
+      return row && row.querySelector("a[href]");
+    }
+    return null;
+  }
+
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("a[data-focus]");
+    if (!link) return;
+    var el = jumpTarget(link.dataset.focus);
+    if (!el) return;
+    event.preventDefault();
+    el.focus();
+  });
+
+  function queueUndo() {
+    return document.getElementById("bulk-undo") || document.getElementById("undo-button");
+  }
+
+  // After a bulk decision the button pressed is gone with the old panel: focus goes to the
+  // new panel (its words, then Undo), or to "Yes" after a preview; the rows it decided say
+  // so, and the counts are asked for again.
+  function markDecided(ids) {
+    (ids || "").split(",").forEach(function (id) {
+      if (!/^[0-9]+$/.test(id)) return;
+      var box = document.querySelector('.queue-row input[name="ids"][value="' + id + '"]');
+      var row = box && box.closest(".queue-row");
+      if (!row) return;
+      box.checked = false;
+      box.disabled = true;
+      box.setAttribute("aria-label", "Proposal " + id + " was just decided");
+      row.classList.add("decided");
+      var flags = row.querySelector("td.flags");
+      if (flags && !flags.querySelector(".just-decided")) {
+        var badge = document.createElement("span");
+        badge.className = "badge just-decided";
+        badge.textContent = "just decided";
+        flags.appendChild(badge);
+      }
+    });
+  }
+
+  function refreshCounts() {
+    var filters = document.getElementById("filters");
+    if (!filters || !filters.dataset.countsUrl || !document.getElementById("filter-counts")) return;
+    if (!window.htmx) return;
+    var q = document.querySelector('#bulk-form input[name="q"]');
+    var query = q && q.value ? "?" + q.value : "";
+    window.htmx.ajax("GET", filters.dataset.countsUrl + query, {
+      target: "#filter-counts",
+      swap: "outerHTML",
+    });
+  }
+
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var target = event.detail.target;
+    if (!((target && target.id === "bulk-panel") || event.target.id === "bulk-panel")) return;
+    var panel = document.getElementById("bulk-panel");
+    if (!panel) return;
+    if (panel.dataset.applied) {
+      markDecided(panel.dataset.done);
+      refreshCounts();
+      panel.focus();
+      return;
+    }
+    var yes = document.getElementById("bulk-confirm");
+    (yes && !yes.disabled ? yes : panel).focus();
+  });
 
   document.addEventListener("keydown", function (event) {
     var key = event.key;
@@ -319,8 +404,7 @@
       return;
     }
     if (key === "Escape") {
-      var help = document.getElementById("help");
-      if (help && !help.hidden) { toggleHelp(false); event.preventDefault(); return; }
+      // (The key help closes in app.js, whose listener runs first.)
       if (closeAllCombos()) { event.preventDefault(); return; }
       if (busy()) { event.preventDefault(); return; }
       if (press("Escape")) { event.preventDefault(); return; }
@@ -337,14 +421,7 @@
     }
     if (typing(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
 
-    if (pendingG) {
-      pendingG = false;
-      if (key === "q") { window.location.href = "/review/"; event.preventDefault(); }
-      if (key === "r") { window.location.href = "/review/focus/"; event.preventDefault(); }
-      return;
-    }
-    if (key === "g") { pendingG = true; setTimeout(function () { pendingG = false; }, 1200); return; }
-    if (key === "?") { toggleHelp(); event.preventDefault(); return; }
+    // ? (the key help) and g then a letter (go to a page) are app.js's, on every page.
     if (busy()) { if (key.length === 1) event.preventDefault(); return; }
 
     var onQueue = rows().length > 0 && !document.getElementById("card");
@@ -358,14 +435,23 @@
         return;
       }
       if (key === "Enter") {
+        // Enter on a button or a link (Yes in the bulk panel, say) is that control's own.
+        var on = event.target;
+        if (on !== document.body && on.id !== "main" && !(on.closest && on.closest(".queue-row"))) return;
         var open = selectedRow();
         if (open) { window.location.href = open.dataset.href; event.preventDefault(); }
         return;
       }
     }
+    if (!document.getElementById("card") && document.getElementById("queue-results") && key === "u") {
+      var undo = queueUndo();
+      if (undo) { undo.click(); event.preventDefault(); }
+      else say("There is nothing of yours to undo.", "bad");
+      return;
+    }
     if (key === "r" && startReject()) { event.preventDefault(); return; }
     var card = document.getElementById("card");
-    if (key.length === 1 && card && "aesjkuKR".indexOf(key) >= 0 && !control(key)) {
+    if (key.length === 1 && card && "aesjkuKRid".indexOf(key) >= 0 && !control(key)) {
       // A key with no control on this card: say why instead of doing nothing.
       say(whyNot(card, key), "bad");
       event.preventDefault();
@@ -411,18 +497,37 @@
     revealQuote(document.getElementById("card"));
   }
 
+  // The edit form's field a refusal names: its id (edit-source, edit-relation) or name.
+  function fieldNamed(card, field) {
+    if (!/^[a-z_]+$/.test(field)) return null;
+    var form = card.querySelector(".edit-form");
+    return form && (form.querySelector("#edit-" + field) || form.querySelector('[name="' + field + '"]'));
+  }
+
   // After a new card arrives, put the reviewer's eyes (and focus) on it.
   document.addEventListener("htmx:afterSwap", function (event) {
     var target = event.detail.target;
     if (!(event.target.id === "card" || (target && target.id === "card"))) return;
     var card = document.getElementById("card");
     if (!card) return;
+    // The count beside the title asks for itself anew (a decision, a question, a skip may
+    // change it); an event, not an out-of-band part, so an answer whose form was replaced
+    // meanwhile, or a card on a page without the count, never misses its target.
+    document.body.dispatchEvent(new CustomEvent("kg-card"));
     card.scrollIntoView({ block: "start" });
     revealQuote(card);
     var first = card.querySelector('.edit-form [role="combobox"], .edit-form [data-edit-first]');
     var failed = card.querySelector(".card-messages .flash.bad");
-    if (first && failed) {
-      // A refused edit: back to the field the refusal is most likely about.
+    var named = failed && failed.dataset.field && fieldNamed(card, failed.dataset.field);
+    if (named) {
+      // A refused edit: back in the field the refusal names, which says so (↓ in a
+      // concept picker shows its choices).
+      named.setAttribute("aria-invalid", "true");
+      var said = (named.getAttribute("aria-describedby") || "").split(" ");
+      if (said.indexOf(failed.id) === -1) named.setAttribute("aria-describedby", (failed.id + " " + said.join(" ")).trim());
+      named.focus();
+    } else if (first && failed) {
+      // A refused edit that names no field: back to the first one.
       first.focus();
     } else if (first) {
       first.focus();
@@ -435,8 +540,13 @@
     }
   });
 
-  document.addEventListener("click", function (event) {
-    if (event.target.id === "help") toggleHelp(false);
+  // The talk panel (i: guideline, c: comments, d: a question): put focus in it when it
+  // arrives, on the question's field when asking, so the keyboard goes on from there.
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var target = event.detail.target;
+    if (!target || target.id !== "talk-panel") return;
+    var first = target.querySelector("textarea[data-talk-focus]") || target.querySelector("[data-talk-focus]");
+    if (first) first.focus();
   });
 })();
 
@@ -457,3 +567,111 @@ document.addEventListener("change", function (event) {
     if (name && side.dataset.name) name.textContent = side.dataset.name;
   });
 });
+
+// Team review's leases: while the reviewer is at work on this page (it is in view and
+// they pressed a key or touched it since the last beat), tell the server once a minute
+// to keep the cards it leased them. Idle or hidden, the beat stops and the leases lapse,
+// so colleagues get those cards.
+(function () {
+  "use strict";
+  var active = true;
+  function touched() { active = true; }
+  document.addEventListener("keydown", touched, true);
+  document.addEventListener("pointerdown", touched, true);
+  document.addEventListener("scroll", touched, true);
+  setInterval(function () {
+    var beat = document.getElementById("lease-beat");
+    if (!beat || !active || document.visibilityState !== "visible") return;
+    active = false;
+    var headers = {};
+    try {
+      headers = JSON.parse(document.body.getAttribute("hx-headers") || "{}");
+    } catch (e) {
+      headers = {};
+    }
+    fetch(beat.dataset.url, { method: "POST", headers: headers, credentials: "same-origin" })
+      .catch(function () {});
+  }, 60000);
+})();
+
+// The next card, ahead of the keypress. While the reviewer reads a card, the page fetches
+// the card that comes after it (the same request Skip makes, marked prefetch=1, so the
+// card read now stays leased too). A decision (a, or a reject) is then posted saying which
+// card the page holds ready (X-KG-Prefetched), and the server answers with only the words
+// and the undo button (X-KG-Decided): no next card to find, lease and draw on the way. The
+// page puts the card it holds up with them. A decision refused answers as ever, with the
+// card and the words why; nothing changes before the server has answered.
+(function () {
+  "use strict";
+  var ahead = null;
+
+  function open(card) {
+    return !!card && (card.dataset.status === "pending" || card.dataset.status === "held");
+  }
+
+  function fetchAhead() {
+    ahead = null;
+    var card = document.getElementById("card");
+    var skip = card && card.querySelector("#skip-button[hx-get]");
+    if (!open(card) || !skip || !card.querySelector("#accept-form")) return;
+    if (card.querySelector(".edit-form")) return;
+    var from = card.dataset.proposal;
+    var url = skip.getAttribute("hx-get") + "&prefetch=1";
+    fetch(url, { headers: { "HX-Request": "true" }, credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.text() : ""; })
+      .then(function (html) {
+        var now = document.getElementById("card");
+        if (!html || !now || now.dataset.proposal !== from) return;
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        var next = doc.getElementById("card");
+        if (!next || !next.dataset.proposal || next.dataset.proposal === from) return;
+        ahead = { from: from, next: next.dataset.proposal, html: next.outerHTML };
+      })
+      .catch(function () { ahead = null; });
+  }
+
+  document.addEventListener("htmx:configRequest", function (event) {
+    var form = event.detail.elt;
+    var card = document.getElementById("card");
+    if (!ahead || !form || !form.matches || !form.matches("#accept-form, #reject-form")) return;
+    if (!card || card.dataset.proposal !== ahead.from) return;
+    event.detail.headers["X-KG-Prefetched"] = ahead.next;
+    form.kgAhead = ahead;
+    ahead = null;
+  });
+
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    // (Its elt is the target; the form that asked is the request's.)
+    var form = event.detail.requestConfig && event.detail.requestConfig.elt;
+    var up = form && form.kgAhead;
+    var xhr = event.detail.xhr;
+    if (!up || !xhr || xhr.status !== 200 || !xhr.getResponseHeader("X-KG-Decided")) return;
+    var card = document.getElementById("card");
+    var holder = document.createElement("div");
+    holder.innerHTML = up.html;
+    var next = holder.firstElementChild;
+    var said = document.createElement("div");
+    said.innerHTML = xhr.responseText;
+    said = said.querySelector("#kg-decided");
+    if (!card || !next || !said) return;  // as it came: let htmx swap what was sent
+    event.detail.shouldSwap = false;
+    var words = said.querySelector(".flash");
+    var messages = next.querySelector(".card-messages");
+    if (words && messages) messages.appendChild(words);
+    var undo = said.querySelector(".undo-form");
+    var old = next.querySelector(".undo-form");
+    if (undo && old) old.replaceWith(undo);
+    else if (undo) next.appendChild(undo);
+    card.replaceWith(next);
+    htmx.process(next);
+    htmx.trigger(next, "htmx:afterSwap", { target: next });
+    fetchAhead();
+  });
+
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var target = event.detail.target;
+    if (target && target.id === "card") fetchAhead();
+  });
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", fetchAhead);
+  else fetchAhead();
+})();

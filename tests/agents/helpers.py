@@ -81,3 +81,29 @@ def stop(proc: subprocess.Popen, timeout: float = 20) -> int:
 
 
 PYTHON = sys.executable
+
+
+def start_solo_worker(queue: str, env: dict[str, str], log: Path) -> subprocess.Popen:
+    """A real Celery worker process (solo pool) consuming only ``queue``, named after it."""
+    return start(
+        [
+            PYTHON,
+            "-m",
+            "celery",
+            "-A",
+            "kgreview",
+            "worker",
+            "--pool",
+            "solo",
+            "--queues",
+            queue,
+            "--hostname",
+            f"{queue}@%h",
+            "--without-mingle",
+            "--without-gossip",
+            "--loglevel",
+            "INFO",
+        ],
+        env,
+        log,
+    )

@@ -13,7 +13,7 @@ from kgreview.agents.heal import heal_run, orphan_concepts
 from kgreview.agents.models import AgentRun
 from kgreview.agents.runs import agent_run_create
 from kgreview.graph import services as graph
-from kgreview.graph.models import Edge
+from kgreview.graph.models import Edge, RelationType
 from kgreview.review.models import Proposal
 
 pytestmark = pytest.mark.django_db
@@ -122,8 +122,24 @@ def test_a_vanished_quote_proposes_invalidation_of_its_edge(f):
     assert run.stats["evidence_gone"] == 1 and kept.pk != gone.pk
 
 
+def _twins_recorded_before_the_pair() -> None:
+    """Undeclare the starting vocabulary's inverse pair, so both statements of one fact
+    can be recorded, as in a graph that held them before the pair was declared; heal's
+    support counting then reads the pair as declared again (``_declare_pair``)."""
+    RelationType.objects.filter(key__in=["prerequisite", "builds_on"]).update(inverse=None)
+
+
+def _declare_pair() -> None:
+    graph.relation_type_pair(
+        relation=RelationType.objects.get(key="prerequisite"),
+        inverse=RelationType.objects.get(key="builds_on"),
+        acting_user=None,
+    )
+
+
 def test_a_fact_still_supported_by_an_equivalent_edge_is_kept(f):
     """Support counting: B builds on A still stands, so A-before-B is not proposed away."""
+    _twins_recorded_before_the_pair()
     doc = f.lesson(slug="rag", text=V1)
     other = f.lesson(slug="other", text="Retrieval-augmented generation builds on chunking.\n")
     chunking, rag = f.concept("Chunking"), f.concept("Retrieval-augmented generation")
@@ -138,6 +154,7 @@ def test_a_fact_still_supported_by_an_equivalent_edge_is_kept(f):
             other.current_revision, "Retrieval-augmented generation builds on chunking."
         ),
     )
+    _declare_pair()
     graph.source_import(slug="rag", title="RAG", text=V2, acting_user=None)
     run = heal()
     assert not Proposal.objects.filter(kind="invalidate_edge").exists()
@@ -365,6 +382,7 @@ def test_a_relation_without_an_order_is_searched_whole(f):
 def test_only_the_equivalent_statement_keeps_a_fact_whose_quote_vanished(f):
     """B builds on A keeps "A before B"; D builds on A (ends of two other facts, crossed)
     keeps neither "A before B" nor "C before D"."""
+    _twins_recorded_before_the_pair()
     text = "A comes first.\nC comes first.\n"
     doc = f.lesson(slug="facts", text=text)
     other = f.lesson(slug="other", text="B builds on A.\nD builds on A.\n")
@@ -374,6 +392,7 @@ def test_only_the_equivalent_statement_keeps_a_fact_whose_quote_vanished(f):
     gone = f.edge(c, d, evidence=f.evidence(rev, "C comes first."))
     f.edge(b, a, "builds_on", evidence=f.evidence(other.current_revision, "B builds on A."))
     f.edge(d, a, "builds_on", evidence=f.evidence(other.current_revision, "D builds on A."))
+    _declare_pair()
     graph.source_import(slug="facts", title="Facts", text="Nothing now.\n", acting_user=None)
     run = heal()
     proposed = set(
@@ -381,3 +400,26 @@ def test_only_the_equivalent_statement_keeps_a_fact_whose_quote_vanished(f):
     )
     assert proposed == {gone.pk} and kept.pk not in proposed
     assert run.stats["evidence_gone"] == 2 and run.stats["still_supported"] == 1
+
+
+def test_support_counting_reads_the_vocabularys_inverse_pairs(f):
+    """Without a declared pair, "B builds on A" is another fact: it keeps nothing alive."""
+    _twins_recorded_before_the_pair()
+    doc = f.lesson(slug="rag", text=V1)
+    other = f.lesson(slug="other", text="Retrieval-augmented generation builds on chunking.\n")
+    chunking, rag = f.concept("Chunking"), f.concept("Retrieval-augmented generation")
+    f.edge(
+        chunking, rag, "prerequisite", evidence=f.evidence(doc.current_revision, V1.splitlines()[1])
+    )
+    f.edge(
+        rag,
+        chunking,
+        "builds_on",
+        evidence=f.evidence(
+            other.current_revision, "Retrieval-augmented generation builds on chunking."
+        ),
+    )
+    graph.source_import(slug="rag", title="RAG", text=V2, acting_user=None)
+    run = heal()
+    assert Proposal.objects.filter(kind="invalidate_edge").count() == 1
+    assert run.stats["evidence_gone"] == 1 and run.stats.get("still_supported", 0) == 0

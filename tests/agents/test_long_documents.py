@@ -131,13 +131,22 @@ def queued_edges() -> set[tuple[str, str, str]]:
 
 def key_of(edge: dict, symmetric=("related", "contrasts_with")) -> set[tuple[str, str, str]]:
     """Every way the queue may name the edge: "Retrieval-augmented generation (RAG)" is
-    kept as "Retrieval-augmented generation" with the alias "RAG"."""
+    kept as "Retrieval-augmented generation" with the alias "RAG"; and as its inverse
+    twin, the same fact ("A is a prerequisite for B" is "B builds on A"), which the queue
+    keeps once, as whichever form was drafted first."""
+    from kgreview.graph.models import RelationType
+
+    inverse = dict(
+        RelationType.objects.filter(inverse__isnull=False).values_list("key", "inverse__key")
+    )
     keys = set()
     for a in name_keys(edge["source"]):
         for b in name_keys(edge["target"]):
             keys.add((a, edge["relation"], b))
             if edge["relation"] in symmetric:
                 keys.add((b, edge["relation"], a))
+            if edge["relation"] in inverse:
+                keys.add((b, inverse[edge["relation"]], a))
     return keys
 
 

@@ -33,28 +33,7 @@ def test_a_worker_process_on_redis_runs_the_heartbeat_task(transactional_db, tmp
     env = helpers.subprocess_env(
         DATABASE_URL=helpers.test_database_url(), CELERY_BROKER_URL=REDIS_URL
     )
-    worker = helpers.start(
-        [
-            helpers.PYTHON,
-            "-m",
-            "celery",
-            "-A",
-            "kgreview",
-            "worker",
-            "--pool",
-            "solo",
-            "--queues",
-            queue,
-            "--hostname",
-            f"{queue}@%h",
-            "--without-mingle",
-            "--without-gossip",
-            "--loglevel",
-            "INFO",
-        ],
-        env,
-        tmp_path / "worker.log",
-    )
+    worker = helpers.start_solo_worker(queue, env, tmp_path / "worker.log")
     try:
         producer = Celery(broker=REDIS_URL)
         producer.send_task("agents.worker_heartbeat", queue=queue)

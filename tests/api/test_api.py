@@ -55,6 +55,7 @@ URLS = [
     "/api/v1/edges/{e1}",
     "/api/v1/diff?since=2000-01-01T00:00:00Z",
     "/api/v1/ask?q=How+is+RAG+connected+to+embeddings%3F",
+    "/api/v1/agreement",
 ]
 
 

@@ -49,11 +49,14 @@ def _operations():
     return [result.ok() for result in schema.get_all_operations()]
 
 
-def test_the_schema_has_every_read_operation(db):
-    """Nine GET operations are published, nothing that writes."""
+def test_the_schema_has_every_read_operation_and_the_one_that_proposes(db):
+    """Fourteen GET operations are published (three of them the releases, one a proposal
+    followed to its decision), and one POST: proposals for review (nothing writes the
+    graph)."""
     ops = _operations()
-    assert len(ops) == 9
-    assert {op.method.upper() for op in ops} == {"GET"}
+    assert len(ops) == 15
+    writes = [(op.method.upper(), op.path) for op in ops if op.method.upper() != "GET"]
+    assert writes == [("POST", "/api/v1/proposals")]
 
 
 def beyond_the_schema(case) -> list:
@@ -63,15 +66,19 @@ def beyond_the_schema(case) -> list:
     of spaces only, or longer than ``KG_ASK_QUESTION_MAX``, is refused in words with a
     documented 400 (the limit is a setting, so the schema cannot carry it). A concept
     search's ``type`` that names no concept type is refused in words too: the types are
-    the graph's own data, which the schema cannot list."""
-    refused_in_words = {"/api/v1/diff", "/api/v1/ask", "/api/v1/concepts"}
+    the graph's own data, which the schema cannot list. A batch of proposals whose
+    evidence names none or two of its places, or an Idempotency-Key used before for
+    another batch, is refused in words (422, 409)."""
+    refused_in_words = {"/api/v1/diff", "/api/v1/ask", "/api/v1/concepts", "/api/v1/proposals"}
     return [positive_data_acceptance] if case.operation.path in refused_in_words else []
 
 
 def test_generated_requests_never_cause_a_server_error(graph, f, wsgi_keeps_the_test_connection):
     """For every operation, generated requests (bounded) get a documented answer that
     conforms to the schema, and never a 500."""
-    token = api_token_create(owner=f.user(role="viewer"), name="fuzz", acting_user=None).secret
+    token = api_token_create(
+        owner=f.user(role="viewer"), name="fuzz", acting_user=None, scope="propose"
+    ).secret
     headers = {"Authorization": f"Bearer {token}"}
     for op in _operations():
 

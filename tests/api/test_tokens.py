@@ -87,6 +87,23 @@ def test_the_tokens_page_shows_a_new_token_once(f):
     assert f"kgr_{ApiToken.objects.get().prefix}_" in again
 
 
+def test_the_tokens_page_makes_a_proposing_token(f):
+    """The scope chosen on the page is the token's, and the list shows it."""
+    c = Client()
+    c.force_login(f.user(role="viewer"))
+    r = c.post("/api/tokens/", {"name": "miner", "scope": "propose"})
+    assert r.status_code == 200 and ApiToken.objects.get().scope == "propose"
+    assert "<td>propose</td>" in c.get("/api/tokens/").content.decode()
+
+
+def test_the_tokens_page_refuses_an_unknown_scope_in_words(f):
+    c = Client()
+    c.force_login(f.user(role="viewer"))
+    r = c.post("/api/tokens/", {"name": "miner", "scope": "write"})
+    assert r.status_code == 400 and "read or propose" in r.content.decode()
+    assert not ApiToken.objects.exists()
+
+
 def test_the_tokens_page_refuses_a_blank_name_with_400(f):
     """A blank name re-renders the form with the error in words."""
     c = Client()
@@ -171,7 +188,7 @@ def test_making_a_token_writes_one_audit_row_without_the_secret(f):
         "apitoken",
         str(issued.token.pk),
     )
-    assert row.after == {"id": issued.token.pk, "name": "tutor", "owner": "olga"}
+    assert row.after == {"id": issued.token.pk, "name": "tutor", "owner": "olga", "scope": "read"}
     assert "tutor" in row.summary and "olga" in row.summary
     logged = _logged_text(row)
     assert issued.secret not in logged and issued.token.prefix not in logged

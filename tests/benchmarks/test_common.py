@@ -159,7 +159,9 @@ def test_the_review_benchmark_counts_refusals_and_what_the_cycle_check_visited()
         run = _decide(client, rng, 20, graph)
     assert [len(run.timings[a]) for a in ("accept", "reject", "edit_accept")] == [20, 20, 20]
     # SQLite writes a moved end's place in the order and the edge in two statements
-    # (PostgreSQL in one), and the edge's provenance is review's own row, one insert more.
+    # (PostgreSQL in one), and the edge's provenance is review's own row, one insert more;
+    # the next card is leased to the reviewer, one upsert (team review). Savepoints are
+    # not counted: they only nest the decision's transaction inside the test's.
     assert max(q for qs in run.queries.values() for q in qs) <= 15 + (connection.vendor == "sqlite")
     still_open = Proposal.objects.filter(status__in=("pending", "held")).count()
     refused = sum(sum(c.values()) for c in run.refused.values())

@@ -41,10 +41,10 @@ def test_a_token_made_on_the_page_reads_the_api_until_it_is_revoked(
 
         page.goto(f"{live_server.url}/api/tokens/")
         expect(page.locator("#new-token")).to_have_count(0)
-        expect(page.locator("table")).to_contain_text("tutor-bot")
+        expect(page.locator("table.table")).to_contain_text("tutor-bot")
         page.click("button:has-text('Revoke')")
         expect(page.locator(".messages")).to_contain_text("Revoked tutor-bot")
-        expect(page.locator("table")).to_contain_text("revoked")
+        expect(page.locator("table.table")).to_contain_text("revoked")
         refused = agent.get("/api/v1/concepts?q=vector")
         assert refused.status == 401
         assert "Bearer" in refused.json()["detail"]

@@ -89,3 +89,33 @@ def test_a_refusal_htmx_does_not_swap_keeps_its_words_in_the_toast(page, live_se
     expect(toast).to_be_visible()
     expect(toast).to_have_text("You can only undo your own decisions.")
     assert Decision.objects.filter(batch=batch).count() == 1  # nothing was undone
+
+
+def test_a_decision_when_the_database_stops_answering_says_so_in_the_toast(
+    page, live_server, f, login, monkeypatch
+):
+    """The 503's own words reach the reviewer ("The database is not answering…"), not a
+    bare status; the card stays, and the same key decides it once the database is back."""
+    from kgreview.review.decide import decisions
+    from tests.core.test_database_down import pg_cut
+
+    proposal = f.edge_proposal(f.concept("Outage A"), f.concept("Outage B"))
+    login("reviewer")
+    page.goto(f"{live_server.url}/review/focus/?id={proposal.pk}")
+    real = decisions.accept_one
+
+    def cut(*args, **kwargs):
+        raise pg_cut()
+
+    monkeypatch.setattr(decisions, "accept_one", cut)
+    page.keyboard.press("a")
+    expect(page.locator("#toast")).to_have_text(
+        "The database is not answering: nothing was saved. Try again in a minute; "
+        "if it lasts, tell an admin."
+    )
+    expect(page.locator("#card")).to_have_attribute("data-proposal", str(proposal.pk))
+    monkeypatch.setattr(decisions, "accept_one", real)
+    page.keyboard.press("a")
+    expect(page.locator("#card")).not_to_have_attribute("data-proposal", str(proposal.pk))
+    proposal.refresh_from_db()
+    assert proposal.status == "accepted"

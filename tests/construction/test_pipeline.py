@@ -409,3 +409,42 @@ def test_wordings_discovery_counts_as_known_are_matched_not_dropped():
         ]
         assert discover_relations(examples, vocabulary=VOCABULARY, min_support=1) == []
     assert match_relation("not based on", table) is None
+
+
+def _unquoted(source, target, relation="prerequisite"):
+    return Candidate(
+        source=source,
+        target=target,
+        relation=relation,
+        confidence=0.9,
+        reason="A submitter says so.",
+        evidence="",
+    )
+
+
+def test_an_unquoted_candidate_is_dropped_unless_evidence_is_optional():
+    """The agents' reading always quotes; a submission may not, and is then flagged."""
+    assert [d.reason for d in run(_unquoted("embeddings", "vector search")).dropped] == [
+        "evidence_not_found"
+    ]
+    result = process_source(
+        doc=SourceDoc(slug="", revision_id=0, revision_number=0, title="", text=""),
+        extraction=Extraction(
+            concepts=(),
+            candidates=(
+                _unquoted("embeddings", "vector search"),
+                _unquoted("embeddings", "vector search"),
+            ),
+        ),
+        vocabulary=VOCABULARY,
+        index=index_of(),
+        graph=MemoryGraph(),
+        gate=0.6,
+        evidence_optional=True,
+    )
+    (edge,) = result.edges
+    assert edge.evidence is None and "no_evidence" in edge.flags
+    assert edge.support == ()
+    assert [(d.reason, d.detail) for d in result.dropped] == [
+        ("duplicate", "repeated in this source")
+    ]

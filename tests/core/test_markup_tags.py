@@ -56,6 +56,33 @@ def test_evidence_html_clips_and_handles_no_context():
     assert render("{% evidence_html ctx %}", ctx=None) == ""
 
 
+def test_evidence_html_renders_a_quote_once_and_a_long_paragraph_every_time(monkeypatch):
+    """The same quote in the same words is rendered once (a revision never changes: the
+    card fetched ahead, then shown); another quote in the same words is its own entry, and
+    a paragraph over the cached size is rendered each time, never kept."""
+    from kgreview.graph.templatetags import markup_tags
+
+    calls = []
+    real = markup_tags.render_markdown
+
+    def counting(text, spans=(), **kw):
+        calls.append(text)
+        return real(text, spans, **kw)
+
+    monkeypatch.setattr(markup_tags, "render_markdown", counting)
+    markup_tags._evidence.cache_clear()
+    ctx = excerpt("A cached ", "quote", " here.")
+    first = render("{% evidence_html ctx %}", ctx=ctx)
+    assert render("{% evidence_html ctx %}", ctx=ctx) == first and len(calls) == 1
+    assert "<mark>quote</mark>" in first
+    other = render("{% evidence_html ctx %}", ctx=excerpt("A cached quote ", "here", "."))
+    assert "<mark>here</mark>" in other and len(calls) == 2
+    long = excerpt("x " * markup_tags.EVIDENCE_CACHED_UP_TO, "long", ".")
+    render("{% evidence_html ctx %}", ctx=long)
+    render("{% evidence_html ctx %}", ctx=long)
+    assert len(calls) == 4
+
+
 def test_evidence_html_from_a_stored_revision(f):
     """evidence_context's split renders with the quote highlighted and the heading demoted."""
     doc = f.lesson(text="# Vectors\n\nEmbeddings come **first**, then search.\n")

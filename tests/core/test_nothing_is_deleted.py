@@ -26,10 +26,11 @@ from kgreview.agents.models import (
     DroppedCandidate,
     ExtractionRecord,
 )
-from kgreview.api.models import ApiToken
+from kgreview.api.models import ApiToken, ProposalBatch, SubmittedProposal
 from kgreview.core.audit import record
 from kgreview.core.errors import HardDeleteForbidden, ImmutableRecord
 from kgreview.core.nodelete import guarded_models
+from kgreview.exports.models import Release, ReleaseBuild, ReleaseFile
 from kgreview.graph import services as graph_services
 from kgreview.graph.models import (
     Attribute,
@@ -42,7 +43,18 @@ from kgreview.graph.models import (
     SourceFile,
 )
 from kgreview.questions.models import CompetencyQuestion, CompetencyRun, GapProposal, QuestionResult
-from kgreview.review.models import Decision, EdgeProvenance, Proposal, ProposalOrigin
+from kgreview.review.models import (
+    Assignment,
+    Comment,
+    CommentRevision,
+    Decision,
+    Discussion,
+    EdgeProvenance,
+    Example,
+    Proposal,
+    ProposalOrigin,
+    Vote,
+)
 
 # Models whose rows may be deleted, and why. A new model must be guarded (subclass
 # NoDeleteModel or AppendOnlyModel, or list it in core.nodelete.EXTERNAL_NO_DELETE, and
@@ -71,6 +83,10 @@ DELETABLE = {
     "that hold names in memory; the names keep their history in ConceptAlias",
     "graph.ConceptOrder": "positions of concepts in an acyclic relation's topological order, "
     "derived from the edges and rebuilt from them; it carries no history",
+    "review.Lease": "who holds which open card right now, renewed and let go by updates; "
+    "never deleted by the app, but it records nothing that happened",
+    "review.DoubleReview": "a relation's double-review share, current configuration; every "
+    "change writes the curation log",
     "agents.WorkerHeartbeat": "liveness of worker processes, overwritten every minute",
     "agents.Mutex": "a row to lock so writers do not interleave; it holds no data",
     "axes.AccessAttempt": "login throttling counters, deletable by design when a lockout "
@@ -186,12 +202,53 @@ def history(f, django_user_model):
             concept=a, attribute=attribute, value="3", recorded_at=revision.created_at
         ),
         SourceFile.objects.create(sha256="0" * 64, media_type="text/plain", size=1, data=b"x"),
-        ApiToken.objects.create(user=user, name="planner", prefix="abcd1234", key_hash="f" * 64),
+        token := ApiToken.objects.create(
+            user=user, name="planner", prefix="abcd1234", key_hash="f" * 64
+        ),
+        batch := ProposalBatch.objects.create(
+            scope=f"token-{token.pk}", key="k", body_sha256="0" * 64, token=token, user=user
+        ),
+        SubmittedProposal.objects.create(proposal=proposal, batch=batch),
+        release := Release.objects.create(
+            name="2026-12", as_of=revision.created_at, changes={}, validation={}, conforms=True
+        ),
+        ReleaseFile.objects.create(
+            release=release,
+            format="jsonld",
+            label="JSON-LD",
+            filename="graph.jsonld",
+            content_type="application/ld+json",
+            size=1,
+            sha256="0" * 64,
+        ),
+        ReleaseBuild.objects.create(name="2026-12", as_of=revision.created_at),
         question,
         competency_run,
         GapProposal.objects.create(question=question, proposal=proposal),
         ProposalOrigin.objects.create(agent="construct", agent_label="Construction", run=run.pk),
         EdgeProvenance.objects.create(edge=edge, proposal=proposal),
+        Vote.objects.create(
+            proposal=proposal,
+            user=user,
+            action="accept",
+            label="accept",
+            kind=proposal.kind,
+            proposal_version=1,
+            created_at=revision.created_at,
+        ),
+        Assignment.objects.create(name="Week 1", user=user, created_by=user),
+        comment := Comment.objects.create(
+            proposal=proposal, author=user, body="Why?", created_at=revision.created_at
+        ),
+        CommentRevision.objects.create(
+            comment=comment, body="Why?", written_at=revision.created_at
+        ),
+        Discussion.objects.create(
+            proposal=proposal, question=comment, asked_by=user, asked_at=revision.created_at
+        ),
+        Example.objects.create(
+            proposal=proposal, relation=edge.relation, chosen_by=user, chosen_at=revision.created_at
+        ),
         QuestionResult.objects.create(
             run=competency_run,
             question=question,

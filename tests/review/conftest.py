@@ -6,6 +6,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from kgreview.graph.models import Edge
 from kgreview.review.decide.blockers import open_proposal_blockers, twin_concept_proposals
 from kgreview.review.models import OPEN_STATUSES, Proposal
 
@@ -70,3 +71,38 @@ def world(f):
         "p_concept": p_concept,
         "held": held,
     }
+
+
+# --- Team review (test_double_review, test_team_queue, test_assignments) -------------------
+
+
+@pytest.fixture
+def doubled(settings):
+    """Every proposal goes to two reviewers."""
+    settings.KG_DOUBLE_REVIEW_SHARE = 1.0
+    return settings
+
+
+@pytest.fixture
+def team(f):
+    return {
+        "ann": f.user("ann", role="reviewer"),
+        "bob": f.user("bob", role="reviewer"),
+        "cat": f.user("cat", role="curator"),
+    }
+
+
+def team_edge(f, a="Embeddings", b="Vector search"):
+    return f.edge_proposal(f.concept(a), f.concept(b))
+
+
+def login_as(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def edges_between(p: Proposal) -> int:
+    return Edge.objects.filter(
+        source_id=p.source_concept_id, target_id=p.target_concept_id, status="active"
+    ).count()

@@ -71,6 +71,12 @@ NAMING_ALLOWED = (
 # Words that are spelled like a kind but name something else: the concept page's form
 # action that adds a name by hand (a curator's mend, not a proposal).
 NOT_A_KIND = {
+    # The writing API's public schema: its discriminated union of the kinds a submitter
+    # may send needs their names as literal types (the wire format, not a branch).
+    *(
+        ("kgreview/api/proposal_schemas.py", key)
+        for key in ("add_edge", "add_concept", "add_alias", "invalidate_edge")
+    ),
     ("kgreview/review/workspace/mend_forms.py", "add_alias"),
     ("kgreview/review/workspace/mend_views.py", "add_alias"),
     ("templates/web/concept.html", "add_alias"),

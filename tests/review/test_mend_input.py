@@ -359,8 +359,8 @@ def test_walking_the_queue_with_unreadable_cursors_shows_the_start(curator, f, v
 @pytest.mark.parametrize(
     ("data", "words"),
     [
-        ({}, "Choose retire, reactivate or describe."),
-        ({"action": "a b"}, "Choose retire, reactivate or describe."),
+        ({}, "Choose retire, reactivate, describe or guideline."),
+        ({"action": "a b"}, "Choose retire, reactivate, describe or guideline."),
         ({"action": "describe", "label": "Related"}, "A relation needs a label and a verb."),
         ({"action": "describe", "label": " ", "verb": "x"}, "A relation needs a label"),
     ],

@@ -8,6 +8,8 @@ concept proposal names a concept that already exists.
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
@@ -290,6 +292,85 @@ def test_undoable_batch_is_named_by_the_decision_the_reviewer_took(f, reviewer):
     assert latest.words == f"accept #{p.pk} and the 2 concepts accepted with it"
 
 
+# --- many waiting at once ------------------------------------------------------------
+
+
+def _accept_counting(proposal: Proposal, reviewer) -> int:
+    with CaptureQueriesContext(connection) as ctx:
+        decisions.proposal_accept(proposal_id=proposal.pk, acting_user=reviewer)
+    return len([q for q in ctx.captured_queries if "SAVEPOINT" not in q["sql"]])
+
+
+def test_a_concept_many_edges_wait_for_costs_its_accept_no_more_queries_than_one(f, reviewer):
+    """Accepting an edge that needs "Hub" re-points every edge proposal waiting for "Hub"
+    with a fixed number of statements: 25 waiting cost what one does (a manual's common
+    concept is awaited by hundreds; one by one, four statements each)."""
+    counts = {}
+    for waiting in (1, 25):
+        doc = f.lesson()
+        hub = f.concept_proposal(f"Hub {waiting}", doc=doc)
+        first = f.edge_proposal(hub, f.concept(f"Start {waiting}"), doc=doc)
+        others = [
+            f.edge_proposal(hub, f.concept(f"Other {waiting}.{i}"), doc=doc) for i in range(waiting)
+        ]
+        counts[waiting] = _accept_counting(first, reviewer)
+        concept = reload(hub).concept
+        for other in others:
+            other = reload(other)
+            assert other.status == "pending" and other.source_concept_id == concept.pk
+            assert other.payload["source"] == {
+                **end(other, "source"),
+                "concept_id": concept.pk,
+                "proposal_id": hub.pk,
+            }
+            assert other.decisions.get(action="reresolve").caused_by.proposal_id == first.pk
+        assert_queue_decidable()
+    assert counts[25] == counts[1], counts
+
+
+def test_two_waiting_proposals_that_become_one_edge_keep_the_first_and_close_the_second(
+    f, reviewer
+):
+    """ "Hub" (with the alias "Centre") is accepted: the pending "Centre" is its twin, so
+    "Hub → Rerankers" and "Centre → Rerankers" both become the concept's edge to
+    Rerankers in one settling; the first stays to be decided, the second closes naming it."""
+    doc = f.lesson()
+    rerankers = f.concept("Rerankers")
+    hub = f.concept_proposal("Hub", aliases=["Centre"], doc=doc)
+    centre = f.concept_proposal("Centre", doc=doc)
+    first = f.edge_proposal(hub, rerankers, doc=doc)
+    second = f.edge_proposal(centre, rerankers, doc=doc)
+    decisions.proposal_accept(proposal_id=hub.pk, acting_user=reviewer)
+    concept = reload(hub).concept
+    assert reload(centre).status == "superseded"
+    assert reload(first).status == "pending"
+    assert end(first, "source")["concept_id"] == concept.pk
+    second = reload(second)
+    assert second.status == "superseded"
+    assert f"already waiting as proposal #{first.pk}" in second.decisions.last().note
+    assert_queue_decidable()
+
+
+def test_waiting_proposals_whose_edge_is_in_the_graph_now_close_naming_it(f, curator):
+    """A concept renamed "Hub" settles the two edge proposals waiting for the concept
+    proposal "Hub" in one go: the one whose edge the concept already has closes naming
+    that edge, the other is re-pointed at the concept."""
+    doc = f.lesson()
+    rerankers, other, centre = f.concept("Rerankers"), f.concept("Other"), f.concept("Centre")
+    held = f.edge(centre, rerankers)
+    hub = f.concept_proposal("Hub", doc=doc)
+    same = f.edge_proposal(hub, rerankers, doc=doc)
+    keeps = f.edge_proposal(hub, other, doc=doc)
+    mend.concept_update_by_hand(acting_user=curator, concept_id=centre.pk, name="Hub")
+    assert reload(hub).status == "superseded"
+    assert reload(keeps).status == "pending"
+    assert end(keeps, "source")["concept_id"] == centre.pk
+    same = reload(same)
+    assert same.status == "superseded"
+    assert f"#{held.pk}" in same.decisions.get(action="supersede").note
+    assert_queue_decidable()
+
+
 # --- bulk -------------------------------------------------------------------------------
 
 
@@ -353,8 +434,9 @@ def test_bulk_accept_is_set_based_not_one_call_per_proposal(
     assert batch.words == "bulk accept of 30 proposals and the 10 concepts accepted with them"
     assert_queue_decidable()
     # Undone as one set too; one statement records the undo decisions as the edges'
-    # retirers (review's provenance rows, 31 since they left the edge table).
-    with django_assert_max_num_queries(31):
+    # retirers (review's provenance rows, 31 since they left the edge table), and one
+    # looks for the batch's votes on doubled proposals, to take them back with it (32).
+    with django_assert_max_num_queries(32):
         undone = undo.decisions_undo(acting_user=reviewer, batch=result.batch)
     assert len(undone.undone) == 40 and len(undone.primary) == 30
     assert Proposal.objects.filter(pk__in=ids, status="pending").count() == 30

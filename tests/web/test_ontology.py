@@ -261,7 +261,7 @@ def test_unknown_relation_action_is_refused_and_changes_nothing(curator, f, data
     """Anything but retire, reactivate or describe is answered with the choices."""
     rel = f.relation("related")
     response = curator.post(reverse("relation-action", args=[rel.pk]), data, follow=True)
-    assert flashes(response) == [("error", "Choose retire, reactivate or describe.")]
+    assert flashes(response) == [("error", "Choose retire, reactivate, describe or guideline.")]
     assert reload(rel).active is True
 
 

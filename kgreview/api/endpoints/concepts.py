@@ -8,6 +8,7 @@ from django.db.models import Q
 from ninja import Query
 
 from kgreview.graph import history, rules, search
+from kgreview.graph.models import Concept
 from kgreview.graph.type_selectors import type_family
 
 from .. import schemas as s
@@ -30,7 +31,12 @@ def concept_search(
 ):
     """Fuzzy search over canonical names and aliases: exact, prefix, then fuzzy matches.
     ``type``: only concepts of that type or a type below it (at ``as_of``)."""
-    at = instant(as_of)
+    return concept_search_answer(q=q, limit=limit, at=instant(as_of), type=type)
+
+
+def concept_search_answer(*, q: str, limit: int, at: datetime | None, type: str | None) -> dict:  # noqa: A002
+    """The search's answer (``SearchOut``), for the API and the MCP server; refused with
+    an ``ApiError`` or a ``DomainError`` in words."""
     if not q.strip():
         raise ApiError(400, "Give a name or part of one to search for (q).")
     family = None
@@ -56,8 +62,11 @@ def concept_search(
 def concept_detail(request, concept_id: int, as_of: datetime | None = None):
     """A concept with its names and its edges (active now, or at ``as_of``), each with
     provenance. A merged concept answers with ``merged_into``, so old ids still lead on."""
-    at = instant(as_of)
-    concept = concept_or_404(concept_id)
+    return concept_detail_answer(concept=concept_or_404(concept_id), at=instant(as_of))
+
+
+def concept_detail_answer(*, concept: Concept, at: datetime | None) -> dict:
+    """A concept's answer (``ConceptDetailOut``), for the API and the MCP server."""
     existed = history.concept_existed_at(concept, at)
     edges = edge_rows(
         edges_at(at).filter(Q(source=concept) | Q(target=concept)).order_by("relation__key", "pk")

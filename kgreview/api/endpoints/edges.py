@@ -18,7 +18,12 @@ from ..serializers import EXPLAIN_RELATED, edge_explanation
 def edge_explain(request, edge_id: int, as_of: datetime | None = None):
     """Why an edge exists: its evidence quoted in context (source and revision), the
     agent's reason and confidence, the decisions made about it, and what it replaced."""
-    at = instant(as_of)
+    return edge_explain_answer(edge_id=edge_id, at=instant(as_of))
+
+
+def edge_explain_answer(*, edge_id: int, at: datetime | None) -> dict:
+    """An edge's explanation (``ExplainOut``), for the API and the MCP server; a 404
+    ``ApiError`` in words when no edge has the id."""
     in_range = 1 <= edge_id <= BIGGEST_INT  # no row has another, and SQLite cannot be asked
     edge = (
         Edge.objects.select_related(*EXPLAIN_RELATED).filter(pk=edge_id).first()

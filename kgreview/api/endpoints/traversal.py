@@ -7,7 +7,7 @@ from datetime import datetime
 from ninja import Query
 
 from kgreview.graph import history, learning, traversal
-from kgreview.graph.models import RelationType
+from kgreview.graph.models import Concept, RelationType
 from kgreview.graph.selectors import concept_names
 
 from .. import schemas as s
@@ -50,9 +50,27 @@ def neighbours(
     ``both`` either; symmetric edges are walked both ways. ``relation`` (repeatable)
     keeps only those types. At most ``limit`` concepts; ``truncated`` says more exist.
     """
-    at = instant(as_of)
-    concept = concept_or_404(concept_id)
-    rel_ids, rel_keys = relation_ids(relation)
+    return neighbours_answer(
+        concept=concept_or_404(concept_id),
+        depth=depth,
+        direction=direction,
+        relations=relation,
+        limit=limit,
+        at=instant(as_of),
+    )
+
+
+def neighbours_answer(
+    *,
+    concept: Concept,
+    depth: int,
+    direction: Direction,
+    relations: list[str] | None,
+    limit: int,
+    at: datetime | None,
+) -> dict:
+    """A neighbourhood's answer (``NeighboursOut``), for the API and the MCP server."""
+    rel_ids, rel_keys = relation_ids(relations)
     found = traversal.ball(
         start_id=concept.pk,
         depth=depth,
@@ -94,9 +112,27 @@ def path(
     as_of: datetime | None = None,
 ):
     """A shortest path between two concepts, within ``max_depth`` (1–6) steps."""
-    at = instant(as_of)
-    start, goal = concept_or_404(from_id), concept_or_404(to_id)
-    rel_ids, rel_keys = relation_ids(relation)
+    return path_answer(
+        start=concept_or_404(from_id),
+        goal=concept_or_404(to_id),
+        direction=direction,
+        relations=relation,
+        max_depth=max_depth,
+        at=instant(as_of),
+    )
+
+
+def path_answer(
+    *,
+    start: Concept,
+    goal: Concept,
+    direction: Direction,
+    relations: list[str] | None,
+    max_depth: int,
+    at: datetime | None,
+) -> dict:
+    """A shortest path's answer (``PathOut``), for the API and the MCP server."""
+    rel_ids, rel_keys = relation_ids(relations)
     hops = traversal.shortest_path(
         start_id=start.pk,
         goal_id=goal.pk,
@@ -167,8 +203,28 @@ def learning_path(
     the needs form a cycle, ``ok`` is false and ``cycle`` names it with its edges;
     ``blocked`` lists the concepts that wait on it.
     """
-    at = instant(as_of)
-    target = concept_or_404(concept_id)
+    return learning_path_answer(
+        target=concept_or_404(concept_id),
+        via=via,
+        at=instant(as_of),
+        limit=limit,
+        offset=offset,
+        depth=depth,
+    )
+
+
+def learning_path_answer(
+    *,
+    target: Concept,
+    via: list[str] | None,
+    at: datetime | None,
+    limit: int,
+    offset: int,
+    depth: int | None,
+) -> dict:
+    """A learning path's answer (``LearningPathOut``), for the API and the MCP server;
+    refused with an ``ApiError`` in words (an ordering relation unknown or retired, a
+    path too long for one answer, an offset past its end)."""
     via = list(dict.fromkeys(via or ["prerequisite"]))
     unknown = [v for v in via if v not in learning.STUDY_ORDER]
     if unknown:

@@ -28,11 +28,13 @@ back to raw offsets, comparing only the characters that rendering shows.
 
 The package, by stage: ``sanitise`` (the allow-list), ``spans`` (highlights and
 newlines), ``layout`` (the first pass), ``parser`` (markdown-it and its rules),
-``render`` (``render_markdown``) and ``locate`` (``locate_quote``). Templates, graph
+``render`` (``render_markdown``), ``plain`` (``plain_text``, a snippet's words without
+its syntax) and ``locate`` (``locate_quote``). Templates, graph
 pages and mending import the public names from here.
 """
 
 from .locate import locate_quote
+from .plain import plain_text
 from .render import render_markdown
 from .sanitise import ALLOWED_ATTRIBUTES, ALLOWED_TAGS
 from .spans import Span, cover_attrs
@@ -43,5 +45,6 @@ __all__ = [
     "Span",
     "cover_attrs",
     "locate_quote",
+    "plain_text",
     "render_markdown",
 ]

@@ -152,6 +152,8 @@ def _relation_triples(ont: Ontology, r: dict) -> Iterator[Triple]:
     yield iri, RDF.type, OWL.ObjectProperty
     if r["symmetric"]:
         yield iri, RDF.type, OWL.SymmetricProperty
+    if r.get("inverse"):  # "A prerequisite B" is "B builds_on A"
+        yield iri, OWL.inverseOf, rdf.relation(r["inverse"])
     yield iri, RDFS.label, Literal(r["label"])
     yield iri, kg("key"), Literal(r["key"])
     yield iri, kg("verb"), Literal(r["verb"])

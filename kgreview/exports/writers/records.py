@@ -173,6 +173,8 @@ def relation_records(*, at: datetime, stats: ExportStats) -> Iterator[dict]:
             "directed": r.directed,
             "symmetric": r.symmetric,
             "acyclic": r.acyclic,
+            # The relation stating its facts the other way round (as declared now).
+            "inverse": r.inverse.key if r.inverse is not None else "",
             "active": r.active,
             "created_at": iso(r.created_at),
             "retired_at": iso(r.retired_at),

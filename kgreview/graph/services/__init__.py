@@ -76,11 +76,14 @@ from .concepts import (
     concept_retire,
 )
 from .edges import edge_add, edge_create, edge_invalidate, edge_restore, edge_supersede
+from .guidelines import concept_type_guideline, relation_type_guideline
 from .merges import MergeOutcome, UnmergeOutcome, concept_merge, concept_unmerge
 from .patterns import pattern_create, pattern_reactivate, pattern_retire
 from .relations import (
+    inverse_named,
     relation_type_create,
     relation_type_describe,
+    relation_type_pair,
     relation_type_reactivate,
     relation_type_retire,
 )
@@ -113,6 +116,7 @@ __all__ = [
     "concept_set_type",
     "concept_type_create",
     "concept_type_describe",
+    "concept_type_guideline",
     "concept_type_reactivate",
     "concept_type_retire",
     "concept_unmerge",
@@ -131,6 +135,9 @@ __all__ = [
     "pattern_retire",
     "relation_type_create",
     "relation_type_describe",
+    "relation_type_guideline",
+    "inverse_named",
+    "relation_type_pair",
     "relation_type_reactivate",
     "relation_type_retire",
     "source_import",

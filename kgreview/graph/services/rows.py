@@ -234,7 +234,16 @@ def admit_fact(
     """
     check = precheck.edge_precheck(relation=relation, source_id=source.pk, target_id=target.pk)
     if check.existing is not None:
-        raise rules.duplicate_refusal(relation, source.name, target.name, check.existing)
+        holder = None
+        if relation.inverse_id:  # its twin's words, read only for the refusal
+            holder = Edge.objects.filter(pk=check.existing).values_list("relation_id", flat=True)
+        raise rules.duplicate_refusal(
+            relation,
+            source.name,
+            target.name,
+            check.existing,
+            held_relation_id=holder.first() if holder is not None else None,
+        )
     placement = order.place(check, source.pk, target.pk)
     if placement.repair:
         if check.small:
@@ -297,6 +306,7 @@ def lock_for_edge(
         retired_at=first.r_retired_at,
         created_at=first.r_created_at,
         ordered=bool(first.r_ordered),
+        inverse_id=first.r_inverse_id,
     )
     concepts = {c.pk: c for c in rows}
     missing = [i for i in concept_ids if i not in concepts]
@@ -318,6 +328,7 @@ _RELATION_COLUMNS = (
     "retired_at",
     "created_at",
     "ordered",
+    "inverse_id",
 )
 
 

@@ -7,21 +7,32 @@ with the ``md`` class for its styles.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from construction.excerpt import head_of, tail_of
-from kgreview.core.markup import Span, render_markdown
+from kgreview.core.markup import Span, plain_text, render_markdown
 
 register = template.Library()
+
+#: Evidence paragraphs up to this many characters are rendered once per process.
+EVIDENCE_CACHED_UP_TO = 8_000
 
 
 @register.filter(name="markdown")
 def markdown(text) -> SafeString:
     """``{{ text|markdown }}``: Markdown as sanitised HTML, nothing highlighted."""
     return render_markdown(str(text or ""))
+
+
+@register.filter(name="markdown_plain")
+def markdown_plain(text) -> str:
+    """``{{ quote|markdown_plain|truncatechars:140 }}``: a Markdown snippet's words on one
+    line, its syntax left out (``core.markup.plain_text``); escaped like any text."""
+    return plain_text(str(text or ""))
 
 
 @register.simple_tag
@@ -50,7 +61,15 @@ def evidence_html(context, clip: int = 0, heading_offset: int = 4) -> SafeString
     if getattr(context, "plain", False):
         # Text from a PDF or a .txt file is not Markdown: "*" and "#" are just characters.
         return format_html('<p class="plain">{}<mark>{}</mark>{}</p>', before, quote, after)
-    start = len(before)
-    return render_markdown(
-        before + quote + after, [Span(start, start + len(quote))], heading_offset=offset
-    )
+    text, start = before + quote + after, len(before)
+    if len(text) > EVIDENCE_CACHED_UP_TO:
+        return render_markdown(text, [Span(start, start + len(quote))], heading_offset=offset)
+    return _evidence(text, start, start + len(quote), offset)
+
+
+@lru_cache(maxsize=512)
+def _evidence(text: str, start: int, end: int, heading_offset: int) -> SafeString:
+    """A quote's paragraph rendered, kept by its words: a revision never changes, so the
+    card of the same quote (the next card fetched ahead, then shown; a card opened again)
+    is rendered once per process; 512 paragraphs of at most 8,000 characters."""
+    return render_markdown(text, [Span(start, end)], heading_offset=heading_offset)

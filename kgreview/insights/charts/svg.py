@@ -69,7 +69,8 @@ def frame(
 ) -> SafeString:
     return format_html(
         '<svg xmlns="http://www.w3.org/2000/svg" id="{id}" class="chart-svg" '
-        'viewBox="0 0 {w} {h}" role="img" aria-label="{t}" aria-describedby="{id}-desc" '
+        'viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="{t}" '
+        'aria-describedby="{id}-desc" '
         'font-size="12" font-family="system-ui, sans-serif">'
         '<title id="{id}-title">{t}</title><desc id="{id}-desc">{d}</desc>{body}</svg>',
         id=chart_id,

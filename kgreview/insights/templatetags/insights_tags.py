@@ -26,3 +26,17 @@ def interval(pair) -> str:
 def conf(value) -> str:
     """A confidence with two decimals, or "–"."""
     return "–" if value is None else f"{value:.2f}"
+
+
+@register.filter
+def stat(value, digits: int = 2) -> str:
+    """An agreement statistic (alpha, kappa) with ``digits`` decimals, or "–"."""
+    return "–" if value is None else f"{value:.{int(digits)}f}"
+
+
+@register.filter
+def span(interval: dict) -> str:
+    """A bootstrap interval {"low", "high"} as "0.41–0.62", or "–" when there is none."""
+    if not interval or interval.get("low") is None:
+        return "–"
+    return f"{interval['low']:.2f}–{interval['high']:.2f}"

@@ -25,10 +25,10 @@ def proposal_blockers(proposal: Proposal, *, facts=None) -> list[str]:
     return open_proposal_blockers([proposal], facts=facts).get(proposal.pk, [])
 
 
-def pattern_blocked(proposal: Proposal, *, facts=None) -> tuple[list[str], bool]:
+def pattern_blocked(proposal: Proposal, *, facts=None, holders=None) -> tuple[list[str], bool]:
     """``proposal_blockers``, and whether a relation's pattern is among them (a curator
     may then accept by widening the pattern, ``review.decide.widen``)."""
-    reads = BlockerReads(facts=dict(facts or {}))
+    reads = BlockerReads(facts=dict(facts or {}), holders=dict(holders or {}))
     words = open_proposal_blockers([proposal], reads=reads).get(proposal.pk, [])
     return words, proposal.pk in reads.pattern_refused
 

@@ -26,6 +26,7 @@ from kgreview.review.decide.reconcile import reconcile
 from kgreview.review.kinds import kind_of
 from kgreview.review.models import Decision, Proposal
 from kgreview.review.services import lock_proposals
+from kgreview.review.team import doubling
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -178,12 +179,16 @@ def proposals_bulk_decide(
             f"At most {BULK_LIMIT} proposals at once; narrow the filter and repeat."
         )
     result = BulkResult(batch=uuid.uuid4())
+    # A doubled proposal's decision is a vote (``review.team``): decided one by one, by
+    # the same services as a single card, so the rule holds on this path too.
+    doubled = doubling.doubled_ids(ids)
+    together = [i for i in ids if i not in doubled]
     try:
         with transaction.atomic(), retry.writes_deferred():  # one name journal write
             if action == "accept":
                 slow = bulk_accept(
                     acting_user=acting_user,
-                    proposal_ids=ids,
+                    proposal_ids=together,
                     note=note,
                     batch=result.batch,
                     result=result,
@@ -191,7 +196,7 @@ def proposals_bulk_decide(
             else:
                 bulk_reject(
                     acting_user=acting_user,
-                    proposal_ids=ids,
+                    proposal_ids=together,
                     reason_code=reason_code,
                     note=note,
                     batch=result.batch,
@@ -205,6 +210,7 @@ def proposals_bulk_decide(
             found = Proposal.objects.in_bulk(ids)
             slow = [p.pk for p in in_stages([found[i] for i in ids if i in found])]
             slow += [i for i in ids if i not in found]
+    slow = [*slow, *(i for i in ids if i in doubled and i not in slow)]
     _one_by_one(
         result, slow, acting_user=acting_user, action=action, reason_code=reason_code, note=note
     )

@@ -27,6 +27,9 @@ class GraphChanges:
     # the dedup keys of proposals just accepted: no other open proposal can hold those.
     edge_rows: dict[int, Edge] = field(default_factory=dict)
     closed_keys: set[str] = field(default_factory=set)
+    # Edges whose proposal's lock said no open proposal states them as an inverse twin
+    # (``services.open_twin``): settling asks no more about those.
+    twinless: set[int] = field(default_factory=set)
 
     def __bool__(self) -> bool:
         return any(

@@ -66,6 +66,7 @@ from kgreview.core.permissions import is_curator
 from kgreview.core.retry import retried
 from kgreview.graph import services as graph
 from kgreview.graph.models import Edge
+from kgreview.review import talk
 from kgreview.review.decide.changes import GraphChanges
 from kgreview.review.decide.ends import EndChoice as EndChoice  # re-exported: the edit form's ends
 from kgreview.review.decide.outcome import (
@@ -85,6 +86,7 @@ from kgreview.review.kinds.add_edge import (
 from kgreview.review.kinds.base import Edits, Step
 from kgreview.review.models import Decision, Proposal
 from kgreview.review.services import endpoint_columns, lock_proposals
+from kgreview.review.team import votes as team
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -127,7 +129,10 @@ def lock_open(proposal_id: int, version: int | None, *, also=(), needed: bool = 
     lock order's first step).
     """
     locked = lock_proposals(
-        [proposal_id, *also], needed=needed, related=("evidence_revision__source",)
+        [proposal_id, *also],
+        needed=needed,
+        # The relation's double-review row too: whether it is doubled costs no query.
+        related=("evidence_revision__source", "relation__double_review"),
     )
     proposal = locked.get(proposal_id)
     if proposal is None:
@@ -144,7 +149,11 @@ def lock_open(proposal_id: int, version: int | None, *, also=(), needed: bool = 
             decided_by=_who(last),
             decided_at=proposal.decided_at.isoformat() if proposal.decided_at else None,
         )
-    if version is not None and version != proposal.version:
+    if (
+        version is not None
+        and version != proposal.version
+        and not _same_meaning_since(proposal, version)
+    ):
         raise VersionChanged(
             f"Proposal #{proposal.pk} changed while you were looking at it (now version "
             f"{proposal.version}{': ' + ', '.join(proposal.flags) if proposal.flags else ''}"
@@ -153,6 +162,37 @@ def lock_open(proposal_id: int, version: int | None, *, also=(), needed: bool = 
             version=proposal.version,
         )
     return proposal
+
+
+#: What of an end of a proposal says what it means: its name. Which row it resolves to
+#: (a concept, a concept proposal, how it matched) is how the queue keeps it.
+_RESOLUTION = ("concept_id", "proposal_id", "match", "score", "matched_name")
+
+
+def _meaning(payload) -> object:
+    if isinstance(payload, dict):
+        return {k: _meaning(v) for k, v in payload.items() if k not in _RESOLUTION}
+    if isinstance(payload, list):
+        return [_meaning(v) for v in payload]
+    return payload
+
+
+def _same_meaning_since(proposal: Proposal, version: int) -> bool:
+    """Whether every change to the proposal since ``version`` only re-resolved it without
+    changing what it says: an end that waited for a concept proposal a colleague just
+    accepted now names that concept, by the same name. Deciding it as seen then decides
+    the same thing, so the reviewer is not sent back to look again (seen with two
+    reviewers at work at once: one accepting concepts re-pointed the other's card)."""
+    changes = list(
+        Decision.objects.filter(proposal=proposal, proposal_version__gte=version).values_list(
+            "action", "before", "after"
+        )
+    )
+    return bool(changes) and all(
+        action == Decision.Action.RERESOLVE
+        and _meaning((before or {}).get("payload")) == _meaning((after or {}).get("payload"))
+        for action, before, after in changes
+    )
 
 
 def _require_role(proposal: Proposal, *, acting_user: User) -> None:
@@ -274,6 +314,10 @@ def settle_outcome(out: Outcome, *, acting_user: User) -> Outcome:
     )
     out.settled += settled
     out.decisions += settled
+    # A card in discussion that someone decides: its discussion resolves itself, saying so
+    # (``in_discussion`` came with the proposal's lock: no query for a card not in one).
+    if getattr(out.proposal, "in_discussion", False):
+        talk.discussions_closed_by([out.decision])
     return out
 
 
@@ -297,6 +341,13 @@ def proposal_accept(
     """
     proposal = lock_open(proposal_id, version)
     batch = batch or uuid.uuid4()
+    _require_role(proposal, acting_user=acting_user)
+    ballot = team.ballot(
+        proposal, acting_user=acting_user, action=Decision.Action.ACCEPT, note=note, batch=batch
+    )
+    if ballot.route is team.Route.WAIT:
+        return _voted(proposal, ballot, batch)
+    note = _ballot_note(ballot, note)
     if merge_survivor is not None:
         kept = kind_of(proposal).keep(proposal.payload, merge_survivor)
         if kept is not None:
@@ -315,7 +366,23 @@ def proposal_accept(
             )
             return settle_outcome(out, acting_user=acting_user)
     out = accept_one(proposal, acting_user=acting_user, batch=batch, note=note)
+    team.settle(ballot, out.decision)
     return settle_outcome(out, acting_user=acting_user)
+
+
+def _voted(proposal: Proposal, ballot: team.Ballot, batch: uuid.UUID) -> Outcome:
+    """A decision on a doubled proposal that changed nothing yet: the reviewer's vote."""
+    return Outcome(proposal=proposal, decision=None, batch=batch, vote=ballot.vote)
+
+
+def _ballot_note(ballot: team.Ballot, note: str) -> str:
+    """The decision's note: what the double review said, then the decider's own words
+    (which an agreement's words already hold)."""
+    if ballot.route is team.Route.APPLY:
+        return ballot.note
+    if ballot.route is team.Route.ADJUDICATE and ballot.note:
+        return f"{ballot.note} {note}".strip()
+    return note
 
 
 @retried
@@ -343,6 +410,19 @@ def proposal_reject(
     proposal = lock_open(proposal_id, version, needed=False)
     _require_role(proposal, acting_user=acting_user)
     batch = batch or uuid.uuid4()
+    ballot = team.Ballot(team.Route.DECIDE)
+    if cause is None:  # a reviewer's own rejection; one a decision causes is not a vote
+        ballot = team.ballot(
+            proposal,
+            acting_user=acting_user,
+            action=Decision.Action.REJECT,
+            reason_code=reason_code,
+            note=note,
+            batch=batch,
+        )
+        if ballot.route is team.Route.WAIT:
+            return _voted(proposal, ballot, batch)
+        note = _ballot_note(ballot, note)
     decision = close_proposal(
         proposal,
         acting_user=acting_user,
@@ -353,6 +433,7 @@ def proposal_reject(
         note=note,
         cause=cause,
     )
+    team.settle(ballot, decision)
     out = Outcome(proposal=proposal, decision=decision, batch=batch, decisions=[decision])
     if kind_of(proposal).names_a_concept:
         out.changes.rejected.add(proposal.pk)
@@ -393,8 +474,24 @@ def proposal_edit_accept(
             raise ValidationFailed("Confidence must lie between 0 and 1.")
         proposal.confidence = confidence
     changed = payload != proposal.payload or confidence not in (None, before["confidence"])
+    _require_role(proposal, acting_user=acting_user)
+    batch = uuid.uuid4()
+    ballot = team.ballot(
+        proposal,
+        acting_user=acting_user,
+        action=Decision.Action.EDIT_ACCEPT if changed else Decision.Action.ACCEPT,
+        note=note,
+        payload=payload,
+        confidence=proposal.confidence,
+        batch=batch,
+    )
+    if ballot.route is team.Route.WAIT:
+        proposal.refresh_from_db()  # nothing of the edit is kept on the proposal: the vote has it
+        return _voted(proposal, ballot, batch)
+    note = _ballot_note(ballot, note)
     if not changed:
-        out = accept_one(proposal, acting_user=acting_user, batch=uuid.uuid4(), note=note)
+        out = accept_one(proposal, acting_user=acting_user, batch=batch, note=note)
+        team.settle(ballot, out.decision)
         return settle_outcome(out, acting_user=acting_user)
     if payload != proposal.payload:
         relation_ids = None
@@ -402,16 +499,19 @@ def proposal_edit_accept(
             relation_ids = {payload["relation"]: proposal.relation_id}
         for column, value in endpoint_columns(proposal.kind, payload, relation_ids).items():
             setattr(proposal, column, value)
+        # The lock's answer was about the fact as drafted: settling asks again.
+        proposal.open_twin_id = -1  # type: ignore[attr-defined]
     proposal.payload = payload
     out = accept_one(
         proposal,
         acting_user=acting_user,
-        batch=uuid.uuid4(),
+        batch=batch,
         note=note,
         action=Decision.Action.EDIT_ACCEPT,
         before=before,
         after={"payload": payload, "confidence": proposal.confidence},
     )
+    team.settle(ballot, out.decision)
     return settle_outcome(out, acting_user=acting_user)
 
 

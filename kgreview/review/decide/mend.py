@@ -80,6 +80,7 @@ def _made_and_accepted(
         created_by=acting_user,
         document=evidence.revision.source if evidence is not None else None,
         gate=0.0,
+        decided_at_once=True,
     )
     out = accept_one(proposal, acting_user=acting_user, batch=uuid.uuid4(), note=reason)
     return settle_outcome(out, acting_user=acting_user)

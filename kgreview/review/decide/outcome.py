@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from kgreview.core.errors import DomainError, StateConflict
 from kgreview.graph.models import Concept, Edge
 from kgreview.review.decide.changes import GraphChanges
-from kgreview.review.models import Decision, Proposal
+from kgreview.review.models import Decision, Proposal, Vote
 
 
 class ProposalStale(DomainError):
@@ -63,3 +63,5 @@ class Outcome:
     settled: list[Decision] = field(default_factory=list)  # proposals settled as a consequence
     changes: GraphChanges = field(default_factory=GraphChanges)
     message: str = ""
+    # Double review: the reviewer's vote, when the decision was one (``review.team``).
+    vote: Vote | None = None

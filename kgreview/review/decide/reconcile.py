@@ -41,8 +41,10 @@ from typing import TYPE_CHECKING
 from django.db.models import Q
 
 from construction import keys
+from kgreview.graph import rules
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph.models import Concept, Edge
+from kgreview.review import talk
 from kgreview.review.decide.changes import GraphChanges
 from kgreview.review.decide.settle import Settler
 from kgreview.review.kinds import settled_by
@@ -129,6 +131,9 @@ def reconcile(
     added = _edges_added(changes)
     _settle_edge_changes(s, changes, added)
     _supersede_same_facts(s, changes, added)
+    # A card someone asked about and this settling closed: its question resolves itself,
+    # naming the decision (an asker would otherwise wait on a card no one can answer).
+    talk.discussions_closed_by([d for d in s.decisions if d.proposal_id in s.closed])
     return s.decisions
 
 
@@ -138,12 +143,14 @@ def _settle_merged(s: Settler, changes: GraphChanges) -> None:
     survivors = Concept.objects.in_bulk(set(changes.merged.values()))
     changes.named |= set(survivors)
     losers = Concept.objects.in_bulk(set(changes.merged))
+    moves = []
     for p in s._open(_edge_proposals().filter(_waiting_on_concepts(changes.merged))):
         ends = {}
         for role in _ends_matching(p, lambda e: e.get("concept_id") in changes.merged):
             loser = losers[p.payload[role]["concept_id"]]
             ends[role] = _concept_end(survivors[changes.merged[loser.pk]])
-        s.repoint(p, ends, "An end was merged into another concept.")
+        moves.append((p, ends))
+    s.repoint_all(moves, "An end was merged into another concept.")
     for p in s._open(_merge_proposals().filter(_waiting_on_concepts(changes.merged))):
         s.supersede(p, "One of its concepts was merged in another decision.")
 
@@ -189,6 +196,7 @@ def _repoint_to_resolved(s: Settler, changes: GraphChanges) -> None:
     waiting = _edge_proposals().filter(
         _waiting_on_names(p.payload["name"] for p in needed.values())
     )
+    moves = []
     for p in s._open(waiting):
         ends = {}
         for role in ("source", "target"):
@@ -202,7 +210,8 @@ def _repoint_to_resolved(s: Settler, changes: GraphChanges) -> None:
                 concept = resolved_to[changes.resolved[need.pk]]
                 ends[role] = {**_concept_end(concept), "proposal_id": need.pk}
         if ends:
-            s.repoint(p, ends, "The concept it needed is in the graph now.")
+            moves.append((p, ends))
+    s.repoint_all(moves, "The concept it needed is in the graph now.")
 
 
 def _supersede_waiting_on_rejected(s: Settler, dead: dict[int, Proposal]) -> None:
@@ -246,12 +255,14 @@ def _repoint_to_reopened(s: Settler, changes: GraphChanges) -> None:
     """Concepts taken back by an undo: edge proposals on them wait again for the concept
     proposal the undo reopened; merge proposals involving them close."""
     reopened = Proposal.objects.in_bulk(set(changes.unmade.values()))
+    moves = []
     for p in s._open(_edge_proposals().filter(_waiting_on_concepts(changes.unmade))):
         ends = {}
         for role in _ends_matching(p, lambda e: e.get("concept_id") in changes.unmade):
             back = reopened[changes.unmade[p.payload[role]["concept_id"]]]
             ends[role] = _proposal_end(back)
-        s.repoint(p, ends, "The concept it used went back to the queue.")
+        moves.append((p, ends))
+    s.repoint_all(moves, "The concept it used went back to the queue.")
     for p in s._open(_merge_proposals().filter(_waiting_on_concepts(changes.unmade))):
         s.supersede(p, "One of its concepts went back to the queue.")
 
@@ -294,6 +305,9 @@ def _supersede_same_facts(s: Settler, changes: GraphChanges, added: list[Edge]) 
     """An edge in the graph now: the open proposal asking for the same fact closes
     (unless it is one just accepted)."""
     wanted = {}
+    # Its inverse twin, by the columns ``rules.fact_keys`` names (the inverse relation,
+    # the ends swapped): "B builds on A" closes when "A is a prerequisite for B" is in.
+    twins: dict[tuple[int, str, str], Edge] = {}
     for edge in added:
         key = keys.edge_dedup_key(
             keys.concept_key(edge.source_id),
@@ -303,6 +317,23 @@ def _supersede_same_facts(s: Settler, changes: GraphChanges, added: list[Edge]) 
         )
         if key not in changes.closed_keys:
             wanted[key] = edge
-    if wanted:
-        for p in s._open(_edge_proposals().filter(dedup_key__in=wanted)):
-            s.supersede(p, f"The same edge is in the graph now (edge #{wanted[p.dedup_key].pk}).")
+        if edge.pk in changes.twinless:
+            continue
+        for s_id, r_id, t_id in rules.fact_keys(edge.source_id, edge.relation, edge.target_id):
+            if r_id != edge.relation_id:
+                twins[(r_id, keys.concept_key(s_id), keys.concept_key(t_id))] = edge
+    same = Q(dedup_key__in=wanted)
+    for r_id, source_key, target_key in twins:
+        same |= Q(relation_id=r_id, source_key=source_key, target_key=target_key)
+    if wanted or twins:
+        for p in s._open(_edge_proposals().filter(same)):
+            if p.dedup_key in wanted:
+                edge = wanted[p.dedup_key]
+                s.supersede(p, f"The same edge is in the graph now (edge #{edge.pk}).")
+                continue
+            edge = twins[(p.relation_id, p.source_key, p.target_key)]
+            s.supersede(
+                p,
+                f"The same fact is in the graph now, stated the other way round "
+                f"(edge #{edge.pk}, {edge.relation.key}).",
+            )

@@ -97,6 +97,7 @@ class Settler:
         self.why = why
         self.decisions: list[Decision] = []
         self.done: set[int] = set()
+        self.closed: set[int] = set()  # superseded here
 
     def _open(self, qs):
         """Open proposals of ``qs``, locked, skipping rows someone is deciding right now."""
@@ -104,13 +105,14 @@ class Settler:
             qs.filter(status__in=OPEN_STATUSES)
             .exclude(pk__in=self.done)
             .select_for_update(skip_locked=True, of=("self",))
-            .select_related("relation")
+            .select_related("relation__inverse")
             .order_by("pk")
         )
         return list(rows)
 
     def supersede(self, proposal: Proposal, words: str, *, concept: Concept | None = None):
         self.done.add(proposal.pk)
+        self.closed.add(proposal.pk)
         if concept is not None and kind_of(proposal).names_a_concept:
             proposal.concept = concept
         after: dict[str, str | int] = {"superseded_because": words}
@@ -129,38 +131,71 @@ class Settler:
             )
         )
 
-    def repoint(self, proposal: Proposal, ends: dict[str, dict], words: str) -> None:
-        """Give an open add_edge proposal new ends; close it if that makes it moot."""
-        self.done.add(proposal.pk)
-        payload = dict(proposal.payload)
-        for role, endpoint in ends.items():
-            payload[role] = endpoint
-        src, dst = payload["source"], payload["target"]
-        same = (src.get("concept_id") and src.get("concept_id") == dst.get("concept_id")) or (
-            src["name"].casefold() == dst["name"].casefold()
-        )
-        if same:
-            self.done.discard(proposal.pk)
-            self.supersede(proposal, str(rules.ends_meet(src["name"])))
-            return
-        payload = payload_validate(kind=proposal.kind, payload=payload)
-        relation = proposal.relation or RelationType.objects.filter(key=payload["relation"]).first()
-        if relation is not None and src.get("concept_id") and dst.get("concept_id"):
-            existing = graph_selectors.active_edge_between(
-                source_id=src["concept_id"], target_id=dst["concept_id"], relation=relation
+    def repoint_all(self, moves: list[tuple[Proposal, dict[str, dict]]], words: str) -> None:
+        """Give open add_edge proposals new ends (``moves``, in id order), each closed
+        instead when that makes it moot: its ends one concept, its fact in the graph
+        (``graph_selectors.active_edges_holding``), or the same change already waiting.
+
+        A fixed number of statements for any number of proposals (a concept a hundred
+        edge proposals waited for costs its accept no more than one did): one read of the
+        edges, one of the dedup keys taken, one insert of the decisions and one update of
+        the proposals; only those closed are written one by one. Decided in id order, as
+        one by one: a proposal re-keyed here takes its new key from the ones after it."""
+        staged: list[tuple[Proposal, dict, RelationType | None]] = []
+        relations: dict[str, RelationType | None] = {}
+        for proposal, ends in moves:
+            self.done.add(proposal.pk)
+            payload = dict(proposal.payload)
+            payload.update(ends)
+            src, dst = payload["source"], payload["target"]
+            same = (src.get("concept_id") and src.get("concept_id") == dst.get("concept_id")) or (
+                src["name"].casefold() == dst["name"].casefold()
             )
-            if existing is not None:
+            if same:
                 self.done.discard(proposal.pk)
-                refusal = rules.duplicate_refusal(relation, src["name"], dst["name"], existing.pk)
-                self.supersede(proposal, str(refusal))
-                return
-        key = proposal_dedup_key(
-            kind=proposal.kind,
-            payload=payload,
-            symmetric=relation.symmetric if relation is not None else False,
-        )[:255]
-        relation_ids = {relation.key: relation.pk} if relation is not None else {}
-        self._rekey(proposal, payload, key, f"{words} {self.why}", relation_ids)
+                self.supersede(proposal, str(rules.ends_meet(src["name"])))
+                continue
+            payload = payload_validate(kind=proposal.kind, payload=payload)
+            relation = proposal.relation
+            if relation is None:
+                if payload["relation"] not in relations:
+                    relations[payload["relation"]] = RelationType.objects.filter(
+                        key=payload["relation"]
+                    ).first()
+                relation = relations[payload["relation"]]
+            staged.append((proposal, payload, relation))
+        facts = [
+            (p["source"]["concept_id"], relation, p["target"]["concept_id"])
+            for _, p, relation in staged
+            if relation is not None
+            and p["source"].get("concept_id")
+            and p["target"].get("concept_id")
+        ]
+        held = graph_selectors.active_edges_holding(facts)
+        rekeyed: list[tuple[Proposal, dict, str, dict[str, int]]] = []
+        for proposal, payload, relation in staged:
+            src, dst = payload["source"], payload["target"]
+            if relation is not None and src.get("concept_id") and dst.get("concept_id"):
+                existing = held.get((src["concept_id"], relation.pk, dst["concept_id"]))
+                if existing is not None:
+                    self.done.discard(proposal.pk)
+                    refusal = rules.duplicate_refusal(
+                        relation,
+                        src["name"],
+                        dst["name"],
+                        existing.pk,
+                        held_relation_id=existing.relation_id,
+                    )
+                    self.supersede(proposal, str(refusal))
+                    continue
+            key = proposal_dedup_key(
+                kind=proposal.kind,
+                payload=payload,
+                symmetric=relation.symmetric if relation is not None else False,
+            )[:255]
+            relation_ids = {relation.key: relation.pk} if relation is not None else {}
+            rekeyed.append((proposal, payload, key, relation_ids))
+        self._rekey_all(rekeyed, f"{words} {self.why}")
 
     def follow_edge(self, proposal: Proposal, edge: Edge) -> None:
         """Point a proposal about an edge at the newer row of the same fact."""
@@ -168,42 +203,82 @@ class Settler:
         payload = {**proposal.payload, "edge_id": edge.pk}
         key = proposal_dedup_key(kind=proposal.kind, payload=payload)[:255]
         words = f"Edge #{edge.supersedes_id} is now edge #{edge.pk}."
-        self._rekey(proposal, payload, key, f"{words} {self.why}")
+        self._rekey_all([(proposal, payload, key, {})], f"{words} {self.why}")
 
-    def _rekey(self, proposal: Proposal, payload: dict, key: str, note: str, relation_ids=None):
-        """Give an open proposal a new payload and dedup key, recorded as a re-resolving
-        decision; if the same change is already waiting, close this one instead."""
-        taken = (
-            Proposal.objects.filter(dedup_key=key, status__in=OPEN_STATUSES)
-            .exclude(pk=proposal.pk)
-            .values_list("pk", flat=True)
-            .first()
-        )
-        if taken is not None:
-            self.done.discard(proposal.pk)
-            self.supersede(proposal, f"The same change is already waiting as proposal #{taken}.")
+    def _rekey_all(self, rekeyed: list[tuple[Proposal, dict, str, dict[str, int]]], note: str):
+        """Give open proposals new payloads and dedup keys, each recorded as a re-resolving
+        decision; a proposal whose change is already waiting, in its words or as its
+        inverse twin (``Kind.twin_keys``: asked only when its relation has an inverse),
+        is closed instead. One read of the keys taken, one insert, one update."""
+        if not rekeyed:
             return
-        before = {
-            "status": proposal.status,
-            "payload": proposal.payload,
-            "dedup_key": proposal.dedup_key,
-        }
-        for column, value in endpoint_columns(proposal.kind, payload, relation_ids).items():
-            setattr(proposal, column, value)
-        proposal.payload = payload
-        proposal.dedup_key = key
-        self.decisions.append(
-            Decision.objects.create(
-                proposal=proposal,
-                user=self.acting_user,
-                action=Decision.Action.RERESOLVE,
-                note=note.strip(),
-                before=before,
-                after={"status": proposal.status, "payload": payload, "dedup_key": key},
-                proposal_version=proposal.version,
-                batch=self.batch,
-                caused_by=self.cause,
+        wanted: dict[int, tuple[str, ...]] = {}
+        for proposal, payload, key, _ in rekeyed:
+            relation = proposal.relation if proposal.relation_id else None
+            twins: tuple[str, ...] = ()
+            if relation is not None and relation.inverse_id:
+                twins = kind_of(proposal).twin_keys(payload, relation)
+            wanted[proposal.pk] = (key, *twins)
+        holders: dict[str, set[int]] = {}
+        for pk, dedup_key in Proposal.objects.filter(
+            dedup_key__in={k for ks in wanted.values() for k in ks}, status__in=OPEN_STATUSES
+        ).values_list("pk", "dedup_key"):
+            holders.setdefault(dedup_key, set()).add(pk)
+        moving = {proposal.pk: proposal.dedup_key for proposal, *_ in rekeyed}
+        written: list[Proposal] = []
+        decisions: list[Decision] = []
+        for proposal, payload, key, relation_ids in rekeyed:
+            taken = self._taken(proposal.pk, wanted[proposal.pk], holders, moving)
+            if taken is not None:
+                self.done.discard(proposal.pk)
+                same = "change" if taken[1] == key else "fact, stated the other way round,"
+                self.supersede(
+                    proposal, f"The same {same} is already waiting as proposal #{taken[0]}."
+                )
+                continue
+            before = {
+                "status": proposal.status,
+                "payload": proposal.payload,
+                "dedup_key": proposal.dedup_key,
+            }
+            for column, value in endpoint_columns(proposal.kind, payload, relation_ids).items():
+                setattr(proposal, column, value)
+            proposal.payload = payload
+            proposal.dedup_key = key
+            moving[proposal.pk] = key
+            holders.setdefault(key, set()).add(proposal.pk)
+            decisions.append(
+                Decision(
+                    proposal=proposal,
+                    user=self.acting_user,
+                    action=Decision.Action.RERESOLVE,
+                    note=note.strip(),
+                    before=before,
+                    after={"status": proposal.status, "payload": payload, "dedup_key": key},
+                    proposal_version=proposal.version,
+                    batch=self.batch,
+                    caused_by=self.cause,
+                )
             )
-        )
-        proposal.version += 1
-        proposal.save(update_fields=REKEY_FIELDS)
+            proposal.version += 1
+            proposal.updated_at = timezone.now()
+            written.append(proposal)
+        if written:
+            self.decisions += Decision.objects.bulk_create(decisions)
+            Proposal.objects.bulk_update(written, REKEY_FIELDS)
+
+    def _taken(
+        self, pk: int, wanted: tuple[str, ...], holders: dict[str, set[int]], moving: dict[int, str]
+    ) -> tuple[int, str] | None:
+        """The open proposal with the lowest id, other than ``pk``, holding one of the keys
+        ``wanted`` as things stand now: a proposal of the batch holds the key it was
+        given (its old one until its turn), one closed here holds none."""
+        found = [
+            (other, key)
+            for key in wanted
+            for other in holders.get(key, ())
+            if other != pk
+            and other not in self.closed
+            and (other not in moving or moving[other] == key)
+        ]
+        return min(found) if found else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -33,8 +34,9 @@ from kgreview.review.decide.undo_set import OneByOne, undo_as_a_set
 from kgreview.review.kinds import kind_of
 from kgreview.review.kinds.base import LockRows, UndoStep, rows_named
 from kgreview.review.kinds.merge_concepts import MergeConceptsKind, unmerged
-from kgreview.review.models import OPEN_STATUSES, Decision, Proposal
+from kgreview.review.models import OPEN_STATUSES, Decision, Proposal, Vote
 from kgreview.review.services import endpoint_columns, lock_proposals
+from kgreview.review.team import votes as team_votes
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -181,13 +183,16 @@ def _undo_order(decision: Decision) -> tuple:
 @dataclass
 class UndoResult:
     undone: list[Decision]
-    primary: list[Decision]  # the decisions the reviewer took, as opposed to consequences
+    # The decisions the reviewer took, as opposed to consequences (or the votes withdrawn).
+    primary: list[Decision] | list[Vote]
     settled: list[Decision]  # what the undo itself settled in the queue
 
     @property
     def first_proposal_id(self) -> int | None:
         """The proposal of the earliest primary decision: the card to show again."""
-        return min(self.primary, key=lambda d: d.pk).proposal_id if self.primary else None
+        if not self.primary:
+            return None
+        return min((d.pk, d.proposal_id) for d in self.primary)[1]
 
 
 def _lock_undo(decisions: list[Decision]) -> dict[int, Proposal]:
@@ -241,7 +246,9 @@ def decisions_undo(*, acting_user: User, batch: uuid.UUID) -> UndoResult:
     )
     primary = [d for d in decisions if d.caused_by_id is None]
     if not primary:
-        raise NotFound("There is nothing to undo in that batch.")
+        # A vote on a doubled proposal (``review.team``) is undone by withdrawing it.
+        withdrawn = team_votes.withdraw(acting_user=acting_user, batch=batch)
+        return UndoResult(undone=[], primary=withdrawn, settled=[])
     if any(d.user_id != acting_user.pk for d in decisions):
         raise NotAllowed("You can only undo your own decisions.")
     if Decision.objects.filter(undoes__in=decisions).exists():
@@ -249,6 +256,8 @@ def decisions_undo(*, acting_user: User, batch: uuid.UUID) -> UndoResult:
     if timezone.now() - primary[0].created_at > UNDO_WINDOW:
         raise StateConflict("Decisions older than a day are changed with a new proposal.")
     proposals = _lock_undo(decisions)
+    # A bulk decision's doubled proposals were votes (``review.team``): taken back too.
+    team_votes.withdraw(acting_user=acting_user, batch=batch, quietly=True)
     undo_batch = uuid.uuid4()
     if len(primary) > 1:  # a bulk batch: undone as one set when it can be
         try:
@@ -295,12 +304,13 @@ class BatchSummary:
     """One undoable batch, named by the decision the reviewer took."""
 
     batch: uuid.UUID
-    at: object
-    primary: list[Decision]
+    at: datetime
+    # The decisions the reviewer took; or the one vote, for a vote not settled yet.
+    primary: list[Decision] | list[Vote]
     concepts: int  # concept proposals accepted with the primary decisions
 
     @property
-    def first(self) -> Decision:
+    def first(self) -> Decision | Vote:
         return self.primary[0]
 
     @property
@@ -338,11 +348,33 @@ def batch_summary(decisions: list[Decision]) -> BatchSummary | None:
     )
 
 
+def vote_summary(vote) -> BatchSummary:
+    """A vote (double review's decision) as the undo bar names it, like a decision."""
+    return BatchSummary(batch=vote.batch, at=vote.created_at, primary=[vote], concepts=0)
+
+
+def outcome_summary(outcome) -> BatchSummary | None:
+    """What undoing a decision's outcome reverts: its batch, or the vote it was."""
+    if outcome.vote is not None:
+        return vote_summary(outcome.vote)
+    return batch_summary(outcome.decisions)
+
+
 def undoable_batches(*, user: User, limit: int = 10) -> list[BatchSummary]:
-    """The user's most recent decision batches that can still be undone, newest first.
+    """The user's most recent decision batches that can still be undone, newest first,
+    with their newest vote not yet settled (double review's decisions, ``review.team``).
 
     It only reads (what this user could undo), so it takes ``user``, not ``acting_user``.
     """
+    batches = _decision_batches(user=user, limit=limit)
+    vote = team_votes.newest_open_vote(user)
+    if vote is None:
+        return batches
+    merged = sorted([*batches, vote_summary(vote)], key=lambda b: b.at, reverse=True)
+    return merged[:limit]
+
+
+def _decision_batches(*, user: User, limit: int) -> list[BatchSummary]:
     since = timezone.now() - UNDO_WINDOW
     recent = Decision.objects.filter(
         user=user,

@@ -14,7 +14,14 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from construction import keys
-from kgreview.core.errors import DomainError, StateConflict, ValidationFailed
+from kgreview.core.errors import (
+    DomainError,
+    InactiveRelation,
+    PatternViolation,
+    SelfLoop,
+    StateConflict,
+    ValidationFailed,
+)
 from kgreview.graph import pattern_book, rules
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph
@@ -41,7 +48,7 @@ from kgreview.review.kinds.base import (
 )
 from kgreview.review.kinds.edge_set import accept_edges_and_concepts
 from kgreview.review.kinds.edge_set_check import end_gone_words
-from kgreview.review.models import Proposal
+from kgreview.review.models import OPEN_STATUSES, Proposal
 from kgreview.review.payloads import Name, Offset, RelationKey, RowId, Score, Strict, Weight
 from kgreview.review.workspace.card_parts import evidence_context, neighbours_and_fact
 
@@ -256,6 +263,47 @@ class AddEdgeKind(Kind):
             "target_concept_id": payload["target"].get("concept_id"),
         }
 
+    def twin_keys(self, payload: dict, relation: RelationType | None = None) -> tuple[str, ...]:
+        """The dedup keys of the other proposals stating the same fact (its inverse twin:
+        ``construction.keys.edge_dedup_keys``); none when its relation has no inverse.
+        ``relation``: its row with ``inverse`` selected, when the caller has it."""
+        if relation is None:
+            relation = (
+                RelationType.objects.select_related("inverse")
+                .filter(key=payload["relation"])
+                .first()
+            )
+        if relation is None or not relation.inverse_id:
+            return ()
+        return keys.edge_dedup_keys(
+            endpoint_key(payload["source"]),
+            relation.key,
+            endpoint_key(payload["target"]),
+            symmetric=False,
+            inverse=rules.inverse_key(relation),
+        )[1:]
+
+    def open_twin(self, proposal: Proposal) -> Proposal | None:
+        """The open proposal stating the same fact as this one's inverse twin, if any
+        (one query, only when its relation has an inverse; the queue refuses a new twin,
+        so this finds those queued before the pair was declared)."""
+        relation = proposal.relation
+        if relation is None or not relation.inverse_id:
+            return None
+        return (
+            Proposal.objects.filter(
+                kind=self.key,
+                status__in=OPEN_STATUSES,
+                relation_id=relation.inverse_id,
+                source_key=proposal.target_key,
+                target_key=proposal.source_key,
+            )
+            .exclude(pk=proposal.pk)
+            .select_related("relation")
+            .order_by("pk")
+            .first()
+        )
+
     def dedup_key(self, payload: dict, *, symmetric: bool | None = None) -> str:
         """Ends by concept when resolved and by name key when new; a symmetric relation's
         ends are ordered."""
@@ -380,6 +428,8 @@ class AddEdgeKind(Kind):
         out.changes.edges_added.add(edge.pk)
         out.changes.edge_rows[edge.pk] = edge
         out.changes.closed_keys.add(proposal.dedup_key)
+        if getattr(proposal, "open_twin_id", -1) is None:  # its lock asked (``open_twin``)
+            out.changes.twinless.add(edge.pk)
 
     def undo(self, step: UndoStep) -> None:
         """Invalidate the edge it made; restore the edges it retired as contradictions."""
@@ -417,8 +467,8 @@ class AddEdgeKind(Kind):
         if not isinstance(edits, EdgeEdits):
             raise ValidationFailed(NOT_EDITABLE)
         payload = dict(proposal.payload)
-        source = resolve_choice(edits.source, payload["source"])
-        target = resolve_choice(edits.target, payload["target"])
+        source = _chosen(edits.source, payload["source"], "source")
+        target = _chosen(edits.target, payload["target"], "target")
         if edits.swap_direction:
             source, target = target, source
         if same_end(source, target):
@@ -426,11 +476,25 @@ class AddEdgeKind(Kind):
         payload["source"], payload["target"] = source, target
         if edits.relation:
             if not RelationType.objects.filter(key=edits.relation, active=True).exists():
-                raise ValidationFailed(f'"{edits.relation}" is not an active relation.')
+                raise ValidationFailed(
+                    f'"{edits.relation}" is not an active relation.', field="relation"
+                )
             payload["relation"] = edits.relation
         if edits.weight is not None:
             payload["weight"] = edits.weight
         return self.validate(payload)
+
+    def refused_field(self, exc: DomainError) -> str:
+        """An end the refusal names (``_chosen`` says which), else the relation when the
+        edge does not fit it (its patterns, retired), the target when the ends meet."""
+        named = super().refused_field(exc)
+        if named:
+            return named
+        if isinstance(exc, (PatternViolation, InactiveRelation)):
+            return "relation"
+        if isinstance(exc, SelfLoop):
+            return "target"
+        return ""
 
     def blocker_reads(self, payload: dict, reads: BlockerReads) -> None:
         for role in ROLES:
@@ -472,7 +536,10 @@ class AddEdgeKind(Kind):
                         getattr(reads.concepts.get(ends[r]), "name", payload[r]["name"])
                         for r in ROLES
                     )
-                    words.append(str(rules.duplicate_refusal(relation, source, target, held)))
+                    refusal = rules.duplicate_refusal(
+                        relation, source, target, held, held_relation_id=reads.holders.get(held)
+                    )
+                    words.append(str(refusal))
         if relation is not None and reads.patterns.of(relation.pk):
             refusal = _pattern_blocker(payload, relation, ends, reads)
             if refusal is not None:
@@ -541,9 +608,32 @@ class AddEdgeKind(Kind):
         found, held = neighbours_and_fact(ends, fact=fact)
         if fact is not None:
             # What the blockers ask (is it already in the graph?), answered by that query.
-            card.facts[(fact[0], fact[1].pk, fact[2])] = held
+            card.facts[(fact[0], fact[1].pk, fact[2])] = held.pk if held is not None else None
+            card.holders.update({held.pk: held.relation_id} if held is not None else {})
+        # The edge, or the open proposal, stating the same fact (an inverse twin).
+        twin = None
+        if held is None and proposal.is_open:
+            # The card's query says whether there is one (``with_card``): read only then.
+            twin_id = getattr(proposal, "open_twin_id", -1)
+            if twin_id == -1:
+                twin = self.open_twin(proposal)
+            elif twin_id is not None:
+                twin = Proposal.objects.select_related("relation").filter(pk=twin_id).first()
+        view["same_edge"] = held
+        view["same_proposal"] = twin
+        view["same_proposal_claim"] = self.claim(twin) if twin is not None else ""
         card.neighbours = [(payload[role]["name"], rows) for role, rows in found.items()]
         # A merged end names the concept its names live on now (queries only when there
         # is one).
         graph_selectors.with_survivors(concepts.values())
         card.view = view
+
+
+def _chosen(choice, current: dict, role: str) -> dict:
+    """``resolve_choice`` for one end; its refusal says which end (``field``), so the
+    card puts the reviewer back in that end's concept picker."""
+    try:
+        return resolve_choice(choice, current)
+    except DomainError as exc:
+        exc.details.setdefault("field", role)
+        raise

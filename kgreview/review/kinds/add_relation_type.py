@@ -60,6 +60,11 @@ class AddRelationType(Strict):
         max_length=50,
         description="The (domain type, range type) pairs it allows; none: it is open.",
     )
+    inverse: RelationKey | None = Field(
+        default=None,
+        description="The key of an existing relation stating its facts the other way round "
+        "(declared its inverse on acceptance; a symmetric relation is its own).",
+    )
 
     @model_validator(mode="after")
     def _shape(self) -> AddRelationType:
@@ -67,6 +72,10 @@ class AddRelationType(Strict):
             raise ValueError("a relation is either directed or symmetric")
         if self.acyclic and not self.directed:
             raise ValueError("only a directed relation can be acyclic")
+        if self.inverse is not None and self.symmetric:
+            raise ValueError("a symmetric relation is its own inverse and names no other")
+        if self.inverse == self.key:
+            raise ValueError("a directed relation is not its own inverse")
         return self
 
 
@@ -92,6 +101,7 @@ class AddRelationTypeKind(ExamplesKind):
             directed=payload.get("directed", True),
             symmetric=payload.get("symmetric", False),
             acyclic=payload.get("acyclic", False),
+            inverse=graph.inverse_named(payload.get("inverse") or ""),
             acting_user=step.acting_user,
             decision=step.audit_row,
         )
@@ -123,6 +133,13 @@ class AddRelationTypeKind(ExamplesKind):
         ):
             graph.pattern_retire(
                 pattern=pattern, acting_user=step.acting_user, decision=step.audit_row
+            )
+        if relation.inverse_id:  # the pair it made goes with it
+            relation = graph.relation_type_pair(
+                relation=relation,
+                inverse=None,
+                acting_user=step.acting_user,
+                decision=step.audit_row,
             )
         graph.relation_type_retire(
             relation=relation, acting_user=step.acting_user, decision=step.audit_row
@@ -158,7 +175,9 @@ class AddRelationTypeKind(ExamplesKind):
             "label": payload["label"],
             "verb": payload.get("verb", ""),
             "description": payload.get("description", ""),
-            "shape": shape + (", acyclic" if payload.get("acyclic") else ""),
+            "shape": shape
+            + (", acyclic" if payload.get("acyclic") else "")
+            + (f", inverse of {payload['inverse']}" if payload.get("inverse") else ""),
             "examples": payload.get("examples", []),
             "labels": payload.get("labels", []),
             "patterns": payload.get("patterns", []),

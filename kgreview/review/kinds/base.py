@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from django.utils import timezone
 from pydantic import ValidationError
 
-from kgreview.core.errors import ValidationFailed
+from kgreview.core.errors import DomainError, ValidationFailed
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph_services
 from kgreview.graph import sources as graph_sources
@@ -189,6 +189,8 @@ class BlockerReads:
     # (source id, relation id, target id) -> the active edge holding it, or None; what a
     # card already read is passed in, the rest is read when asked.
     facts: dict[tuple[int, int, int], int | None] = field(default_factory=dict)
+    # The relation of each edge found holding a fact (an inverse twin's is its inverse).
+    holders: dict[int, int] = field(default_factory=dict)
     # Relations whose patterns the blockers ask (by key), and the book read for them
     # (``graph.pattern_book``: none read for relations the card's query found open).
     pattern_keys: set[str] = field(default_factory=set)
@@ -197,14 +199,21 @@ class BlockerReads:
     pattern_refused: set[int] = field(default_factory=set)
 
     def edge_holding(self, source_id: int, relation: RelationType, target_id: int) -> int | None:
-        """The active edge holding a fact (either way round for a symmetric relation)."""
+        """The active edge holding a fact (either way round for a symmetric relation, or
+        its inverse twin; ``holders`` says the edge's relation)."""
         key = (source_id, relation.pk, target_id)
         if key not in self.facts:
             found = graph_selectors.active_edge_between(
                 source_id=source_id, target_id=target_id, relation=relation
             )
-            self.facts[key] = found.pk if found is not None else None
+            self.hold(key, found)
         return self.facts[key]
+
+    def hold(self, key: tuple[int, int, int], edge: Edge | None) -> None:
+        """Remember the active edge found holding ``key``'s fact (None: none does)."""
+        self.facts[key] = edge.pk if edge is not None else None
+        if edge is not None:
+            self.holders[edge.pk] = edge.relation_id
 
 
 class Settle(Enum):
@@ -291,6 +300,19 @@ class Kind(ABC):
         """The template whose partials show this kind: row, claim, main, side, log."""
         return f"review/cards/{self.key}.html"
 
+    def guided_by(self, proposal: Proposal) -> tuple[str, str] | None:
+        """The type whose guideline and examples guide a reviewer on this proposal:
+        ``("relation", key)`` for one about a relation (its ``relation_key``),
+        ``("concept_type", key)`` for one that gives a concept a type (its payload's
+        ``type_key``); ``None`` when neither (``review.talk`` reads it)."""
+        if proposal.relation_key:
+            return ("relation", proposal.relation_key)
+        payload = proposal.payload if isinstance(proposal.payload, dict) else {}
+        type_key = payload.get("type_key")
+        if isinstance(type_key, str) and type_key:
+            return ("concept_type", type_key)
+        return None
+
     @property
     def label(self) -> str:
         """The kind in words ("Merge concepts"), as the database's choice names it."""
@@ -302,6 +324,12 @@ class Kind(ABC):
 
     def __repr__(self) -> str:
         return f"<Kind {self.key}>"
+
+    def refused_field(self, exc: DomainError) -> str:
+        """The field of the edit form a refused edit is about (the card puts the focus
+        there), or "" when the words name none: the refusal's ``field`` detail here; a
+        kind maps its own refusals too."""
+        return str(exc.details.get("field") or "")
 
     # --- The payload ---------------------------------------------------------------
 
@@ -326,6 +354,12 @@ class Kind(ABC):
     def concepts_named(self, payload: object) -> list[int]:
         """Concepts the proposal names that must exist for it to be queued."""
         return []
+
+    def twin_keys(self, payload: dict, relation=None) -> tuple[str, ...]:
+        """The dedup keys of other proposals that ask for the same change in other words
+        (an edge's inverse twin); the queue holds one of them open at most. None by
+        default: the dedup key says it alone."""
+        return ()
 
     def dedup_key(self, payload: dict, *, symmetric: bool | None = None) -> str:
         """A key that is equal for two proposals asking for the same change."""

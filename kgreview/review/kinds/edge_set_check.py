@@ -321,19 +321,23 @@ def drop_repeats(planned: list[Planned], look: Lookups, result) -> list[Planned]
     the edges left to write."""
     known = [(s, r, t) for _, s, t, r in planned if isinstance(s, int) and isinstance(t, int)]
     held = graph_bulk.facts_held(known)
-    seen: dict[tuple, int] = {}
+    seen: dict[tuple, tuple[int, tuple]] = {}
     survivors = []
     for p, s, t, relation in planned:
         fact = (s, relation.pk, t)
-        if fact in held and isinstance(s, int) and isinstance(t, int):
+        facts = rules.fact_keys(s, relation, t)
+        hit = next((k for k in facts if k in held), None)
+        if hit is not None and isinstance(s, int) and isinstance(t, int):
             names = look.concepts[s].name, look.concepts[t].name
-            refusal = rules.duplicate_refusal(relation, *names, held[fact])
+            edge_id, holder = held[hit]
+            refusal = rules.duplicate_refusal(relation, *names, edge_id, held_relation_id=holder)
             result.refuse(p.pk, stale(str(refusal)))
             continue
-        twin = next((seen[k] for k in rules.fact_keys(s, relation, t) if k in seen), None)
+        twin = next((seen[k] for k in facts if k in seen), None)
         if twin is not None:
-            result.refuse(p.pk, f"The same edge is accepted earlier in this batch (#{twin}).")
+            words = "edge" if twin[1] == fact else "fact, stated the other way round,"
+            result.refuse(p.pk, f"The same {words} is accepted earlier in this batch (#{twin[0]}).")
             continue
-        seen[fact] = p.pk
+        seen.update(dict.fromkeys(facts, (p.pk, fact)))
         survivors.append((p, s, t, relation))
     return survivors

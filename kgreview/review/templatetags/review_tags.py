@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import template
 
+from construction.annotations import is_origin_flag
 from kgreview.core.clip import clip_end, clip_start
 from kgreview.review.kinds import kind_of
 
@@ -25,6 +26,13 @@ def pct(value) -> str:
         return f"{float(value) * 100:.0f}%"
     except (TypeError, ValueError):
         return ""
+
+
+@register.filter
+def origin_flag(flag) -> bool:
+    """Whether a flag names an annotator's work (``annotator:TOOL:WHO``): the Queue links
+    it to the filter that shows that work alone."""
+    return isinstance(flag, str) and is_origin_flag(flag)
 
 
 # Clipping lives in core so the graph's evidence tags can share it without importing review.

@@ -16,6 +16,7 @@ from kgreview.graph.models import Concept, ConceptType, Edge, RelationType, Sour
 from kgreview.review.decide.blockers import pattern_blocked
 from kgreview.review.kinds import Kind, kind_of
 from kgreview.review.models import Decision, Proposal
+from kgreview.review.team import votes as team_votes
 from kgreview.review.workspace.card_parts import Context, Neighbour, evidence_context
 
 
@@ -75,8 +76,12 @@ class Card:
     no_quote: str = ""
     # Facts the kind's parts already looked up (``BlockerReads.facts``), for the blockers.
     facts: dict[tuple[int, int, int], int | None] = field(default_factory=dict)
+    # The relation of each edge found holding one (an inverse twin's is the inverse).
+    holders: dict[int, int] = field(default_factory=dict)
     # Both ends' concept types (none when the card has no two ends, or neither is typed).
     end_types: list[EndType] = field(default_factory=list)
+    # In adjudication: what each of the two reviewers decided (``team.votes.ballots``).
+    ballots: list = field(default_factory=list)
 
 
 def _conflicts(proposal: Proposal) -> list[Conflict]:
@@ -147,9 +152,13 @@ def proposal_card(proposal: Proposal) -> Card:
             proposal.decisions.select_related("user").order_by("created_at", "id")
         )
     if proposal.is_open:
-        card.blockers, card.pattern_blocked = pattern_blocked(proposal, facts=card.facts)
+        card.blockers, card.pattern_blocked = pattern_blocked(
+            proposal, facts=card.facts, holders=card.holders
+        )
     card.claim = kind.claim(proposal)
     card.end_types = _end_types(card)
+    if proposal.stage == Proposal.Stage.ADJUDICATE and proposal.is_open:
+        card.ballots = team_votes.ballots(proposal)
     return card
 
 

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from django.db.models import Case, Q, When
 
 from construction.excerpt import ELLIPSIS, excerpt_bounds
+from kgreview.graph import rules
+from kgreview.graph import selectors as graph_selectors
 from kgreview.graph.models import (
     Concept,
     ConceptAlias,
@@ -94,21 +96,19 @@ Fact = tuple[int, RelationType, int]
 
 def neighbours_and_fact(
     concepts: dict[str, Concept], *, limit: int = 6, fact: Fact | None = None
-) -> tuple[dict[str, list[Neighbour]], int | None]:
+) -> tuple[dict[str, list[Neighbour]], Edge | None]:
     """``neighbours_of``, and in the same query the active edge holding ``fact`` (either
-    way round for a symmetric relation), if any: the rows come with that edge first, so a
-    card learns whether its proposal is already in the graph without a query of its own.
+    way round for a symmetric relation, or its inverse twin: ``rules.fact_keys``), if
+    any: the rows come with that edge first, so a card learns whether its proposal is
+    already in the graph without a query of its own.
     """
     ids = {c.pk for c in concepts.values()}
     if not ids:
         return {}, None
     first: list = []
     if fact is not None:
-        source_id, relation, target_id = fact
-        same = Q(source_id=source_id, target_id=target_id)
-        if relation.symmetric:
-            same |= Q(source_id=target_id, target_id=source_id)
-        first = [Case(When(same & Q(relation=relation), then=0), default=1).asc()]
+        same = graph_selectors.fact_q(*fact)
+        first = [Case(When(same, then=0), default=1).asc()]
     rows = list(
         Edge.objects.filter(Q(source_id__in=ids) | Q(target_id__in=ids), status=Edge.Status.ACTIVE)
         .select_related("source", "target", "relation")
@@ -116,13 +116,9 @@ def neighbours_and_fact(
     )
     held = None
     if fact is not None and rows:
-        e, (source_id, relation, target_id) = rows[0], fact
-        ends = (e.source_id, e.target_id)
-        if e.relation_id == relation.pk and (
-            ends == (source_id, target_id)
-            or (relation.symmetric and ends == (target_id, source_id))
-        ):
-            held = e.pk
+        e = rows[0]
+        if (e.source_id, e.relation_id, e.target_id) in rules.fact_keys(*fact):
+            held = e
     out: dict[str, list[Neighbour]] = {}
     for role, concept in concepts.items():
         mine: list[Neighbour] = []

@@ -12,7 +12,7 @@ from django.db.models import Count, QuerySet
 
 from kgreview.review import queue_index
 from kgreview.review.models import OPEN_STATUSES, Proposal
-from kgreview.review.workspace.selectors import FLAGS, QueueFilter, queue_queryset
+from kgreview.review.workspace.selectors import QueueFilter, queue_queryset, shown_flags
 
 COUNTS_TTL = 30
 #: A filter the tally cannot answer (source, run, confidence) is counted exactly while it
@@ -24,8 +24,16 @@ COUNT_SAMPLE_ROWS = 25_000
 
 def _tally_answers(f: QueueFilter) -> bool:
     """The tally is kept per (status, kind, relation, flags): it answers a filter on
-    those alone, exactly."""
-    return not f.source and f.run is None and f.cmin is None and f.cmax is None
+    those alone, exactly (not "needs discussion", which is counted like a source, nor
+    the adjudication stage)."""
+    return (
+        not f.source
+        and f.run is None
+        and f.cmin is None
+        and f.cmax is None
+        and not f.discussion
+        and not f.stage
+    )
 
 
 def queue_counts_cached(f: QueueFilter) -> dict:
@@ -145,7 +153,8 @@ def facet_counts(rows: list[tuple[str, str, str, frozenset[str], int]], f: Queue
     status: dict[str, int] = {}
     kinds: dict[str, int] = {}
     relations: dict[str, int] = {}
-    flags = dict.fromkeys(FLAGS, 0)
+    shown = shown_flags(f)
+    flags = dict.fromkeys(shown, 0)
     for row in rows:
         n = row[4]
         if matches(row, "status"):
@@ -157,7 +166,7 @@ def facet_counts(rows: list[tuple[str, str, str, frozenset[str], int]], f: Queue
         if row[2] and matches(row, "relation"):
             relations[row[2]] = relations.get(row[2], 0) + n
         if matches(row, "flags"):
-            for flag in FLAGS:
+            for flag in shown:
                 if flag in row[3]:
                     flags[flag] += n
     status["open"] = sum(status.get(s, 0) for s in OPEN_STATUSES)

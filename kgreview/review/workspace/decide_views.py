@@ -15,6 +15,7 @@ from django.utils.module_loading import import_string
 from django.views.decorators.http import require_http_methods, require_POST
 
 from kgreview.core.errors import Busy, DomainError
+from kgreview.core.forms import parse_row_id
 from kgreview.core.permissions import decide_required
 from kgreview.core.refusals import passes_on
 from kgreview.review.decide import decisions, widen
@@ -37,6 +38,7 @@ from kgreview.review.workspace.views import (
     focus_url,
     next_card,
     render_card,
+    serve,
     trail_of,
     trail_text,
 )
@@ -48,11 +50,36 @@ def _after_decision(request, f, cursor: str, *, notice: str, outcome=None, decid
     if decided is not None:
         trail = [*trail, decided]
     if request.htmx:
-        proposal = next_card(request, f, after=cursor)
-        hint = undo_service.batch_summary(outcome.decisions) if outcome is not None else None
+        hint = undo_service.outcome_summary(outcome) if outcome is not None else None
+        shown = parse_row_id(request.headers.get("X-KG-Prefetched", ""))
+        if shown is not None and hint is not None and shown not in _closed_by(outcome):
+            return _decided(request, f, trail=[*trail, shown], notice=notice, undo=hint)
+        proposal, f = serve(request, f, after=cursor, moving=False)
         return render_card(request, proposal, f, trail=trail, notice=notice, undo=hint)
     messages.success(request, notice)
     return redirect(focus_url(f, after=cursor, trail=trail_text(trail)))
+
+
+def _closed_by(outcome) -> set[int]:
+    """The proposals a decision closed besides its own: the concepts accepted with an
+    edge, the proposals it settled. A card the page holds ready that is among them is
+    stale: the next card is found again."""
+    closed = {p.pk for p in outcome.also_decided}
+    closed |= {d.proposal_id for d in outcome.settled}
+    return closed
+
+
+def _decided(request, f, *, trail, notice: str, undo) -> HttpResponse:
+    """The decision taken, when the page already shows the next card: it fetched that
+    card while the reviewer read this one (``review.js``, "ahead") and put it up on the
+    keypress. Only what changed is sent: the words and the undo button, for that card."""
+    response = render(
+        request,
+        "review/focus.html#decided",
+        {"notice": notice, "undo": [undo], "q": f.query(), "trail": trail_text(trail)},
+    )
+    response["X-KG-Decided"] = "1"
+    return response
 
 
 def _busy(request, f, proposal_id: int, trail, exc: Busy, **extra) -> HttpResponse:
@@ -97,6 +124,9 @@ def _refused(request, f, proposal_id: int, cursor: str, exc: DomainError, **extr
         if isinstance(exc, VersionChanged) or (proposal and not kind_of(proposal).editable):
             extra.pop("editing", None)
             extra.pop("edit", None)
+        if extra.get("editing") and proposal is not None:
+            # The field the refusal is about: the card puts the reviewer back in it.
+            extra["error_field"] = kind_of(proposal).refused_field(exc)
         return render_card(
             request, proposal, f, trail=trail, error=str(exc), status=status, **extra
         )
@@ -256,8 +286,15 @@ def _edit_accept(
 ) -> HttpResponse:
     values = form.typed_values()
     if not form.is_valid():
+        first = next((name for name in form.errors if name != "__all__"), "")
         return _refused(
-            request, f, pk, cursor, DomainError(form.error_words()), editing=True, edit=values
+            request,
+            f,
+            pk,
+            cursor,
+            DomainError(form.error_words(), field=first),
+            editing=True,
+            edit=values,
         )
     data = form.cleaned_data
     edits = kind.edits(data) if kind is not None and kind.editable else None

@@ -133,13 +133,16 @@ class EdgeEditForm(DecisionForm):
 
     def clean(self):
         data = super().clean()
-        try:
-            data["confidence"] = parse_float(data.get("confidence"))
-            data["weight"] = parse_float(data.get("weight"))
-        except ValueError:
-            raise forms.ValidationError("Confidence and weight must be numbers.") from None
+        # Each refusal on its field, so the card can put the reviewer back in it.
+        for name in ("confidence", "weight"):
+            try:
+                data[name] = parse_float(data.get(name))
+            except ValueError:
+                self.add_error(name, "Confidence and weight must be numbers.")
+                return data
         if data["weight"] is not None and not 0.0 <= data["weight"] <= WEIGHT_MAX:
-            raise forms.ValidationError(f"Weight must lie between 0 and {WEIGHT_MAX:g}.")
+            self.add_error("weight", f"Weight must lie between 0 and {WEIGHT_MAX:g}.")
+            return data
         data["source"] = end_choice(self.data, "source")
         data["target"] = end_choice(self.data, "target")
         return data
@@ -298,3 +301,38 @@ class QueueWalkForm(forms.Form):
         if pk is None:
             raise forms.ValidationError("No such proposal.")
         return pk
+
+
+class AssignmentForm(forms.Form):
+    """A curator's assignment: a name, the Queue filter, who, and an optional target.
+    The service judges the filter and the assignee and says what is wrong in words."""
+
+    name = TextField()
+    query = TextField(strip=True)
+    assignee = TextField(strip=True)
+    target = TextField(strip=True)
+
+    def clean_name(self) -> str:
+        return clean_text(self.cleaned_data["name"], 500)
+
+    def clean_target(self) -> int | None:
+        raw = self.cleaned_data["target"]
+        if raw == "":
+            return None
+        number = parse_int(raw, low=1, high=1_000_000)
+        if number is None:
+            raise forms.ValidationError("The target is a whole number of proposals, from 1.")
+        return number
+
+    def clean(self):
+        data = super().clean()
+        who = data.get("assignee", "")
+        kind, _, pk = who.partition(":")
+        row = parse_row_id(pk)
+        data["user_id"] = row if kind == "u" else None
+        data["group_id"] = row if kind == "g" else None
+        if row is None or kind not in ("u", "g"):
+            raise forms.ValidationError("Choose who the work goes to.")
+        return data
+
+    error_words = DecisionForm.error_words

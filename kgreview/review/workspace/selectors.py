@@ -8,20 +8,37 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, time
 from urllib.parse import urlencode
 
-from django.db.models import Exists, Expression, OuterRef, QuerySet, Subquery
+from django.db.models import Exists, Expression, OuterRef, Q, QuerySet, Subquery
 from django.http import QueryDict
 from django.utils import timezone
 
+from construction.annotations import is_origin_flag
 from kgreview.core.forms import parse_finite, parse_int, parse_row_id
 from kgreview.graph.models import ConceptType, Edge, RelationPattern, RelationType
-from kgreview.review import provenance
-from kgreview.review.models import OPEN_STATUSES, Decision, Proposal, ProposalFlag
+from kgreview.review import provenance, talk
+from kgreview.review.models import OPEN_STATUSES, Decision, Proposal, ProposalFlag, ProposalOrigin
+from kgreview.review.services import open_twin
+from kgreview.review.team import leases
 from kgreview.review.workspace.card import claim_words
 
 STATUS_CHOICES = ("pending", "held", "open", "accepted", "rejected", "superseded", "all")
 SORTS = {"priority": "priority", "confidence": "confidence", "newest": None}
 FLAGS = ("contradiction", "new_concept", "below_gate", "previously_rejected")
 PAGE_SIZE = 50
+#: The stages a filter may name: only the adjudication queue (a second reviewer's stage
+#: is never shown, so that double review stays blind).
+STAGES = ("", "adjudicate")
+
+
+def known_flag(flag: str) -> bool:
+    """A flag the Queue filters by: one of ``FLAGS``, or the origin of an annotation
+    import (``annotator:TOOL:WHO``: one annotator's work, decided together in bulk)."""
+    return flag in FLAGS or is_origin_flag(flag)
+
+
+def shown_flags(f: QueueFilter) -> tuple[str, ...]:
+    """The flags the Queue offers: ``FLAGS``, and the origin flags the filter names."""
+    return (*FLAGS, *(x for x in f.flags if x not in FLAGS))
 
 
 @dataclass(frozen=True)
@@ -37,6 +54,13 @@ class QueueFilter:
     cmax: float | None = None
     flags: tuple[str, ...] = ()
     sort: str = "priority"
+    # "adjudicate": the proposals whose two reviewers differ (curators only, ``views``).
+    stage: str = ""
+    # The assignment this filter came from (``team.assignments``): it selects nothing
+    # itself, but tells the focus queue where to go when the assignment runs out.
+    assignment: int | None = None
+    #: Only cards with an open discussion ("needs discussion"), for curators to find.
+    discussion: bool = False
 
     @classmethod
     def from_query(cls, query: QueryDict) -> tuple[QueueFilter, list[str]]:
@@ -52,13 +76,22 @@ class QueueFilter:
             errors.append(f"Unknown kind: {', '.join(bad)}.")
             kinds = tuple(k for k in kinds if k in Proposal.KindChoice.values)
         flags = tuple(x for x in query.getlist("flag") if x)
-        if any(x not in FLAGS for x in flags):
-            errors.append(f"Unknown flag: {', '.join(x for x in flags if x not in FLAGS)}.")
-            flags = tuple(x for x in flags if x in FLAGS)
+        if any(not known_flag(x) for x in flags):
+            errors.append(f"Unknown flag: {', '.join(x for x in flags if not known_flag(x))}.")
+            flags = tuple(x for x in flags if known_flag(x))
         sort = query.get("sort") or "priority"
         if sort not in SORTS:
             errors.append(f'Unknown sort "{sort}"; sorting by priority.')
             sort = "priority"
+        stage = (query.get("stage") or "").strip()
+        if stage not in STAGES:
+            errors.append(f'Unknown stage "{stage}"; showing every stage.')
+            stage = ""
+        assignment = None
+        if query.get("assignment"):
+            assignment = parse_row_id(query["assignment"])
+            if assignment is None:
+                errors.append("The assignment must be a number: an assignment's id, from 1.")
         run = None
         if query.get("run"):
             run = parse_row_id(query["run"])
@@ -89,6 +122,9 @@ class QueueFilter:
                 cmax=confidence("cmax"),
                 flags=flags,
                 sort=sort,
+                stage=stage,
+                assignment=assignment,
+                discussion=query.get("discussion") == "1",
             ),
             errors,
         )
@@ -112,6 +148,12 @@ class QueueFilter:
         items += [("flag", x) for x in f.flags]
         if f.sort != "priority":
             items.append(("sort", f.sort))
+        if f.stage:
+            items.append(("stage", f.stage))
+        if f.assignment is not None:
+            items.append(("assignment", str(f.assignment)))
+        if f.discussion:
+            items.append(("discussion", "1"))
         return items
 
     def query(self, **overrides) -> str:
@@ -135,7 +177,8 @@ def queue_queryset(f: QueueFilter) -> QuerySet:
     if f.source:
         qs = qs.filter(document__slug=f.source)
     if f.run is not None:
-        qs = qs.filter(origin__run=f.run)
+        # A submitted proposal's origin number is its token's id, no run.
+        qs = qs.filter(origin__run=f.run).exclude(origin__agent__in=ProposalOrigin.SUBMITTED)
     if f.cmin is not None:
         qs = qs.filter(confidence__gte=f.cmin)
     if f.cmax is not None:
@@ -143,6 +186,10 @@ def queue_queryset(f: QueueFilter) -> QuerySet:
     for flag in flags[1:]:
         rows = ProposalFlag.objects.filter(flag=flag, **_status_lookup("status", f.status))
         qs = qs.filter(pk__in=rows.values("proposal_id"))
+    if f.stage:
+        qs = qs.filter(stage=f.stage)
+    if f.discussion:
+        qs = qs.filter(talk.in_discussion())
     return qs
 
 
@@ -237,8 +284,10 @@ def queue_page(
     f: QueueFilter, *, after: str | None = None, before: str | None = None, size: int = PAGE_SIZE
 ) -> Page:
     """One page of the queue, by keyset: the same cost on page 1 and page 2,000."""
-    base = queue_queryset(f).select_related(
-        "document", "origin", "source_concept", "target_concept", "relation"
+    base = (
+        queue_queryset(f)
+        .select_related("document", "origin", "source_concept", "target_concept", "relation")
+        .annotate(discussion_open=talk.in_discussion())
     )
     if before:
         rows = list(
@@ -266,17 +315,37 @@ def next_in_queue(
     before: str | None = None,
     skip=(),
     exclude_kinds=(),
-) -> Proposal | None:
-    """The proposal after (or before) a cursor in the filter's order, leaving out the
-    kinds the reviewer's role does not decide."""
+    reviewer=None,
+    limit: int = 1,
+) -> list[Proposal]:
+    """The next ``limit`` proposals after (or before) a cursor in the filter's order,
+    leaving out the kinds the reviewer's role does not decide, and the cards that wait
+    for a curator's adjudication. For a ``reviewer`` who decides, also the cards someone
+    else holds (``team.leases``) and those waiting for a second reviewer after this one."""
     qs = queue_queryset(f).exclude(pk__in=list(skip))
+    if f.stage != Proposal.Stage.ADJUDICATE:
+        qs = qs.exclude(stage=Proposal.Stage.ADJUDICATE)
+    # --- Needs discussion: a card with an open discussion is served by no focus queue
+    # (an anti-join on the open discussions' partial index; ``review.talk``). ---
+    qs = qs.exclude(talk.in_discussion())
     if exclude_kinds:
         qs = qs.exclude(kind__in=list(exclude_kinds))
+    if reviewer is not None:
+        qs = qs.exclude(leases.held_by_others(reviewer)).exclude(
+            Q(stage=Proposal.Stage.SECOND) & leases.voted_by(reviewer)
+        )
     if before:
         qs = _after(qs, f, before, before=True).order_by(*queue_order(f, reverse=True))
     else:
         qs = _after(qs, f, after).order_by(*queue_order(f))
-    return with_card(qs).first()
+    return list(with_card(qs)[:limit])
+
+
+def adjudication_count() -> int:
+    """How many proposals wait for a curator because their two reviewers differ."""
+    return Proposal.objects.filter(
+        stage=Proposal.Stage.ADJUDICATE, status__in=OPEN_STATUSES
+    ).count()
 
 
 #: The rows a card shows with its proposal, joined in the query that loads it. Five
@@ -329,6 +398,12 @@ def with_card(qs: QuerySet[Proposal]) -> QuerySet[Proposal]:
     extra["relation_patterned"] = Exists(
         RelationPattern.objects.filter(relation_id=OuterRef("relation_id"), active=True)
     )
+    # The talk bar's count and state ("3 comments", "in discussion"), in the same query.
+    extra["comment_count"] = talk.comment_count()
+    extra["discussion_open"] = talk.in_discussion()
+    # The open proposal stating the same fact as its inverse twin (an edge's; none for
+    # the other kinds, whose end keys are empty): the card names it without a query.
+    extra["open_twin_id"] = open_twin()
     return qs.select_related(*CARD_RELATED).annotate(**end_types(), **extra)
 
 

@@ -5,6 +5,7 @@ render. Deciding is ``decide_views``; both share the card helpers here.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from urllib.parse import urlencode
 
 from django.contrib.auth import get_user_model
@@ -16,6 +17,7 @@ from django.views.decorators.http import require_GET
 
 from kgreview.core.permissions import can_decide, is_curator, view_required
 from kgreview.graph.models import ConceptType, RelationType
+from kgreview.review import talk
 from kgreview.review.decide import ends
 from kgreview.review.decide import undo as undo_service
 from kgreview.review.decide.decisions import (
@@ -26,6 +28,7 @@ from kgreview.review.decide.decisions import (
 from kgreview.review.kinds import kind_of
 from kgreview.review.kinds.base import NOT_EDITABLE
 from kgreview.review.models import Proposal
+from kgreview.review.team import assignments, leases
 from kgreview.review.workspace import card as card_reads
 from kgreview.review.workspace import counts as count_reads
 from kgreview.review.workspace import selectors
@@ -42,7 +45,11 @@ def filter_from(request: HttpRequest, source: QueryDict | None = None):
     query = source if source is not None else request.GET
     if "q" in query:  # a decision form carries the queue filter as one encoded string
         query = QueryDict(query.get("q", ""))
-    return selectors.QueueFilter.from_query(query)
+    f, errors = selectors.QueueFilter.from_query(query)
+    if f.stage and not is_curator(request.user):
+        errors.append("Only curators adjudicate; showing the shared queue.")
+        f = replace(f, stage="")
+    return f, errors
 
 
 def hidden_kinds_of(user) -> tuple[str, ...]:
@@ -73,10 +80,81 @@ def _undo_list(user, hint):
     return undo_service.undoable_batches(user=user, limit=1) if can_decide(user) else []
 
 
-def next_card(request, f, *, after=None, before=None):
-    return selectors.next_in_queue(
-        f, after=after, before=before, exclude_kinds=hidden_kinds_of(request.user)
-    )
+#: How often the focus queue reaches for another card when a colleague leased the one it
+#: found first, in the moment between reading the queue and taking the lease.
+LEASE_TRIES = 5
+
+
+def next_card(request, f, *, after=None, before=None, moving=True):
+    """The next card in the filter's order that this person's role decides. A reviewer
+    who decides is leased it, with the window after it (``team.leases``): cards a
+    colleague holds are skipped. When the reviewer ``moving`` on (not after deciding,
+    where the card left behind is closed anyway), what they held before is let go."""
+    user = request.user
+    hidden = hidden_kinds_of(user)
+    if not can_decide(user):
+        found = selectors.next_in_queue(f, after=after, before=before, exclude_kinds=hidden)
+        return found[0] if found else None
+    lost: list[int] = []
+    for _ in range(LEASE_TRIES):
+        found = selectors.next_in_queue(
+            f,
+            after=after,
+            before=before,
+            exclude_kinds=hidden,
+            reviewer=user,
+            skip=lost,
+            limit=leases.window(),
+        )
+        if not found:
+            if moving:
+                leases.keep_only(user, ())
+            return None
+        taken = leases.take(user, [p.pk for p in found])
+        if found[0].pk in taken:
+            if moving:
+                leases.keep_only(user, taken)
+            return found[0]
+        lost.append(found[0].pk)
+    return None
+
+
+#: The query parameters that choose a part of the queue: a focus page without any of
+#: them is the reviewer's own stream (their assignments first, then the shared pool).
+FILTER_KEYS = (
+    "q",
+    "status",
+    "kind",
+    "relation",
+    "source",
+    "run",
+    "cmin",
+    "cmax",
+    "flag",
+    "sort",
+    "stage",
+    "assignment",
+)
+
+
+def assignment_filter(assignment) -> selectors.QueueFilter:
+    f, _ = assignments.parse(assignment.query)
+    return replace(f, assignment=assignment.pk)
+
+
+def serve(request, f, *, after=None, before=None, moving=True):
+    """The next card, and the filter it was found in: an assignment that has nothing left
+    for this reviewer hands over to their next one, then to the shared pool."""
+    proposal = next_card(request, f, after=after, before=before, moving=moving)
+    if proposal is None and f.assignment is not None and not before:
+        found = (
+            assignments.with_work(request.user, skip=(f.assignment,))
+            if can_decide(request.user)
+            else None
+        )
+        f = assignment_filter(found[0]) if found else selectors.QueueFilter()
+        proposal = next_card(request, f, moving=moving)
+    return proposal, f
 
 
 def card_context(
@@ -84,7 +162,10 @@ def card_context(
 ):
     user = request.user
     proposal = card.proposal
-    allowed = can_decide(user) and can_decide_kind(user, proposal.kind)
+    waits_for_curator = (
+        proposal.stage == Proposal.Stage.ADJUDICATE and proposal.is_open and not is_curator(user)
+    )
+    allowed = can_decide(user) and can_decide_kind(user, proposal.kind) and not waits_for_curator
     return {
         "card": card,
         "p": proposal,
@@ -116,6 +197,15 @@ def card_context(
         "notice": notice,
         "error": error,
         "undo": _undo_list(user, undo),
+        "awaiting_adjudication": waits_for_curator,
+        # The talk bar: who writes comments and asks, who picks examples, and the type
+        # whose guideline the card offers (from the proposal's columns: no query).
+        "can_write": can_decide(user),
+        "can_curate": is_curator(user),
+        "guide": kind_of(proposal).guided_by(proposal),
+        "can_exemplify": is_curator(user)
+        and proposal.status in talk.EXAMPLE_STATUSES
+        and kind_of(proposal).guided_by(proposal) is not None,
     }
 
 
@@ -178,9 +268,10 @@ def queue(request: HttpRequest) -> HttpResponse:
         "counts": None,  # filled in by a second, cached request (queue_counts)
         "kinds": Proposal.KindChoice.choices,
         "statuses": selectors.STATUS_CHOICES,
-        "flags": selectors.FLAGS,
+        "flags": selectors.shown_flags(f),
         "relations": RelationType.objects.order_by("key"),
         "can_decide": can_decide(request.user),
+        "can_curate": is_curator(request.user),
         "hidden_kinds": hidden_kinds_of(request.user),
         "reject_reasons": REJECT_REASONS,
         "undo": _undo_list(request.user, None),
@@ -216,7 +307,7 @@ def queue_counts(request: HttpRequest) -> HttpResponse:
         "counts": counts,
         "kinds": Proposal.KindChoice.choices,
         "statuses": selectors.STATUS_CHOICES,
-        "flags": selectors.FLAGS,
+        "flags": selectors.shown_flags(f),
         "relations": RelationType.objects.order_by("key"),
         # Only deciders have the bulk bar whose count is swapped out of band.
         "can_decide": can_decide(request.user),
@@ -235,6 +326,16 @@ def focus(request: HttpRequest) -> HttpResponse:
     before, so Previous goes back through them.
     """
     f, errors = filter_from(request)
+    assignment = None
+    if can_decide(request.user) and not any(k in request.GET for k in FILTER_KEYS):
+        found = assignments.with_work(request.user)
+        if found is not None:
+            assignment = found
+            f = assignment_filter(found[0])
+    elif f.assignment is not None:
+        mine = [a for a in assignments.open_for(request.user) if a.pk == f.assignment]
+        if mine:
+            assignment = (mine[0], assignments.progress(mine[0]))
     trail = trail_of(request.GET)
     notice = ""
     walk = QueueWalkForm(request.GET)
@@ -242,19 +343,35 @@ def focus(request: HttpRequest) -> HttpResponse:
         raise Http404("No such proposal.")
     asked, before = walk.cleaned_data["id"], walk.cleaned_data["before"]
     came_from = walk.cleaned_data["from"]
+    held_by = ""
     if asked is not None:
         proposal = selectors.card_proposals().filter(pk=asked)
         proposal = proposal.first()
         if proposal is None:
             raise Http404("No such proposal.")
+        if proposal.is_open and can_decide(request.user):
+            held_by = leases.holder(proposal.pk, besides=request.user)
     else:
-        proposal = next_card(request, f, after=walk.cleaned_data["after"], before=before)
+        # ``prefetch``: the card page fetching the next card ahead, while the reviewer
+        # still reads this one, which they keep holding.
+        ahead = request.GET.get("prefetch") == "1"
+        proposal, f = serve(
+            request, f, after=walk.cleaned_data["after"], before=before, moving=not ahead
+        )
         if proposal is None and before and came_from is not None:
             # Nothing earlier in this view: stay on the card, and say so.
             proposal = selectors.card_proposals().filter(pk=came_from).first()
             notice = "This is the first card in this view; nothing comes before it."
     if request.htmx:
-        return render_card(request, proposal, f, trail=trail, notice=notice, error=" ".join(errors))
+        return render_card(
+            request,
+            proposal,
+            f,
+            trail=trail,
+            notice=notice,
+            error=" ".join(errors),
+            held_by=held_by,
+        )
     context = {"filter": f, "q": f.query(), "errors": errors, "p": proposal}
     if proposal is not None:
         context.update(
@@ -265,7 +382,8 @@ def focus(request: HttpRequest) -> HttpResponse:
                 cursor=selectors.cursor_of(proposal, f.sort),
                 trail=trail,
                 notice=notice,
-            )
+            ),
+            held_by=held_by,
         )
     else:
         context.update(
@@ -277,6 +395,7 @@ def focus(request: HttpRequest) -> HttpResponse:
         )
     context["total"] = None  # filled in by a second, cached request
     context["hidden_kinds"] = hidden_kinds_of(request.user)
+    context["assignment"] = assignment
     return render(request, "review/focus.html", context)
 
 

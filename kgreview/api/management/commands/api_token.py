@@ -1,4 +1,4 @@
-"""Make, list and revoke read-only API tokens from the command line.
+"""Make, list and revoke API tokens from the command line (``read`` or ``propose``).
 
 The command line acts as the system: its changes are in the curation log without a user.
 """
@@ -17,8 +17,9 @@ from kgreview.core.errors import DomainError
 
 class Command(BaseCommand):
     help = (
-        "Read-only API tokens for downstream agents. "
-        "`api_token create --user NAME --name LABEL` prints the token once; "
+        "API tokens for downstream agents. "
+        "`api_token create --user NAME --name LABEL [--scope read|propose]` prints the "
+        "token once; "
         "`api_token list [--user NAME]`; `api_token revoke PREFIX`."
     )
 
@@ -27,6 +28,13 @@ class Command(BaseCommand):
         create = sub.add_parser("create", help="Make a token and print it (only this once).")
         create.add_argument("--user", required=True, help="The account the token reads as.")
         create.add_argument("--name", required=True, help="What uses it, e.g. tutor-bot.")
+        create.add_argument(
+            "--scope",
+            choices=["read", "propose"],
+            default="read",
+            help="read (the default) only reads; propose may also submit proposals for "
+            "review (POST /api/v1/proposals).",
+        )
         create.add_argument("--json", action="store_true")
         listing = sub.add_parser("list", help="Tokens with their prefix, owner and last use.")
         listing.add_argument("--user", default="")
@@ -51,20 +59,27 @@ class Command(BaseCommand):
     def _create(self, opts):
         user = self._user(opts["user"])
         try:
-            issued = services.api_token_create(owner=user, name=opts["name"], acting_user=None)
+            issued = services.api_token_create(
+                owner=user, name=opts["name"], acting_user=None, scope=opts["scope"]
+            )
         except DomainError as exc:
             raise CommandError(exc.message) from exc
         if opts["json"]:
             self.stdout.write(
                 json.dumps(
-                    {"token": issued.secret, "prefix": issued.token.prefix, "user": user.username}
+                    {
+                        "token": issued.secret,
+                        "prefix": issued.token.prefix,
+                        "user": user.username,
+                        "scope": issued.token.scope,
+                    }
                 )
             )
         else:
             self.stdout.write(issued.secret)
             self.stderr.write(
-                f"Token {issued.token.name!r} for {user.username}: copy it now, it is not "
-                "shown again. Send it as 'Authorization: Bearer <token>'."
+                f"Token {issued.token.name!r} ({issued.token.scope}) for {user.username}: "
+                "copy it now, it is not shown again. Send it as 'Authorization: Bearer <token>'."
             )
 
     def _list(self, opts):
@@ -76,6 +91,7 @@ class Command(BaseCommand):
                 "prefix": t.prefix,
                 "name": t.name,
                 "user": t.user.username,
+                "scope": t.scope,
                 "created_at": t.created_at.isoformat(),
                 "last_used_at": t.last_used_at.isoformat() if t.last_used_at else None,
                 "revoked_at": t.revoked_at.isoformat() if t.revoked_at else None,
@@ -88,7 +104,9 @@ class Command(BaseCommand):
         for r in rows:
             state = f"revoked {r['revoked_at']}" if r["revoked_at"] else "active"
             used = r["last_used_at"] or "never used"
-            self.stdout.write(f"kgr_{r['prefix']}_…  {r['name']}  ({r['user']}; {state}; {used})")
+            self.stdout.write(
+                f"kgr_{r['prefix']}_…  {r['name']}  ({r['user']}; {r['scope']}; {state}; {used})"
+            )
 
     def _revoke(self, opts):
         token = ApiToken.objects.select_related("user").filter(prefix=opts["prefix"]).first()
