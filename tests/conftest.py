@@ -30,6 +30,22 @@ def _database_is_the_one_asked_for(django_db_setup, django_db_blocker):
         pytest.exit(f"KG_TEST_DATABASE={wanted} but the suite runs on {connection.vendor}", 2)
 
 
+@pytest.fixture(autouse=True)
+def _the_project_celery_app_stays_current():
+    """A test that leaves another Celery app current (``Celery()`` makes itself current in
+    its thread) moves every later patch of a task onto that app, while the live server's
+    thread still sends through the project's; the next test would run a task it meant to
+    hold. Said at the test that did it, and put right for the rest."""
+    from celery import current_app
+
+    from kgreview.celery import app
+
+    yield
+    if current_app._get_current_object() is not app:
+        app.set_current()
+        pytest.fail("this test left another Celery app current: make it with set_as_current=False")
+
+
 @pytest.fixture
 def on_postgres(db):
     """Row locks, partial indexes and triggers behave differently on SQLite."""

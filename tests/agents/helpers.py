@@ -35,6 +35,15 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def producer(broker: str):
+    """A Celery client sending to ``broker``, never made the current app: a current app is
+    per thread, so a test that left one current would have its later patches of a task
+    (``task.delay``) land on this app while the live server's thread uses the project's."""
+    from celery import Celery
+
+    return Celery(broker=broker, set_as_current=False)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -10,7 +10,6 @@ import time
 import uuid
 
 import pytest
-from celery import Celery
 from django.core.management import call_command
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
@@ -110,7 +109,7 @@ def test_a_killed_worker_leaves_a_run_the_rerun_completes_without_duplicates(
     env = worker_env(fake_llm, queue)
     a = start_worker(env, queue, "a", tmp_path / "a.log")
     b = start_worker(env, queue, "b", tmp_path / "b.log")
-    producer = Celery(broker=REDIS_URL)
+    producer = helpers.producer(REDIS_URL)
     try:
         producer.send_task("agents.construct_run", kwargs={"run_id": run.pk}, queue=queue)
         helpers.wait_for(

@@ -127,7 +127,7 @@ class Embedded:
 
     def producer(self) -> Celery:
         """A client of this broker, configured as the web app's is."""
-        app = Celery(broker="filesystem://")
+        app = helpers.producer("filesystem://")
         app.conf.broker_transport = "kgreview.agents.broker:Transport"
         app.conf.broker_transport_options = {
             "data_folder_in": str(self.broker / "queue"),

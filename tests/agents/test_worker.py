@@ -6,7 +6,6 @@ import os
 import uuid
 
 import pytest
-from celery import Celery
 
 from kgreview.agents.models import WorkerHeartbeat
 from kgreview.agents.tasks import worker_heartbeat
@@ -35,7 +34,7 @@ def test_a_worker_process_on_redis_runs_the_heartbeat_task(transactional_db, tmp
     )
     worker = helpers.start_solo_worker(queue, env, tmp_path / "worker.log")
     try:
-        producer = Celery(broker=REDIS_URL)
+        producer = helpers.producer(REDIS_URL)
         producer.send_task("agents.worker_heartbeat", queue=queue)
         helpers.wait_for(
             lambda: WorkerHeartbeat.objects.exists(),
@@ -94,7 +93,7 @@ def test_workers_on_redis_construct_the_whole_corpus_through_the_queue(
         tmp_path / "worker.log",
     )
     try:
-        Celery(broker=REDIS_URL).send_task(
+        helpers.producer(REDIS_URL).send_task(
             "agents.construct_run", kwargs={"run_id": run.pk}, queue=queue
         )
         finished = helpers.wait_for(

@@ -10,7 +10,6 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from celery import Celery
 from django.db import connection
 from django.db.models import F
 from django.utils import timezone
@@ -39,7 +38,7 @@ def test_a_worker_process_on_redis_builds_a_requested_release(
     )
     worker = helpers.start_solo_worker(queue, env, tmp_path / "worker.log")
     try:
-        Celery(broker=REDIS_URL).send_task(
+        helpers.producer(REDIS_URL).send_task(
             "exports.release_build", kwargs={"build_id": build.pk}, queue=queue
         )
         helpers.wait_for(
@@ -85,7 +84,7 @@ def test_a_worker_killed_mid_build_leaves_a_build_the_sweep_hands_to_another_wor
         KG_ITEM_STALE_SECONDS="2",
         KG_WORKER_REAPER="0",
     )
-    producer = Celery(broker=REDIS_URL)
+    producer = helpers.producer(REDIS_URL)
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_lock(%s)", [CUT_LOCK])
     first = helpers.start_solo_worker(queue, env, tmp_path / "first.log")
