@@ -231,6 +231,13 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
 elif _db["ENGINE"] == "django.db.backends.postgresql":
     _db["CONN_MAX_AGE"] = env_int("KG_DB_CONN_MAX_AGE", 60)
     _db["CONN_HEALTH_CHECKS"] = True
+    # JIT compilation pays off for long analytical scans, never for a request's short
+    # queries: once a table grows (a million proposals) their estimated cost crosses
+    # jit_above_cost and each such statement spends 100-150 ms compiling (inlining and
+    # optimising above jit_optimize_above_cost), more on a slower core. Off unless asked.
+    if not env_bool("KG_PG_JIT", False):
+        _options = _db.setdefault("OPTIONS", {})
+        _options["options"] = f"{_options.get('options', '')} -c jit=off".strip()
 else:
     raise ImproperlyConfigured(
         f"DATABASE_URL must point at SQLite or PostgreSQL, not {_db['ENGINE']}"

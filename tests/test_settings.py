@@ -140,3 +140,44 @@ def test_every_setting_read_from_the_environment_is_in_the_configuration_table()
     documented = set(re.findall(r"`([A-Z][A-Z0-9_]+)`", table))
     assert len(read) > 60
     assert sorted(read - documented) == []
+
+
+def _pg_options(tmp_path, url: str, **env) -> str:
+    clean = {
+        k: v for k, v in os.environ.items() if not k.startswith(("KG_", "DATABASE_URL", "CELERY_"))
+    }
+    clean.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "kgreview.settings",
+            "KG_VAR_DIR": str(tmp_path),
+            "DATABASE_URL": url,
+            **env,
+        }
+    )
+    code = (
+        "import django; django.setup(); from django.conf import settings as s; "
+        "print(repr(s.DATABASES['default'].get('OPTIONS', {}).get('options')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def test_postgres_connections_turn_jit_off_and_keep_the_urls_own_options(tmp_path):
+    """A request's short queries never pay for JIT compilation (KG_PG_JIT); options the
+    DATABASE_URL gives are kept beside it; KG_PG_JIT=true leaves the server's own."""
+    assert _pg_options(tmp_path, "postgres://u@db/kg") == "'-c jit=off'"
+    with_own = "postgres://u@db/kg?options=-c%20statement_timeout%3D5000"
+    assert _pg_options(tmp_path, with_own) == "'-c statement_timeout=5000 -c jit=off'"
+    assert _pg_options(tmp_path, with_own, KG_PG_JIT="true") == "'-c statement_timeout=5000'"
+    assert _pg_options(tmp_path, "postgres://u@db/kg", KG_PG_JIT="true") == "None"
+
+
+def test_the_suites_own_postgresql_connection_has_jit_off(on_postgres):
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW jit")
+        assert cursor.fetchone() == ("off",)
