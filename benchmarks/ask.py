@@ -102,11 +102,15 @@ def bench_ask(*, scale: int = 1, samples: int = 60, seed: int = 23):
     set_times = [ms for times in by_family.values() for ms in times]
 
     connection_times, rounds, found = [], Counter(), 0
+    connection_statuses: Counter = Counter()
+    unworded = 0  # neither answered nor refused with a sentence saying why
     for a, b in _pairs(pool, names, rng, samples):
         ms, answer = _timed(CONNECTION.format(a=a, b=b))
         connection_times.append(ms)
         rounds[answer["iterations"]] += 1
         found += answer["status"] == "answered"
+        connection_statuses[answer["status"]] += 1
+        unworded += answer["status"] != "answered" and not (answer["message"] or "").strip()
 
     week_ago = timezone.now() - timedelta(days=3)
     past = [
@@ -151,6 +155,8 @@ def bench_ask(*, scale: int = 1, samples: int = 60, seed: int = 23):
             **percentiles(connection_times),
             "answered": found,
             "asked": len(connection_times),
+            "statuses": dict(sorted(connection_statuses.items())),
+            "neither_answered_nor_refused_in_words": unworded,
             "refiner_rounds": {str(k): v for k, v in sorted(rounds.items())},
         },
         "connection_questions_as_of": percentiles(past),
