@@ -247,9 +247,12 @@ def seed_concepts(names: list[str], *, alias_every: int = 3) -> list[int]:
 # --- Requests through the test client ------------------------------------------------------
 
 
-def timed_request(client, method: str, url: str, data=None, headers=None, *, page=False):
+def timed_request(
+    client, method: str, url: str, data=None, headers=None, *, page=False, statements=None
+):
     """One request through the test client: (milliseconds, SQL queries, status code), or
-    with ``page`` the page's text instead of the status (a refusal answers 200 in words)."""
+    with ``page`` the page's text instead of the status (a refusal answers 200 in words).
+    A list given as ``statements`` receives the request's SQL, to say what a count is."""
     from django.test.utils import CaptureQueriesContext
 
     connection.queries_log.clear()  # the log is capped at 9,000: start each request at zero
@@ -261,8 +264,10 @@ def timed_request(client, method: str, url: str, data=None, headers=None, *, pag
     # Savepoints are how a transaction nests inside a test's own transaction; run for
     # real (the bench), the same request opens and commits its transaction without a
     # statement Django logs. They are not the request's queries either way.
-    statements = [q for q in ctx.captured_queries if "SAVEPOINT" not in q["sql"]]
-    return elapsed, len(statements), answer
+    ran = [q["sql"] for q in ctx.captured_queries if "SAVEPOINT" not in q["sql"]]
+    if statements is not None:
+        statements[:] = ran
+    return elapsed, len(ran), answer
 
 
 @contextmanager

@@ -98,6 +98,7 @@ def bench_review(*, scale: int = 1, decisions: int = 300, seed: int = 3) -> dict
                 action: {
                     **percentiles(values),
                     "max_queries": max(run.queries[action]),
+                    "max_queries_statements": run.most.get(action, []),
                     "refused": sum(run.refused[action].values()),
                     "refused_because": dict(run.refused[action]),
                 }
@@ -186,6 +187,8 @@ class _Run:
     refused: dict[str, Counter] = field(
         default_factory=lambda: {"accept": Counter(), "reject": Counter(), "edit_accept": Counter()}
     )
+    #: The statements of each action's request with the most of them (what a count is).
+    most: dict[str, list[str]] = field(default_factory=dict)
     visited: list[int] = field(default_factory=list)  # concepts the cycle check searched
     searched: int = 0  # accepts whose edge ran against the order (or had none)
 
@@ -223,12 +226,24 @@ def _decide(client: Client, rng: random.Random, decisions: int, graph: Curriculu
                 data["swap"] = "on"  # the reviewer turns round what the agent got backwards
         if action != "reject":
             _count_visits(pk, run)
-        elapsed, queries, page = timed_request(client, "post", url, data, HX, page=True)
+        ran: list[str] = []
+        elapsed, queries, page = timed_request(
+            client, "post", url, data, HX, page=True, statements=ran
+        )
         run.timings[action].append(elapsed)
+        if queries > max(run.queries[action], default=-1):
+            run.most[action] = [_statement_head(sql) for sql in ran]
         run.queries[action].append(queries)
         if Proposal.objects.filter(pk=pk, status__in=("pending", "held")).exists():
             run.refused[action][refusal_reason(page)] += 1
     return run
+
+
+def _statement_head(sql: str) -> str:
+    """A statement in a few words: its verb and the tables it names."""
+    verb = sql.split(None, 1)[0].upper() if sql.strip() else ""
+    tables = list(dict.fromkeys(re.findall(r'(?:FROM|JOIN|INTO|UPDATE)\s+"?(\w+)"?', sql, re.I)))
+    return f"{verb} {' '.join(tables[:4])}".strip()
 
 
 def _backwards(picked: list[int], graph: Curriculum) -> set[int]:
