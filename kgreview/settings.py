@@ -231,13 +231,17 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
 elif _db["ENGINE"] == "django.db.backends.postgresql":
     _db["CONN_MAX_AGE"] = env_int("KG_DB_CONN_MAX_AGE", 60)
     _db["CONN_HEALTH_CHECKS"] = True
-    # JIT compilation pays off for long analytical scans, never for a request's short
-    # queries: once a table grows (a million proposals) their estimated cost crosses
-    # jit_above_cost and each such statement spends 100-150 ms compiling (inlining and
-    # optimising above jit_optimize_above_cost), more on a slower core. Off unless asked.
-    if not env_bool("KG_PG_JIT", False):
-        _options = _db.setdefault("OPTIONS", {})
-        _options["options"] = f"{_options.get('options', '')} -c jit=off".strip()
+    # Two planner features that pay off for long analytical scans, never for a request's
+    # short queries, and that switch on by themselves once the tables grow (docs/
+    # performance.md, "The missing factor"): JIT compilation, once a statement's estimated
+    # cost crosses jit_above_cost (100-150 ms compiling each, more on a slower core), and
+    # parallel workers, once it crosses parallel_setup_cost (two processes started for a
+    # 10 ms step of the ask loop, twice its time, worse on a busy machine).
+    _server = [] if env_bool("KG_PG_JIT", False) else ["jit=off"]
+    _server.append(f"max_parallel_workers_per_gather={env_int('KG_PG_PARALLEL_WORKERS', 0)}")
+    _options = _db.setdefault("OPTIONS", {})
+    _options["options"] = " ".join([_options.get("options", ""), *(f"-c {s}" for s in _server)])
+    _options["options"] = _options["options"].strip()
 else:
     raise ImproperlyConfigured(
         f"DATABASE_URL must point at SQLite or PostgreSQL, not {_db['ENGINE']}"

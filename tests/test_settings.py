@@ -165,19 +165,27 @@ def _pg_options(tmp_path, url: str, **env) -> str:
     return out.stdout.strip()
 
 
-def test_postgres_connections_turn_jit_off_and_keep_the_urls_own_options(tmp_path):
-    """A request's short queries never pay for JIT compilation (KG_PG_JIT); options the
-    DATABASE_URL gives are kept beside it; KG_PG_JIT=true leaves the server's own."""
-    assert _pg_options(tmp_path, "postgres://u@db/kg") == "'-c jit=off'"
+def test_postgres_connections_turn_jit_and_parallel_workers_off_and_keep_the_urls_options(
+    tmp_path,
+):
+    """A request's short queries never pay for JIT compilation (KG_PG_JIT) nor start
+    parallel workers (KG_PG_PARALLEL_WORKERS); options the DATABASE_URL gives are kept."""
+    plain = "'-c jit=off -c max_parallel_workers_per_gather=0'"
+    assert _pg_options(tmp_path, "postgres://u@db/kg") == plain
     with_own = "postgres://u@db/kg?options=-c%20statement_timeout%3D5000"
-    assert _pg_options(tmp_path, with_own) == "'-c statement_timeout=5000 -c jit=off'"
-    assert _pg_options(tmp_path, with_own, KG_PG_JIT="true") == "'-c statement_timeout=5000'"
-    assert _pg_options(tmp_path, "postgres://u@db/kg", KG_PG_JIT="true") == "None"
+    assert _pg_options(tmp_path, with_own) == (
+        "'-c statement_timeout=5000 -c jit=off -c max_parallel_workers_per_gather=0'"
+    )
+    assert _pg_options(tmp_path, with_own, KG_PG_JIT="true", KG_PG_PARALLEL_WORKERS="2") == (
+        "'-c statement_timeout=5000 -c max_parallel_workers_per_gather=2'"
+    )
 
 
-def test_the_suites_own_postgresql_connection_has_jit_off(on_postgres):
+def test_the_suites_own_postgresql_connection_has_jit_and_parallel_workers_off(on_postgres):
     from django.db import connection
 
     with connection.cursor() as cursor:
         cursor.execute("SHOW jit")
         assert cursor.fetchone() == ("off",)
+        cursor.execute("SHOW max_parallel_workers_per_gather")
+        assert cursor.fetchone() == ("0",)
