@@ -105,6 +105,7 @@ def bench_review(*, scale: int = 1, decisions: int = 300, seed: int = 3) -> dict
                 for action, values in run.timings.items()
             },
         },
+        "left_open_without_a_refusal": run.unread[:5],
         "cycle_check": run.visits(),
         "card_planning": card_planning(),
         "budget": {"decision_p95_ms": 100, "decision_p99_ms": 300, "decision_queries": 15},
@@ -159,6 +160,7 @@ REFUSALS = (
     ("would close a cycle", "cycle"),
     ("could not be checked for a cycle", "cycle not checked"),
     ("already in the graph", "already in the graph"),
+    ("already states this", "its twin is in the graph"),
     ("changed while you were looking", "proposal changed"),
     ("was already", "already decided"),
     ("Busy", "busy"),
@@ -168,7 +170,7 @@ REFUSALS = (
 def refusal_reason(page: str) -> str:
     """The kind of refusal a card's error says, in a few words (the words themselves when
     none of ``REFUSALS`` matches)."""
-    found = re.search(r'class="flash bad" role="alert">([^<]*)<', page)
+    found = re.search(r'class="flash bad" role="alert"[^>]*>([^<]*)<', page)
     words = html.unescape(found.group(1)).strip() if found else "no words on the page"
     for needle, reason in REFUSALS:
         if needle in words:
@@ -187,6 +189,8 @@ class _Run:
     refused: dict[str, Counter] = field(
         default_factory=lambda: {"accept": Counter(), "reject": Counter(), "edit_accept": Counter()}
     )
+    #: Pages of a decision left open with no refusal the bench could read, in words.
+    unread: list[str] = field(default_factory=list)
     #: The statements of each action's request with the most of them (what a count is).
     most: dict[str, list[str]] = field(default_factory=dict)
     visited: list[int] = field(default_factory=list)  # concepts the cycle check searched
@@ -235,7 +239,11 @@ def _decide(client: Client, rng: random.Random, decisions: int, graph: Curriculu
             run.most[action] = [_statement_head(sql) for sql in ran]
         run.queries[action].append(queries)
         if Proposal.objects.filter(pk=pk, status__in=("pending", "held")).exists():
-            run.refused[action][refusal_reason(page)] += 1
+            reason = refusal_reason(page)
+            run.refused[action][reason] += 1
+            if reason == "no words on the page":  # what the page said instead, to read
+                text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)).strip()
+                run.unread.append(f"{action} #{pk}: {text[:300]}")
     return run
 
 

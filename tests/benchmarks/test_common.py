@@ -139,6 +139,13 @@ def test_a_refusal_is_counted_by_the_words_on_its_card():
     assert refusal_reason(cycle) == "cycle"
     assert refusal_reason(other) == 'Cannot apply it as it stands: "A" something new.'
     assert refusal_reason("<p>no alert</p>") == "no words on the page"
+    # The card's own alert carries its id (and the field it names) before the words.
+    card = (
+        '<div class="flash bad" role="alert" id="card-error" data-field="relation">Cannot'
+        " apply it as it stands: &quot;B&quot; builds on &quot;A&quot; already states this"
+        " (edge #7).</div>"
+    )
+    assert refusal_reason(card) == "its twin is in the graph"
 
 
 @pytest.mark.django_db
