@@ -74,6 +74,8 @@ class Window:
         self.before: dict | None = None
         self.after: dict | None = None
         self.profiler: Profiler | None = None
+        self.cpu_before: dict | None = None
+        self.cpu_after: dict | None = None
 
     def start(self) -> None:
         if self.started:
@@ -81,6 +83,7 @@ class Window:
         self.started = True
         if self.calibrate:
             self.before = _figures(calibration())
+        self.cpu_before = cpu_stat()
         if self.profiling:
             self.profiler = Profiler()
             self.profiler.start()
@@ -92,6 +95,7 @@ class Window:
         self.stopped = True
         if self.profiler is not None:
             self.profiler.stop()
+        self.cpu_after = cpu_stat()
         if self.calibrate:
             self.after = _figures(calibration())
 
@@ -118,6 +122,9 @@ class Window:
             "factor": factors(mean, vendor),
             "rule": RULE,
         }
+        quota = throttling(self.cpu_before, self.cpu_after)
+        if quota is not None:
+            figures["cpu_quota"] = quota
         if self.before is None:
             figures["note"] = (
                 "the benchmark never called measurement_starts(): no calibration before it"
@@ -127,6 +134,69 @@ class Window:
 
 def _figures(taken: dict) -> dict:
     return {"python_ms": taken["python_ms"], "database_ms": taken["database_ms"]}
+
+
+def cpu_stat() -> dict | None:
+    """This process's control group's CPU quota counters (Linux cgroup v1 or v2):
+    ``periods`` of the quota, how many were ``throttled`` and the ``throttled_ms`` spent
+    waiting; None where there is no such group (nothing to say)."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controllers == "":
+            stat = Path("/sys/fs/cgroup", path.lstrip("/"), "cpu.stat")  # v2
+        elif "cpu" in controllers.split(","):
+            stat = Path("/sys/fs/cgroup", controllers, path.lstrip("/"), "cpu.stat")  # v1
+        else:
+            continue
+        try:
+            found = parse_cpu_stat(stat.read_text())
+        except OSError:
+            continue
+        if found is not None:
+            return found
+    return None
+
+
+def parse_cpu_stat(text: str) -> dict | None:
+    """A ``cpu.stat`` file's quota counters (v1: ``throttled_time`` in ns; v2:
+    ``throttled_usec``), or None when it has none."""
+    try:
+        values = {k: int(v) for k, v in (row.split() for row in text.splitlines() if row.strip())}
+    except ValueError:
+        return None
+    if "nr_periods" not in values:
+        return None
+    waited = (
+        values["throttled_usec"] / 1000
+        if "throttled_usec" in values
+        else values.get("throttled_time", 0) / 1_000_000
+    )
+    return {
+        "periods": values["nr_periods"],
+        "throttled": values.get("nr_throttled", 0),
+        "throttled_ms": waited,
+    }
+
+
+def throttling(start: dict | None, end: dict | None) -> dict | None:
+    """What a CPU quota did between two :func:`cpu_stat` readings: None when the process
+    runs under no quota (no periods counted), else the periods, how many throttled and
+    the time spent waiting. A host that throttled has tails the calibration cannot
+    normalise (docs/performance.md, "The missing factor")."""
+    if start is None or end is None:
+        return None
+    periods = end["periods"] - start["periods"]
+    if periods <= 0:
+        return None
+    return {
+        "periods": periods,
+        "throttled": end["throttled"] - start["throttled"],
+        "throttled_ms": round(end["throttled_ms"] - start["throttled_ms"], 1),
+    }
 
 
 def factors(mean: dict, vendor: str) -> dict:

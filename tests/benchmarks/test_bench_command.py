@@ -263,3 +263,20 @@ def test_outside_the_command_marking_the_measurement_does_nothing(monkeypatch):
     """A test calling a bench function directly takes no calibration."""
     monkeypatch.setattr(measure, "calibration", lambda: pytest.fail("calibrated"))
     measure.measurement_starts()
+
+
+def test_a_cpu_quotas_throttling_is_read_from_cgroup_v1_and_v2_counters():
+    """What a CPU quota did during a measurement goes beside the calibration: periods,
+    how many throttled and the wait, from either cgroup version's cpu.stat."""
+    from benchmarks.measure import parse_cpu_stat, throttling
+
+    v1 = parse_cpu_stat("nr_periods 10\nnr_throttled 4\nthrottled_time 250000000\n")
+    v2 = parse_cpu_stat("usage_usec 9\nnr_periods 30\nnr_throttled 9\nthrottled_usec 400000\n")
+    assert v1 == {"periods": 10, "throttled": 4, "throttled_ms": 250.0}
+    assert v2 == {"periods": 30, "throttled": 9, "throttled_ms": 400.0}
+    assert throttling(v1, v2) == {"periods": 20, "throttled": 5, "throttled_ms": 150.0}
+    assert parse_cpu_stat("usage_usec 9\n") is None
+    assert parse_cpu_stat("nr_periods many\n") is None
+    # No quota: no periods counted, nothing said.
+    assert throttling(v1, v1) is None
+    assert throttling(None, v1) is None
