@@ -358,8 +358,13 @@ class Profiler:
             finally:
                 self._leave()
 
+        from template_partials.templatetags.partials import TemplateProxy
+
+        # A partial (``template#name``, what htmx answers mostly are) renders through its
+        # proxy, never through ``Template.render``: both are rendering.
         for owner, name, phase in (
             (Template, "render", "render"),
+            (TemplateProxy, "render", "render"),
             (BaseHandler, "get_response", "middleware"),
         ):
             original = owner.__dict__[name]
@@ -428,7 +433,9 @@ class Profiler:
                 },
             },
             "note": "this process's measuring thread only; times under the profile run "
-            "slower than without it, read the shares",
+            "slower than without it, read the shares. The sampler runs when the measuring "
+            "thread lets go of the interpreter, so its samples overweight waits on the "
+            "database (psycopg): the phases are the measure, the samples a pointer",
         }
 
 

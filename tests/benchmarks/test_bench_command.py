@@ -226,13 +226,22 @@ def test_profile_splits_the_measured_time_into_sql_templates_middleware_and_pyth
 def test_without_profile_nothing_is_patched_and_after_it_everything_is_put_back(fakes):
     """The profile costs nothing when not asked for, and leaves nothing behind."""
     from django.core.handlers.base import BaseHandler
+    from template_partials.templatetags.partials import TemplateProxy
 
-    originals = (Template.__dict__["render"], BaseHandler.__dict__["get_response"])
+    def patched() -> tuple:
+        return (
+            Template.__dict__["render"],
+            TemplateProxy.__dict__["render"],
+            BaseHandler.__dict__["get_response"],
+        )
+
+    originals = patched()
     patched_during = []
 
     def peek(**kwargs):
         result = _requests(**kwargs)
-        patched_during.append(Template.__dict__["render"] is not originals[0])
+        # A partial (what htmx answers are) renders through its proxy: patched as well.
+        patched_during.append(all(a is not b for a, b in zip(patched(), originals, strict=True)))
         return result
 
     FAKES["peek"] = peek
@@ -245,7 +254,7 @@ def test_without_profile_nothing_is_patched_and_after_it_everything_is_put_back(
         del FAKES["peek"]
     assert patched_during == [False, True]
     assert "profile" not in plain
-    assert (Template.__dict__["render"], BaseHandler.__dict__["get_response"]) == originals
+    assert patched() == originals
 
 
 def test_every_benchmark_marks_where_its_measurement_starts():
