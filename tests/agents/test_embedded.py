@@ -28,6 +28,7 @@ def get_json(url: str) -> dict | None:
 
 
 @pytest.mark.services
+@pytest.mark.own_database
 def test_serve_runs_web_worker_and_beat_on_sqlite_and_the_filesystem_broker(tmp_path):
     """manage.py serve answers HTTP, beat schedules the heartbeat, the worker runs it."""
     env = helpers.subprocess_env(KG_VAR_DIR=str(tmp_path), KG_HEARTBEAT_SECONDS="2")

@@ -103,7 +103,7 @@ def world(tmp_path_factory):
     }
 
 
-pytestmark = pytest.mark.services
+pytestmark = [pytest.mark.services, pytest.mark.own_database]
 
 
 def test_each_graph_has_its_own_folder_database_broker_and_key(world):
