@@ -12,18 +12,22 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def load_settings(tmp_path, **env) -> subprocess.CompletedProcess:
+SHOWN = (
+    "s.DATABASES['default']['ENGINE'], s.CELERY_BROKER_URL, s.KG_CONFIDENCE_GATE, "
+    "s.KG_MAX_EDGES_PER_CHUNK, s.KG_LLM_PROVIDER"
+)
+
+
+def load_settings(tmp_path, *, shown: str = SHOWN, **env) -> subprocess.CompletedProcess:
+    """The settings loaded in a fresh process with only ``env`` set; it prints ``shown``
+    (an expression over the settings ``s``)."""
     clean = {
         k: v for k, v in os.environ.items() if not k.startswith(("KG_", "DATABASE_URL", "CELERY_"))
     }
     clean.update(
         {"DJANGO_SETTINGS_MODULE": "kgreview.settings", "KG_VAR_DIR": str(tmp_path), **env}
     )
-    code = (
-        "import django; django.setup(); from django.conf import settings as s; "
-        "print(s.DATABASES['default']['ENGINE'], s.CELERY_BROKER_URL, s.KG_CONFIDENCE_GATE, "
-        "s.KG_MAX_EDGES_PER_CHUNK, s.KG_LLM_PROVIDER)"
-    )
+    code = f"import django; django.setup(); from django.conf import settings as s; print({shown})"
     return subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True
     )
@@ -143,23 +147,11 @@ def test_every_setting_read_from_the_environment_is_in_the_configuration_table()
 
 
 def _pg_options(tmp_path, url: str, **env) -> str:
-    clean = {
-        k: v for k, v in os.environ.items() if not k.startswith(("KG_", "DATABASE_URL", "CELERY_"))
-    }
-    clean.update(
-        {
-            "DJANGO_SETTINGS_MODULE": "kgreview.settings",
-            "KG_VAR_DIR": str(tmp_path),
-            "DATABASE_URL": url,
-            **env,
-        }
-    )
-    code = (
-        "import django; django.setup(); from django.conf import settings as s; "
-        "print(repr(s.DATABASES['default'].get('OPTIONS', {}).get('options')))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True
+    out = load_settings(
+        tmp_path,
+        shown="repr(s.DATABASES['default'].get('OPTIONS', {}).get('options'))",
+        DATABASE_URL=url,
+        **env,
     )
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
