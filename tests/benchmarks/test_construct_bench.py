@@ -22,3 +22,5 @@ def test_an_index_built_before_the_bench_is_not_counted_as_a_rebuild_of_its_run(
     assert result["index_rebuilds_during_run"] == 0
     assert sum(result["name_changes"].values()) == 3
     assert result["failed_sources"] == 0
+    # The reader's pipeline is loaded before the run, as a worker's is, and said apart.
+    assert result["pipeline_load_s"] >= 0
