@@ -27,6 +27,7 @@ where they were.
 
 from __future__ import annotations
 
+import gc
 import math
 import sys
 import threading
@@ -37,6 +38,8 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from django.db import connection
+
+from kgreview.core import heap
 
 from .common import calibration
 
@@ -81,6 +84,11 @@ class Window:
         if self.started:
             return
         self.started = True
+        # What seeding left in this process is long-lived from here on, as a server
+        # process's application is once loaded (``kgreview.wsgi`` settles it the same way):
+        # a full collection during the measurement walks only what the measured requests
+        # made, as it does in the server.
+        heap.settle()
         if self.calibrate:
             self.before = _figures(calibration())
         self.cpu_before = cpu_stat()
@@ -281,7 +289,7 @@ def normalised(result: dict, factor: float) -> dict:
 # --- Where the time goes ------------------------------------------------------------------
 
 ROOT = Path(__file__).resolve().parent.parent
-PHASES = ("sql", "render", "middleware", "python")
+PHASES = ("sql", "render", "middleware", "gc", "python")
 #: How often the sampler looks at what the measuring thread runs.
 SAMPLE_INTERVAL_S = 0.005
 
@@ -292,8 +300,10 @@ class Profiler:
     Exclusive wall time per phase: ``sql`` (inside a database call, through
     ``connection.execute_wrapper``; the statements counted), ``render`` (inside a
     template's ``render``, less its SQL), ``middleware`` (a request inside Django's
-    handler but outside the view: the middleware chain, less its SQL), ``python``
-    (everything else: views, services, the benchmark's own loop). A sampler thread also
+    handler but outside the view: the middleware chain, less its SQL), ``gc`` (the
+    cyclic garbage collector, through ``gc.callbacks``: its collections counted by
+    generation), ``python`` (everything else: views, services, the benchmark's own
+    loop). A sampler thread also
     notes every 5 ms which package the measuring thread is in (its innermost frame) and
     which of this project's modules it is under, for the ``python`` share's detail.
 
@@ -312,6 +322,7 @@ class Profiler:
         self.samples: Counter[str] = Counter()
         self.under: Counter[str] = Counter()
         self.sampled = 0
+        self.collections: Counter[int] = Counter()
         self._stop = threading.Event()
         self._sampler: threading.Thread | None = None
         self._exit = ExitStack()
@@ -344,6 +355,15 @@ class Profiler:
                 profiler._leave()
 
         return wrapped
+
+    def _collecting(self, phase: str, info: dict) -> None:
+        """A collection starts or ends (``gc.callbacks``); one the measuring thread
+        set off is its own phase."""
+        if phase == "start":
+            if self._enter("gc"):
+                self.collections[info["generation"]] += 1
+        elif self.stack[-1] == "gc" and threading.get_ident() == self.thread:
+            self._leave()
 
     def start(self) -> None:
         from django.core.handlers.base import BaseHandler
@@ -379,6 +399,8 @@ class Profiler:
 
         BaseHandler.make_view_atomic = make_view_atomic  # type: ignore[method-assign]
         self._exit.callback(setattr, BaseHandler, "make_view_atomic", atomic)
+        gc.callbacks.append(self._collecting)
+        self._exit.callback(gc.callbacks.remove, self._collecting)
         self._exit.enter_context(connection.execute_wrapper(sql))
         self.started = self.last = time.perf_counter()
         self._sampler = threading.Thread(target=self._sample, name="bench-profile", daemon=True)
@@ -424,6 +446,7 @@ class Profiler:
             "measured_s": round(self.elapsed, 4),
             "phases": phases,
             "queries": self.queries,
+            "collections_by_generation": {str(g): n for g, n in sorted(self.collections.items())},
             "sampled": {
                 "interval_ms": SAMPLE_INTERVAL_S * 1000,
                 "samples": self.sampled,
@@ -469,6 +492,7 @@ def table(name: str, report: dict) -> str:
         "sql": "SQL",
         "render": "templates",
         "middleware": "middleware",
+        "gc": "collector",
         "python": "other Python",
     }
     for phase in PHASES:

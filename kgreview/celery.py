@@ -22,6 +22,15 @@ def warm_name_index(**_kwargs) -> None:
     warm_in_background(INDEX_CACHE)
 
 
+@worker_process_init.connect
+def settle_heap(**_kwargs) -> None:
+    """What a worker process loaded lives as long as it: out of the garbage collector's
+    way (``kgreview.core.heap``)."""
+    from kgreview.core.heap import settle
+
+    settle()
+
+
 _reaper = None
 
 

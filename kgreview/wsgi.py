@@ -4,6 +4,8 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
+from kgreview.core.heap import settle
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kgreview.settings")
 
 application = get_wsgi_application()
@@ -19,3 +21,6 @@ def _warm() -> None:
 
 
 _warm()
+# What the application loaded lives as long as the process: out of the collector's way
+# (``kgreview.core.heap``).
+settle()

@@ -282,6 +282,34 @@ def test_a_card_in_discussion_that_a_colleagues_decision_supersedes_resolves_wit
     assert talk.unread_answers(people["rita"]) == 1
 
 
+def test_settling_cards_nobody_asked_about_reads_no_discussions(people, f):
+    """Whether a settled card is in discussion comes with its lock: superseding two cards
+    that are not costs no statement on the discussions (a decision's query budget), while
+    a third that is still has its question resolved."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    doc = f.lesson()
+    embed = f.concept_proposal("Embed", doc=doc)
+    quiet = [f.edge_proposal(embed, f.concept(f"Vector search {i}"), doc=doc) for i in range(2)]
+    with CaptureQueriesContext(connection) as ctx:
+        decisions.proposal_reject(
+            proposal_id=embed.pk, acting_user=people["cora"], reason_code="too_vague"
+        )
+    assert all(not p.__class__.objects.get(pk=p.pk).is_open for p in quiet)
+    read = [q["sql"] for q in ctx.captured_queries]
+    assert not [sql for sql in read if sql.startswith('SELECT "review_discussion"')]
+    assert not [sql for sql in read if 'UPDATE "review_discussion"' in sql]
+
+    asked = f.concept_proposal("Index", doc=doc)
+    edge = f.edge_proposal(asked, f.concept("Inverted index"), doc=doc)
+    talk.discussion_open(proposal_id=edge.pk, question="?", acting_user=people["rita"])
+    decisions.proposal_reject(
+        proposal_id=asked.pk, acting_user=people["cora"], reason_code="too_vague"
+    )
+    assert not Discussion.objects.get(proposal_id=edge.pk).is_open
+
+
 # --- Examples -------------------------------------------------------------------------------
 
 

@@ -133,7 +133,7 @@ def reconcile(
     _supersede_same_facts(s, changes, added)
     # A card someone asked about and this settling closed: its question resolves itself,
     # naming the decision (an asker would otherwise wait on a card no one can answer).
-    talk.discussions_closed_by([d for d in s.decisions if d.proposal_id in s.closed])
+    talk.discussions_closed_by([d for d in s.decisions if d.proposal_id in s.discussed])
     return s.decisions
 
 

@@ -14,6 +14,7 @@ from kgreview.graph import rules
 from kgreview.graph import selectors as graph_selectors
 from kgreview.graph import services as graph_services
 from kgreview.graph.models import Concept, Edge, RelationType
+from kgreview.review import talk
 from kgreview.review.kinds import kind_of, payload_validate
 from kgreview.review.models import OPEN_STATUSES, Decision, Proposal
 from kgreview.review.services import endpoint_columns, proposal_dedup_key
@@ -98,6 +99,10 @@ class Settler:
         self.decisions: list[Decision] = []
         self.done: set[int] = set()
         self.closed: set[int] = set()  # superseded here
+        # Of those, the ones whose lock said they are in discussion (or that were settled
+        # without that word): only their discussions are resolved, so settling the
+        # proposals nobody asked about costs no query of the discussions.
+        self.discussed: set[int] = set()
 
     def _open(self, qs):
         """Open proposals of ``qs``, locked, skipping rows someone is deciding right now."""
@@ -106,6 +111,7 @@ class Settler:
             .exclude(pk__in=self.done)
             .select_for_update(skip_locked=True, of=("self",))
             .select_related("relation__inverse")
+            .annotate(in_discussion=talk.in_discussion())
             .order_by("pk")
         )
         return list(rows)
@@ -113,6 +119,8 @@ class Settler:
     def supersede(self, proposal: Proposal, words: str, *, concept: Concept | None = None):
         self.done.add(proposal.pk)
         self.closed.add(proposal.pk)
+        if getattr(proposal, "in_discussion", True):
+            self.discussed.add(proposal.pk)
         if concept is not None and kind_of(proposal).names_a_concept:
             proposal.concept = concept
         after: dict[str, str | int] = {"superseded_because": words}
