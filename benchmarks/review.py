@@ -70,6 +70,13 @@ def bench_review(*, scale: int = 1, decisions: int = 300, seed: int = 3) -> dict
     reason and kept in the timings. Before each accept, outside the timing, the cycle
     check's own read (``edge_precheck``) is run once more to report how many concepts it
     visits on this graph.
+
+    Each decision is posted as the review page posts it: saying which card the page holds
+    ready (``X-KG-Prefetched``), so the answer is the decision's words; the page's fetch of
+    the card after that one, which it makes while the reviewer reads, is timed apart
+    (``card_fetched_ahead``). One decision in ten is posted with no card held, as the
+    first of a page is: the answer then brings the next card, found, leased and drawn
+    (``decision_without_a_held_card``).
     """
     rng = random.Random(seed)
     started = time.perf_counter()
@@ -104,6 +111,12 @@ def bench_review(*, scale: int = 1, decisions: int = 300, seed: int = 3) -> dict
                 }
                 for action, values in run.timings.items()
             },
+        },
+        "decision_without_a_held_card": run.bare.report(),
+        "card_fetched_ahead": {
+            **percentiles(run.ahead),
+            "max_queries": max(run.ahead_queries, default=0),
+            "max_queries_statements": run.ahead_most,
         },
         "left_open_without_a_refusal": run.unread[:5],
         "cycle_check": run.visits(),
@@ -179,6 +192,34 @@ def refusal_reason(page: str) -> str:
 
 
 @dataclass
+class _Series:
+    timings: dict[str, list[float]] = field(
+        default_factory=lambda: {"accept": [], "reject": [], "edit_accept": []}
+    )
+    queries: dict[str, list[int]] = field(
+        default_factory=lambda: {"accept": [], "reject": [], "edit_accept": []}
+    )
+    most: dict[str, list[str]] = field(default_factory=dict)
+
+    def report(self) -> dict:
+        every = [t for values in self.timings.values() for t in values]
+        every_q = [q for values in self.queries.values() for q in values]
+        return {
+            "all": percentiles(every),
+            "max_queries": max(every_q, default=0),
+            "by_action": {
+                action: {
+                    **percentiles(values),
+                    "max_queries": max(self.queries[action], default=0),
+                    "max_queries_statements": self.most.get(action, []),
+                }
+                for action, values in self.timings.items()
+                if values
+            },
+        }
+
+
+@dataclass
 class _Run:
     timings: dict[str, list[float]] = field(
         default_factory=lambda: {"accept": [], "reject": [], "edit_accept": []}
@@ -195,6 +236,12 @@ class _Run:
     most: dict[str, list[str]] = field(default_factory=dict)
     visited: list[int] = field(default_factory=list)  # concepts the cycle check searched
     searched: int = 0  # accepts whose edge ran against the order (or had none)
+    #: The decisions posted with no card held (their own timings, counts and statements).
+    bare: _Series = field(default_factory=lambda: _Series())
+    #: The next card fetched ahead after each decision with one held (``_fetch_ahead``).
+    ahead: list[float] = field(default_factory=list)
+    ahead_queries: list[int] = field(default_factory=list)
+    ahead_most: list[str] = field(default_factory=list)
 
     def visits(self) -> dict:
         """How the cycle check fared over the accepts of acyclic relations."""
@@ -216,6 +263,11 @@ def _decide(client: Client, rng: random.Random, decisions: int, graph: Curriculu
     run = _Run()
     for i, pk in enumerate(picked):
         action = ("accept", "reject", "edit_accept")[i % 3]
+        # The page holds the card after this one, fetched while this one was read
+        # (``review.js``), and says so; one decision in ten is posted with none held (the
+        # first of a page, or a held card a colleague's decision closed): the server then
+        # finds, leases and draws the next card on the way.
+        held = picked[i + 1] if i % 10 != 9 and i + 1 < len(picked) else None
         version = versions[pk]
         if action == "accept":
             url, data = reverse("review:accept", args=[pk]), {"version": version}
@@ -231,13 +283,17 @@ def _decide(client: Client, rng: random.Random, decisions: int, graph: Curriculu
         if action != "reject":
             _count_visits(pk, run)
         ran: list[str] = []
+        headers = {**HX, "X-KG-Prefetched": str(held)} if held else HX
         elapsed, queries, page = timed_request(
-            client, "post", url, data, HX, page=True, statements=ran
+            client, "post", url, data, headers, page=True, statements=ran
         )
-        run.timings[action].append(elapsed)
-        if queries > max(run.queries[action], default=-1):
-            run.most[action] = [_statement_head(sql) for sql in ran]
-        run.queries[action].append(queries)
+        series = run if held else run.bare
+        series.timings[action].append(elapsed)
+        if queries > max(series.queries[action], default=-1):
+            series.most[action] = [_statement_head(sql) for sql in ran]
+        series.queries[action].append(queries)
+        if held:
+            _fetch_ahead(client, held, run)
         if Proposal.objects.filter(pk=pk, status__in=("pending", "held")).exists():
             reason = refusal_reason(page)
             run.refused[action][reason] += 1
@@ -245,6 +301,25 @@ def _decide(client: Client, rng: random.Random, decisions: int, graph: Curriculu
                 text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)).strip()
                 run.unread.append(f"{action} #{pk}: {text[:300]}")
     return run
+
+
+def _fetch_ahead(client: Client, shown: int, run: _Run) -> None:
+    """What the page asks while the reviewer reads the card now shown: the card after it
+    (the Skip link's request, marked ``prefetch=1``), off the keypress's path."""
+    from urllib.parse import quote
+
+    from kgreview.review.workspace.selectors import cursor_of
+
+    proposal = Proposal.objects.filter(pk=shown).first()
+    if proposal is None:
+        return
+    url = f"{reverse('review:focus')}?after={quote(cursor_of(proposal, 'priority'))}&prefetch=1"
+    ran: list[str] = []
+    elapsed, queries, _ = timed_request(client, "get", url, None, HX, statements=ran)
+    if queries > max(run.ahead_queries, default=-1):
+        run.ahead_most = [_statement_head(sql) for sql in ran]
+    run.ahead.append(elapsed)
+    run.ahead_queries.append(queries)
 
 
 def _statement_head(sql: str) -> str:

@@ -596,9 +596,10 @@ document.addEventListener("change", function (event) {
 
 // The next card, ahead of the keypress. While the reviewer reads a card, the page fetches
 // the card that comes after it (the same request Skip makes, marked prefetch=1, so the
-// card read now stays leased too). A decision (a, or a reject) is then posted saying which
-// card the page holds ready (X-KG-Prefetched), and the server answers with only the words
-// and the undo button (X-KG-Decided): no next card to find, lease and draw on the way. The
+// card read now stays leased too). A decision (a, a reject, an edit accepted) is then
+// posted saying which card the page holds ready (X-KG-Prefetched), and the server answers
+// with only the words and the undo button (X-KG-Decided): no next card to find, lease
+// and draw on the way. The
 // page puts the card it holds up with them. A decision refused answers as ever, with the
 // card and the words why; nothing changes before the server has answered.
 (function () {
@@ -610,11 +611,13 @@ document.addEventListener("change", function (event) {
   }
 
   function fetchAhead() {
-    ahead = null;
     var card = document.getElementById("card");
+    // The same card back in its edit form (e, or an edit refused): the card held for
+    // after it still comes next, and the edit's accept puts it up like a or r does.
+    if (ahead && card && card.dataset.proposal === ahead.from && card.querySelector(".edit-form")) return;
+    ahead = null;
     var skip = card && card.querySelector("#skip-button[hx-get]");
     if (!open(card) || !skip || !card.querySelector("#accept-form")) return;
-    if (card.querySelector(".edit-form")) return;
     var from = card.dataset.proposal;
     var url = skip.getAttribute("hx-get") + "&prefetch=1";
     fetch(url, { headers: { "HX-Request": "true" }, credentials: "same-origin" })
@@ -633,7 +636,8 @@ document.addEventListener("change", function (event) {
   document.addEventListener("htmx:configRequest", function (event) {
     var form = event.detail.elt;
     var card = document.getElementById("card");
-    if (!ahead || !form || !form.matches || !form.matches("#accept-form, #reject-form")) return;
+    if (!ahead || !form || !form.matches) return;
+    if (!form.matches("#accept-form, #reject-form, #card .edit-form")) return;
     if (!card || card.dataset.proposal !== ahead.from) return;
     event.detail.headers["X-KG-Prefetched"] = ahead.next;
     form.kgAhead = ahead;
@@ -645,7 +649,14 @@ document.addEventListener("change", function (event) {
     var form = event.detail.requestConfig && event.detail.requestConfig.elt;
     var up = form && form.kgAhead;
     var xhr = event.detail.xhr;
-    if (!up || !xhr || xhr.status !== 200 || !xhr.getResponseHeader("X-KG-Decided")) return;
+    if (!up) return;
+    form.kgAhead = null;
+    if (!xhr || xhr.status !== 200 || !xhr.getResponseHeader("X-KG-Decided")) {
+      // Refused (or busy): nothing changed, so the card held is still the next one; the
+      // page keeps it for the next try (an edit form has no Skip to fetch it again by).
+      ahead = up;
+      return;
+    }
     var card = document.getElementById("card");
     var holder = document.createElement("div");
     holder.innerHTML = up.html;

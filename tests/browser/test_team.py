@@ -170,6 +170,43 @@ def test_the_next_card_fetched_ahead_goes_up_with_the_decisions_words(people, li
     assert ann.kg_errors == []
 
 
+def test_an_edit_accepted_puts_up_the_card_held_ahead_even_after_a_refused_try(
+    people, live_server, f
+):
+    """The card fetched ahead stays held while the reviewer edits (e) and through an edit
+    refused in words; the edit accepted then comes back as its words only and the held
+    card goes up, as a and r do (the decision's statements: no next card found on the
+    way)."""
+    f.concept("Dense retrieval")
+    ps = [f.edge_proposal(f.concept(f"G{i}"), f.concept(f"H{i}")) for i in range(2)]
+    ann = people["ann"]
+    decided_fast: list[str] = []
+    ann.on(
+        "response",
+        lambda r: decided_fast.append(r.url) if r.headers.get("x-kg-decided") else None,
+    )
+    with ann.expect_response(lambda r: "prefetch=1" in r.url):
+        ann.goto(f"{live_server.url}/review/focus/")
+    expect_card(ann, ps[1])
+    ann.keyboard.press("e")
+    target = ann.locator("#edit-target")
+    expect(ann.locator("#edit-source")).to_be_focused()
+    target.fill("Dense retrieva")  # no concept has it: refused, the card stays
+    ann.locator("#target-options").evaluate("el => el.innerHTML = ''")
+    ann.keyboard.press("Control+Enter")
+    expect(card(ann).locator(".flash.bad")).to_contain_text('No concept is called "Dense retrieva"')
+    target.fill("Dense retrieval")
+    ann.locator("#target-options").evaluate("el => el.innerHTML = ''")
+    ann.keyboard.press("Control+Enter")
+    expect_card(ann, ps[0])
+    expect(card(ann)).to_contain_text(f"Edited and accepted #{ps[1].pk}")
+    assert decided_fast and f"/review/p/{ps[1].pk}/edit/" in decided_fast[0]
+    edited = Proposal.objects.get(pk=ps[1].pk)
+    assert edited.status == "accepted"
+    assert edited.payload["target"]["name"] == "Dense retrieval"
+    assert ann.kg_errors == []
+
+
 def test_the_count_beside_the_title_follows_a_question_and_its_resolution(people, live_server, f):
     """A question takes the card out of the focus queue (it stays pending, so counted);
     resolving it puts it back; each decision after either lowers the count, which asks for

@@ -155,6 +155,20 @@ def test_a_decision_on_a_page_holding_the_next_card_answers_with_only_the_words(
     assert Proposal.objects.get(pk=b.pk).status == "accepted"
 
 
+def test_an_edit_accepted_on_a_page_holding_the_next_card_answers_with_only_the_words(f, team):
+    a, b = _edge(f, "A3", "B3"), _edge(f, "A4", "B4")
+    ann = _login(team["ann"])
+    done = ann.post(
+        reverse("review:edit", args=[b.pk]),
+        {"kind": "add_edge", "version": 1, "confidence": "0.7", "weight": "2"},
+        headers={**HX, "X-KG-Prefetched": str(a.pk)},
+    )
+    html = done.content.decode()
+    assert done["X-KG-Decided"] == "1" and f"Edited and accepted #{b.pk}" in html
+    assert "data-proposal" not in html
+    assert Proposal.objects.get(pk=b.pk).status == "accepted"
+
+
 def test_a_card_held_ahead_that_the_decision_closed_is_not_put_up(f, team):
     """Accepting an edge accepts the concept proposal it needs: a page holding that
     concept's card ahead gets the next open card instead."""
