@@ -20,6 +20,10 @@ describes, whoever writes them:
   and flags are sums over a few hundred rows, exact, and a decision changes them by its
   own rows: it never empties anything.
 
+On PostgreSQL both triggers run once per statement, over the rows it inserted or changed
+(transition tables): a bulk decision's one UPDATE of a thousand proposals writes a few
+tally rows, not two thousand. SQLite has only row triggers.
+
 Proposals are never deleted (``core.nodelete``), so there is no delete trigger: ``flush``
 empties these tables with the rest.
 """
@@ -53,25 +57,39 @@ $$ LANGUAGE plpgsql;
 
 CREATE OR REPLACE FUNCTION kgreview_queue_update() RETURNS trigger AS $$
 BEGIN
-    IF (OLD.status, OLD.kind, OLD.relation_key, OLD.flags_text)
-       IS DISTINCT FROM (NEW.status, NEW.kind, NEW.relation_key, NEW.flags_text) THEN
-        INSERT INTO review_queuetally (status, kind, relation_key, flags_text, n) VALUES
-            (OLD.status, OLD.kind, OLD.relation_key, OLD.flags_text, -1),
-            (NEW.status, NEW.kind, NEW.relation_key, NEW.flags_text, 1);
-    END IF;
-    IF OLD.flags IS DISTINCT FROM NEW.flags THEN
-        DELETE FROM review_proposalflag WHERE proposal_id = NEW.id;
-        INSERT INTO review_proposalflag (proposal_id, flag, status, priority, confidence)
-            SELECT DISTINCT NEW.id, f.flag, NEW.status, NEW.priority, NEW.confidence
-            FROM jsonb_array_elements_text(
-                CASE WHEN jsonb_typeof(NEW.flags) = 'array' THEN NEW.flags ELSE '[]'::jsonb END
-            ) AS f(flag);
-    ELSIF (OLD.status, OLD.priority, OLD.confidence)
-          IS DISTINCT FROM (NEW.status, NEW.priority, NEW.confidence) THEN
-        UPDATE review_proposalflag
-            SET status = NEW.status, priority = NEW.priority, confidence = NEW.confidence
-            WHERE proposal_id = NEW.id;
-    END IF;
+    -- Once per statement, over the rows it changed (a bulk decision closes a thousand
+    -- proposals in one UPDATE: a row trigger ran its statements a thousand times).
+    INSERT INTO review_queuetally (status, kind, relation_key, flags_text, n)
+        SELECT status, kind, relation_key, flags_text, SUM(n)
+        FROM (
+            SELECT o.status, o.kind, o.relation_key, o.flags_text, -1 AS n
+            FROM old_rows o JOIN new_rows w ON w.id = o.id
+            WHERE (o.status, o.kind, o.relation_key, o.flags_text)
+                  IS DISTINCT FROM (w.status, w.kind, w.relation_key, w.flags_text)
+            UNION ALL
+            SELECT w.status, w.kind, w.relation_key, w.flags_text, 1
+            FROM old_rows o JOIN new_rows w ON w.id = o.id
+            WHERE (o.status, o.kind, o.relation_key, o.flags_text)
+                  IS DISTINCT FROM (w.status, w.kind, w.relation_key, w.flags_text)
+        ) AS moved
+        GROUP BY status, kind, relation_key, flags_text
+        HAVING SUM(n) <> 0;
+    DELETE FROM review_proposalflag f
+        USING old_rows o JOIN new_rows w ON w.id = o.id
+        WHERE f.proposal_id = w.id AND o.flags IS DISTINCT FROM w.flags;
+    INSERT INTO review_proposalflag (proposal_id, flag, status, priority, confidence)
+        SELECT DISTINCT w.id, f.flag, w.status, w.priority, w.confidence
+        FROM old_rows o JOIN new_rows w ON w.id = o.id
+        CROSS JOIN LATERAL jsonb_array_elements_text(
+            CASE WHEN jsonb_typeof(w.flags) = 'array' THEN w.flags ELSE '[]'::jsonb END
+        ) AS f(flag)
+        WHERE o.flags IS DISTINCT FROM w.flags;
+    UPDATE review_proposalflag f
+        SET status = w.status, priority = w.priority, confidence = w.confidence
+        FROM old_rows o JOIN new_rows w ON w.id = o.id
+        WHERE f.proposal_id = w.id AND o.flags IS NOT DISTINCT FROM w.flags
+          AND (o.status, o.priority, o.confidence)
+              IS DISTINCT FROM (w.status, w.priority, w.confidence);
     RETURN NULL;
 END;
 $$ LANGUAGE plpgsql;
@@ -82,13 +100,7 @@ _PG_TRIGGERS = (
     "REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT "
     "EXECUTE FUNCTION kgreview_queue_insert()",
     "CREATE TRIGGER review_proposal_queue_update AFTER UPDATE ON review_proposal "
-    "FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status "
-    "OR OLD.kind IS DISTINCT FROM NEW.kind "
-    "OR OLD.relation_key IS DISTINCT FROM NEW.relation_key "
-    "OR OLD.flags_text IS DISTINCT FROM NEW.flags_text "
-    "OR OLD.flags IS DISTINCT FROM NEW.flags "
-    "OR OLD.priority IS DISTINCT FROM NEW.priority "
-    "OR OLD.confidence IS DISTINCT FROM NEW.confidence) "
+    "REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT "
     "EXECUTE FUNCTION kgreview_queue_update()",
 )
 

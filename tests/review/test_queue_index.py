@@ -233,6 +233,45 @@ def test_rows_written_past_the_services_are_indexed_too(queue):
     assert_index_true()
 
 
+def test_one_update_of_many_rows_moving_differently_keeps_flags_and_tally_true(queue):
+    """On PostgreSQL the update trigger runs once for the statement, over every row it
+    changed: rows whose status, flags, priority or nothing changed, in one UPDATE."""
+    from django.db.models import Case, F, JSONField, Value, When
+
+    ids = [p.pk for p in queue.values() if isinstance(p, Proposal)]
+    Proposal.objects.filter(pk__in=ids).update(
+        status=Case(
+            When(pk=queue["plain"].pk, then=Value("held")),
+            When(pk=queue["held"].pk, then=Value("pending")),
+            default=F("status"),
+        ),
+        flags=Case(
+            When(pk=queue["contra"].pk, then=Value(["low_confidence"], output_field=JSONField())),
+            default=F("flags"),
+        ),
+        flags_text=Case(
+            When(pk=queue["contra"].pk, then=Value("|low_confidence|")),
+            default=F("flags_text"),
+        ),
+        priority=Case(When(pk=queue["needs_rag"].pk, then=Value(7)), default=F("priority")),
+    )
+    assert not ProposalFlag.objects.filter(proposal=queue["contra"], flag="contradiction").exists()
+    assert ProposalFlag.objects.filter(proposal=queue["contra"], flag="low_confidence").exists()
+    assert_index_true()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT tgtype & 1 FROM pg_trigger WHERE tgname = 'review_proposal_queue_update'"
+            )
+            assert cursor.fetchone() == (0,)  # bit 0 unset: once per statement
+    before = list(ProposalFlag.objects.order_by("pk").values_list("pk", "status", "priority"))
+    Proposal.objects.filter(pk__in=ids).update(reason="Nothing the queue reads.")
+    assert list(ProposalFlag.objects.order_by("pk").values_list("pk", "status", "priority")) == (
+        before
+    )
+    assert_index_true()
+
+
 def test_the_flag_filter_returns_exactly_the_flagged_proposals_in_each_status(queue, reviewer):
     decisions.proposal_reject(
         proposal_id=queue["contra"].pk, acting_user=reviewer, reason_code="too_vague"
