@@ -130,3 +130,43 @@ def test_bulk_accept_places_new_concepts_once_and_keeps_every_order(
     for key in ("prerequisite", "part_of"):
         rel = f.relation(key)
         assert rel.ordered and order.edges_out_of_order(rel.pk) == []
+
+
+def test_a_bulk_accept_settles_from_the_rows_in_hand_when_no_twin_is_open(f, reviewer):
+    """The edges a set accepts are settled from the rows it wrote, and when every
+    proposal's lock said no inverse twin is open, no query looks for twins or for the same
+    fact (a thousand edges built a 330-way OR; the rows were read back). With a twin open,
+    it is still found and superseded."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from kgreview.review.models import Proposal
+
+    cs = [f.concept(f"Settled {i}") for i in range(8)]
+    ps = [f.edge_proposal(cs[i], cs[i + 1]) for i in range(0, 8, 2)]
+    with CaptureQueriesContext(connection) as ctx:
+        result = bulk.proposals_bulk_decide(
+            acting_user=reviewer, proposal_ids=[p.pk for p in ps], action="accept"
+        )
+    assert result.done == [p.pk for p in ps]
+    reads = [q["sql"] for q in ctx.captured_queries if q["sql"].startswith("SELECT")]
+    assert not [sql for sql in reads if '"graph_edge"."id" IN' in sql]  # no row read back
+    assert not [sql for sql in reads if '"review_proposal"."source_key" =' in sql]
+
+    from kgreview.graph import services as graph
+    from kgreview.graph.models import RelationType
+
+    a, b = f.concept("Twin A"), f.concept("Twin B")
+    RelationType.objects.filter(key__in=["prerequisite", "builds_on"]).update(inverse=None)
+    forward = f.edge_proposal(a, b, "prerequisite")
+    backward = f.edge_proposal(b, a, "builds_on")  # queued before the pair was declared
+    graph.relation_type_pair(
+        relation=RelationType.objects.get(key="prerequisite"),
+        inverse=RelationType.objects.get(key="builds_on"),
+        acting_user=None,
+    )
+    result = bulk.proposals_bulk_decide(
+        acting_user=reviewer, proposal_ids=[forward.pk], action="accept"
+    )
+    assert result.done == [forward.pk]
+    assert Proposal.objects.get(pk=backward.pk).status == "superseded"

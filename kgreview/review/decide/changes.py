@@ -31,6 +31,16 @@ class GraphChanges:
     # (``services.open_twin``): settling asks no more about those.
     twinless: set[int] = field(default_factory=set)
 
+    def edge_accepted(self, edge: Edge, proposal) -> None:
+        """An accepted proposal made ``edge`` (its row in hand): settling reads neither the
+        row again nor, when the proposal's lock said it has no inverse twin open
+        (``services.open_twin``), the twins; and no open proposal can hold its key."""
+        self.edges_added.add(edge.pk)
+        self.edge_rows[edge.pk] = edge
+        self.closed_keys.add(proposal.dedup_key)
+        if getattr(proposal, "open_twin_id", -1) is None:  # its lock asked
+            self.twinless.add(edge.pk)
+
     def __bool__(self) -> bool:
         return any(
             (

@@ -425,11 +425,7 @@ class AddEdgeKind(Kind):
         )
         provenance.edge_made(edge, decision=step.audit_row, proposal=proposal)
         out.edges.append(edge)
-        out.changes.edges_added.add(edge.pk)
-        out.changes.edge_rows[edge.pk] = edge
-        out.changes.closed_keys.add(proposal.dedup_key)
-        if getattr(proposal, "open_twin_id", -1) is None:  # its lock asked (``open_twin``)
-            out.changes.twinless.add(edge.pk)
+        out.changes.edge_accepted(edge, proposal)
 
     def undo(self, step: UndoStep) -> None:
         """Invalidate the edge it made; restore the edges it retired as contradictions."""

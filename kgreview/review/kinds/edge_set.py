@@ -319,7 +319,8 @@ def _changes(
         if p.kind != EDGE:
             changes.named.add(ends.concept_id(p.pk))
             changes.resolved[p.pk] = ends.concept_id(p.pk)
-    changes.edges_added |= {edge.pk for _, edge in new_edges}
+    for p, edge in new_edges:
+        changes.edge_accepted(edge, p)
     return changes
 
 
