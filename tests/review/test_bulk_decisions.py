@@ -127,6 +127,9 @@ def test_bulk_accept_places_new_concepts_once_and_keeps_every_order(
         )
     assert result.done == [p.pk for p in ps[:-1]]
     assert "cycle" in result.refused[0][1]
+    for n in needs:  # each accepted with its edges, closed and linked in one statement
+        accepted = reload(n)
+        assert accepted.status == "accepted" and accepted.concept.name == n.payload["name"]
     for key in ("prerequisite", "part_of"):
         rel = f.relation(key)
         assert rel.ordered and order.edges_out_of_order(rel.pk) == []

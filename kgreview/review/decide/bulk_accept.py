@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import BigIntegerField, Case, F, Value, When
 from django.utils import timezone
 
 from kgreview.core.errors import DomainError
@@ -67,7 +67,9 @@ def bulk_accept(*, acting_user: User, proposal_ids, note, batch, result) -> list
         slow += done.slow
         if not done.closed:
             continue
-        close_all(done.closed, Proposal.Status.ACCEPTED, acting_user=acting_user)
+        close_all(
+            done.closed, Proposal.Status.ACCEPTED, acting_user=acting_user, linked=done.linked
+        )
         first = done.first
         settled = reconcile(
             done.changes,
@@ -133,18 +135,30 @@ def accept_one(result, proposal_id: int, *, acting_user: User, batch, note: str)
         )
 
 
-def close_all(proposals: list[Proposal], status: str, *, acting_user: User) -> None:
-    """Close the (locked) proposals with one UPDATE, and say so on the objects in hand."""
+def close_all(
+    proposals: list[Proposal], status: str, *, acting_user: User, linked: dict | None = None
+) -> None:
+    """Close the (locked) proposals with one UPDATE, and say so on the objects in hand;
+    ``linked`` concept proposals get the concept they now stand for in the same statement
+    (one new version of each row, not two)."""
     stamp = timezone.now()
     for p in proposals:
         p.status, p.decided_at, p.decided_by = status, stamp, acting_user
         p.version += 1
         p.updated_at = stamp
+    also = {}
+    if linked:
+        also["concept"] = Case(
+            *(When(pk=pk, then=Value(cid)) for pk, cid in linked.items()),
+            default=F("concept"),
+            output_field=BigIntegerField(),
+        )
     Proposal.objects.filter(pk__in=[p.pk for p in proposals]).update(
         status=status,
         decided_at=stamp,
         decided_by=acting_user,
         version=F("version") + 1,
         updated_at=stamp,
+        **also,
     )
     graph.name_index_changed(proposals=[p.pk for p in proposals if kind_of(p).names_a_concept])

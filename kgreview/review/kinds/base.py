@@ -122,6 +122,9 @@ class SetDone:
     closed: list[Proposal] = field(default_factory=list)
     changes: GraphChanges = field(default_factory=GraphChanges)
     first: Decision | None = None
+    #: Concept proposals accepted -> the concept each now stands for: the driver writes
+    #: the link with the close, in the same statement.
+    linked: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass

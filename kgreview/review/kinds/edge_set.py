@@ -78,6 +78,7 @@ def accept_edges_and_concepts(_kind, batch: SetBatch) -> SetDone:
         closed=closed,
         changes=_changes(g.ends, closed, new_edges),
         first=decided.first,
+        linked={p.pk: p.concept_id for p in closed if p.kind != EDGE},
     )
 
 
@@ -289,10 +290,9 @@ def _close(
     the concept proposals linked to their concepts, and the sources grounded in what
     they now name."""
     closed = [g.needed.get(pk) or proposals[pk] for pk in decided.decision_of]
-    concepts = [p for p in closed if p.kind != EDGE]
-    for p in concepts:
-        p.concept_id = g.ends.concept_id(p.pk)
-    Proposal.objects.bulk_update(concepts, ["concept"])
+    for p in closed:
+        if p.kind != EDGE:  # linked to its concept by the driver's close (``linked``)
+            p.concept_id = g.ends.concept_id(p.pk)
     _ground(closed, new_edges)
     return closed
 
