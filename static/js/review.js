@@ -599,9 +599,9 @@ document.addEventListener("change", function (event) {
 // card read now stays leased too). A decision (a, a reject, an edit accepted) is then
 // posted saying which card the page holds ready (X-KG-Prefetched), and the server answers
 // with only the words and the undo button (X-KG-Decided): no next card to find, lease
-// and draw on the way. The
-// page puts the card it holds up with them. A decision refused answers as ever, with the
-// card and the words why; nothing changes before the server has answered.
+// and draw on the way. The page puts the card it holds up with them. A decision refused
+// answers as ever, with the card and the words why; nothing changes before the server
+// has answered. Skip puts the held card up at once and sends its request behind it.
 (function () {
   "use strict";
   var ahead = null;
@@ -658,12 +658,10 @@ document.addEventListener("change", function (event) {
       return;
     }
     var card = document.getElementById("card");
-    var holder = document.createElement("div");
-    holder.innerHTML = up.html;
-    var next = holder.firstElementChild;
     var said = document.createElement("div");
     said.innerHTML = xhr.responseText;
     said = said.querySelector("#kg-decided");
+    var next = cardOf(up);
     if (!card || !next || !said) return;  // as it came: let htmx swap what was sent
     event.detail.shouldSwap = false;
     var words = said.querySelector(".flash");
@@ -673,10 +671,40 @@ document.addEventListener("change", function (event) {
     var old = next.querySelector(".undo-form");
     if (undo && old) old.replaceWith(undo);
     else if (undo) next.appendChild(undo);
+    show(card, next);
+    fetchAhead();
+  });
+
+  function cardOf(up) {
+    var holder = document.createElement("div");
+    holder.innerHTML = up.html;
+    return holder.firstElementChild;
+  }
+
+  function show(card, next) {
     card.replaceWith(next);
     htmx.process(next);
     htmx.trigger(next, "htmx:afterSwap", { target: next });
-    fetchAhead();
+  }
+
+  // Skip (s) with the next card held: it goes up at once, and the skip's own request
+  // (which moves the reviewer's leases on, as ever) follows in the background; the card
+  // after it is fetched once that has answered.
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var elt = event.detail.elt;
+    var card = document.getElementById("card");
+    if (!ahead || !elt || elt.id !== "skip-button" || !card) return;
+    if (card.dataset.proposal !== ahead.from || !card.contains(elt)) return;
+    var url = elt.getAttribute("hx-get");
+    var up = ahead;
+    ahead = null;
+    var next = cardOf(up);
+    if (!next) return;  // as it was: the skip's request brings the card
+    event.preventDefault();
+    show(card, next);
+    fetch(url, { headers: { "HX-Request": "true" }, credentials: "same-origin" })
+      .catch(function () { return null; })
+      .then(function () { fetchAhead(); });
   });
 
   document.addEventListener("htmx:afterSettle", function (event) {

@@ -170,6 +170,43 @@ def test_the_next_card_fetched_ahead_goes_up_with_the_decisions_words(people, li
     assert ann.kg_errors == []
 
 
+def test_skip_puts_up_the_card_held_ahead_and_moves_the_leases_behind_it(people, live_server, f):
+    """s with the next card held puts it up before any answer (the card is painted from
+    what the page holds), and the skip's own request follows: the skipped card is let go,
+    the shown one and the one after it are leased, and the next skip is served the same
+    way."""
+    from kgreview.review.team import leases
+
+    ps = [f.edge_proposal(f.concept(f"S{i}"), f.concept(f"T{i}")) for i in range(3)]
+    ann = people["ann"]
+    with ann.expect_response(lambda r: "prefetch=1" in r.url):
+        ann.goto(f"{live_server.url}/review/focus/")
+    expect_card(ann, ps[2])
+    ann.evaluate("window.__kgNoReload = 'still here'")
+    skipped: list[str] = []
+    ann.on(
+        "request",
+        lambda r: (
+            skipped.append(r.headers.get("hx-target", "background"))
+            if "after=" in r.url and "prefetch=1" not in r.url
+            else None
+        ),
+    )
+    with ann.expect_response(lambda r: "prefetch=1" in r.url):
+        ann.keyboard.press("s")
+        expect_card(ann, ps[1])
+    held = set(leases.held(people_user("ann")))
+    assert ps[2].pk not in held and {ps[1].pk, ps[0].pk} <= held
+    # The skip's request was sent behind the card, not by htmx to fetch the card.
+    assert skipped == ["background"]
+    ann.keyboard.press("a")
+    expect(card(ann)).to_contain_text(f"Accepted #{ps[1].pk}")
+    expect_card(ann, ps[0])
+    assert ann.evaluate("window.__kgNoReload") == "still here"
+    assert Proposal.objects.get(pk=ps[2].pk).status == "pending"
+    assert ann.kg_errors == []
+
+
 def test_an_edit_accepted_puts_up_the_card_held_ahead_even_after_a_refused_try(
     people, live_server, f
 ):
