@@ -78,7 +78,7 @@ def accept_edges_and_concepts(_kind, batch: SetBatch) -> SetDone:
         closed=closed,
         changes=_changes(g.ends, closed, new_edges),
         first=decided.first,
-        linked={p.pk: p.concept_id for p in closed if p.kind != EDGE},
+        linked={p.pk: g.ends.concept_id(p.pk) for p in closed if p.kind != EDGE},
     )
 
 

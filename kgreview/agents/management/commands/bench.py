@@ -42,7 +42,8 @@ class Command(BaseCommand):
             "--profile",
             action="store_true",
             help="where each benchmark's measured time goes (SQL, templates, middleware, "
-            "the garbage collector, other Python): a table on stderr and a profile block in the result",
+            "the garbage collector, other Python): a table on stderr and a profile block in "
+            "the result",
         )
         parser.add_argument(
             "--no-calibration",
