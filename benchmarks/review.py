@@ -199,6 +199,7 @@ class _Series:
     queries: dict[str, list[int]] = field(
         default_factory=lambda: {"accept": [], "reject": [], "edit_accept": []}
     )
+    #: The statements of each action's request with the most of them (what a count is).
     most: dict[str, list[str]] = field(default_factory=dict)
 
     def report(self) -> dict:
@@ -220,20 +221,14 @@ class _Series:
 
 
 @dataclass
-class _Run:
-    timings: dict[str, list[float]] = field(
-        default_factory=lambda: {"accept": [], "reject": [], "edit_accept": []}
-    )
-    queries: dict[str, list[int]] = field(
-        default_factory=lambda: {"accept": [], "reject": [], "edit_accept": []}
-    )
+class _Run(_Series):
+    """The decisions posted holding the next card (its own ``_Series``), and the rest."""
+
     refused: dict[str, Counter] = field(
         default_factory=lambda: {"accept": Counter(), "reject": Counter(), "edit_accept": Counter()}
     )
     #: Pages of a decision left open with no refusal the bench could read, in words.
     unread: list[str] = field(default_factory=list)
-    #: The statements of each action's request with the most of them (what a count is).
-    most: dict[str, list[str]] = field(default_factory=dict)
     visited: list[int] = field(default_factory=list)  # concepts the cycle check searched
     searched: int = 0  # accepts whose edge ran against the order (or had none)
     #: The decisions posted with no card held (their own timings, counts and statements).
